@@ -1,0 +1,5 @@
+import type { CommandModule } from 'yargs';
+
+/** Every subcommand of `ci-runner`, in the order `--help` lists them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
+export const commands: Array<CommandModule<any, any>> = [];

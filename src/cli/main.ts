@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/**
+ * The `ci-runner` command line: one yargs program; each subcommand lives in `commands/`.
+ * Exit codes: 0 success; 1 a job or pipeline failed; 2 bad usage or configuration; 3 the coordinator
+ * refused or could not be reached; 130/143 stopped by a signal.
+ */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { commands } from './commands/index.js';
+import { VERSION } from '../version.js';
+
+export async function main(argv: string[]): Promise<void> {
+  let program = yargs(argv)
+    .scriptName('ci-runner')
+    .usage('$0 <command> [options]\n\nA CI runner for the GitLab CI runner API v1, with an embedded reference server.')
+    .version(VERSION)
+    .strict()
+    .demandCommand(1, 'Name a command; see --help.')
+    .recommendCommands()
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((message, error, y) => {
+      if (error) throw error;
+      process.stderr.write(`${y.help()}\n\nError: ${message}\n`);
+      process.exit(2);
+    });
+  for (const command of commands) program = program.command(command);
+  await program.parseAsync();
+}
+
+main(hideBin(process.argv)).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`ci-runner: ${message}\n`);
+  process.exitCode = typeof (error as { exitCode?: unknown }).exitCode === 'number' ? (error as { exitCode: number }).exitCode : 1;
+});

@@ -1,0 +1,157 @@
+/**
+ * Wire types of the CI runner API v1 (`/ci/api/v1`), as PROTOCOL.md §4–§5 describe them.
+ * These are the shapes on the wire; nothing here does I/O.
+ */
+
+/** States a build can have on the server (PROTOCOL.md §6.1). */
+export type BuildStatus =
+  | 'created'
+  | 'pending'
+  | 'running'
+  | 'success'
+  | 'failed'
+  | 'canceled'
+  | 'skipped'
+  | 'manual';
+
+/** States the runner reports in E5 (PROTOCOL.md §6.2). */
+export type RunnerBuildState = 'running' | 'success' | 'failed';
+
+/** Feature flags sent in `info.features` (§4.10). */
+export interface RunnerFeatures {
+  variables: boolean;
+  image: boolean;
+  services: boolean;
+  /** The artifacts capability: our client sends the intended key (§12 item 11)… */
+  artifacts: boolean;
+  /** …and duplicates it under the legacy client's key for fidelity. */
+  features: boolean;
+  cache: boolean;
+}
+
+/** The `info` object sent with E1–E5 (§4.10). */
+export interface RunnerInfo {
+  name?: string;
+  version?: string;
+  revision?: string;
+  platform?: string;
+  architecture?: string;
+  executor?: string;
+  features: RunnerFeatures;
+}
+
+/** E1 request body. */
+export interface RegisterRunnerRequest {
+  info: RunnerInfo;
+  token: string;
+  description?: string;
+  /** Comma-separated, as v1 sends it (§12 item 16). */
+  tag_list?: string;
+  run_untagged: boolean;
+  locked?: boolean;
+}
+
+/** E1 `201` body. */
+export interface RegisterRunnerResponse {
+  id: number;
+  token: string;
+}
+
+/** One entry of the build payload's `variables` (§5.2). */
+export interface BuildVariable {
+  key: string;
+  value: string;
+  public: boolean;
+  /** Runner-side only: write the value to a file and export its path. */
+  file?: boolean;
+}
+
+/** `options.artifacts` (§5.4). */
+export interface ArtifactsOptions {
+  name?: string;
+  paths?: string[];
+  untracked?: boolean;
+  when?: 'on_success' | 'on_failure' | 'always';
+  expire_in?: string;
+}
+
+/** `options.cache` (§5.3). */
+export interface CacheOptions {
+  key?: string;
+  paths?: string[];
+  untracked?: boolean;
+}
+
+/** `options` of the build payload (§5.3). Unknown keys are kept and warned about by the runner. */
+export interface BuildOptions {
+  image?: string;
+  services?: string[];
+  artifacts?: ArtifactsOptions;
+  cache?: CacheOptions;
+  dependencies?: string[];
+  after_script?: string[];
+  environment?: { name?: string; url?: string; action?: string };
+  [key: string]: unknown;
+}
+
+/** `artifacts_file` of a build (§5.5). */
+export interface ArtifactsFile {
+  filename: string;
+  size: number;
+}
+
+/** One entry of `depends_on_builds` (§5.5). */
+export interface DependencyBuild {
+  id: number;
+  ref: string;
+  tag: boolean;
+  sha: string;
+  status: BuildStatus;
+  name: string;
+  token: string;
+  stage: string;
+  project_id: number;
+  project_name: string;
+  artifacts_file?: ArtifactsFile;
+}
+
+/** One entry of `credentials` (§5.6). */
+export interface BuildCredential {
+  type: string;
+  url: string;
+  username: string;
+  password: string;
+}
+
+/** The E4 `201` body (§5.1). */
+export interface BuildPayload {
+  id: number;
+  ref: string;
+  tag: boolean;
+  sha: string;
+  status: BuildStatus;
+  name: string;
+  token: string;
+  stage: string;
+  project_id: number;
+  project_name: string;
+  commands: string;
+  repo_url: string;
+  before_sha: string;
+  allow_git_fetch: boolean;
+  artifacts_expire_at?: string;
+  artifacts_file?: ArtifactsFile;
+  options: BuildOptions;
+  timeout: number;
+  variables: BuildVariable[];
+  depends_on_builds: DependencyBuild[];
+  credentials: BuildCredential[];
+}
+
+/** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */
+export interface UpdateBuildRequest {
+  info: RunnerInfo;
+  token: string;
+  state?: RunnerBuildState;
+  trace?: string;
+}
