@@ -1,0 +1,147 @@
+/**
+ * Reads config.toml once: TOML → unknown-key check → zod schema → deep freeze. A bad value or an
+ * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
+ * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
+ */
+import { readFile } from 'node:fs/promises';
+import { parse, TomlError } from 'smol-toml';
+import type { z } from 'zod';
+import { ConfigError } from './errors.js';
+import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
+import {
+  configSchema,
+  IGNORED_GLOBAL_KEYS,
+  IGNORED_RUNNER_KEYS,
+  KNOWN_GLOBAL_KEYS,
+  KNOWN_RUNNER_KEYS,
+  type Config,
+} from './schema.js';
+
+export interface LoadedConfig {
+  path: string;
+  config: Readonly<Config>;
+  /** Human-readable notices (ignored GitLab Runner keys), each naming file and line. */
+  warnings: string[];
+}
+
+/** Reads and validates `path`. A missing file is an error unless `allowMissing` (then: no runners). */
+export async function loadConfig(path: string, options: { allowMissing?: boolean } = {}): Promise<LoadedConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && options.allowMissing) text = '';
+    else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new ConfigError(`${path}: no such config file; create one with \`ci-runner register\` or pass --config`, { cause: error });
+    } else throw new ConfigError(`${path}: cannot read the config file: ${(error as Error).message}`, { cause: error });
+  }
+  return parseConfig(text, path);
+}
+
+/** Validates config text; `path` only labels messages. */
+export function parseConfig(text: string, path: string): LoadedConfig {
+  let raw: Record<string, unknown>;
+  try {
+    raw = parse(text) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof TomlError) {
+      throw new ConfigError(`${path}:${error.line}:${error.column}: not valid TOML: ${error.message.split('\n')[0] ?? ''}`, { cause: error });
+    }
+    throw new ConfigError(`${path}: not valid TOML: ${(error as Error).message}`, { cause: error });
+  }
+  const layout = tomlLayout(text);
+  const warnings: string[] = [];
+  const problems: string[] = [];
+  const where = (p: ReadonlyArray<PropertyKey>): string => {
+    const line = lineOf(layout, p);
+    return line === undefined ? path : `${path}:${line}`;
+  };
+  sortKeys(raw, [], KNOWN_GLOBAL_KEYS, IGNORED_GLOBAL_KEYS, where, warnings, problems);
+  const runners = raw.runners;
+  if (Array.isArray(runners)) {
+    runners.forEach((entry, i) => {
+      if (entry && typeof entry === 'object') {
+        sortKeys(entry as Record<string, unknown>, ['runners', i], KNOWN_RUNNER_KEYS, IGNORED_RUNNER_KEYS, where, warnings, problems);
+      }
+    });
+  }
+  const result = configSchema.safeParse(raw);
+  if (!result.success) problems.push(...result.error.issues.map((issue) => describeIssue(issue, where)));
+  if (problems.length > 0 || !result.success) {
+    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  checkUniqueRunners(result.data, layout, path);
+  return { path, config: deepFreeze(result.data), warnings };
+}
+
+function sortKeys(
+  table: Record<string, unknown>,
+  at: PropertyKey[],
+  known: string[],
+  ignored: Set<string>,
+  where: (p: ReadonlyArray<PropertyKey>) => string,
+  warnings: string[],
+  problems: string[],
+): void {
+  for (const key of Object.keys(table)) {
+    if (known.includes(key)) continue;
+    const p = [...at, key];
+    if (ignored.has(key)) {
+      warnings.push(`${where(p)}: \`${key}\` is a GitLab Runner setting that ci-runner does not use; it is ignored`);
+      delete table[key];
+      continue;
+    }
+    const guess = closest(key, known);
+    problems.push(`${where(p)}: unknown key \`${key}\`${guess ? ` (did you mean \`${guess}\`?)` : ''}; expected one of ${known.join(', ')}`);
+  }
+}
+
+function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
+  const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
+  return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
+}
+
+function checkUniqueRunners(config: Config, layout: TomlLayout, path: string): void {
+  const seen = new Map<string, number>();
+  config.runners.forEach((runner, i) => {
+    const key = `${runner.url} ${runner.token}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      const line = layout.runnerBlocks[i]?.start;
+      throw new ConfigError(`${path}${line ? `:${line}` : ''}: runner "${runner.name}" repeats the url and token of runner #${first + 1}; remove one of them`);
+    }
+    seen.set(key, i);
+  });
+}
+
+/** The known key within edit distance 2, if any. */
+function closest(key: string, known: string[]): string | undefined {
+  let best: { key: string; d: number } | undefined;
+  for (const candidate of known) {
+    const d = distance(key.toLowerCase().replace(/-/g, '_'), candidate.replace(/-/g, '_'));
+    if (d <= 2 && (!best || d < best.d)) best = { key: candidate, d };
+  }
+  return best?.key;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    let prev = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j += 1) {
+      const tmp = row[j] ?? 0;
+      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,78 @@
+/**
+ * The config.toml schema: the GitLab Runner keys that apply here, with their meanings (PROTOCOL.md
+ * §10.11; `check_interval` ≤ 0 means the default, `output_limit` is KiB), plus this runner's own keys.
+ * Keys GitLab Runner knows but we do not use are listed separately: they produce a warning, while any
+ * other unknown key is an error (most likely a misspelling of one of ours).
+ */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const positiveInt = z.int().min(1);
+const nonNegativeInt = z.int().min(0);
+
+/** `[runners.docker]` and `[runners.cache]`: accepted now, given meaning by later issues. */
+const looseTable = z.record(z.string(), z.unknown());
+
+export const runnerSchema = z.strictObject({
+  name: z.string().min(1).default('ci-runner'),
+  url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
+  token: z.string().min(1, 'the runner token from `register`'),
+  'tls-ca-file': z.string().min(1).optional(),
+  executor: z.enum(['shell', 'docker']).default('shell'),
+  shell: z.enum(['bash', 'sh']).default('bash'),
+  /** Shell executor default: `<daemon cwd>/builds` (§9.4); relative paths resolve against the cwd. */
+  builds_dir: z.string().min(1).default('builds').transform((p) => resolve(p)),
+  cache_dir: z.string().min(1).default('cache').transform((p) => resolve(p)),
+  environment: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*=/, 'a "NAME=value" string')).default([]),
+  /** Max jobs of this entry at once; 0 = no limit. */
+  limit: nonNegativeInt.default(0),
+  /** Trace cap in KiB; 0 = the default 4096. */
+  output_limit: nonNegativeInt.default(0).transform((v) => (v === 0 ? 4096 : v)),
+  request_concurrency: positiveInt.default(1),
+  pre_clone_script: z.string().optional(),
+  pre_build_script: z.string().optional(),
+  post_build_script: z.string().optional(),
+  /** Ours: seconds between trace sends. */
+  trace_update_interval: z.number().positive().max(3600).default(1),
+  /** Ours: seconds of silence before an empty PATCH doubles as a keep-alive/cancel probe. */
+  trace_keepalive_interval: z.number().positive().max(3600).default(5),
+  /** Ours: archive format of uploaded artifacts. */
+  artifacts_format: z.enum(['tar.gz', 'zip']).default('tar.gz'),
+  /** Ours: seconds between SIGTERM and SIGKILL when a job is cancelled or times out. */
+  kill_grace_period: z.number().min(0).max(300).default(3),
+  docker: looseTable.optional(),
+  cache: looseTable.optional(),
+});
+
+export const configSchema = z.strictObject({
+  concurrent: positiveInt.default(1),
+  /** Seconds; ≤ 0 means the default 3. */
+  check_interval: z.number().default(0).transform((v) => (v <= 0 ? 3 : v)),
+  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic']).default('info'),
+  log_format: z.enum(['runner', 'text', 'json']).default('runner'),
+  /** Seconds running jobs get to finish after SIGTERM before they are cancelled. */
+  shutdown_timeout: nonNegativeInt.default(30),
+  runners: z.array(runnerSchema).default([]),
+});
+
+export type RunnerConfig = z.output<typeof runnerSchema>;
+export type Config = z.output<typeof configSchema>;
+
+/** GitLab Runner global keys with no effect here: a warning names them. */
+export const IGNORED_GLOBAL_KEYS = new Set([
+  'user', 'metrics_server', 'listen_address', 'sentry_dsn', 'session_server', 'connection_max_age',
+  'prometheus_address', 'shutdown_timeout_kill',
+]);
+
+/** GitLab Runner `[[runners]]` keys and tables with no effect here. */
+export const IGNORED_RUNNER_KEYS = new Set([
+  'id', 'token_obtained_at', 'token_expires_at', 'clone_url', 'debug_trace_disabled', 'referees',
+  'unhealthy_requests_limit', 'unhealthy_interval', 'tls-cert-file', 'tls-key-file', 'custom_build_dir',
+  'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
+  'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
+  'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',
+]);
+
+/** Every key this runner reads, for "did you mean" suggestions. */
+export const KNOWN_GLOBAL_KEYS = Object.keys(configSchema.shape);
+export const KNOWN_RUNNER_KEYS = Object.keys(runnerSchema.shape);

@@ -1,0 +1,89 @@
+/**
+ * Edits config.toml as text so that the user's comments and layout survive: `register` appends a
+ * `[[runners]]` block, `unregister`/`verify --delete` cut blocks out. Every write goes to a temp file
+ * (mode 0600: the file holds runner tokens) that is then renamed over the original.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { parse, stringify } from 'smol-toml';
+import { tomlLayout } from './lines.js';
+
+/** The keys `register` writes; undefined values are left out. */
+export interface NewRunnerEntry {
+  name: string;
+  url: string;
+  token: string;
+  executor: string;
+  shell?: string;
+  builds_dir?: string;
+  cache_dir?: string;
+  limit?: number;
+  output_limit?: number;
+  'tls-ca-file'?: string;
+  environment?: string[];
+}
+
+const NEW_FILE_HEADER = `# ci-runner configuration; see config.example.toml for every key.
+concurrent = 1
+check_interval = 0
+`;
+
+/** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
+export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
+  const text = await readOrEmpty(path);
+  const values = Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined && v !== ''));
+  const body = stringify(values)
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => `  ${line}`)
+    .join('\n');
+  const base = text === '' ? NEW_FILE_HEADER : text.endsWith('\n') ? text : `${text}\n`;
+  await writeAtomic(path, `${base}\n[[runners]]\n${body}\n`);
+}
+
+/**
+ * Removes the `[[runners]]` entries for which `drop` returns true (with their sub-tables).
+ * Returns the removed entries' names.
+ */
+export async function removeRunners(path: string, drop: (runner: { name: string; url: string; token: string }) => boolean): Promise<string[]> {
+  const text = await readFile(path, 'utf8');
+  const raw = parse(text) as { runners?: Array<Record<string, unknown>> };
+  const layout = tomlLayout(text);
+  const lines = text.split('\n');
+  const removed: string[] = [];
+  const cut = new Set<number>();
+  (raw.runners ?? []).forEach((runner, i) => {
+    const entry = { name: String(runner.name ?? ''), url: String(runner.url ?? ''), token: String(runner.token ?? '') };
+    const block = layout.runnerBlocks[i];
+    if (!block || !drop(entry)) return;
+    removed.push(entry.name);
+    for (let line = block.start; line < block.end; line += 1) cut.add(line);
+  });
+  if (removed.length === 0) return removed;
+  const kept = lines.filter((_, index) => !cut.has(index + 1)).join('\n').replace(/\n{3,}/g, '\n\n');
+  await writeAtomic(path, kept);
+  return removed;
+}
+
+async function readOrEmpty(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
+}
+
+/** Writes via a temp file + rename so a reader never sees half a config. */
+export async function writeAtomic(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, text, { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
+}

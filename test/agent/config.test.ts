@@ -1,0 +1,97 @@
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appendRunner, loadConfig, parseConfig, removeRunners } from '../../src/agent/config/index.js';
+
+const GOOD = `concurrent = 2
+check_interval = 0
+log_level = "debug"
+
+[[runners]]
+  name = "first"
+  url = "http://127.0.0.1:8080/"
+  token = "abcdef0123456789"
+  executor = "shell"
+  environment = [
+    "A=1",
+    "B=two words",
+  ]
+  [runners.cache]
+    Type = "s3"
+
+[[runners]]
+  name = "second"
+  url = "http://127.0.0.1:8080/"
+  token = "0123456789abcdef"
+  limit = 3
+`;
+
+describe('config file', () => {
+  it('applies GitLab Runner meanings: check_interval <= 0 is 3 s, output_limit 0 is 4096 KiB', () => {
+    const { config } = parseConfig(GOOD, 'config.toml');
+    expect(config.concurrent).toBe(2);
+    expect(config.check_interval).toBe(3);
+    expect(config.runners).toHaveLength(2);
+    expect(config.runners[0]?.output_limit).toBe(4096);
+    expect(config.runners[0]?.environment).toEqual(['A=1', 'B=two words']);
+    expect(config.runners[1]?.limit).toBe(3);
+    expect(config.runners[1]?.shell).toBe('bash');
+    expect(Object.isFrozen(config.runners[0])).toBe(true);
+  });
+
+  it('names the file and line of a wrong value and says what is expected', () => {
+    const text = GOOD.replace('limit = 3', 'limit = -1');
+    expect(() => parseConfig(text, '/etc/x.toml')).toThrow(/\/etc\/x\.toml:21: `runners\.limit`: .*>=0/);
+  });
+
+  it('names the line of a misspelt key of ours and suggests the right one', () => {
+    const text = GOOD.replace('  limit = 3', '  limt = 3');
+    expect(() => parseConfig(text, 'c.toml')).toThrow(/c\.toml:21: unknown key `limt` \(did you mean `limit`\?\)/);
+  });
+
+  it('reports a wrong type of a global key on its line', () => {
+    const text = GOOD.replace('concurrent = 2', 'concurrent = "two"');
+    expect(() => parseConfig(text, 'c.toml')).toThrow(/c\.toml:1: `concurrent`/);
+  });
+
+  it('warns about GitLab Runner keys it does not use instead of failing', () => {
+    const text = `metrics_server = ":9252"\n${GOOD.replace('  limit = 3', '  limit = 3\n  clone_url = "http://x"\n  [runners.custom_build_dir]\n    enabled = true')}`;
+    const { warnings, config } = parseConfig(text, 'c.toml');
+    expect(config.runners).toHaveLength(2);
+    expect(warnings.join('\n')).toMatch(/c\.toml:1: `metrics_server`/);
+    expect(warnings.join('\n')).toMatch(/c\.toml:23: `clone_url`/);
+    expect(warnings.join('\n')).toMatch(/`custom_build_dir`/);
+  });
+
+  it('points at the line and column of broken TOML', () => {
+    expect(() => parseConfig('concurrent = 1\n[[runners]\n', 'c.toml')).toThrow(/c\.toml:2:\d+: not valid TOML/);
+  });
+
+  it('appends and removes runner entries, keeping comments, with mode 0600', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cfg-'));
+    const path = join(dir, 'nested', 'config.toml');
+    await appendRunner(path, { name: 'one', url: 'http://127.0.0.1:1/', token: 'tok-one-xxxx', executor: 'shell' });
+    await appendRunner(path, { name: 'two', url: 'http://127.0.0.1:1/', token: 'tok-two-xxxx', executor: 'shell', limit: 2 });
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const loaded = await loadConfig(path);
+    expect(loaded.config.runners.map((r) => r.name)).toEqual(['one', 'two']);
+    const removed = await removeRunners(path, (r) => r.name === 'one');
+    expect(removed).toEqual(['one']);
+    const text = await readFile(path, 'utf8');
+    expect(text).toContain('# ci-runner configuration');
+    expect(parseConfig(text, path).config.runners.map((r) => r.name)).toEqual(['two']);
+  });
+
+  it('says how to create a config when the file is missing', async () => {
+    await expect(loadConfig('/nonexistent/config.toml')).rejects.toThrow(/ci-runner register/);
+  });
+
+  it('loads the documented example config without warnings', async () => {
+    const text = await readFile(new URL('../../config.example.toml', import.meta.url), 'utf8');
+    const { config, warnings } = parseConfig(text, 'config.example.toml');
+    expect(warnings).toEqual([]);
+    expect(config.runners.length).toBeGreaterThan(0);
+  });
+});
+
