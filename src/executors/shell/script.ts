@@ -1,0 +1,43 @@
+/**
+ * Builds one stage's script (PROTOCOL.md §9.2): strict mode, exported variables, `cd` into the work
+ * dir, then each command — echoed in green as `$ cmd` first when it is a user command. Values are
+ * exported literally (the runner expanded them already), so nothing in a value is re-interpreted.
+ */
+import type { ExportedVariable } from '../types.js';
+import { isExportableName, shellQuote } from './quote.js';
+
+export type ShellName = 'bash' | 'sh';
+
+export interface ScriptOptions {
+  shell: ShellName;
+  variables: ExportedVariable[];
+  workDir: string;
+  commands: string[];
+  echoCommands: boolean;
+  debugTrace?: boolean;
+}
+
+const GREEN = '\\033[32;1m';
+const RESET = '\\033[0;m';
+
+/** Returns the script text. Later variables with the same name win (they are exported later). */
+export function generateScript(options: ScriptOptions): string {
+  const out: string[] = [];
+  if (options.shell === 'bash') out.push('set -eo pipefail');
+  else out.push('set -e', '(set -o pipefail) 2>/dev/null && set -o pipefail');
+  // One pipe for both streams keeps stdout and stderr lines in the order they were written.
+  out.push('exec 2>&1', 'set +o noclobber');
+  for (const { key, value } of options.variables) {
+    if (isExportableName(key)) out.push(`export ${key}=${shellQuote(value)}`);
+  }
+  out.push(`cd ${shellQuote(options.workDir)}`);
+  if (options.debugTrace) out.push('set -o xtrace');
+  for (const raw of options.commands) {
+    const command = raw.trim();
+    if (command === '') continue;
+    if (options.echoCommands) out.push(`printf '${GREEN}$ %s${RESET}\\n' ${shellQuote(command)}`);
+    out.push(command);
+  }
+  out.push('exit 0', '');
+  return out.join('\n');
+}

@@ -1,0 +1,124 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ShellExecutor } from '../../src/executors/shell/index.js';
+import { findMarked, processAlive } from '../../src/executors/shell/process-group.js';
+import type { StageRequest } from '../../src/executors/types.js';
+
+async function stage(executor: ShellExecutor, partial: Partial<StageRequest> & { commands: string[] }) {
+  const dir = await mkdtemp(join(tmpdir(), 'shell-exec-'));
+  const chunks: Uint8Array[] = [];
+  const result = await executor.runStage({
+    stage: 'build_script',
+    echoCommands: true,
+    variables: [],
+    workDir: dir,
+    scriptDir: dir,
+    output: (chunk) => chunks.push(chunk),
+    signal: new AbortController().signal,
+    ...partial,
+  });
+  return { result, output: Buffer.concat(chunks).toString('utf8'), dir };
+}
+
+
+async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const tricky = [
+  { key: 'QUOTES', value: `it's "quoted" \`tick\`` },
+  { key: 'NEWLINES', value: 'line one\nline two\n' },
+  { key: 'DOLLARS', value: '$HOME ${PATH} $(echo no) $$' },
+  { key: 'BACKSLASH', value: 'a\\nb\\' },
+];
+
+describe.each(['bash', 'sh'] as const)('shell executor (%s)', (shell) => {
+  const executor = new ShellExecutor({ shell, killGraceMs: 500 });
+
+  it('exports values with quotes, newlines and $ literally', async () => {
+    const { result, dir } = await stage(executor, {
+      variables: tricky,
+      echoCommands: false,
+      commands: tricky.map(({ key }) => `printf '%s' "$${key}" > ${key}.out`),
+    });
+    expect(result.exitCode).toBe(0);
+    for (const { key, value } of tricky) expect(await readFile(join(dir, `${key}.out`), 'utf8')).toBe(value);
+  });
+
+  it('echoes each user command in green before running it', async () => {
+    const { output } = await stage(executor, { commands: ['echo "hello $USER_X"'], variables: [{ key: 'USER_X', value: 'w' }] });
+    expect(output).toContain('\u001b[32;1m$ echo "hello $USER_X"\u001b[0;m\n');
+    expect(output).toContain('hello w\n');
+  });
+
+  it('stops at the first failing command with its exit code', async () => {
+    const { result, output } = await stage(executor, { commands: ['echo one', 'false', 'echo never'] });
+    expect(result.exitCode).toBe(1);
+    expect(output).toContain('one');
+    expect(output).not.toContain('\nnever');
+    expect((await stage(executor, { commands: ['exit 7'] })).result.exitCode).toBe(7);
+  });
+
+  it('interleaves stdout and stderr', async () => {
+    const { output } = await stage(executor, { echoCommands: false, commands: ['echo out1', 'echo err1 >&2', 'echo out2'] });
+    expect(output).toMatch(/out1\n[^]*err1\n[^]*out2\n/);
+  });
+
+  it('runs the commands in the work dir', async () => {
+    const { output, dir } = await stage(executor, { echoCommands: false, commands: ['pwd'] });
+    expect(output.trim()).toBe(dir);
+  });
+});
+
+describe('killing a job', () => {
+  const executor = new ShellExecutor({ shell: 'bash', killGraceMs: 500 });
+
+  it('leaves no process behind after an abort: background, double-forked and setsid children', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shell-kill-'));
+    const controller = new AbortController();
+    const pidFile = join(dir, 'pids');
+    const running = stage(executor, {
+      workDir: dir,
+      scriptDir: dir,
+      echoCommands: false,
+      signal: controller.signal,
+      commands: [
+        `sleep 1000 & echo $! >> ${pidFile}`,
+        `( sleep 1001 & echo $! >> ${pidFile} ) &`,
+        `setsid sh -c 'echo $$ >> ${pidFile}; exec sleep 1002' &`,
+        `trap '' TERM; echo ready; sleep 1003`,
+      ],
+    });
+    await waitFor(async () => {
+      const text = await readFile(pidFile, 'utf8').catch(() => '');
+      return text.trim().split('\n').length >= 3;
+    });
+    const pids = (await readFile(pidFile, 'utf8')).trim().split('\n').map(Number);
+    for (const pid of pids) expect(await processAlive(pid)).toBe(true);
+    controller.abort(new Error('canceled'));
+    const { result } = await running;
+    expect(result.aborted).toBe(true);
+    await waitFor(async () => (await Promise.all(pids.map(processAlive))).every((alive) => !alive));
+    expect(await findMarked(executor.marker)).toEqual([]);
+    const ps = execFileSync('ps', ['-eo', 'stat,args']).toString().split('\n').filter((l) => !l.startsWith('Z')).join('\n');
+    expect(ps).not.toMatch(/sleep 100[0-3]/);
+  });
+
+  it('kills what a stage left running when the stage ends normally', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shell-left-'));
+    const pidFile = join(dir, 'pid');
+    await writeFile(pidFile, '');
+    const { result } = await stage(executor, { workDir: dir, scriptDir: dir, echoCommands: false, commands: [`sleep 1004 > /dev/null 2>&1 & echo $! > ${pidFile}`, 'sleep 1005 &', 'echo done'] });
+    expect(result.exitCode).toBe(0);
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    await waitFor(async () => !(await processAlive(pid)));
+    expect(execFileSync('ps', ['-eo', 'stat,args']).toString().split('\n').filter((l) => !l.startsWith('Z')).join('\n')).not.toMatch(/sleep 100[45]/);
+  });
+});
