@@ -1,0 +1,113 @@
+/**
+ * One job of a `.gitlab-ci.yml`: its keys checked and normalised into a `JobSpec`, with the global
+ * defaults applied. Checks that need the other jobs (stages, dependencies) live in `parse.ts`.
+ */
+import { configError, type ConfigPath } from './parse-error.js';
+import {
+  readArtifacts,
+  readBoolean,
+  readCache,
+  readEnum,
+  readImage,
+  readMap,
+  readScript,
+  readServices,
+  readString,
+  readStringList,
+  readTimeout,
+  readVariables,
+} from './parse-values.js';
+import type { JobCacheSpec, JobSpec, JobWhen } from './spec.js';
+
+/** The global keys a job inherits unless it sets its own. */
+export interface PipelineDefaults {
+  beforeScript: string[];
+  afterScript: string[];
+  variables: Array<{ key: string; value: string }>;
+  image?: string;
+  services: string[];
+  cache?: JobCacheSpec;
+}
+
+export const JOB_KEYS = [
+  'script',
+  'before_script',
+  'after_script',
+  'variables',
+  'image',
+  'services',
+  'stage',
+  'type',
+  'artifacts',
+  'cache',
+  'dependencies',
+  'tags',
+  'when',
+  'allow_failure',
+  'timeout',
+] as const;
+
+const JOB_WHEN: readonly JobWhen[] = ['on_success', 'on_failure', 'always', 'manual'];
+
+/** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
+const MAX_JOB_NAME = 255;
+
+/** Parses job `name` (its raw YAML value) into a `JobSpec`; `stage` defaults to `test`. */
+export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults): JobSpec {
+  const path: ConfigPath = { job: name, key: 'config' };
+  if (name.length > MAX_JOB_NAME) configError(path, `name is too long (at most ${MAX_JOB_NAME} characters)`);
+  if (raw === null || raw === undefined) configError({ job: name, key: 'script' }, 'is missing: a job needs a script');
+  const job = readMap(raw, path);
+  for (const key of Object.keys(job)) {
+    if (!(JOB_KEYS as readonly string[]).includes(key)) {
+      configError({ job: name, key }, `is not a supported job key (supported: ${JOB_KEYS.join(', ')})`);
+    }
+  }
+  const at = (key: string): ConfigPath => ({ job: name, key });
+  const has = (key: string): boolean => job[key] !== undefined && job[key] !== null;
+
+  if (!has('script')) configError(at('script'), 'is missing: a job needs a script');
+  const script = readScript(job.script, at('script'), { allowEmpty: false });
+  const beforeScript = has('before_script')
+    ? readScript(job.before_script, at('before_script'), { allowEmpty: true })
+    : defaults.beforeScript;
+  const afterScript = has('after_script')
+    ? readScript(job.after_script, at('after_script'), { allowEmpty: true })
+    : defaults.afterScript;
+
+  if (has('stage') && has('type')) configError(at('type'), 'cannot be used together with stage (type is the old name of stage)');
+  const stageKey = has('type') ? 'type' : 'stage';
+  const stage = has(stageKey) ? readString(job[stageKey], at(stageKey)) : 'test';
+
+  const spec: JobSpec = {
+    name,
+    stage,
+    commands: [...beforeScript, ...script],
+    afterScript: [...afterScript],
+    variables: mergeVariables(defaults.variables, has('variables') ? readVariables(job.variables, at('variables')) : []),
+    services: has('services') ? readServices(job.services, at('services')) : [...defaults.services],
+    tags: has('tags') ? readStringList(job.tags, at('tags')) : [],
+    when: has('when') ? readEnum(job.when, JOB_WHEN, at('when')) : 'on_success',
+    allowFailure: has('allow_failure') ? readBoolean(job.allow_failure, at('allow_failure')) : false,
+  };
+  const image = has('image') ? readImage(job.image, at('image')) : defaults.image;
+  if (image !== undefined) spec.image = image;
+  if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
+  const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;
+  if (cache !== undefined) spec.cache = { ...cache };
+  // `dependencies:` left empty means "none", like `[]`; absent means "all earlier jobs".
+  if (job.dependencies !== undefined) {
+    spec.dependencies = job.dependencies === null ? [] : readStringList(job.dependencies, at('dependencies'));
+  }
+  if (has('timeout')) spec.timeout = readTimeout(job.timeout, at('timeout'));
+  return spec;
+}
+
+/** Global variables first, then the job's; a job variable replaces a global one of the same name. */
+function mergeVariables(
+  global: ReadonlyArray<{ key: string; value: string }>,
+  own: ReadonlyArray<{ key: string; value: string }>,
+): Array<{ key: string; value: string }> {
+  const ownKeys = new Set(own.map((variable) => variable.key));
+  return [...global.filter((variable) => !ownKeys.has(variable.key)), ...own].map((variable) => ({ ...variable }));
+}

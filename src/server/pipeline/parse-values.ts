@@ -1,0 +1,161 @@
+/**
+ * Readers for the value shapes `.gitlab-ci.yml` uses (scripts, string lists, variables, image, cache,
+ * artifacts). Each takes the raw YAML value and where it sits, and either returns the normalised value
+ * or throws a `PipelineConfigError` naming that place.
+ */
+import { childPath, configError, type ConfigPath } from './parse-error.js';
+import { parseDuration } from './duration.js';
+import type { JobArtifactsSpec, JobCacheSpec } from './spec.js';
+
+export type YamlMap = Record<string, unknown>;
+
+export function isMap(value: unknown): value is YamlMap {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A map, or an error saying the key must be one. */
+export function readMap(value: unknown, path: ConfigPath): YamlMap {
+  if (!isMap(value)) configError(path, 'must be a map of keys to values');
+  return value;
+}
+
+/** Refuses keys outside `allowed`, naming the first unknown one and listing what is supported. */
+export function checkKeys(map: YamlMap, allowed: readonly string[], path: ConfigPath): void {
+  for (const key of Object.keys(map)) {
+    if (!allowed.includes(key)) {
+      configError(childPath(path, key), `is not a supported key (supported: ${allowed.join(', ')})`);
+    }
+  }
+}
+
+export function readString(value: unknown, path: ConfigPath): string {
+  if (typeof value !== 'string' || value === '') configError(path, 'must be a non-empty string');
+  return value;
+}
+
+export function readBoolean(value: unknown, path: ConfigPath): boolean {
+  if (typeof value !== 'boolean') configError(path, 'must be true or false');
+  return value;
+}
+
+export function readStringList(value: unknown, path: ConfigPath): string[] {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item !== '')) {
+    configError(path, 'must be a list of strings');
+  }
+  return value as string[];
+}
+
+export function readEnum<T extends string>(value: unknown, allowed: readonly T[], path: ConfigPath): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    configError(path, `must be one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+/**
+ * A script: one command string, or a list of commands. GitLab also accepts one level of nested lists
+ * (handy with anchors: `- *setup_steps`), flattened here.
+ */
+export function readScript(value: unknown, path: ConfigPath, options: { allowEmpty: boolean }): string[] {
+  const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(1) : undefined;
+  if (items === undefined || !items.every((item) => typeof item === 'string')) {
+    configError(path, 'must be a string or a list of strings');
+  }
+  const commands = items as string[];
+  if (!options.allowEmpty && commands.every((command) => command.trim() === '')) {
+    configError(path, 'must contain at least one command');
+  }
+  return commands;
+}
+
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * `variables:` — a map of names to strings or numbers (numbers become their decimal text, as GitLab
+ * does). The `{ value, description }` form is accepted for its `value`.
+ */
+export function readVariables(value: unknown, path: ConfigPath): Array<{ key: string; value: string }> {
+  const map = readMap(value ?? {}, path);
+  return Object.entries(map).map(([key, raw]) => {
+    const at = childPath(path, key);
+    if (!VARIABLE_NAME.test(key)) configError(at, 'is not a valid variable name (letters, digits and _, not starting with a digit)');
+    const inner = isMap(raw) ? raw.value : raw;
+    if (isMap(raw)) checkKeys(raw, ['value', 'description'], at);
+    if (typeof inner === 'string') return { key, value: inner };
+    if (typeof inner === 'number' && Number.isFinite(inner)) return { key, value: String(inner) };
+    return configError(at, 'must be a string or a number');
+  });
+}
+
+/** `image: ruby:3` or `image: { name: ruby:3 }`. */
+export function readImage(value: unknown, path: ConfigPath): string {
+  if (isMap(value)) {
+    checkKeys(value, ['name', 'entrypoint'], path);
+    return readString(value.name, childPath(path, 'name'));
+  }
+  if (typeof value !== 'string' || value === '') configError(path, 'must be an image name or a map with name');
+  return value;
+}
+
+/** `services: [postgres:15, { name: redis:7, alias: cache }]` → image names. */
+export function readServices(value: unknown, path: ConfigPath): string[] {
+  if (!Array.isArray(value)) configError(path, 'must be a list of image names');
+  return value.map((item, index) => {
+    const at = childPath(path, String(index));
+    if (isMap(item)) {
+      checkKeys(item, ['name', 'alias', 'entrypoint', 'command'], at);
+      return readString(item.name, childPath(at, 'name'));
+    }
+    return readString(item, at);
+  });
+}
+
+/** `cache: { key, paths, untracked }`; a number key becomes its text. */
+export function readCache(value: unknown, path: ConfigPath): JobCacheSpec {
+  const map = readMap(value ?? {}, path);
+  checkKeys(map, ['key', 'paths', 'untracked'], path);
+  const cache: JobCacheSpec = {};
+  if (map.key !== undefined && map.key !== null) {
+    cache.key = typeof map.key === 'number' ? String(map.key) : readString(map.key, childPath(path, 'key'));
+  }
+  if (map.paths !== undefined && map.paths !== null) cache.paths = readStringList(map.paths, childPath(path, 'paths'));
+  if (map.untracked !== undefined && map.untracked !== null) cache.untracked = readBoolean(map.untracked, childPath(path, 'untracked'));
+  return cache;
+}
+
+const ARTIFACTS_WHEN = ['on_success', 'on_failure', 'always'] as const;
+
+/** `artifacts: { paths, name, untracked, when, expire_in }`; `expire_in` must be a duration or `never`. */
+export function readArtifacts(value: unknown, path: ConfigPath): JobArtifactsSpec {
+  const map = readMap(value ?? {}, path);
+  checkKeys(map, ['name', 'paths', 'untracked', 'when', 'expire_in'], path);
+  const artifacts: JobArtifactsSpec = {};
+  if (map.name !== undefined && map.name !== null) artifacts.name = readString(map.name, childPath(path, 'name'));
+  if (map.paths !== undefined && map.paths !== null) artifacts.paths = readStringList(map.paths, childPath(path, 'paths'));
+  if (map.untracked !== undefined && map.untracked !== null) {
+    artifacts.untracked = readBoolean(map.untracked, childPath(path, 'untracked'));
+  }
+  if (map.when !== undefined && map.when !== null) artifacts.when = readEnum(map.when, ARTIFACTS_WHEN, childPath(path, 'when'));
+  if (map.expire_in !== undefined && map.expire_in !== null) {
+    const at = childPath(path, 'expire_in');
+    const text = typeof map.expire_in === 'number' ? String(map.expire_in) : readString(map.expire_in, at);
+    if (text !== 'never' && parseDuration(text) === undefined) {
+      configError(at, `'${text}' is not a duration (e.g. 30 minutes, 1 week, never)`);
+    }
+    artifacts.expire_in = text;
+  }
+  return artifacts;
+}
+
+/** `timeout: 3600` (seconds) or `timeout: 1h 30m` → whole seconds. */
+export function readTimeout(value: unknown, path: ConfigPath): number {
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value <= 0 || value > 2_147_483_647) configError(path, 'must be a positive whole number of seconds');
+    return value;
+  }
+  const seconds = typeof value === 'string' ? parseDuration(value) : undefined;
+  if (seconds === undefined || seconds > 2_147_483_647) {
+    configError(path, 'must be a number of seconds or a duration such as 1h 30m or 10 minutes');
+  }
+  return seconds;
+}
