@@ -1,0 +1,103 @@
+/**
+ * The admin API under `/admin/api` (issue #2), for tests, the demo and scripts. Authenticated with
+ * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
+ */
+import { createReadStream } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { hasCode } from '../errors.js';
+import type { ServerContext } from './context.js';
+import { bodyParams, mergeParams, readBody } from './http/body.js';
+import { errorReply, json, type Reply } from './http/reply.js';
+import { createPipeline } from './pipeline/create.js';
+import { liveArtifacts } from './state/artifacts.js';
+import { cancelBuild } from './state/transitions.js';
+import { jobView, pipelineView } from './views.js';
+
+const CONFIG_LIMIT = 4 * 1024 * 1024;
+
+function id(text: string | undefined): number {
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : -1;
+}
+
+/** Routes one admin request; `path` is relative to `/admin/api`. */
+export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path: string, query: URLSearchParams, signal: AbortSignal): Promise<Reply> {
+  const header = req.headers['private-token'];
+  const token = Array.isArray(header) ? header[0] : header;
+  if (token === undefined || token === '') return errorReply(401, '401 Unauthorized - send the admin token in the PRIVATE-TOKEN header');
+  if (token !== ctx.settings.adminToken) return errorReply(403);
+  const method = req.method ?? 'GET';
+  const parts = path.replace(/\.json$/, '').split('/').filter((part) => part !== '');
+  const [resource, idText, action, extra] = parts;
+  if (extra !== undefined) return errorReply(404);
+
+  if (resource === 'pipelines' && idText === undefined) {
+    if (method === 'POST') return postPipeline(ctx, req, query, signal);
+    if (method === 'GET') return json(200, [...ctx.store.pipelines.values()].map((p) => pipelineView(ctx, p)));
+    return errorReply(405);
+  }
+  if (resource === 'pipelines' && action === undefined && method === 'GET') {
+    const pipeline = ctx.store.pipelines.get(id(idText));
+    return pipeline ? json(200, pipelineView(ctx, pipeline)) : errorReply(404, '404 Pipeline Not Found');
+  }
+  if (resource === 'jobs' && idText === undefined && method === 'GET') {
+    const status = query.get('status');
+    const builds = [...ctx.store.builds.values()].filter((build) => !status || build.status === status);
+    return json(200, builds.map(jobView));
+  }
+  if (resource === 'runners' && idText === undefined && method === 'GET') {
+    return json(
+      200,
+      [...ctx.store.runners.values()].map((r) => ({ id: r.id, description: r.description, tags: r.tags, run_untagged: r.runUntagged, locked: r.locked, active: r.active, project_id: r.projectId, contacted_at: r.contactedAt?.toISOString() ?? null })),
+    );
+  }
+  if (resource !== 'jobs') return errorReply(404);
+  const build = ctx.store.buildById(id(idText));
+  if (!build) return errorReply(404, '404 Job Not Found');
+  if (action === undefined && method === 'GET') return json(200, jobView(build));
+  if (action === 'trace' && method === 'GET') {
+    return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: await ctx.traces.read(build.id) };
+  }
+  if (action === 'cancel' && method === 'POST') {
+    cancelBuild(ctx, build);
+    return json(200, jobView(build));
+  }
+  if (action === 'artifacts' && method === 'GET') {
+    const artifacts = liveArtifacts(build);
+    if (!artifacts) return errorReply(404, '404 Not Found - no artifacts (absent or expired)');
+    return {
+      status: 200,
+      headers: {
+        'content-type': 'application/octet-stream',
+        'content-disposition': `attachment; filename=${artifacts.filename}`,
+        'content-length': String(artifacts.size),
+      },
+      body: createReadStream(artifacts.path),
+    };
+  }
+  return errorReply(404);
+}
+
+async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URLSearchParams, signal: AbortSignal): Promise<Reply> {
+  const params = mergeParams(query, await bodyParams(req, await readBody(req, CONFIG_LIMIT, signal)));
+  const { project, ref, config, variables } = params;
+  if (typeof config !== 'string' || config.trim() === '') return errorReply(400, '400 Bad Request - "config" (the pipeline YAML text) is required');
+  const names = [...ctx.store.projects.values()].map((p) => p.name);
+  const projectName = typeof project === 'string' && project !== '' ? project : names[0];
+  if (projectName === undefined) return errorReply(400, '400 Bad Request - no projects are configured; start the server with --project NAME=PATH');
+  if (ref !== undefined && typeof ref !== 'string') return errorReply(400, '400 Bad Request - "ref" must be a string');
+  if (variables !== undefined && (variables === null || typeof variables !== 'object' || Array.isArray(variables))) {
+    return errorReply(400, '400 Bad Request - "variables" must be an object of strings');
+  }
+  try {
+    const pipeline = await createPipeline(
+      ctx,
+      { project: projectName, config, ...(ref ? { ref } : {}), ...(variables ? { variables: variables as Record<string, string> } : {}) },
+      signal,
+    );
+    return json(201, pipelineView(ctx, pipeline));
+  } catch (error) {
+    if (hasCode(error, 'PIPELINE_INVALID') || hasCode(error, 'REF_NOT_FOUND')) return errorReply(400, (error as Error).message);
+    if (hasCode(error, 'PROJECT_NOT_FOUND')) return errorReply(404, (error as Error).message);
+    throw error;
+  }
+}

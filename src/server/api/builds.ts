@@ -1,0 +1,73 @@
+/**
+ * E4 (request a build, with the `last_update` short-circuit and optional long polling) and E5/E3
+ * (update a build; `PUT /builds/-1` is the legacy verify trick), PROTOCOL.md §4.3–§4.5.
+ */
+import type { ServerContext } from '../context.js';
+import { stringParam } from '../http/body.js';
+import { errorReply, json, type Reply } from '../http/reply.js';
+import { buildPayload } from '../pipeline/payload.js';
+import { finishBuild } from '../state/transitions.js';
+import type { RunnerRecord } from '../state/store.js';
+import { parseInfo } from './runners.js';
+import { readParams, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
+
+function noBuild(value: string): Reply {
+  return { status: 204, headers: { 'x-gitlab-last-update': value } };
+}
+
+function touch(runner: RunnerRecord, info: unknown): void {
+  runner.contactedAt = new Date();
+  const parsed = parseInfo(info);
+  if (Object.keys(parsed).length > 0) runner.info = parsed;
+}
+
+export async function requestBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
+  const params = await readParams(request);
+  const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
+  if (!runner) return errorReply(403);
+  if (!runner.active) return errorReply(404);
+  touch(runner, params.info);
+  const lastUpdate = stringParam(params, 'last_update');
+  const deadline = Date.now() + ctx.settings.longPollMs;
+  for (;;) {
+    // Read the queue value before searching: a build queued during the search ticks it, so the
+    // runner's next poll searches again (§4.4.1).
+    const value = ctx.scheduler.currentQueueValue(runner);
+    if (lastUpdate !== value) {
+      const build = ctx.scheduler.pick(runner);
+      if (build) {
+        ctx.logger.info({ buildId: build.id, runnerId: runner.id }, 'build assigned');
+        return json(201, buildPayload(ctx, build));
+      }
+    }
+    const remaining = deadline - Date.now();
+    if (remaining <= 0 || request.signal.aborted || !ctx.store.runners.has(runner.id)) return noBuild(value);
+    await ctx.scheduler.waitForWork(remaining, request.signal);
+    if (request.signal.aborted) return noBuild(ctx.scheduler.currentQueueValue(runner));
+  }
+}
+
+export async function updateBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
+  const params = await readParams(request, TRACE_BODY_LIMIT);
+  const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
+  if (!runner) return errorReply(403);
+  touch(runner, params.info);
+  const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
+  if (!build || build.runnerId !== runner.id || build.status !== 'running') return errorReply(404, '404 Not found');
+  build.lastActivityAt = Date.now();
+  const trace = params.trace;
+  if (trace !== undefined && trace !== null) {
+    if (typeof trace !== 'string') return errorReply(400, '400 (Bad request) "trace" must be a string');
+    await ctx.traces.replace(build, Buffer.from(trace, 'utf8'), secretsOf(ctx, build.token, build.projectId));
+  }
+  const state = params.state;
+  // The build may have been canceled while the trace was being written; only a running build moves.
+  if ((state === 'success' || state === 'failed') && build.status === 'running') finishBuild(ctx, build, state);
+  return json(200, {});
+}
+
+/** What the server masks in stored traces (§7.8): the build token and the project's runners token. */
+export function secretsOf(ctx: ServerContext, buildToken: string, projectId: number): string[] {
+  const project = ctx.store.projects.get(projectId);
+  return project ? [buildToken, project.runnersToken] : [buildToken];
+}

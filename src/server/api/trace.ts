@@ -1,0 +1,42 @@
+/**
+ * E6: append a part to a build's trace (PROTOCOL.md §4.6, §7.7, §12 items 3, 4, 7). Order of checks:
+ * unknown build 404, bad token 403, missing/malformed Content-Range 400, start ≠ stored length 416
+ * (with `Range`), else append and 202 with `Range` and `Build-Status`. The build's state is not
+ * checked: a canceled build still takes parts and says `Build-Status: canceled`.
+ */
+import type { ServerContext } from '../context.js';
+import { readBody } from '../http/body.js';
+import { errorReply, json, type Reply } from '../http/reply.js';
+import { secretsOf } from './builds.js';
+import { buildTokenOf, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
+
+/** `<start>-<end>` in decimal bytes; `undefined` when malformed. */
+export function parseContentRange(value: string | undefined): { start: number; end: number } | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d+)-(\d+)$/.exec(value.trim());
+  if (!match) return undefined;
+  const start = Number(match[1]);
+  const end = Number(match[2]);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) return undefined;
+  return { start, end };
+}
+
+export async function patchTrace(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
+  const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
+  if (!build) return errorReply(404);
+  if (buildTokenOf(request) !== build.token) return errorReply(403);
+  const header = request.req.headers['content-range'];
+  if (header === undefined) return errorReply(400, '400 Missing header Content-Range');
+  const range = parseContentRange(header);
+  if (!range) return errorReply(400, `400 Bad Request - malformed Content-Range "${header}"; expected <start>-<end>`);
+  const body = await readBody(request.req, TRACE_BODY_LIMIT, request.signal);
+  if (range.end - range.start !== body.byteLength) {
+    ctx.logger.debug({ buildId: build.id, range, bytes: body.byteLength }, 'Content-Range end does not match the body length');
+  }
+  if (build.status === 'running') build.lastActivityAt = Date.now();
+  const result = await ctx.traces.append(build, range.start, body, secretsOf(ctx, build.token, build.projectId));
+  if (!result.ok) {
+    return errorReply(416, undefined, { range: `0-${result.length}` });
+  }
+  return json(202, {}, { 'build-status': build.status, range: `0-${result.length}` });
+}

@@ -1,0 +1,31 @@
+/** What every request handler of the reference server can reach. */
+import type { Logger } from '../log.js';
+import type { FaultRegistry } from './faults.js';
+import type { ArtifactStore } from './state/artifacts.js';
+import type { Scheduler } from './state/scheduler.js';
+import type { Store } from './state/store.js';
+import type { TraceStore } from './state/traces.js';
+
+export interface ServerSettings {
+  registrationToken: string;
+  adminToken: string;
+  maxArtifactsSize: number;
+  longPollMs: number;
+  staleBuildTimeoutMs: number;
+  defaultJobTimeout: number;
+}
+
+export interface ServerContext {
+  readonly store: Store;
+  readonly scheduler: Scheduler;
+  readonly traces: TraceStore;
+  readonly artifacts: ArtifactStore;
+  readonly faults: FaultRegistry;
+  readonly settings: ServerSettings;
+  readonly logger: Logger;
+  readonly dataDir: string;
+  /** Aborts when the server closes: ends long polls and hung requests. */
+  readonly closing: AbortSignal;
+  /** `http://host:port`, known once listening. */
+  baseUrl(): string;
+}

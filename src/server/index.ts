@@ -1,0 +1,163 @@
+/**
+ * The embedded reference CI server: the runner API `/ci/api/v1` (PROTOCOL.md §4), an admin API,
+ * pipelines from `.gitlab-ci.yml` text and projects served over git smart HTTP. One process, state
+ * in memory, traces and artifacts on disk under `dataDir`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CiRunnerError } from '../errors.js';
+import { silentLogger } from '../log.js';
+import type { ServerContext, ServerSettings } from './context.js';
+import { FaultRegistry } from './faults.js';
+import { createGitHttpHandler } from './git/http-backend.js';
+import { createDispatcher } from './http/dispatch.js';
+import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
+import { ArtifactStore } from './state/artifacts.js';
+import { Scheduler } from './state/scheduler.js';
+import { startStaleSweeper } from './state/stale.js';
+import { Store } from './state/store.js';
+import { TraceStore } from './state/traces.js';
+import { cancelBuild } from './state/transitions.js';
+import { randomToken } from './tokens.js';
+import type { FaultRule, JobView, PipelineView, ReferenceServerOptions } from './types.js';
+import { jobView, pipelineView } from './views.js';
+
+export type { FaultAction, FaultEndpoint, FaultRule, JobView, PipelineView, ReferenceServerOptions } from './types.js';
+export { parseFaultFlag } from './faults.js';
+
+export interface ReferenceServer {
+  /** 'http://127.0.0.1:PORT' — what a runner puts in `url`. */
+  readonly url: string;
+  readonly registrationToken: string;
+  readonly adminToken: string;
+  readonly dataDir: string;
+  readonly faults: { add(rule: FaultRule): number; remove(id: number): void; clear(): void };
+  addProject(name: string, path: string): void;
+  /** Same as POST /admin/api/pipelines; throws CiRunnerError code 'PIPELINE_INVALID' on a bad config. */
+  createPipeline(req: CreatePipelineRequest): Promise<PipelineView>;
+  getPipeline(id: number): PipelineView | undefined;
+  getJob(id: number): JobView | undefined;
+  listJobs(status?: string): JobView[];
+  cancelJob(id: number): JobView | undefined;
+  /** Bytes exactly as stored. */
+  getTrace(id: number): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_ARTIFACTS = 100 * 1024 * 1024;
+
+function validateProjectName(name: string): void {
+  if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/.test(name) || name.endsWith('.git')) {
+    throw new CiRunnerError('PROJECT_INVALID', `project name "${name}" must look like namespace/project (letters, digits, . _ -)`);
+  }
+}
+
+/** Starts a reference server; it is listening when the promise resolves. */
+export async function createReferenceServer(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
+  const logger = (options.logger ?? silentLogger()).child({ component: 'server' });
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'ci-runner-server-')));
+  const settings: ServerSettings = Object.freeze({
+    registrationToken: options.registrationToken ?? randomToken(20),
+    adminToken: options.adminToken ?? randomToken(20),
+    maxArtifactsSize: options.maxArtifactsSize ?? DEFAULT_MAX_ARTIFACTS,
+    longPollMs: options.longPollMs ?? 0,
+    staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
+    defaultJobTimeout: options.defaultJobTimeout ?? 3600,
+  });
+  const store = new Store();
+  const closer = new AbortController();
+  let baseUrl = '';
+  const ctx: ServerContext = {
+    store,
+    scheduler: new Scheduler(store),
+    traces: new TraceStore(join(dataDir, 'traces')),
+    artifacts: new ArtifactStore(dataDir),
+    faults: new FaultRegistry(options.faults, options.faultSeed),
+    settings,
+    logger,
+    dataDir,
+    closing: closer.signal,
+    baseUrl: () => baseUrl,
+  };
+  const addProject = (name: string, path: string): void => {
+    validateProjectName(name);
+    store.addProject(name, path);
+  };
+  for (const project of options.projects ?? []) addProject(project.name, project.path);
+
+  const git = createGitHttpHandler({
+    resolveProject: (name) => store.projectByName(name)?.path,
+    authorize: (project, username, password) => {
+      if (username !== 'gitlab-ci-token') return false;
+      const record = store.projectByName(project);
+      if (!record) return false;
+      for (const build of store.builds.values()) {
+        if (build.projectId === record.id && build.token === password && (build.status === 'pending' || build.status === 'running')) return true;
+      }
+      return false;
+    },
+    logger: logger.child({ component: 'git' }),
+  });
+  const server: Server = createServer(createDispatcher(ctx, git));
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address.includes(':') ? `[${address.address}]` : address.address;
+  baseUrl = `http://${host}:${address.port}`;
+  const stopSweeper = startStaleSweeper(ctx);
+  logger.info({ url: baseUrl, dataDir }, 'reference server listening');
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    registrationToken: settings.registrationToken,
+    adminToken: settings.adminToken,
+    dataDir,
+    faults: {
+      add: (rule) => ctx.faults.add(rule),
+      remove: (id) => ctx.faults.remove(id),
+      clear: () => ctx.faults.clear(),
+    },
+    addProject,
+    createPipeline: async (req) => pipelineView(ctx, await createPipeline(ctx, req)),
+    getPipeline: (id) => {
+      const pipeline = store.pipelines.get(id);
+      return pipeline ? pipelineView(ctx, pipeline) : undefined;
+    },
+    getJob: (id) => {
+      const build = store.buildById(id);
+      return build ? jobView(build) : undefined;
+    },
+    listJobs: (status) => [...store.builds.values()].filter((b) => !status || b.status === status).map(jobView),
+    cancelJob: (id) => {
+      const build = store.buildById(id);
+      if (!build) return undefined;
+      cancelBuild(ctx, build);
+      return jobView(build);
+    },
+    getTrace: (id) => ctx.traces.read(id),
+    close: () => {
+      closed ??= (async () => {
+        stopSweeper();
+        closer.abort();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
+        logger.info('reference server closed');
+      })();
+      return closed;
+    },
+  };
+}

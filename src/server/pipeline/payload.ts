@@ -1,0 +1,139 @@
+/**
+ * The build JSON of E4's 201 and E7's 201 (PROTOCOL.md §5), in the field order the real server
+ * emitted. Only this module knows how a build record becomes wire JSON.
+ */
+import type { BuildOptions, BuildPayload, BuildVariable, DependencyBuild } from '../../protocol/types.js';
+import type { ServerContext } from '../context.js';
+import { liveArtifacts } from '../state/artifacts.js';
+import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
+
+export const SERVER_VERSION = '8.17.4';
+export const SERVER_REVISION = 'ci-runner';
+
+/** `CI_BUILD_REF_SLUG`: lower-cased, non-alphanumerics to `-`, at most 63 bytes, no edge dashes. */
+export function refSlug(ref: string): string {
+  return ref
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '-')
+    .slice(0, 63)
+    .replace(/^-+|-+$/g, '');
+}
+
+/** The clone URL with the build token as Basic credentials. */
+export function repoUrl(baseUrl: string, project: ProjectRecord, token: string): string {
+  const url = new URL(`${baseUrl}/${project.name}.git`);
+  url.username = 'gitlab-ci-token';
+  url.password = token;
+  return url.toString();
+}
+
+function projectParts(project: ProjectRecord): { namespace: string; path: string } {
+  const slash = project.name.lastIndexOf('/');
+  return { namespace: project.name.slice(0, Math.max(slash, 0)), path: project.name.slice(slash + 1) };
+}
+
+function buildOptions(build: BuildRecord): BuildOptions {
+  const job = build.job;
+  const options: BuildOptions = {};
+  if (job.image !== undefined) options.image = job.image;
+  if (job.services.length > 0) options.services = [...job.services];
+  if (job.artifacts !== undefined) options.artifacts = { ...job.artifacts };
+  if (job.cache !== undefined) options.cache = { ...job.cache };
+  if (job.dependencies !== undefined) options.dependencies = [...job.dependencies];
+  if (job.afterScript.length > 0) options.after_script = [...job.afterScript];
+  return options;
+}
+
+function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, runner: RunnerRecord | undefined): BuildVariable[] {
+  const pub = (key: string, value: string): BuildVariable => ({ key, value, public: true });
+  const { namespace, path } = projectParts(project);
+  const list: BuildVariable[] = [
+    pub('CI', 'true'),
+    pub('GITLAB_CI', 'true'),
+    pub('CI_BUILD_ID', String(build.id)),
+    { key: 'CI_BUILD_TOKEN', value: build.token, public: false },
+    pub('CI_BUILD_REF', pipeline.sha),
+    pub('CI_BUILD_BEFORE_SHA', pipeline.beforeSha),
+    pub('CI_BUILD_REF_NAME', pipeline.ref),
+    pub('CI_BUILD_REF_SLUG', refSlug(pipeline.ref)),
+    pub('CI_BUILD_NAME', build.job.name),
+    pub('CI_BUILD_STAGE', build.job.stage),
+    pub('CI_SERVER_NAME', 'GitLab'),
+    pub('CI_SERVER_VERSION', SERVER_VERSION),
+    pub('CI_SERVER_REVISION', SERVER_REVISION),
+  ];
+  if (pipeline.tag) list.push(pub('CI_BUILD_TAG', pipeline.ref));
+  if (build.job.when === 'manual') list.push(pub('CI_BUILD_MANUAL', 'true'));
+  list.push(
+    pub('CI_PROJECT_ID', String(project.id)),
+    pub('CI_PROJECT_NAME', path),
+    pub('CI_PROJECT_PATH', project.name),
+    pub('CI_PROJECT_NAMESPACE', namespace),
+    pub('CI_PROJECT_URL', `${ctx.baseUrl()}/${project.name}`),
+    pub('CI_PIPELINE_ID', String(pipeline.id)),
+  );
+  if (runner) {
+    list.push(
+      pub('CI_RUNNER_ID', String(runner.id)),
+      pub('CI_RUNNER_DESCRIPTION', runner.description),
+      pub('CI_RUNNER_TAGS', runner.tags.join(', ')),
+    );
+  }
+  for (const variable of build.job.variables) list.push(pub(variable.key, variable.value));
+  for (const [key, value] of Object.entries(pipeline.variables)) list.push({ key, value, public: false });
+  return list;
+}
+
+function dependency(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): DependencyBuild {
+  const artifacts = liveArtifacts(build);
+  return {
+    id: build.id,
+    ref: pipeline.ref,
+    tag: pipeline.tag,
+    sha: pipeline.sha,
+    status: build.status,
+    name: build.job.name,
+    token: build.token,
+    stage: build.job.stage,
+    project_id: project.id,
+    project_name: projectParts(project).path,
+    ...(artifacts ? { artifacts_file: { filename: artifacts.filename, size: artifacts.size } } : {}),
+  };
+}
+
+/** The §5 build object for `build` as its runner sees it. */
+export function buildPayload(ctx: ServerContext, build: BuildRecord): BuildPayload {
+  const pipeline = ctx.store.pipelines.get(build.pipelineId);
+  const project = ctx.store.projects.get(build.projectId);
+  if (!pipeline || !project) throw new Error(`build ${build.id} lost its pipeline or project`);
+  const runner = build.runnerId === null ? undefined : ctx.store.runners.get(build.runnerId);
+  const artifacts = liveArtifacts(build);
+  const earlier = ctx.store.pipelineBuilds(pipeline).filter((other) => other.stageIndex < build.stageIndex);
+  return {
+    id: build.id,
+    ref: pipeline.ref,
+    tag: pipeline.tag,
+    sha: pipeline.sha,
+    status: build.status,
+    name: build.job.name,
+    token: build.token,
+    stage: build.job.stage,
+    project_id: project.id,
+    project_name: projectParts(project).path,
+    commands: build.job.commands.join('\n'),
+    repo_url: repoUrl(ctx.baseUrl(), project, build.token),
+    before_sha: pipeline.beforeSha,
+    allow_git_fetch: true,
+    ...(artifacts
+      ? {
+          artifacts_file: { filename: artifacts.filename, size: artifacts.size },
+          ...(artifacts.expireAt ? { artifacts_expire_at: artifacts.expireAt.toISOString() } : {}),
+        }
+      : {}),
+    options: buildOptions(build),
+    timeout: build.job.timeout ?? ctx.settings.defaultJobTimeout,
+    variables: variables(ctx, build, pipeline, project, runner),
+    depends_on_builds: earlier.map((other) => dependency(other, pipeline, project)),
+    credentials: [],
+  };
+}

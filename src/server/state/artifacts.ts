@@ -1,0 +1,50 @@
+/**
+ * Artifact files on disk under `<dataDir>/artifacts/<build id>/`. Uploads stream into
+ * `<dataDir>/tmp` first and are renamed into place only when complete, so a cut upload never
+ * replaces a good archive.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { ArtifactsRecord, BuildRecord } from './store.js';
+
+export class ArtifactStore {
+  constructor(private readonly dataDir: string) {}
+
+  /** A fresh temp file path for an incoming upload (the directory exists when this resolves). */
+  async tempPath(): Promise<string> {
+    const dir = join(this.dataDir, 'tmp');
+    await mkdir(dir, { recursive: true });
+    return join(dir, `upload-${randomBytes(8).toString('hex')}`);
+  }
+
+  /** Moves a finished upload into place, replacing the build's previous artifacts. */
+  async commit(build: BuildRecord, tempPath: string, filename: string, size: number, expireAt: Date | null): Promise<ArtifactsRecord> {
+    const dir = join(this.dataDir, 'artifacts', String(build.id));
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, 'archive');
+    await rename(tempPath, path);
+    build.artifacts = { filename: safeFilename(filename), size, path, expireAt };
+    return build.artifacts;
+  }
+
+  async remove(build: BuildRecord): Promise<void> {
+    const artifacts = build.artifacts;
+    build.artifacts = null;
+    if (artifacts) await rm(artifacts.path, { force: true });
+  }
+}
+
+/** The artifacts of `build` unless absent or expired (expired ones 404 and leave `depends_on_builds`). */
+export function liveArtifacts(build: BuildRecord, now = Date.now()): ArtifactsRecord | undefined {
+  const artifacts = build.artifacts;
+  if (!artifacts) return undefined;
+  if (artifacts.expireAt && artifacts.expireAt.getTime() <= now) return undefined;
+  return artifacts;
+}
+
+/** A file name safe for `Content-Disposition`: a base name without quotes or control characters. */
+export function safeFilename(name: string): string {
+  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f"\u007f]/g, '_').trim();
+  return base === '' || base === '.' || base === '..' ? 'artifacts.zip' : base;
+}

@@ -1,0 +1,99 @@
+/**
+ * Picking a build for E4 (PROTOCOL.md §11.1), the `last_update` queue values (§4.4.1) and the
+ * long-poll waiters. `pick` is synchronous: choosing and marking a build `running` happen in one
+ * turn of the event loop, so two polls arriving together can never get the same build.
+ */
+import { queueValue } from '../tokens.js';
+import type { BuildRecord, RunnerRecord, Store } from './store.js';
+
+/** May `runner` take `build`? Tags, `run_untagged`, and project ownership of specific runners. */
+export function canRun(runner: RunnerRecord, build: BuildRecord): boolean {
+  // A specific runner serves its own project only. `locked` means "never assign to other projects",
+  // which with one project per specific runner changes nothing; shared runners are not locked to any.
+  if (runner.projectId !== null && runner.projectId !== build.projectId) return false;
+  const tags = build.job.tags;
+  if (tags.length === 0) return runner.runUntagged;
+  return tags.every((tag) => runner.tags.includes(tag));
+}
+
+export class Scheduler {
+  private waiters = new Set<() => void>();
+
+  constructor(private readonly store: Store) {}
+
+  /** The runner's current queue value, minted if it has none. */
+  currentQueueValue(runner: RunnerRecord): string {
+    runner.queueValue ??= queueValue();
+    return runner.queueValue;
+  }
+
+  /**
+   * Call whenever a build becomes pending: ticks every runner's queue value (the simplest correct
+   * rule of §4.4.1) and wakes every long poll.
+   */
+  buildsQueued(): void {
+    for (const runner of this.store.runners.values()) runner.queueValue = queueValue();
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  /** Chooses a pending build for `runner` and assigns it (pending → running), or returns undefined. */
+  pick(runner: RunnerRecord): BuildRecord | undefined {
+    const candidates = [...this.store.builds.values()].filter(
+      (build) => build.status === 'pending' && build.runnerId === null && canRun(runner, build),
+    );
+    if (candidates.length === 0) return undefined;
+    let chosen: BuildRecord | undefined;
+    if (runner.projectId !== null) {
+      chosen = candidates.reduce((a, b) => (b.id < a.id ? b : a));
+    } else {
+      // Fair scheduling for shared runners: projects with the fewest builds running on shared
+      // runners first, then the oldest build.
+      const running = this.sharedRunningPerProject();
+      chosen = candidates.reduce((a, b) => {
+        const ra = running.get(a.projectId) ?? 0;
+        const rb = running.get(b.projectId) ?? 0;
+        if (rb !== ra) return rb < ra ? b : a;
+        return b.id < a.id ? b : a;
+      });
+    }
+    chosen.status = 'running';
+    chosen.runnerId = runner.id;
+    chosen.startedAt = new Date();
+    chosen.lastActivityAt = Date.now();
+    return chosen;
+  }
+
+  private sharedRunningPerProject(): Map<number, number> {
+    const counts = new Map<number, number>();
+    for (const build of this.store.builds.values()) {
+      if (build.status !== 'running' || build.runnerId === null) continue;
+      if (this.store.runners.get(build.runnerId)?.projectId !== null) continue;
+      counts.set(build.projectId, (counts.get(build.projectId) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /**
+   * Resolves when a build is queued, `ms` passes, or `signal` aborts — whichever comes first. Never
+   * rejects; the caller re-checks state afterwards.
+   */
+  waitForWork(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (signal.aborted || ms <= 0) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.waiters.add(done);
+    });
+  }
+}

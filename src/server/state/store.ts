@@ -1,0 +1,162 @@
+/**
+ * The server's records: runners, projects, pipelines and builds, in memory. Trace bytes and artifact
+ * files live on disk (`traces.ts`, `artifacts-store.ts`); a build record only holds their sizes and
+ * paths. Everything here is synchronous, which is what makes E4's pick-and-assign atomic: Node runs
+ * one handler at a time between awaits.
+ */
+import type { BuildStatus } from '../../protocol/types.js';
+import type { JobSpec } from '../pipeline/spec.js';
+import { randomToken, runnerToken } from '../tokens.js';
+
+export interface RunnerRecord {
+  id: number;
+  token: string;
+  description: string;
+  tags: string[];
+  runUntagged: boolean;
+  locked: boolean;
+  active: boolean;
+  /** Specific runners belong to one project; shared runners have none. */
+  projectId: number | null;
+  info: Record<string, string>;
+  contactedAt: Date | null;
+  /** The `last_update` queue value (§4.4.1); minted lazily. */
+  queueValue: string | undefined;
+}
+
+export interface ProjectRecord {
+  id: number;
+  /** `namespace/project` */
+  name: string;
+  /** A git repository on disk. */
+  path: string;
+  runnersToken: string;
+}
+
+export interface PipelineRecord {
+  id: number;
+  projectId: number;
+  ref: string;
+  tag: boolean;
+  sha: string;
+  beforeSha: string;
+  /** Variables given with the admin request: sent as non-public secrets. */
+  variables: Record<string, string>;
+  stages: string[];
+  buildIds: number[];
+  createdAt: Date;
+}
+
+export interface ArtifactsRecord {
+  filename: string;
+  size: number;
+  path: string;
+  expireAt: Date | null;
+}
+
+export interface BuildRecord {
+  id: number;
+  pipelineId: number;
+  projectId: number;
+  job: JobSpec;
+  stageIndex: number;
+  token: string;
+  status: BuildStatus;
+  runnerId: number | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  /** Last E4 assignment, E5 or E6 (ms since epoch): the stale-build sweeper reads it. */
+  lastActivityAt: number;
+  traceSize: number;
+  artifacts: ArtifactsRecord | null;
+}
+
+export class Store {
+  readonly runners = new Map<number, RunnerRecord>();
+  readonly projects = new Map<number, ProjectRecord>();
+  readonly pipelines = new Map<number, PipelineRecord>();
+  readonly builds = new Map<number, BuildRecord>();
+  private nextRunnerId = 1;
+  private nextProjectId = 1;
+  private nextPipelineId = 1;
+  private nextBuildId = 1;
+
+  addRunner(fields: Omit<RunnerRecord, 'id' | 'token' | 'contactedAt' | 'queueValue' | 'active'>): RunnerRecord {
+    const prefixes = new Set([...this.runners.values()].map((runner) => runner.token.slice(0, 8)));
+    const runner: RunnerRecord = {
+      ...fields,
+      id: this.nextRunnerId++,
+      token: runnerToken(prefixes),
+      active: true,
+      contactedAt: null,
+      queueValue: undefined,
+    };
+    this.runners.set(runner.id, runner);
+    return runner;
+  }
+
+  runnerByToken(token: string | undefined): RunnerRecord | undefined {
+    if (!token) return undefined;
+    for (const runner of this.runners.values()) if (runner.token === token) return runner;
+    return undefined;
+  }
+
+  addProject(name: string, path: string): ProjectRecord {
+    const existing = this.projectByName(name);
+    if (existing) {
+      existing.path = path;
+      return existing;
+    }
+    const project: ProjectRecord = { id: this.nextProjectId++, name, path, runnersToken: randomToken(20) };
+    this.projects.set(project.id, project);
+    return project;
+  }
+
+  projectByName(name: string): ProjectRecord | undefined {
+    for (const project of this.projects.values()) if (project.name === name) return project;
+    return undefined;
+  }
+
+  projectByRunnersToken(token: string): ProjectRecord | undefined {
+    for (const project of this.projects.values()) if (project.runnersToken === token) return project;
+    return undefined;
+  }
+
+  addPipeline(fields: Omit<PipelineRecord, 'id' | 'buildIds' | 'createdAt'>): PipelineRecord {
+    const pipeline: PipelineRecord = { ...fields, id: this.nextPipelineId++, buildIds: [], createdAt: new Date() };
+    this.pipelines.set(pipeline.id, pipeline);
+    return pipeline;
+  }
+
+  addBuild(pipeline: PipelineRecord, job: JobSpec, stageIndex: number): BuildRecord {
+    const build: BuildRecord = {
+      id: this.nextBuildId++,
+      pipelineId: pipeline.id,
+      projectId: pipeline.projectId,
+      job,
+      stageIndex,
+      token: randomToken(20),
+      status: 'created',
+      runnerId: null,
+      createdAt: new Date(),
+      startedAt: null,
+      finishedAt: null,
+      lastActivityAt: Date.now(),
+      traceSize: 0,
+      artifacts: null,
+    };
+    this.builds.set(build.id, build);
+    pipeline.buildIds.push(build.id);
+    return build;
+  }
+
+  pipelineBuilds(pipeline: PipelineRecord): BuildRecord[] {
+    return pipeline.buildIds.map((id) => this.builds.get(id)).filter((build): build is BuildRecord => build !== undefined);
+  }
+
+  /** A build id from a URL segment: any integer string, negative ones included (they simply miss). */
+  buildById(id: number): BuildRecord | undefined {
+    return this.builds.get(id);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Build traces on disk (PROTOCOL.md §7.7): one file per build under `<dataDir>/traces`. E6 appends
+ * after checking its start offset against the stored length; E5 with `trace` replaces the file. Both
+ * mask secrets first without changing lengths (§7.8). Per-build operations are serialised so the
+ * length check and the write cannot interleave with another request for the same build.
+ */
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BuildRecord } from './store.js';
+import { KeyedLock } from './keyed-lock.js';
+
+/** Replaces every occurrence of each secret with as many `x` bytes; lengths never change. */
+export function maskSecrets(bytes: Buffer, secrets: readonly string[]): Buffer {
+  let out = bytes;
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    const needle = Buffer.from(secret, 'utf8');
+    let at = out.indexOf(needle);
+    while (at >= 0) {
+      if (out === bytes) out = Buffer.from(bytes); // copy on first write; the caller's buffer stays intact
+      out.fill(0x78, at, at + needle.byteLength);
+      at = out.indexOf(needle, at + needle.byteLength);
+    }
+  }
+  return out;
+}
+
+export type AppendResult = { ok: true; length: number } | { ok: false; length: number };
+
+export class TraceStore {
+  private readonly lock = new KeyedLock();
+  private ready: Promise<unknown> | undefined;
+
+  constructor(private readonly dir: string) {}
+
+  private path(buildId: number): string {
+    return join(this.dir, `${buildId}.log`);
+  }
+
+  private ensureDir(): Promise<unknown> {
+    this.ready ??= mkdir(this.dir, { recursive: true });
+    return this.ready;
+  }
+
+  /** Appends `bytes` when `start` equals the stored length; otherwise reports the stored length. */
+  append(build: BuildRecord, start: number, bytes: Buffer, secrets: readonly string[]): Promise<AppendResult> {
+    return this.lock.run(build.id, async () => {
+      if (start !== build.traceSize) return { ok: false, length: build.traceSize };
+      if (bytes.byteLength > 0) {
+        await this.ensureDir();
+        await appendFile(this.path(build.id), maskSecrets(bytes, secrets));
+        build.traceSize += bytes.byteLength;
+      }
+      return { ok: true, length: build.traceSize };
+    });
+  }
+
+  /** Replaces the whole trace. */
+  replace(build: BuildRecord, bytes: Buffer, secrets: readonly string[]): Promise<void> {
+    return this.lock.run(build.id, async () => {
+      await this.ensureDir();
+      await writeFile(this.path(build.id), maskSecrets(bytes, secrets));
+      build.traceSize = bytes.byteLength;
+    });
+  }
+
+  /** The stored bytes, exactly. */
+  read(buildId: number): Promise<Buffer> {
+    return this.lock.run(buildId, async () => {
+      try {
+        return await readFile(this.path(buildId));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
+        throw error;
+      }
+    });
+  }
+}

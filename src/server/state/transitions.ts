@@ -1,0 +1,36 @@
+/**
+ * Build state changes that ripple: finishing or canceling a build advances its pipeline, and any
+ * build that becomes pending ticks the queue values and wakes long polls.
+ */
+import type { ServerContext } from '../context.js';
+import { processPipeline } from '../pipeline/process.js';
+import type { BuildRecord } from './store.js';
+
+/** Advances the build's pipeline and wakes the scheduler if something was queued. */
+export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
+  const pipeline = ctx.store.pipelines.get(pipelineId);
+  if (!pipeline) return;
+  if (processPipeline(ctx.store, pipeline)) ctx.scheduler.buildsQueued();
+}
+
+/** Ends a running build with the runner's verdict or a server-side failure. */
+export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'success' | 'failed', reason?: string): void {
+  if (build.status !== 'running' && build.status !== 'pending') return;
+  build.status = status;
+  build.finishedAt = new Date();
+  ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}) }, 'build finished');
+  advancePipeline(ctx, build.pipelineId);
+}
+
+/**
+ * Cancels a build that has not finished (created, pending, running, manual). A running build learns
+ * it from `Build-Status: canceled` on its next PATCH, or a 404 on its next PUT.
+ */
+export function cancelBuild(ctx: ServerContext, build: BuildRecord): boolean {
+  if (!['created', 'pending', 'running', 'manual'].includes(build.status)) return false;
+  build.status = 'canceled';
+  build.finishedAt = new Date();
+  ctx.logger.info({ buildId: build.id }, 'build canceled');
+  advancePipeline(ctx, build.pipelineId);
+  return true;
+}

@@ -1,0 +1,83 @@
+/**
+ * Public shapes of the reference server (TEAM.md interfaces): options, fault rules and the views the
+ * admin API and `ReferenceServer` methods return. `index.ts` re-exports them.
+ */
+import type { Logger } from '../log.js';
+
+export type FaultEndpoint =
+  | 'register_runner'
+  | 'delete_runner'
+  | 'request_build'
+  | 'update_build'
+  | 'patch_trace'
+  | 'upload_artifacts'
+  | 'download_artifacts'
+  | 'delete_artifacts'
+  | 'git'
+  | '*';
+
+export type FaultAction = 'error' | 'delay' | 'hang' | 'apply_then_error' | 'close';
+
+export interface FaultRule {
+  endpoint: FaultEndpoint;
+  /** error: answer `status` (default 500) without processing.
+   *  delay: wait delayMs, then process normally.
+   *  hang: never answer (until the client gives up or the server closes).
+   *  apply_then_error: process normally (state changes!), then answer `status` (default 500) instead —
+   *                    a lost ack: the next PATCH gets 416.
+   *  close: process normally, then destroy the socket mid-response (headers sent, body cut). */
+  action: FaultAction;
+  status?: number;
+  delayMs?: number;
+  /** 0-100, default 100. */
+  percent?: number;
+  /** Fire at most this many times (default unlimited). */
+  count?: number;
+  /** Only requests about this build. */
+  buildId?: number;
+}
+
+export interface ReferenceServerOptions {
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** Default 0 (library); the CLI default is 8080. */
+  port?: number;
+  registrationToken?: string;
+  adminToken?: string;
+  /** Traces and artifacts live on disk here; a temp dir when absent (removed on close). */
+  dataDir?: string;
+  /** Bytes, default 100 MB; an upload of size >= limit gets 413. */
+  maxArtifactsSize?: number;
+  /** 0/undefined = off. */
+  longPollMs?: number;
+  /** Fail running builds with no E5/E6 for this long (default 1 h). */
+  staleBuildTimeoutMs?: number;
+  /** Seconds; the payload `timeout` when the job sets none (default 3600). */
+  defaultJobTimeout?: number;
+  /** name 'namespace/project', path = a git repository on disk. */
+  projects?: Array<{ name: string; path: string }>;
+  faults?: FaultRule[];
+  /** Makes fault percentages deterministic. */
+  faultSeed?: number;
+  /** Silent when absent. */
+  logger?: Logger;
+}
+
+export interface PipelineView {
+  id: number;
+  status: string;
+  jobs: Array<{ id: number; name: string; stage: string; status: string }>;
+}
+
+export interface JobView {
+  id: number;
+  name: string;
+  stage: string;
+  status: string;
+  runner_id: number | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  trace_size: number;
+  artifacts: { filename: string; size: number; expire_at: string | null } | null;
+}

@@ -1,0 +1,73 @@
+/**
+ * A reference server on 127.0.0.1:0 with one real git project, for any test that needs a
+ * coordinator. Runners register through the real client (E1).
+ */
+import { rm } from 'node:fs/promises';
+import { RunnerApiClient } from '../../src/client/runner-api.js';
+import {
+  createReferenceServer,
+  type JobView,
+  type PipelineView,
+  type ReferenceServer,
+  type ReferenceServerOptions,
+} from '../../src/server/index.js';
+import { createGitRepo } from './git.js';
+
+export interface TestServer {
+  server: ReferenceServer;
+  url: string;
+  projectName: string;
+  projectPath: string;
+  /** E1 through the real client; returns the runner token. */
+  registerRunner(opts?: { tags?: string[]; runUntagged?: boolean; locked?: boolean }): Promise<{ id: number; token: string }>;
+  /** Queues a pipeline from YAML text on the test project. */
+  pipeline(config: string, variables?: Record<string, string>): Promise<PipelineView>;
+  /** Polls getJob until `predicate` holds or timeoutMs (default 30 s) passes (then throws). */
+  waitForJob(id: number, predicate: (job: JobView) => boolean, timeoutMs?: number): Promise<JobView>;
+  close(): Promise<void>;
+}
+
+/** Creates a temp git repo 'group/project' (one commit with `files`, default a README) and starts a server on it. */
+export async function startTestServer(options: Partial<ReferenceServerOptions> & { files?: Record<string, string> } = {}): Promise<TestServer> {
+  const { files, ...serverOptions } = options;
+  const projectName = 'group/project';
+  const projectPath = await createGitRepo(files ?? { 'README.md': '# test project\n' });
+  const server = await createReferenceServer({
+    ...serverOptions,
+    projects: [{ name: projectName, path: projectPath }, ...(serverOptions.projects ?? [])],
+  });
+  const client = new RunnerApiClient({ url: server.url });
+  return {
+    server,
+    url: server.url,
+    projectName,
+    projectPath,
+    async registerRunner(opts = {}) {
+      const tags = opts.tags ?? [];
+      const result = await client.registerRunner({
+        token: server.registrationToken,
+        description: 'test runner',
+        tagList: tags,
+        runUntagged: opts.runUntagged ?? tags.length === 0,
+        ...(opts.locked !== undefined ? { locked: opts.locked } : {}),
+      });
+      if (!result.runner) throw new Error(`runner registration failed with status ${result.status}`);
+      return result.runner;
+    },
+    pipeline: (config, variables) => server.createPipeline({ project: projectName, config, ...(variables ? { variables } : {}) }),
+    async waitForJob(id, predicate, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const job = server.getJob(id);
+        if (job && predicate(job)) return job;
+        if (Date.now() > deadline) throw new Error(`job ${id} did not reach the expected state within ${timeoutMs} ms (last: ${JSON.stringify(job)})`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    async close() {
+      await client.close();
+      await server.close();
+      await rm(projectPath, { recursive: true, force: true });
+    },
+  };
+}
