@@ -170,6 +170,38 @@ export class RunnerApiClient {
     return this.result('updateBuild', response);
   }
 
+  /**
+   * E5 with the complete trace streamed into the body's `trace` string, so a large trace is never
+   * held in memory as one string. `trace` yields the text in order; it is consumed once per call.
+   */
+  async updateBuildWithTrace(
+    id: number,
+    token: string,
+    state: RunnerBuildState,
+    trace: AsyncIterable<string>,
+    signal?: AbortSignal,
+  ): Promise<ApiResult> {
+    const envelope = JSON.stringify({ info: this.info, token, state, trace: '' });
+    const head = envelope.slice(0, -2); // up to and including the opening quote of `trace`
+    async function* body(): AsyncGenerator<Buffer> {
+      yield Buffer.from(head);
+      // JSON.stringify escapes a lone surrogate as \uXXXX, so a pair split between pieces still
+      // decodes to the same character.
+      for await (const piece of trace) yield Buffer.from(JSON.stringify(piece).slice(1, -1));
+      yield Buffer.from('"}');
+    }
+    const response = await send(this.dispatcher, {
+      method: 'PUT',
+      url: new URL(`builds/${id}.json`, this.baseUrl),
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT },
+      body: body(),
+      signal,
+      headersTimeoutMs: this.requestTimeoutMs,
+    });
+    await drain(response);
+    return this.result('updateBuild', response);
+  }
+
   /** E6: appends `bytes` at offset `start` of the server's trace. */
   async patchTrace(
     id: number,

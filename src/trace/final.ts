@@ -1,0 +1,78 @@
+/**
+ * The final update (PROTOCOL.md §7.6): `PUT /builds/:id` with the job's state and the whole trace,
+ * which replaces the server's copy — so bytes the live sender could not deliver are recovered here.
+ * Retried with backoff until 200 (delivered) or 401/403/404 (refused: the build is gone or was
+ * canceled). Unlike the legacy runner's endless retry (§12 item 13), it gives up at a deadline and
+ * says so loudly; the delivery record lets a restarted runner try again.
+ */
+import { backoffDelay, sleep } from '../client/backoff.js';
+import type { RunnerApiClient } from '../client/runner-api.js';
+import type { Logger } from '../log.js';
+import type { SentTrace } from './view.js';
+
+const RETRY_BACKOFF = { baseMs: 1_000, maxMs: 10_000 };
+
+export interface FinalUpdateOptions {
+  client: RunnerApiClient;
+  buildId: number;
+  runnerToken: string;
+  state: 'success' | 'failed';
+  trace: SentTrace;
+  /** Give up after this long. */
+  deadlineMs: number;
+  /** Deadline of each attempt. */
+  requestTimeoutMs: number;
+  /** Aborting stops retrying (the result is then `delivered: false`). */
+  signal?: AbortSignal;
+  logger: Logger;
+  /** Called after each attempt with its status (-1 = transport error or timeout). */
+  onAttempt?(status: number): void;
+}
+
+export interface FinalUpdateResult {
+  /** The server answered 200. */
+  delivered: boolean;
+  /** The last status (-1 = transport error, timeout, or never attempted). */
+  status: number;
+  /** The server refused for good (401/403/404): retrying later is pointless. */
+  refused: boolean;
+}
+
+/** Sends the final update; never rejects. */
+export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<FinalUpdateResult> {
+  const { client, buildId, runnerToken, state, trace, logger } = options;
+  const deadline = AbortSignal.timeout(options.deadlineMs);
+  const stop = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+  let status = -1;
+  for (let attempt = 0; !stop.aborted; attempt++) {
+    const length = trace.length;
+    try {
+      const attemptSignal = AbortSignal.any([stop, AbortSignal.timeout(options.requestTimeoutMs)]);
+      const result = await client.updateBuildWithTrace(buildId, runnerToken, state, trace.text(length), attemptSignal);
+      status = result.status;
+      if (result.error) logger.debug({ err: result.error }, 'final update transport error');
+    } catch (error) {
+      status = -1;
+      logger.debug({ err: error }, 'final update attempt aborted');
+    }
+    options.onAttempt?.(status);
+    if (status === 200) return { delivered: true, status, refused: false };
+    if (status === 401 || status === 403 || status === 404) {
+      logger.warn({ status, buildId }, 'the server refused the final update (the job was canceled or is gone)');
+      return { delivered: false, status, refused: true };
+    }
+    logger.warn({ status, buildId, attempt }, 'final update failed; retrying');
+    try {
+      await sleep(backoffDelay(attempt, RETRY_BACKOFF), stop);
+    } catch {
+      break;
+    }
+  }
+  logger.error(
+    { buildId, status, deadlineMs: options.deadlineMs },
+    `gave up sending the final state "${state}" and trace of job ${buildId}: the server did not accept it ` +
+      'before the deadline (or the runner is shutting down). The delivery record in the job state directory ' +
+      'keeps it pending; a restarted runner can deliver it with resumeDelivery().',
+  );
+  return { delivered: false, status, refused: false };
+}

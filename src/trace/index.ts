@@ -1,0 +1,161 @@
+/**
+ * The trace streamer (issue #3, PROTOCOL.md §7): every byte of a job's log, in order, exactly once,
+ * live. Output is sanitised, masked and appended to a spool file in the job's state directory (the
+ * truth); a sender streams it to the server as a cursor over that file; `finish` sends the final
+ * state with the whole trace and records the delivery so a restarted runner can complete it.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { RunnerApiClient } from '../client/runner-api.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { BuildPayload } from '../protocol/types.js';
+import { TraceCapture } from './capture.js';
+import { sendFinalUpdate } from './final.js';
+import { limitNotice } from './limit.js';
+import { collectSecrets } from './secrets.js';
+import { TraceSender } from './sender.js';
+import { SpoolReader, SpoolWriter } from './spool.js';
+import { DeliveryStateStore, SPOOL_FILE } from './state.js';
+import { SentTrace } from './view.js';
+import type { JobAbortedError } from './errors.js';
+
+export { JobAbortedError, type JobAbortCode } from './errors.js';
+export { MASK } from './mask.js';
+export { collectSecrets, MIN_SECRET_LENGTH } from './secrets.js';
+export { readDeliveryState, isPending, STATE_FILE, SPOOL_FILE, type DeliveryState } from './state.js';
+export { resumeDelivery, type ResumeDeliveryOptions } from './resume.js';
+
+export interface StartTraceOptions {
+  build: BuildPayload;
+  client: RunnerApiClient;
+  runnerToken: string;
+  /** The job's state directory (spool + delivery state live here). Created when missing. */
+  stateDir: string;
+  /** Default 4096. */
+  outputLimitKiB?: number;
+  /** Default 1000. */
+  updateIntervalMs?: number;
+  /** Default 5000. */
+  keepaliveIntervalMs?: number;
+  /** Default 1 h. */
+  finalUpdateDeadlineMs?: number;
+  /** Extra values to mask; the build token, runner token, non-public variables and URL credentials
+   *  are always masked. */
+  secrets?: string[];
+  /**
+   * Daemon shutdown: aborting stops live sending at once. Pass the daemon's stop signal, not the
+   * job's cancel/timeout signal — after it aborts, `finish` makes a single short attempt (≤ 10 s)
+   * and leaves the rest to `resumeDelivery`.
+   */
+  signal: AbortSignal;
+  logger?: Logger;
+  /** Deadline of each trace request. Default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+export interface JobTrace {
+  /** Append job or runner output. Never waits on the network. */
+  write(chunk: string | Uint8Array): void;
+  /** A Writable over the same trace, for piping a process's stdout/stderr. Each read of this
+   *  property returns a new Writable, so stdout and stderr can each be piped (and ended) separately;
+   *  ending one does not end the trace. */
+  readonly stream: Writable;
+  /** Aborts when the server cancels/fails the job (Build-Status canceled/failed, or 403); the reason
+   *  is a {@link JobAbortedError} with code `JOB_CANCELED` or `JOB_FORBIDDEN`. */
+  readonly cancelSignal: AbortSignal;
+  /** Path of the full (masked) log on disk: everything the job printed, also past the output limit. */
+  readonly logPath: string;
+  /** Ends the trace, sends the final PUT with the state and full trace; resolves when the server has it
+   *  (200), or it was refused (403/404), or the deadline passed. Never rejects; idempotent. */
+  finish(state: 'success' | 'failed'): Promise<{ delivered: boolean; status: number }>;
+}
+
+/** Longest final-update attempt once the daemon is shutting down. */
+const SHUTDOWN_FINAL_DEADLINE_MS = 10_000;
+
+/** Starts capturing and streaming one job's trace. */
+export async function startTrace(options: StartTraceOptions): Promise<JobTrace> {
+  const { build, client, runnerToken, stateDir, signal } = options;
+  const logger = (options.logger ?? silentLogger()).child({ component: 'trace', jobId: build.id });
+  const limitBytes = (options.outputLimitKiB ?? 4096) * 1024;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  await mkdir(stateDir, { recursive: true });
+  const logPath = join(stateDir, SPOOL_FILE);
+  const spool = SpoolWriter.create(logPath);
+  const reader = await SpoolReader.open(logPath);
+  const trace = new SentTrace(spool, reader);
+  const store = new DeliveryStateStore(stateDir, { version: 1, buildId: build.id, sentOffset: 0, delivered: false });
+  const record = (patch: Parameters<DeliveryStateStore['update']>[0]): Promise<void> =>
+    store.update(patch).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the trace delivery record'));
+  await record({});
+
+  const cancel = new AbortController();
+  const sender = new TraceSender({
+    client,
+    buildId: build.id,
+    buildToken: build.token,
+    runnerToken,
+    trace,
+    updateIntervalMs: options.updateIntervalMs ?? 1000,
+    keepaliveIntervalMs: options.keepaliveIntervalMs ?? 5000,
+    requestTimeoutMs,
+    signal,
+    logger,
+    onAbort: (reason: JobAbortedError) => {
+      if (cancel.signal.aborted) return;
+      logger.warn({ code: reason.code }, reason.message);
+      cancel.abort(reason);
+    },
+    onAck: (offset) => void record({ sentOffset: offset }),
+  });
+  const capture = new TraceCapture({
+    secrets: collectSecrets(build, runnerToken, options.secrets),
+    limitBytes,
+    spool,
+    logger,
+    onCut: (cut) => {
+      const notice = limitNotice(limitBytes, logPath);
+      trace.setCut(cut, notice);
+      logger.warn({ limitBytes, logPath }, 'job log exceeded the output limit; the rest is kept on disk only');
+      void record({ limitCut: cut, limitNotice: notice });
+    },
+    onData: () => sender.notify(),
+  });
+  sender.start();
+
+  let finishing: Promise<{ delivered: boolean; status: number }> | undefined;
+  const finish = async (state: 'success' | 'failed'): Promise<{ delivered: boolean; status: number }> => {
+    capture.end();
+    await sender.stop();
+    await record({ sentOffset: sender.acknowledged, finalState: state, delivered: false });
+    const shuttingDown = signal.aborted;
+    const result = await sendFinalUpdate({
+      client,
+      buildId: build.id,
+      runnerToken,
+      state,
+      trace,
+      deadlineMs: shuttingDown
+        ? Math.min(SHUTDOWN_FINAL_DEADLINE_MS, options.finalUpdateDeadlineMs ?? 3_600_000)
+        : (options.finalUpdateDeadlineMs ?? 3_600_000),
+      requestTimeoutMs: Math.max(requestTimeoutMs, 60_000),
+      ...(shuttingDown ? {} : { signal }),
+      logger,
+    });
+    await record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status });
+    spool.close();
+    await reader.close().catch(() => undefined);
+    return { delivered: result.delivered, status: result.status };
+  };
+
+  return {
+    write: (chunk) => capture.write(chunk),
+    get stream() {
+      return capture.stream();
+    },
+    cancelSignal: cancel.signal,
+    logPath,
+    finish: (state) => (finishing ??= finish(state)),
+  };
+}

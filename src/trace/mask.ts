@@ -1,0 +1,72 @@
+/**
+ * Secret masking before bytes reach the spool. Each occurrence of a secret becomes `[MASKED]`.
+ *
+ * Contract: the output does not depend on how the input was split into chunks. At each position the
+ * earliest match wins, and among secrets matching there the longest; matching resumes after it. A
+ * position is only decided once `maxLength` bytes from it are known, so the last `maxLength − 1` bytes
+ * of a chunk are held back until more output arrives or `end()` is called. The masker works on bytes
+ * (the secrets' UTF-8 encodings) and runs after UTF-8 sanitising, so both sides use the same encoding.
+ */
+
+export const MASK = '[MASKED]';
+const MASK_BYTES = Buffer.from(MASK);
+const EMPTY = Buffer.alloc(0);
+
+export class Masker {
+  /** Longest first, so that a tie at one position picks the longest secret. */
+  private readonly secrets: Buffer[];
+  private readonly maxLength: number;
+  private held: Buffer = EMPTY;
+
+  constructor(secrets: readonly string[]) {
+    const unique = [...new Set(secrets.filter((secret) => secret.length > 0))];
+    this.secrets = unique.map((secret) => Buffer.from(secret)).sort((a, b) => b.length - a.length);
+    this.maxLength = this.secrets[0]?.length ?? 0;
+  }
+
+  /** Masks what can be decided so far; holds back at most `maxLength − 1` bytes. */
+  push(chunk: Buffer): Buffer {
+    if (this.secrets.length === 0) return chunk;
+    const data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : chunk;
+    return this.mask(data, false);
+  }
+
+  /** Releases the held-back tail, masked. */
+  end(): Buffer {
+    const data = this.held;
+    this.held = EMPTY;
+    return data.length === 0 ? EMPTY : this.mask(data, true);
+  }
+
+  private mask(data: Buffer, final: boolean): Buffer {
+    const secrets = this.secrets;
+    // Positions below `decidable` have every secret's full length in view.
+    const decidable = final ? data.length : data.length - this.maxLength + 1;
+    const next = secrets.map((secret) => data.indexOf(secret));
+    const parts: Buffer[] = [];
+    let position = 0;
+    for (;;) {
+      let found = -1;
+      let which = -1;
+      for (let i = 0; i < next.length; i++) {
+        const at = next[i] as number;
+        // Equal positions keep the earlier (longer) secret.
+        if (at >= 0 && (found < 0 || at < found)) {
+          found = at;
+          which = i;
+        }
+      }
+      if (found < 0 || found >= decidable) break;
+      parts.push(data.subarray(position, found), MASK_BYTES);
+      position = found + (secrets[which] as Buffer).length;
+      for (let i = 0; i < next.length; i++) {
+        const at = next[i] as number;
+        if (at >= 0 && at < position) next[i] = data.indexOf(secrets[i] as Buffer, position);
+      }
+    }
+    const emitEnd = final ? data.length : Math.max(position, decidable);
+    parts.push(data.subarray(position, emitEnd));
+    this.held = final ? EMPTY : Buffer.from(data.subarray(emitEnd));
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+}

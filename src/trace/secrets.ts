@@ -1,0 +1,38 @@
+/**
+ * Which values the runner masks in a job's trace (issue #3): the build token, the runner token, the
+ * values of non-public variables, dependency build tokens, registry passwords, passwords in URLs,
+ * and any extra values the caller names.
+ */
+import type { BuildPayload } from '../protocol/types.js';
+
+/** Shorter values are not masked: masking every `a` or `42` would make a log unreadable. */
+export const MIN_SECRET_LENGTH = 3;
+
+/** Passwords in `scheme://user:password@host` URLs found anywhere in `text`. */
+export function urlPasswords(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/gi)) {
+    const password = match[1];
+    if (password === undefined) continue;
+    found.push(password);
+    try {
+      const decoded = decodeURIComponent(password);
+      if (decoded !== password) found.push(decoded);
+    } catch {
+      // not percent-encoded: the raw form is all there is
+    }
+  }
+  return found;
+}
+
+/** Collects the secrets to mask for one build; short and duplicate values are dropped. */
+export function collectSecrets(build: BuildPayload, runnerToken: string, extra: readonly string[] = []): string[] {
+  const values = [build.token, runnerToken, ...extra, ...urlPasswords(build.repo_url)];
+  for (const variable of build.variables) {
+    if (!variable.public) values.push(variable.value);
+    values.push(...urlPasswords(variable.value));
+  }
+  for (const dependency of build.depends_on_builds) values.push(dependency.token);
+  for (const credential of build.credentials) values.push(credential.password, ...urlPasswords(credential.url));
+  return [...new Set(values.filter((value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH))];
+}

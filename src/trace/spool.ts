@@ -1,0 +1,74 @@
+/**
+ * The spool: the job's whole (sanitised, masked) log as an append-only file in the job's state
+ * directory. It is the single source of truth; senders only keep offsets into it (STYLE habit 6).
+ *
+ * Appends are synchronous writes to the file (page cache). There is deliberately no in-memory queue:
+ * memory stays flat however much a job prints, ordering is trivially preserved, and a `Writable` fed
+ * from a process's pipe gets backpressure from the disk alone. A write never waits on the network.
+ */
+import { openSync, writeSync, closeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+
+export class SpoolWriter {
+  private fd: number | undefined;
+  private written = 0;
+
+  private constructor(
+    readonly path: string,
+    fd: number,
+  ) {
+    this.fd = fd;
+  }
+
+  /** Creates (or truncates) the spool file. */
+  static create(path: string): SpoolWriter {
+    return new SpoolWriter(path, openSync(path, 'w'));
+  }
+
+  /** Bytes appended so far. */
+  get length(): number {
+    return this.written;
+  }
+
+  /** Appends `bytes`; throws if the disk refuses (full, closed). */
+  append(bytes: Uint8Array): void {
+    if (bytes.byteLength === 0) return;
+    if (this.fd === undefined) throw new Error(`spool ${this.path} is closed`);
+    let offset = 0;
+    while (offset < bytes.byteLength) {
+      offset += writeSync(this.fd, bytes, offset, bytes.byteLength - offset, this.written + offset);
+    }
+    this.written += bytes.byteLength;
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** Random-access reads of the spool (a second descriptor, so reads never disturb appends). */
+export class SpoolReader {
+  private constructor(private readonly handle: FileHandle) {}
+
+  static async open(path: string): Promise<SpoolReader> {
+    return new SpoolReader(await open(path, 'r'));
+  }
+
+  /** Reads bytes `[start, end)`; the caller guarantees they have been appended. */
+  async read(start: number, end: number): Promise<Buffer> {
+    const buffer = Buffer.allocUnsafe(end - start);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await this.handle.read(buffer, filled, buffer.length - filled, start + filled);
+      if (bytesRead === 0) throw new Error(`spool ended at ${start + filled}, expected ${end} bytes`);
+      filled += bytesRead;
+    }
+    return buffer;
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}

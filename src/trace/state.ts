@@ -1,0 +1,85 @@
+/**
+ * The delivery record in a job's state directory (`trace-state.json`): how much of the trace the
+ * server acknowledged, and whether the final update is still owed, so a restarted runner can finish
+ * the delivery (`resumeDelivery`). Written atomically (temp file + rename); no secrets inside.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunnerBuildState } from '../protocol/types.js';
+
+export const STATE_FILE = 'trace-state.json';
+export const SPOOL_FILE = 'trace.log';
+
+export interface DeliveryState {
+  version: 1;
+  buildId: number;
+  /** Bytes of the sent trace the server acknowledged. */
+  sentOffset: number;
+  /** Set once the log exceeded the output limit: where the sent trace ends in the spool… */
+  limitCut?: number;
+  /** …and the notice that follows it. */
+  limitNotice?: string;
+  /** The job's result, once it ended: the final update owes this state. */
+  finalState?: Exclude<RunnerBuildState, 'running'>;
+  /** The server answered the final update with 200. */
+  delivered: boolean;
+  /** The server refused the final update for good (403/404): nothing is owed any more. */
+  refused?: boolean;
+  /** Status of the last final-update attempt (-1 = transport error). */
+  finalStatus?: number;
+}
+
+/** True when a final update is recorded but neither delivered nor refused. */
+export function isPending(state: DeliveryState): boolean {
+  return state.finalState !== undefined && !state.delivered && state.refused !== true;
+}
+
+export async function readDeliveryState(stateDir: string): Promise<DeliveryState | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(stateDir, STATE_FILE), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const parsed = JSON.parse(text) as Partial<DeliveryState>;
+  if (parsed.version !== 1 || typeof parsed.buildId !== 'number' || typeof parsed.sentOffset !== 'number') {
+    throw new Error(`${join(stateDir, STATE_FILE)} is not a trace delivery record`);
+  }
+  return parsed as DeliveryState;
+}
+
+/** Keeps the record in memory and writes it in order; concurrent updates coalesce. */
+export class DeliveryStateStore {
+  private state: DeliveryState;
+  private writing: Promise<void> = Promise.resolve();
+  private dirty = false;
+
+  constructor(
+    private readonly stateDir: string,
+    initial: DeliveryState,
+  ) {
+    this.state = { ...initial };
+  }
+
+  get current(): Readonly<DeliveryState> {
+    return this.state;
+  }
+
+  /** Applies `patch` and schedules a write; resolves when a write containing it is on disk. */
+  update(patch: Partial<DeliveryState>): Promise<void> {
+    this.state = { ...this.state, ...patch };
+    this.dirty = true;
+    this.writing = this.writing.catch(() => undefined).then(() => this.flushIfDirty());
+    return this.writing;
+  }
+
+  private async flushIfDirty(): Promise<void> {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const path = join(this.stateDir, STATE_FILE);
+    const temporary = `${path}.${process.pid}.tmp`;
+    await writeFile(temporary, `${JSON.stringify(this.state)}\n`);
+    await rename(temporary, path);
+  }
+}

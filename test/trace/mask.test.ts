@@ -1,0 +1,87 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Masker, MASK } from '../../src/trace/mask.js';
+
+function maskInPieces(secrets: string[], input: Buffer, cuts: number[]): string {
+  const masker = new Masker(secrets);
+  const points = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
+  const parts: Buffer[] = [];
+  let previous = 0;
+  for (const point of [...points, input.length]) {
+    parts.push(Buffer.from(masker.push(input.subarray(previous, point))));
+    previous = point;
+  }
+  parts.push(masker.end());
+  return Buffer.concat(parts).toString();
+}
+
+/** Straightforward whole-text masking with the same rule: earliest match, longest at a position. */
+function referenceMask(secrets: string[], text: string): string {
+  const sorted = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const hit = sorted.find((secret) => text.startsWith(secret, i));
+    if (hit) {
+      out += MASK;
+      i += hit.length;
+    } else {
+      out += text[i];
+      i++;
+    }
+  }
+  return out;
+}
+
+describe('Masker', () => {
+  it('replaces every occurrence of a secret with [MASKED]', () => {
+    const output = maskInPieces(['hunter2'], Buffer.from('pw=hunter2; again hunter2!'), []);
+    expect(output).toBe('pw=[MASKED]; again [MASKED]!');
+  });
+
+  it('masks a secret that is split across writes', () => {
+    const input = Buffer.from('token: s3cr3t-value end');
+    for (let cut = 0; cut <= input.length; cut++) {
+      expect(maskInPieces(['s3cr3t-value'], input, [cut])).toBe('token: [MASKED] end');
+    }
+  });
+
+  it('prefers the longest secret starting at the same position', () => {
+    expect(maskInPieces(['abc', 'abcdef'], Buffer.from('xabcdefx abcx'), [3])).toBe('x[MASKED]x [MASKED]x');
+  });
+
+  it('holds back no more than the longest secret minus one byte', () => {
+    const masker = new Masker(['12345']);
+    expect(masker.push(Buffer.from('abcdefgh')).toString()).toBe('abcd');
+    expect(masker.end().toString()).toBe('efgh');
+  });
+
+  it('passes output through untouched when there is nothing to mask', () => {
+    const masker = new Masker([]);
+    const chunk = Buffer.from('plain');
+    expect(masker.push(chunk)).toBe(chunk);
+  });
+
+  it('gives identical masked traces for random splits of the same output (property)', () => {
+    const alphabet = fc.constantFrom('a', 'b', 'c', 'é', '\n', 'x');
+    const word = fc.array(alphabet, { minLength: 1, maxLength: 6 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(
+        fc.array(word, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.oneof(word, fc.constant('')), { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (secrets, pieces, cutsA, cutsB) => {
+          // Build output that contains the secrets (and fragments of them) often.
+          const text = pieces.map((piece, i) => (i % 2 === 0 ? piece : (secrets[i % secrets.length] ?? piece))).join('');
+          const input = Buffer.from(text);
+          const whole = maskInPieces(secrets, input, []);
+          expect(maskInPieces(secrets, input, cutsA)).toBe(whole);
+          expect(maskInPieces(secrets, input, cutsB)).toBe(whole);
+          expect(whole).toBe(referenceMask(secrets, text));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+});
