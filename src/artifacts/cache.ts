@@ -1,0 +1,73 @@
+/**
+ * Stages `restore_cache` and `archive_cache` (PROTOCOL.md §9.1, §10.8): a local tar.gz per
+ * `<cacheDir>/<runner>/<project>/<key>.tar.gz`. Cache problems never fail a job: a miss, a broken
+ * or refused archive, or a failed write is a warning line. A cache file is written to a temp file
+ * in the same directory and renamed over the old one, so a job restoring at the same time reads
+ * either the old or the new archive, never half of one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ArtifactsContext } from './context.js';
+import { createArchive } from './create.js';
+import { extractArchive } from './extract.js';
+import { cacheFilePath, megabytes } from './naming.js';
+import { selectFiles } from './select.js';
+
+export interface CacheOptions {
+  cacheDir: string;
+  runnerName: string;
+  /** Already variable-expanded by the caller; 'default' when the job sets none. */
+  key: string;
+}
+
+/** Restores the cache over the project dir when the job configures one. Never throws, except the abort reason. */
+export async function restoreCache(ctx: ArtifactsContext, opts: CacheOptions): Promise<void> {
+  if (!cacheConfigured(ctx)) return;
+  try {
+    const file = cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key);
+    const present = await stat(file).then((stats) => stats.isFile(), () => false);
+    if (!present) {
+      ctx.log(`WARNING: no cache for key ${JSON.stringify(opts.key)} yet (a miss); the job runs without it`);
+      return;
+    }
+    ctx.log(`Restoring cache ${JSON.stringify(opts.key)}...`);
+    const summary = await extractArchive(file, ctx.projectDir, ctx.signal);
+    ctx.log(`Restored cache ${JSON.stringify(opts.key)}: ${summary.entries} entries, ${megabytes(summary.bytes)}`);
+  } catch (error) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    ctx.log(`WARNING: cache ${JSON.stringify(opts.key)} not restored: ${(error as Error).message}`);
+  }
+}
+
+/** Archives the cache paths after a successful build. Never throws, except the abort reason. */
+export async function archiveCache(ctx: ArtifactsContext, opts: CacheOptions): Promise<void> {
+  if (!cacheConfigured(ctx)) return;
+  const spec = ctx.build.options.cache ?? {};
+  let temp: string | undefined;
+  try {
+    const file = cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key);
+    ctx.log(`Creating cache ${JSON.stringify(opts.key)}...`);
+    const selection = await selectFiles(ctx.projectDir, { ...(spec.paths ? { paths: spec.paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
+    if (selection.files === 0) {
+      ctx.log('NOTICE: no files matched cache:paths or cache:untracked; the cache is not updated');
+      return;
+    }
+    await mkdir(dirname(file), { recursive: true });
+    temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const size = await createArchive(ctx.projectDir, selection.entries, temp, 'tar.gz', ctx.signal);
+    await rename(temp, file);
+    temp = undefined;
+    ctx.log(`Created cache ${JSON.stringify(opts.key)}: ${selection.files} file(s), ${megabytes(selection.bytes)} (${megabytes(size)} compressed)`);
+  } catch (error) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    ctx.log(`WARNING: cache ${JSON.stringify(opts.key)} not saved: ${(error as Error).message}`);
+  } finally {
+    if (temp) await rm(temp, { force: true });
+  }
+}
+
+function cacheConfigured(ctx: ArtifactsContext): boolean {
+  const spec = ctx.build.options.cache;
+  return spec !== undefined && ((spec.paths ?? []).length > 0 || spec.untracked === true);
+}

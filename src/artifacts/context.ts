@@ -1,0 +1,15 @@
+import type { RunnerApiClient } from '../client/runner-api.js';
+import type { BuildPayload } from '../protocol/types.js';
+
+/** What every artifacts/cache stage gets from the job (see TEAM.md, "Artifacts"). */
+export interface ArtifactsContext {
+  build: BuildPayload;
+  client: RunnerApiClient;
+  /** The checkout; selection and extraction never go outside it. */
+  projectDir: string;
+  /** The job's state dir: archives and downloads are written here, never held in memory. */
+  stateDir: string;
+  /** Runner lines into the job trace (one line, no trailing newline). */
+  log(line: string): void;
+  signal: AbortSignal;
+}

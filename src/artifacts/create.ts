@@ -1,0 +1,59 @@
+/**
+ * Writes the selected entries into an archive file, streamed: tar.gz with the `tar` package's Pack
+ * (default), zip with yazl (for servers and tools that expect the legacy runner's format, §8.1).
+ * Nothing is held in memory but the entry list; file contents flow from disk through the
+ * compressor into the output file.
+ */
+import { createWriteStream } from 'node:fs';
+import { readlink, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Pack } from 'tar';
+import { ZipFile } from 'yazl';
+import { ArtifactsError } from './errors.js';
+import type { SelectedEntry } from './select.js';
+
+export type CreateFormat = 'tar.gz' | 'zip';
+
+/**
+ * Archives `entries` (paths relative to `projectDir`) into `out`. Returns the archive's size in
+ * bytes. Throws ARCHIVE_CREATE_FAILED (e.g. a selected file vanished) or the abort reason.
+ */
+export async function createArchive(projectDir: string, entries: SelectedEntry[], out: string, format: CreateFormat, signal: AbortSignal): Promise<number> {
+  const root = await realpath(projectDir);
+  try {
+    if (format === 'zip') await createZip(root, entries, out, signal);
+    else await createTarGz(root, entries, out, signal);
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    throw new ArtifactsError('ARCHIVE_CREATE_FAILED', `could not create the ${format} archive: ${(error as Error).message}`, { cause: error });
+  }
+  return (await stat(out)).size;
+}
+
+async function createTarGz(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal): Promise<void> {
+  // noDirRecurse: the selection already lists every entry; strict: a file that vanished or cannot
+  // be read fails the archive instead of silently leaving it out. Paths are added through Pack
+  // directly (not tar.c), which would read a name starting with "@" as an archive to splice in.
+  const pack = new Pack({ cwd: root, gzip: true, noDirRecurse: true, strict: true });
+  const written = pipeline(pack, createWriteStream(out), { signal });
+  // Pack queues the names and stats/reads a few files at a time as the output drains.
+  for (const entry of entries) pack.add(entry.path);
+  pack.end();
+  await written;
+}
+
+async function createZip(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal): Promise<void> {
+  const zip = new ZipFile();
+  const failed = new Promise<never>((_, reject) => zip.on('error', reject));
+  failed.catch(() => undefined);
+  const written = pipeline(zip.outputStream, createWriteStream(out), { signal });
+  for (const entry of entries) {
+    const options = { mode: entry.mode & 0xffff, mtime: entry.mtime };
+    if (entry.kind === 'directory') zip.addEmptyDirectory(`${entry.path}/`, options);
+    else if (entry.kind === 'symlink') zip.addBuffer(Buffer.from(await readlink(join(root, entry.path))), entry.path, { ...options, compress: false });
+    else zip.addFile(join(root, entry.path), entry.path, { ...options, compress: true });
+  }
+  zip.end();
+  await Promise.race([written, failed]);
+}

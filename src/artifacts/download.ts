@@ -1,0 +1,83 @@
+/**
+ * Stage `download_artifacts` (PROTOCOL.md §4.8, §5.5, §8.3): for every dependency build with an
+ * artifacts file (filtered by `options.dependencies`: absent = all, [] = none), download it with E8
+ * and that build's token into the state dir, check its size, and extract it safely over the project
+ * dir. The format is told by magic bytes, so legacy zip artifacts work as well as our tar.gz.
+ */
+import { rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { backoffDelay, sleep } from '../client/backoff.js';
+import type { DependencyBuild } from '../protocol/types.js';
+import type { ArtifactsContext } from './context.js';
+import { ArtifactsError } from './errors.js';
+import { extractArchive } from './extract.js';
+import { megabytes } from './naming.js';
+
+export interface DownloadOptions {
+  /** ARTIFACT_DOWNLOAD_ATTEMPTS (1–10): tries per dependency on retryable outcomes and size mismatches. */
+  attempts: number;
+  /** First retry delay in ms (doubles, with jitter, up to 30 s). Default 1000. */
+  retryBaseMs?: number;
+}
+
+/** The dependencies whose artifacts this build downloads. */
+export function dependenciesToDownload(deps: DependencyBuild[], filter: string[] | undefined): DependencyBuild[] {
+  return deps.filter((dep) => Boolean(dep.artifacts_file?.filename) && (filter === undefined || filter.includes(dep.name)));
+}
+
+/**
+ * Downloads and extracts every dependency's artifacts, in `depends_on_builds` order. Throws
+ * ArtifactsError: ARTIFACTS_DOWNLOAD_FAILED, ARCHIVE_UNSAFE (nothing of that archive written),
+ * ARCHIVE_CORRUPT, ARCHIVE_EXTRACT_FAILED; or the abort reason.
+ */
+export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOptions): Promise<void> {
+  for (const dep of dependenciesToDownload(ctx.build.depends_on_builds, ctx.build.options.dependencies)) {
+    const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
+    try {
+      ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);
+      const started = performance.now();
+      const size = await fetchWithRetries(ctx, dep, file, opts);
+      const elapsed = performance.now() - started;
+      ctx.log(`Downloaded ${megabytes(size)} in ${(elapsed / 1000).toFixed(1)} s (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
+      let summary;
+      try {
+        summary = await extractArchive(file, ctx.projectDir, ctx.signal);
+      } catch (error) {
+        if (error instanceof ArtifactsError) {
+          throw new ArtifactsError(error.code, `artifacts of ${dep.name} (${dep.id}): ${error.message}`, { cause: error });
+        }
+        throw error;
+      }
+      ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${summary.format}) from the artifacts of ${dep.name}`);
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+}
+
+async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<number> {
+  const attempts = Math.min(10, Math.max(1, Math.floor(opts.attempts)));
+  const expected = dep.artifacts_file?.size;
+  for (let attempt = 1; ; attempt += 1) {
+    await rm(file, { force: true });
+    const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal);
+    let reason: string;
+    if (result.outcome === 'ok') {
+      const size = (await stat(file)).size;
+      if (expected === undefined || size === expected) return size;
+      reason = `got ${size} bytes, the server announced ${expected}`;
+    } else {
+      reason = result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;
+      if (result.outcome === 'final') {
+        const why = result.status === 404 ? 'they are gone (expired or never stored)' : 'the server refused the dependency build token';
+        throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed with ${reason}: ${why}`);
+      }
+    }
+    if (attempt >= attempts) {
+      throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed after ${attempt} attempt(s): ${reason}; raise ARTIFACT_DOWNLOAD_ATTEMPTS or check the server`);
+    }
+    const delay = backoffDelay(attempt - 1, { baseMs: opts.retryBaseMs ?? 1000, maxMs: 30_000 });
+    ctx.log(`WARNING: downloading artifacts of ${dep.name} failed (${reason}); retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${attempts})`);
+    await sleep(delay, ctx.signal);
+  }
+}

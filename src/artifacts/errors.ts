@@ -1,0 +1,39 @@
+/**
+ * Errors of the artifacts and cache stages. Callers (the agent's job stages) branch on `code`:
+ * `JOB_FORBIDDEN` means the server stopped the job; the others fail the stage with a message that
+ * says what to do next.
+ */
+import { CiRunnerError } from '../errors.js';
+
+export type ArtifactsErrorCode =
+  /** E7 answered 413: the archive is over the server's size limit. */
+  | 'ARTIFACTS_TOO_LARGE'
+  /** E7 answered 403: the job is no longer running on the server. */
+  | 'JOB_FORBIDDEN'
+  /** E7 failed for good (other final status, or retries exhausted). */
+  | 'ARTIFACTS_UPLOAD_FAILED'
+  /** E8 failed for good, or the file had the wrong size after every attempt. */
+  | 'ARTIFACTS_DOWNLOAD_FAILED'
+  /** An archive entry would write outside the project dir, or is a device/fifo: nothing was written. */
+  | 'ARCHIVE_UNSAFE'
+  /** Not a gzip/tar/zip file, or damaged. */
+  | 'ARCHIVE_CORRUPT'
+  /** Writing an entry failed (disk full, permissions, a file where a directory must go). */
+  | 'ARCHIVE_EXTRACT_FAILED'
+  /** Building the archive failed (a selected file vanished or could not be read). */
+  | 'ARCHIVE_CREATE_FAILED'
+  /** A cache key that cannot be a file name (`..`, empty). */
+  | 'CACHE_KEY_INVALID';
+
+export class ArtifactsError extends CiRunnerError {
+  declare readonly code: ArtifactsErrorCode;
+
+  constructor(code: ArtifactsErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+/** Rethrows the signal's reason when it has aborted, so aborts never turn into warnings. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason;
+}

@@ -1,0 +1,57 @@
+/**
+ * Names derived from the build payload: the artifacts file name (`<basename of artifacts:name>.ext`,
+ * §4.7, with `$VARS` expanded as the legacy job shell did), the cache file location
+ * (`<cacheDir>/<runner>/<project slug>/<key>.tar.gz`) and byte counts for trace lines.
+ */
+import { join } from 'node:path';
+import type { BuildPayload, BuildVariable } from '../protocol/types.js';
+import { ArtifactsError } from './errors.js';
+
+/** Expands `$NAME` and `${NAME}` from `variables` (later entries win); unknown names become empty. */
+export function expandVariables(text: string, variables: BuildVariable[]): string {
+  const values = new Map(variables.map((variable) => [variable.key, variable.value]));
+  return text.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (_, braced?: string, bare?: string) => values.get(braced ?? bare ?? '') ?? '');
+}
+
+/** `<basename of the expanded artifacts name, or "artifacts">.<format>`. */
+export function artifactsFileName(build: BuildPayload, format: 'tar.gz' | 'zip'): string {
+  const expanded = expandVariables(build.options.artifacts?.name ?? '', build.variables);
+  const base = expanded.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').pop() ?? '';
+  return `${base === '' ? 'artifacts' : base}.${format}`;
+}
+
+/**
+ * A path segment that is safe as a file name and distinct per input: characters outside
+ * `[A-Za-z0-9._-]` are percent-encoded (so `a/b` and `a_b` stay different keys).
+ */
+export function safeSegment(text: string): string {
+  return Array.from(Buffer.from(text, 'utf8'))
+    .map((byte) => (/[A-Za-z0-9._-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
+}
+
+/** The project part of build paths (§10.8): `repo_url`'s path without `/` and `.git`, else `project-<id>`. */
+export function projectSlug(build: BuildPayload): string {
+  let path = '';
+  try {
+    path = new URL(build.repo_url).pathname;
+  } catch {
+    path = '';
+  }
+  const parts = path.replace(/^\/+/, '').replace(/\.git$/, '').split('/').filter((part) => part !== '');
+  if (parts.length === 0 || parts.some((part) => part === '.' || part === '..')) return `project-${build.project_id}`;
+  return parts.map(safeSegment).join('/');
+}
+
+/** `<cacheDir>/<runner>/<project slug>/<key>.tar.gz`. Throws CACHE_KEY_INVALID for an empty key or one with `..`. */
+export function cacheFilePath(cacheDir: string, runnerName: string, build: BuildPayload, key: string): string {
+  if (key.trim() === '' || key === '.' || key.split(/[\\/]/).includes('..')) {
+    throw new ArtifactsError('CACHE_KEY_INVALID', `cache key ${JSON.stringify(key)} is not usable; use letters, digits and . _ - (no "..")`);
+  }
+  return join(cacheDir, safeSegment(runnerName || 'runner'), projectSlug(build), `${safeSegment(key)}.tar.gz`);
+}
+
+/** `12.3 MB`, in MiB like the server's `max_artifacts_size` setting. */
+export function megabytes(bytes: number): string {
+  return `${(bytes / 1_048_576).toFixed(bytes < 10_485_760 ? 2 : 1)} MB`;
+}

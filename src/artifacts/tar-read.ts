@@ -1,0 +1,93 @@
+/**
+ * Reads a tar or tar.gz archive entry by entry with the `tar` package's parser (gzip is detected by
+ * the parser). Entries are handed to the visitor one at a time; while a file's content is not
+ * consumed the parser stops, which stops the file stream, so memory stays flat.
+ */
+import { createReadStream } from 'node:fs';
+import { Parser, type ReadEntry } from 'tar';
+import type { ArchiveEntry, EntryVisitor } from './entry.js';
+import { ArtifactsError } from './errors.js';
+
+const SPECIAL: Record<string, string> = {
+  CharacterDevice: 'character device',
+  BlockDevice: 'block device',
+  FIFO: 'fifo',
+};
+
+/** Visits every entry of the tar(.gz) `file`. Rejects with the visitor's error, ARCHIVE_CORRUPT, or the abort reason. */
+export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    // strict: a checksum failure, a truncated archive or garbage is an error, not a skipped entry.
+    // The decompression-ratio guard is off: a cache of zero-filled files legitimately compresses
+    // better than 1000:1; the server's size limit is what bounds artifacts.
+    const parser = new Parser({ strict: true, maxDecompressionRatio: Infinity });
+    const input = createReadStream(file);
+    let settled = false;
+    let chain: Promise<void> = Promise.resolve();
+
+    const finish = (error?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (error === undefined) {
+        resolve();
+        return;
+      }
+      input.destroy();
+      reject(error);
+    };
+    const onAbort = (): void => finish(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    parser.on('entry', (entry: ReadEntry) => {
+      chain = chain.then(async () => {
+        if (settled) return;
+        try {
+          await visit(toArchiveEntry(entry));
+        } finally {
+          // Whatever the visitor left unread is skipped, so the parser can go on.
+          if (!entry.emittedEnd) entry.resume();
+        }
+      });
+      chain.catch(finish);
+    });
+    parser.on('error', (error: Error) => finish(corrupt(file, error)));
+    parser.on('end', () => {
+      chain.then(() => finish(), finish);
+    });
+    input.on('error', (error) => finish(corrupt(file, error)));
+    input.pipe(parser);
+  });
+}
+
+function toArchiveEntry(entry: ReadEntry): ArchiveEntry {
+  const base = {
+    name: entry.path,
+    mode: entry.mode ?? 0,
+    size: 0,
+    ...(entry.mtime ? { mtime: entry.mtime } : {}),
+  };
+  switch (entry.type) {
+    case 'File':
+    case 'OldFile':
+    case 'ContiguousFile':
+      return { ...base, kind: 'file', size: entry.size, content: () => Promise.resolve(entry) };
+    case 'Directory':
+    case 'GNUDumpDir':
+      return { ...base, kind: 'directory' };
+    case 'SymbolicLink':
+      return { ...base, kind: 'symlink', linkTarget: entry.linkpath ?? '' };
+    case 'Link':
+      return { ...base, kind: 'hardlink', linkTarget: entry.linkpath ?? '' };
+    default:
+      return { ...base, kind: 'unsupported', detail: SPECIAL[entry.type] ?? `tar entry of type ${entry.type}` };
+  }
+}
+
+function corrupt(file: string, error: Error): ArtifactsError {
+  return new ArtifactsError('ARCHIVE_CORRUPT', `${file} is not a readable tar archive: ${error.message}`, { cause: error });
+}

@@ -1,0 +1,92 @@
+/**
+ * Stage `upload_artifacts` (PROTOCOL.md §4.7, §8.2, §9.3): select, archive to a file in the state
+ * dir, upload with E7. The archive is built once; a retry re-reads it from disk. Unlike the legacy
+ * runner, nothing is uploaded when nothing matched (§12 item 23).
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { backoffDelay, sleep } from '../client/backoff.js';
+import type { ArtifactsContext } from './context.js';
+import { createArchive } from './create.js';
+import { ArtifactsError } from './errors.js';
+import { artifactsFileName, megabytes } from './naming.js';
+import { selectFiles } from './select.js';
+
+export interface UploadOptions {
+  /** Archive format: tar.gz by default, zip when the runner has `artifacts_format = "zip"`. */
+  format: 'tar.gz' | 'zip';
+  /** Whether every earlier stage succeeded; with `artifacts.when` it decides whether to upload. */
+  jobSucceeded: boolean;
+  /** E7 attempts on retryable outcomes (5xx, network). Default 5 (the legacy runner made 3). */
+  attempts?: number;
+  /** First retry delay in ms (doubles, with jitter, up to 30 s). Default 1000. */
+  retryBaseMs?: number;
+}
+
+/** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
+export function shouldUpload(when: string | undefined, jobSucceeded: boolean): boolean {
+  if (when === 'always') return true;
+  if (when === 'on_failure') return !jobSucceeded;
+  return jobSucceeded;
+}
+
+/**
+ * Uploads the job's artifacts as `options.artifacts` describes. Resolves when uploaded or when there
+ * is nothing to upload. Throws ArtifactsError: ARTIFACTS_TOO_LARGE (413), JOB_FORBIDDEN (403),
+ * ARTIFACTS_UPLOAD_FAILED, ARCHIVE_CREATE_FAILED; or the abort reason.
+ */
+export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions): Promise<void> {
+  const spec = ctx.build.options.artifacts;
+  if (!spec || ((spec.paths ?? []).length === 0 && !spec.untracked)) return;
+  if (!shouldUpload(spec.when, opts.jobSucceeded)) {
+    ctx.log(`Not uploading artifacts: the job ${opts.jobSucceeded ? 'succeeded' : 'failed'} and artifacts:when is ${spec.when ?? 'on_success'}`);
+    return;
+  }
+  ctx.log('Uploading artifacts...');
+  const selection = await selectFiles(ctx.projectDir, { ...(spec.paths ? { paths: spec.paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
+  if (selection.files === 0) {
+    ctx.log('NOTICE: no files matched artifacts:paths or artifacts:untracked; nothing to upload');
+    return;
+  }
+  const filename = artifactsFileName(ctx.build, opts.format);
+  const archive = join(ctx.stateDir, `artifacts-upload.${opts.format}`);
+  try {
+    const started = performance.now();
+    const size = await createArchive(ctx.projectDir, selection.entries, archive, opts.format, ctx.signal);
+    ctx.log(`Archived ${selection.files} file(s), ${megabytes(selection.bytes)}, into ${filename} (${megabytes(size)}) in ${seconds(performance.now() - started)}`);
+    await send(ctx, opts, archive, filename, size);
+  } finally {
+    await rm(archive, { force: true });
+  }
+}
+
+async function send(ctx: ArtifactsContext, opts: UploadOptions, archive: string, filename: string, size: number): Promise<void> {
+  const attempts = Math.max(1, opts.attempts ?? 5);
+  const expireIn = ctx.build.options.artifacts?.expire_in;
+  for (let attempt = 1; ; attempt += 1) {
+    const started = performance.now();
+    const result = await ctx.client.uploadArtifacts(ctx.build.id, ctx.build.token, { path: archive, filename, ...(expireIn ? { expireIn } : {}) }, ctx.signal);
+    const elapsed = performance.now() - started;
+    if (result.outcome === 'ok') {
+      ctx.log(`Uploaded ${filename}: ${megabytes(size)} in ${seconds(elapsed)} (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
+      return;
+    }
+    if (result.status === 413) {
+      throw new ArtifactsError('ARTIFACTS_TOO_LARGE', `artifacts are ${megabytes(size)}, over the server's limit; archive fewer files or raise the server's maximum artifacts size`);
+    }
+    if (result.status === 403 || result.status === 401) {
+      throw new ArtifactsError('JOB_FORBIDDEN', 'the job was stopped on the server (artifacts upload answered 403); it is no longer running there');
+    }
+    const reason = result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;
+    if (result.outcome === 'final' || attempt >= attempts) {
+      throw new ArtifactsError('ARTIFACTS_UPLOAD_FAILED', `uploading artifacts failed after ${attempt} attempt(s): ${reason}; check the server's log`);
+    }
+    const delay = backoffDelay(attempt - 1, { baseMs: opts.retryBaseMs ?? 1000, maxMs: 30_000 });
+    ctx.log(`WARNING: uploading artifacts failed (${reason}); retrying in ${seconds(delay)} (attempt ${attempt + 1} of ${attempts})`);
+    await sleep(delay, ctx.signal);
+  }
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
