@@ -50,6 +50,19 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
       [...ctx.store.runners.values()].map((r) => ({ id: r.id, description: r.description, tags: r.tags, run_untagged: r.runUntagged, locked: r.locked, active: r.active, project_id: r.projectId, contacted_at: r.contactedAt?.toISOString() ?? null })),
     );
   }
+  if (resource === 'runners' && (action === 'pause' || action === 'resume') && method === 'POST') {
+    const runner = ctx.store.runners.get(id(idText));
+    if (!runner) return errorReply(404, '404 Runner Not Found');
+    runner.active = action === 'resume';
+    if (runner.active) ctx.scheduler.buildsQueued();
+    return json(200, { id: runner.id, active: runner.active });
+  }
+  if (resource === 'projects' && idText === undefined && method === 'GET') {
+    return json(
+      200,
+      [...ctx.store.projects.values()].map((p) => ({ id: p.id, name: p.name, path: p.path, runners_token: p.runnersToken, clone_url: `${ctx.baseUrl()}/${p.name}.git` })),
+    );
+  }
   if (resource !== 'jobs') return errorReply(404);
   const build = ctx.store.buildById(id(idText));
   if (!build) return errorReply(404, '404 Job Not Found');
