@@ -1,0 +1,258 @@
+/**
+ * The daemon (`run`): one poll loop per `[[runners]]` entry, sharing `concurrent` job slots.
+ *
+ * - Idle entries poll every `check_interval` (with jitter); after receiving a job an entry polls again
+ *   at once while slots are free, so a queue drains without waiting for ticks.
+ * - A slot is reserved before polling, so a job the server hands out always has somewhere to run.
+ * - 403 marks the entry unhealthy (token revoked?) with a growing pause; 5xx/network errors back off
+ *   exponentially with jitter.
+ * - Shutdown is two steps: `shutdown()` stops polling (an in-flight poll finishes and its job runs),
+ *   waits `shutdown_timeout` for jobs, then cancels them; a second `shutdown()` cancels at once.
+ */
+import { backoffDelay, sleep } from '../client/backoff.js';
+import type { RunnerApiClient } from '../client/runner-api.js';
+import type { Logger } from '../log.js';
+import type { BuildPayload } from '../protocol/types.js';
+import { ClientPool } from './clients.js';
+import type { Config, RunnerConfig } from './config/schema.js';
+import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
+import { SlotAllocator } from './job/slots.js';
+import type { SharedServices } from './services.js';
+
+export interface AgentEvents {
+  jobStarted?(runner: RunnerConfig, build: BuildPayload): void;
+  jobFinished?(runner: RunnerConfig, build: BuildPayload, outcome: JobOutcome): void;
+}
+
+interface Entry {
+  key: string;
+  config: RunnerConfig;
+  client: RunnerApiClient;
+  running: number;
+  polling: number;
+  lastUpdate?: string;
+  failures: number;
+  lastStatus?: number;
+  removed: boolean;
+}
+
+export class Agent {
+  private config: Readonly<Config>;
+  private readonly entries = new Map<string, Entry>();
+  private readonly clients = new ClientPool();
+  private readonly slots = new SlotAllocator();
+  private readonly jobs = new Set<Promise<void>>();
+  private readonly loops = new Set<Promise<void>>();
+  private readonly stopPolling = new AbortController();
+  private readonly abortPolls = new AbortController();
+  private readonly stopJobs = new AbortController();
+  private reserved = 0;
+  private wake: () => void = () => undefined;
+  private changed: Promise<void> = Promise.resolve();
+  private shutdowns = 0;
+  private shutdownTimer: NodeJS.Timeout | undefined;
+  private readonly logger: Logger;
+
+  constructor(config: Readonly<Config>, private readonly services: SharedServices, private readonly events: AgentEvents = {}) {
+    this.config = config;
+    this.logger = services.logger.child({ component: 'agent' });
+    this.resetChanged();
+  }
+
+  /** Number of jobs running now. */
+  get runningJobs(): number {
+    return this.jobs.size;
+  }
+
+  /** Starts a poll loop for each runner entry. */
+  start(): void {
+    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register`');
+    for (const runner of this.config.runners) this.addEntry(runner);
+    this.logger.info({ runners: this.config.runners.length, concurrent: this.config.concurrent }, 'polling for jobs');
+  }
+
+  /** Swaps in a new config (SIGHUP): entries are matched by url+token; removed ones stop polling. */
+  reload(config: Readonly<Config>): void {
+    this.config = config;
+    const keep = new Set<string>();
+    for (const runner of config.runners) {
+      const key = entryKey(runner);
+      keep.add(key);
+      const entry = this.entries.get(key);
+      if (entry) {
+        entry.config = runner;
+        entry.client = this.clients.get(runner);
+        entry.failures = 0;
+      } else this.addEntry(runner);
+    }
+    for (const [key, entry] of this.entries) {
+      if (!keep.has(key)) {
+        entry.removed = true;
+        this.entries.delete(key);
+      }
+    }
+    this.logger.info({ runners: config.runners.length, concurrent: config.concurrent }, 'configuration reloaded');
+    this.notify();
+  }
+
+  /**
+   * First call: stop polling, let jobs finish for `shutdown_timeout`, then cancel them. A second
+   * call cancels them at once (and abandons in-flight polls).
+   */
+  shutdown(): void {
+    this.shutdowns += 1;
+    if (this.shutdowns === 1) {
+      this.logger.info({ jobs: this.jobs.size, timeoutS: this.config.shutdown_timeout }, 'shutting down: no new jobs; waiting for running jobs');
+      this.stopPolling.abort();
+      this.shutdownTimer = setTimeout(
+        () => this.cancelJobs(`the runner is shutting down and the job did not finish within shutdown_timeout (${this.config.shutdown_timeout} s)`),
+        this.config.shutdown_timeout * 1000,
+      );
+      this.shutdownTimer.unref();
+    } else {
+      this.logger.warn({ jobs: this.jobs.size }, 'forced shutdown: canceling running jobs');
+      this.abortPolls.abort();
+      this.cancelJobs('the runner was stopped (forced shutdown)');
+    }
+    this.notify();
+  }
+
+  /** Resolves when every poll loop has ended and every job has finished. */
+  async done(): Promise<void> {
+    while (this.loops.size > 0 || this.jobs.size > 0) await Promise.all([...this.loops, ...this.jobs]);
+    if (this.shutdownTimer) clearTimeout(this.shutdownTimer);
+    await this.clients.close();
+  }
+
+  private cancelJobs(reason: string): void {
+    if (!this.stopJobs.signal.aborted) this.stopJobs.abort(new JobStop(reason));
+  }
+
+  private addEntry(runner: RunnerConfig): void {
+    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false };
+    this.entries.set(entry.key, entry);
+    const loop: Promise<void> = this.pollLoop(entry)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
+      })
+      .finally(() => this.loops.delete(loop));
+    this.loops.add(loop);
+  }
+
+  private notify(): void {
+    this.wake();
+    this.resetChanged();
+  }
+
+  private resetChanged(): void {
+    this.changed = new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  private hasSlot(entry: Entry): boolean {
+    const { limit, request_concurrency } = entry.config;
+    return this.reserved < this.config.concurrent && (limit === 0 || entry.running + entry.polling < limit) && entry.polling < request_concurrency;
+  }
+
+  /** Waits up to `ms` or until a slot frees / the config changes / shutdown starts. */
+  private async pause(ms: number): Promise<void> {
+    const stop = this.stopPolling.signal;
+    if (stop.aborted) return;
+    await Promise.race([sleep(ms, stop).catch(() => undefined), this.changed]);
+  }
+
+  private async pollLoop(entry: Entry): Promise<void> {
+    const log = this.logger.child({ runner: entry.config.name });
+    while (!this.stopPolling.signal.aborted && !entry.removed) {
+      if (!this.hasSlot(entry)) {
+        await this.pause(60_000);
+        continue;
+      }
+      this.reserved += 1;
+      entry.polling += 1;
+      let got = false;
+      try {
+        got = await this.pollOnce(entry, log);
+      } finally {
+        entry.polling -= 1;
+        if (!got) {
+          this.reserved -= 1;
+          this.notify();
+        }
+      }
+      if (got) continue; // poll again at once while slots are free
+      const delay = entry.failures > 0 ? this.failureDelay(entry) : jitter(this.config.check_interval * 1000);
+      await this.pause(delay);
+    }
+  }
+
+  private failureDelay(entry: Entry): number {
+    const base = this.config.check_interval * 1000;
+    return backoffDelay(entry.failures - 1, { baseMs: base, maxMs: entry.lastStatus === 403 ? 3_600_000 : 60_000 });
+  }
+
+  /** One E4; returns true when a job was started (its slot stays reserved until it ends). */
+  private async pollOnce(entry: Entry, log: Logger): Promise<boolean> {
+    const runner = entry.config;
+    let result;
+    try {
+      result = await entry.client.requestBuild(runner.token, entry.lastUpdate, this.abortPolls.signal);
+    } catch {
+      return false; // forced shutdown abandoned the poll
+    }
+    if ('lastUpdate' in result && result.lastUpdate) entry.lastUpdate = result.lastUpdate;
+    entry.lastStatus = result.status;
+    switch (result.kind) {
+      case 'build':
+        entry.failures = 0;
+        this.startJob(entry, result.build);
+        return true;
+      case 'none':
+        entry.failures = 0;
+        return false;
+      case 'forbidden':
+        entry.failures += 1;
+        log.error({ status: result.status, failures: entry.failures }, `the coordinator refused runner "${runner.name}" (${result.status}): was it deleted or its token revoked? Re-register it or remove it from the config; backing off`);
+        return false;
+      case 'invalid-build':
+        entry.failures = 0;
+        log.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
+        if (result.id !== undefined) {
+          void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, this.stopJobs.signal).then((ok) => {
+            if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
+          });
+        } else log.error('the unreadable build carries no id; it cannot be reported and stays running on the server until it times out');
+        return false;
+      default:
+        entry.failures += 1;
+        log.warn({ status: result.status, err: result.error?.message, failures: entry.failures }, 'job request failed; backing off');
+        return false;
+    }
+  }
+
+  private startJob(entry: Entry, build: BuildPayload): void {
+    entry.running += 1;
+    const runner = entry.config;
+    this.events.jobStarted?.(runner, build);
+    const job = runJob(build, { ...this.services, runner, client: entry.client, slots: this.slots }, this.stopJobs.signal)
+      .then((outcome) => this.events.jobFinished?.(runner, build, outcome))
+      .catch((error: unknown) => this.logger.error({ err: error, jobId: build.id }, 'job crashed'))
+      .finally(() => {
+        entry.running -= 1;
+        this.reserved -= 1;
+        this.jobs.delete(job);
+        this.notify();
+      });
+    this.jobs.add(job);
+  }
+}
+
+function entryKey(runner: RunnerConfig): string {
+  return `${runner.url}\u0000${runner.token}`;
+}
+
+/** ±20 % around `ms`, so many runners do not poll in lockstep. */
+function jitter(ms: number): number {
+  return Math.round(ms * (0.8 + Math.random() * 0.4));
+}

@@ -1,0 +1,82 @@
+/**
+ * The get_sources stage as shell commands (PROTOCOL.md §10.9): clone, fetch into the slot's existing
+ * checkout, or nothing; then check out `sha` and update submodules. The commands run unechoed; the
+ * notices they print never contain the repository credentials (the URL is shown redacted).
+ */
+import { shellQuote } from '../../executors/shell/quote.js';
+import type { BuildPayload } from '../../protocol/types.js';
+import { redactUrl } from './build-dir.js';
+
+export type GitStrategy = 'clone' | 'fetch' | 'none';
+export type SubmoduleStrategy = 'none' | 'normal' | 'recursive';
+
+export interface GitSourcesOptions {
+  build: BuildPayload;
+  projectDir: string;
+  strategy: GitStrategy;
+  /** Shallow clone/fetch depth; 0 = full history. */
+  depth: number;
+  submodules: SubmoduleStrategy;
+  /** `pre_clone_script` lines, run first. */
+  preCloneScript?: string;
+}
+
+const notice = (text: string): string => `printf '\\033[32;1m%s\\033[0;m\\n' ${shellQuote(text)}`;
+
+/** Commands for the get_sources stage; they run with `set -e` in the slot dir. */
+export function gitSourcesCommands(options: GitSourcesOptions): string[] {
+  const { build, projectDir } = options;
+  const dir = shellQuote(projectDir);
+  const url = shellQuote(build.repo_url);
+  const lines: string[] = [];
+  if (options.preCloneScript) lines.push(...options.preCloneScript.split('\n'));
+  if (options.strategy === 'none') {
+    lines.push(notice('Skipping Git repository setup'), `mkdir -p ${dir}`);
+    return lines;
+  }
+  const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
+  const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
+  const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
+  const clone = [
+    notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
+    `rm -rf ${dir}`,
+    `mkdir -p ${dir}`,
+    `git clone -q --no-checkout${cloneArgs} -c credential.helper= ${url} ${dir}`,
+  ];
+  if (options.strategy === 'clone') {
+    lines.push(...clone);
+  } else {
+    const fetchRefs = options.depth > 0
+      ? `${depthArgs} origin ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
+      : ` origin '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
+    lines.push(
+      `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
+      notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
+      `cd ${dir}`,
+      'rm -f .git/index.lock .git/shallow.lock .git/HEAD.lock',
+      'git clean -ffdx -q',
+      'git reset --hard -q',
+      `git remote set-url origin ${url}`,
+      `git -c credential.helper= fetch -q --prune${fetchRefs}`,
+      'else',
+      ...clone,
+      'fi',
+    );
+  }
+  lines.push(
+    `cd ${dir}`,
+    notice(`Checking out ${build.sha.slice(0, 8)} as ${build.ref}...`),
+    `git checkout -f -q ${shellQuote(build.sha)}`,
+    'git clean -ffdx -q',
+  );
+  if (options.submodules !== 'none') {
+    const recursive = options.submodules === 'recursive' ? ' --recursive' : '';
+    lines.push(
+      notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`),
+      `git submodule sync${recursive}`,
+      `git submodule update --init${recursive}`,
+    );
+    if (recursive) lines.push(`git submodule foreach --recursive 'git clean -ffdx -q && git reset --hard -q'`);
+  }
+  return lines;
+}

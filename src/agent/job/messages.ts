@@ -1,0 +1,25 @@
+/** Runner lines in a job trace, coloured the way GitLab Runner colours them. */
+
+const ESC = '\u001b';
+export const CLEAR_LINE = `${ESC}[0K`;
+export const RESET = `${ESC}[0;m`;
+
+/** A green runner notice (stage starts, progress). */
+export function notice(text: string): string {
+  return `${ESC}[32;1m${text}${RESET}\n`;
+}
+
+/** A yellow warning. */
+export function warning(text: string): string {
+  return `${ESC}[0;33m${text}${RESET}\n`;
+}
+
+/** A bold red error line. */
+export function errorLine(text: string): string {
+  return `${ESC}[31;1m${text}${RESET}\n`;
+}
+
+/** The header that opens every trace. */
+export function header(version: string, runnerName: string, token: string): string {
+  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} (${token.slice(0, 8)})\n${RESET}`;
+}

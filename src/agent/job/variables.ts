@@ -1,0 +1,119 @@
+/**
+ * The variables a job sees (PROTOCOL.md §10.10), lowest precedence first: the runner's `environment`,
+ * the runner's defaults (GL1 `CI_BUILD_*` names plus the modern `CI_JOB_*`/`CI_COMMIT_*` aliases), then
+ * the payload's `variables` in order. Each value is then expanded once against the whole list.
+ */
+import type { BuildPayload } from '../../protocol/types.js';
+import { RUNNER_NAME, VERSION } from '../../version.js';
+
+export interface JobVariable {
+  key: string;
+  value: string;
+  public: boolean;
+  /** Write the value to a file and export the file's path. */
+  file?: boolean;
+}
+
+export interface VariableContext {
+  build: BuildPayload;
+  /** `environment = ["K=V"]` of the runner entry. */
+  environment: readonly string[];
+  projectDir: string;
+  buildsDir: string;
+  runnerName: string;
+  runnerToken: string;
+}
+
+/** `ref` lower-cased, anything but [a-z0-9] → `-`, trimmed of `-`, at most 63 bytes (§5.2). */
+export function refSlug(ref: string): string {
+  return ref.toLowerCase().replace(/[^a-z0-9]/g, '-').slice(0, 63).replace(/^-+|-+$/g, '');
+}
+
+/** The combined list before expansion, in precedence order (later wins). */
+export function collectVariables(ctx: VariableContext): JobVariable[] {
+  const { build } = ctx;
+  const list: JobVariable[] = [];
+  for (const entry of ctx.environment) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) list.push({ key: entry.slice(0, eq), value: entry.slice(eq + 1), public: true });
+  }
+  const pub = (key: string, value: string | number): void => {
+    list.push({ key, value: String(value), public: true });
+  };
+  const secret = (key: string, value: string): void => {
+    list.push({ key, value, public: false });
+  };
+  pub('CI', 'true');
+  pub('CI_DEBUG_TRACE', 'false');
+  pub('CI_BUILD_REF', build.sha);
+  pub('CI_BUILD_BEFORE_SHA', build.before_sha);
+  pub('CI_BUILD_REF_NAME', build.ref);
+  pub('CI_BUILD_ID', build.id);
+  pub('CI_BUILD_NAME', build.name);
+  pub('CI_BUILD_STAGE', build.stage);
+  secret('CI_BUILD_REPO', build.repo_url);
+  secret('CI_BUILD_TOKEN', build.token);
+  if (build.tag) pub('CI_BUILD_TAG', build.ref);
+  pub('CI_PROJECT_ID', build.project_id);
+  pub('CI_PROJECT_DIR', ctx.projectDir);
+  pub('CI_BUILDS_DIR', ctx.buildsDir);
+  pub('CI_SERVER', 'yes');
+  pub('CI_SERVER_NAME', 'GitLab CI');
+  pub('CI_SERVER_VERSION', '');
+  pub('CI_SERVER_REVISION', '');
+  pub('GITLAB_CI', 'true');
+  // Modern names, so scripts written for newer runners work too.
+  pub('CI_JOB_ID', build.id);
+  pub('CI_JOB_NAME', build.name);
+  pub('CI_JOB_STAGE', build.stage);
+  secret('CI_JOB_TOKEN', build.token);
+  pub('CI_COMMIT_SHA', build.sha);
+  pub('CI_COMMIT_SHORT_SHA', build.sha.slice(0, 8));
+  pub('CI_COMMIT_BEFORE_SHA', build.before_sha);
+  pub('CI_COMMIT_REF_NAME', build.ref);
+  pub('CI_COMMIT_REF_SLUG', refSlug(build.ref));
+  if (build.tag) pub('CI_COMMIT_TAG', build.ref);
+  secret('CI_REPOSITORY_URL', build.repo_url);
+  pub('CI_RUNNER_VERSION', VERSION);
+  pub('CI_RUNNER_EXECUTABLE', RUNNER_NAME);
+  pub('CI_RUNNER_SHORT_TOKEN', ctx.runnerToken.slice(0, 8));
+  for (const v of build.variables) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}) });
+  return list;
+}
+
+/**
+ * Expands `$NAME` and `${NAME}` once against `list` (the last definition of a name wins): unknown
+ * names and positional/special parameters (`$1`, `$*`, `$?`) become empty, `$$` becomes `$`.
+ * Returns the de-duplicated list, each name at the position of its last definition.
+ */
+export function expandVariables(list: readonly JobVariable[]): JobVariable[] {
+  const last = new Map<string, JobVariable>();
+  for (const v of list) {
+    last.delete(v.key);
+    last.set(v.key, v);
+  }
+  const lookup = (name: string): string => last.get(name)?.value ?? '';
+  return [...last.values()].map((v) => ({ ...v, value: expandString(v.value, lookup) }));
+}
+
+const REFERENCE = /\$(?:(\$)|\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([0-9*#?@!-]))/g;
+
+/** Expands references in one string with `lookup`. */
+export function expandString(text: string, lookup: (name: string) => string): string {
+  return text.replace(REFERENCE, (_m, dollar: string | undefined, braced: string | undefined, bare: string | undefined) => {
+    if (dollar) return '$';
+    const name = braced ?? bare;
+    return name && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? lookup(name) : '';
+  });
+}
+
+/** Reads a control variable (§10.6) from the expanded list. */
+export function variableValue(list: readonly JobVariable[], key: string): string | undefined {
+  for (let i = list.length - 1; i >= 0; i -= 1) if (list[i]?.key === key) return list[i]?.value;
+  return undefined;
+}
+
+/** True for `true`/`1`/`yes`/`on`, case-insensitive. */
+export function isTruthy(value: string | undefined): boolean {
+  return value !== undefined && /^(true|1|yes|on)$/i.test(value.trim());
+}
