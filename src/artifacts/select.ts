@@ -93,7 +93,7 @@ class Selector {
   /** Adds one root-relative path (recursively for a directory). Returns false when it does not exist. */
   private async add(path: string, shown: string): Promise<boolean> {
     if (this.signal.aborted) throw this.signal.reason;
-    if (!(await this.parentStaysInside(path))) {
+    if (path !== '' && !(await this.parentStaysInside(path))) {
       this.log(`WARNING: refusing ${JSON.stringify(shown)}: it leads outside the project dir through a symlinked directory`);
       return true;
     }

@@ -1,0 +1,93 @@
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { selectFiles } from '../../src/artifacts/index.js';
+import { git } from '../helpers/git.js';
+import { removeTempDirs, tempDir, writeFiles } from './fixtures.js';
+
+const signal = new AbortController().signal;
+afterEach(removeTempDirs);
+
+async function select(project: string, spec: { paths?: string[]; untracked?: boolean }): Promise<{ paths: string[]; lines: string[]; kinds: Record<string, string> }> {
+  const lines: string[] = [];
+  const selection = await selectFiles(project, spec, (line) => lines.push(line), signal);
+  return {
+    paths: selection.entries.map((entry) => entry.path),
+    kinds: Object.fromEntries(selection.entries.map((entry) => [entry.path, entry.kind])),
+    lines,
+  };
+}
+
+describe('selecting artifacts paths', () => {
+  it('takes a single file, and a directory with everything below it', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'report.xml': 'r', 'coverage/index.html': 'c', 'coverage/lib/a.html': 'a', 'other.txt': 'o' });
+    const { paths } = await select(project, { paths: ['report.xml', 'coverage/'] });
+    expect(paths).toEqual(['coverage', 'coverage/index.html', 'coverage/lib', 'coverage/lib/a.html', 'report.xml']);
+  });
+
+  it('matches globs, including ** across directories and dotfiles', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'a.log': '1', 'logs/b.log': '2', 'logs/deep/.c.log': '3', 'logs/d.txt': '4', 'reports/x.xml': '5', 'reports/y.json': '6' });
+    expect((await select(project, { paths: ['**/*.log'] })).paths).toEqual(['a.log', 'logs/b.log', 'logs/deep/.c.log']);
+    expect((await select(project, { paths: ['reports/*.xml'] })).paths).toEqual(['reports/x.xml']);
+  });
+
+  it('adds untracked files but not tracked or ignored ones', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'tracked.txt': 't', '.gitignore': 'ignored.txt\n' });
+    await git(project, ['init', '-q', '-b', 'main']);
+    await git(project, ['add', '-A']);
+    await git(project, ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'init']);
+    await writeFiles(project, { 'new.txt': 'n', 'ignored.txt': 'i', 'fresh/dir/file.bin': 'f' });
+    const { paths } = await select(project, { untracked: true });
+    expect(paths).toEqual(['fresh/dir/file.bin', 'new.txt']);
+  });
+
+  it('warns when untracked is asked for outside a git repository', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'a.txt': 'a' });
+    const { paths, lines } = await select(project, { untracked: true });
+    expect(paths).toEqual([]);
+    expect(lines.join('\n')).toMatch(/could not list untracked files/);
+  });
+
+  it('refuses paths that lead out of the project dir, with a line in the trace', async () => {
+    const base = await tempDir();
+    const project = join(base, 'project');
+    await writeFiles(base, { 'outside/secret.txt': 's', 'project/inside.txt': 'i' });
+    await symlink(join(base, 'outside'), join(project, 'linked-out'));
+    const { paths, lines } = await select(project, { paths: ['../outside/secret.txt', join(base, 'outside/secret.txt'), 'linked-out/secret.txt', 'inside.txt'] });
+    expect(paths).toEqual(['inside.txt']);
+    expect(lines.filter((line) => /refusing/.test(line))).toHaveLength(3);
+  });
+
+  it('archives symlinks inside the project as symlinks and refuses those pointing out', async () => {
+    const base = await tempDir();
+    const project = join(base, 'project');
+    await writeFiles(base, { 'outside/secret.txt': 's', 'project/dist/real/file.txt': 'f' });
+    await symlink('real', join(project, 'dist/alias'));
+    await symlink('/etc/passwd', join(project, 'dist/passwd'));
+    await symlink('../../outside', join(project, 'dist/escape'));
+    const { kinds, lines } = await select(project, { paths: ['dist'] });
+    expect(kinds).toEqual({ dist: 'directory', 'dist/alias': 'symlink', 'dist/real': 'directory', 'dist/real/file.txt': 'file' });
+    expect(lines.join('\n')).toMatch(/refusing symlink dist\/escape -> \.\.\/\.\.\/outside/);
+    expect(lines.join('\n')).toMatch(/refusing symlink dist\/passwd -> \/etc\/passwd/);
+  });
+
+  it('says so when a path matches nothing', async () => {
+    const project = await tempDir();
+    await mkdir(join(project, 'empty'));
+    await writeFile(join(project, 'x.txt'), 'x');
+    const { paths, lines } = await select(project, { paths: ['missing.txt', 'nothing/**/*.o'] });
+    expect(paths).toEqual([]);
+    expect(lines).toEqual(['WARNING: missing.txt: no matching files', 'WARNING: nothing/**/*.o: no matching files']);
+  });
+
+  it('leaves .git out when the whole project is selected', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'a.txt': 'a', '.git/config': 'x', '.hidden': 'h' });
+    expect((await select(project, { paths: ['.'] })).paths).toEqual(['.hidden', 'a.txt']);
+    expect((await select(project, { paths: ['**'] })).paths).toEqual(['.hidden', 'a.txt']);
+  });
+});
