@@ -1,0 +1,154 @@
+/**
+ * `ci-runner serve`: runs the embedded reference CI server (issue #2) until SIGINT/SIGTERM. Prints
+ * one block with the URL, tokens and projects on standard output; request logs go to standard error.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { CiRunnerError } from '../../errors.js';
+import { createLogger } from '../../log.js';
+import { parseDurationMs } from '../../server/durations.js';
+import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer } from '../../server/index.js';
+import { parseByteSize } from '../../server/sizes.js';
+
+interface ServeArgs {
+  host: string;
+  port: number;
+  registrationToken?: string;
+  adminToken?: string;
+  project: string[];
+  pipeline?: string;
+  ref: string;
+  dataDir?: string;
+  maxArtifactsSize: string;
+  longPoll: string;
+  staleBuildTimeout: string;
+  fault: string[];
+  faultSeed?: number;
+  logLevel: string;
+}
+
+class UsageError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super('USAGE', message);
+  }
+}
+
+function parseProject(text: string): { name: string; path: string } {
+  const at = text.indexOf('=');
+  if (at <= 0 || at === text.length - 1) throw new UsageError(`--project "${text}" must be NAME=PATH, e.g. --project acme/app=./app`);
+  return { name: text.slice(0, at), path: resolve(text.slice(at + 1)) };
+}
+
+function durationFlag(name: string, text: string): number {
+  const ms = parseDurationMs(text);
+  if (ms === undefined) throw new UsageError(`--${name} "${text}" is not a duration; try 30s, 5m, 1h or 1500ms`);
+  return ms;
+}
+
+function builder(yargs: Argv): Argv<ServeArgs> {
+  return yargs
+    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+    .option('port', { type: 'number', default: 8080, describe: 'Port to listen on (0 = any free port)' })
+    .option('registration-token', { type: 'string', describe: 'Token runners register with (generated when absent)' })
+    .option('admin-token', { type: 'string', describe: 'PRIVATE-TOKEN for /admin/api (generated when absent)' })
+    .option('project', { type: 'string', array: true, default: [], describe: 'NAME=PATH: serve the git repository at PATH as NAME (namespace/project); repeatable' })
+    .option('pipeline', { type: 'string', describe: 'A .gitlab-ci.yml file to queue at start on the first project' })
+    .option('ref', { type: 'string', default: 'main', describe: 'Branch, tag or sha for --pipeline' })
+    .option('data-dir', { type: 'string', describe: 'Where traces and artifacts are stored (a temp dir, removed at exit, when absent)' })
+    .option('max-artifacts-size', { type: 'string', default: '100MiB', describe: 'Uploads of this size or more get 413 (bytes, or 100MB / 100MiB)' })
+    .option('long-poll', { type: 'string', default: '0', describe: 'Hold a build request with nothing to do for up to this long (e.g. 30s); 0 = off' })
+    .option('stale-build-timeout', { type: 'string', default: '60m', describe: 'Fail running builds that send no update for this long' })
+    .option('fault', {
+      type: 'string',
+      array: true,
+      default: [],
+      describe:
+        'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
+    })
+    .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
+    .option('log-level', { type: 'string', default: 'info', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] })
+    .example('$0 serve --project acme/app=./app --pipeline ./app/.gitlab-ci.yml', 'Serve one project and queue its pipeline')
+    .example('$0 serve --port 0 --long-poll 30s --fault patch_trace:apply_then_error:10%', 'A flaky server for testing a runner') as unknown as Argv<ServeArgs>;
+}
+
+function banner(server: ReferenceServer, projects: Array<{ name: string; path: string }>, pipeline: PipelineView | undefined, ownDataDir: boolean): string {
+  const lines = [
+    'ci-runner reference server is ready',
+    `  URL:                ${server.url}`,
+    `  Registration token: ${server.registrationToken}`,
+    `  Admin token:        ${server.adminToken}   (header PRIVATE-TOKEN for ${server.url}/admin/api)`,
+    `  Data dir:           ${server.dataDir}${ownDataDir ? ' (temporary)' : ''}`,
+  ];
+  if (projects.length === 0) lines.push('  Projects:           none (add with --project NAME=PATH)');
+  else {
+    lines.push('  Projects:');
+    for (const project of projects) lines.push(`    ${project.name}  ${server.url}/${project.name}.git  (${project.path})`);
+  }
+  if (pipeline) lines.push(`  Pipeline:           #${pipeline.id} queued with ${pipeline.jobs.length} job(s): ${pipeline.jobs.map((j) => j.name).join(', ')}`);
+  lines.push(`  Runners register at ${server.url} with the registration token above.`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
+  const projects = args.project.map(parseProject);
+  const maxArtifactsSize = parseByteSize(args.maxArtifactsSize);
+  if (maxArtifactsSize === undefined) throw new UsageError(`--max-artifacts-size "${args.maxArtifactsSize}" is not a size; try 100MB or 104857600`);
+  let faults: FaultRule[];
+  try {
+    faults = args.fault.map(parseFaultFlag);
+  } catch (error) {
+    throw new UsageError(`--fault: ${(error as Error).message}`);
+  }
+  const pipelineText = args.pipeline === undefined ? undefined : await readFile(args.pipeline, 'utf8');
+  if (pipelineText !== undefined && projects.length === 0) throw new UsageError('--pipeline needs a project to run on: add --project NAME=PATH');
+  const dataDir = args.dataDir === undefined ? undefined : resolve(args.dataDir);
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+
+  const logger = createLogger({ level: args.logLevel as 'info' });
+  const server = await createReferenceServer({
+    host: args.host,
+    port: args.port,
+    ...(args.registrationToken ? { registrationToken: args.registrationToken } : {}),
+    ...(args.adminToken ? { adminToken: args.adminToken } : {}),
+    ...(dataDir ? { dataDir } : {}),
+    maxArtifactsSize,
+    longPollMs: durationFlag('long-poll', args.longPoll),
+    staleBuildTimeoutMs: durationFlag('stale-build-timeout', args.staleBuildTimeout),
+    projects,
+    faults,
+    ...(args.faultSeed !== undefined ? { faultSeed: args.faultSeed } : {}),
+    logger,
+  });
+  let pipeline: PipelineView | undefined;
+  try {
+    if (pipelineText !== undefined && projects[0]) {
+      pipeline = await server.createPipeline({ project: projects[0].name, ref: args.ref, config: pipelineText });
+    }
+  } catch (error) {
+    await server.close();
+    throw new UsageError(`--pipeline ${args.pipeline}: ${(error as Error).message}`);
+  }
+  process.stdout.write(banner(server, projects, pipeline, dataDir === undefined));
+
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      logger.info({ signal }, 'shutting down');
+      process.exitCode = signal === 'SIGINT' ? 130 : 143;
+      void server.close().finally(resolveStop);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export const serveCommand: CommandModule<object, ServeArgs> = {
+  command: 'serve',
+  describe: 'Run the embedded reference CI server (runner API /ci/api/v1, admin API, git over HTTP)',
+  builder,
+  handler,
+};
