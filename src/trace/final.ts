@@ -3,7 +3,8 @@
  * which replaces the server's copy — so bytes the live sender could not deliver are recovered here.
  * Retried with backoff until 200 (delivered) or 401/403/404 (refused: the build is gone or was
  * canceled). Unlike the legacy runner's endless retry (§12 item 13), it gives up at a deadline and
- * says so loudly; the delivery record lets a restarted runner try again.
+ * says so loudly; the delivery record lets a restarted runner try again. If the server refuses the
+ * body as too large (413), the state goes alone: the server keeps what the live PATCHes delivered.
  */
 import { backoffDelay, sleep } from '../client/backoff.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
@@ -44,11 +45,14 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
   const deadline = AbortSignal.timeout(options.deadlineMs);
   const stop = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   let status = -1;
+  let withTrace = true;
   for (let attempt = 0; !stop.aborted; attempt++) {
     const length = trace.length;
     try {
       const attemptSignal = AbortSignal.any([stop, AbortSignal.timeout(options.requestTimeoutMs)]);
-      const result = await client.updateBuildWithTrace(buildId, runnerToken, state, trace.text(length), attemptSignal);
+      const result = withTrace
+        ? await client.updateBuildWithTrace(buildId, runnerToken, state, trace.text(length), attemptSignal)
+        : await client.updateBuild(buildId, runnerToken, { state }, attemptSignal);
       status = result.status;
       if (result.error) logger.debug({ err: result.error }, 'final update transport error');
     } catch (error) {
@@ -60,6 +64,11 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
     if (status === 401 || status === 403 || status === 404) {
       logger.warn({ status, buildId }, 'the server refused the final update (the job was canceled or is gone)');
       return { delivered: false, status, refused: true };
+    }
+    if (status === 413 && withTrace) {
+      logger.warn({ buildId, bytes: length }, 'the server refuses a trace this large; sending the final state alone');
+      withTrace = false;
+      continue;
     }
     logger.warn({ status, buildId, attempt }, 'final update failed; retrying');
     try {

@@ -3,9 +3,11 @@
  *
  * Contract: the output does not depend on how the input was split into chunks. At each position the
  * earliest match wins, and among secrets matching there the longest; matching resumes after it. A
- * position is only decided once `maxLength` bytes from it are known, so the last `maxLength − 1` bytes
- * of a chunk are held back until more output arrives or `end()` is called. The masker works on bytes
- * (the secrets' UTF-8 encodings) and runs after UTF-8 sanitising, so both sides use the same encoding.
+ * position near the end of a chunk is undecided only while the bytes from it to the end are a proper
+ * prefix of some secret (more output could complete a match there); from the first such position the
+ * bytes are held back until more output arrives or `end()` is called. So at most `maxLength − 1`
+ * bytes are held, and usually none: ordinary output is not delayed. The masker works on bytes (the
+ * secrets' UTF-8 encodings) and runs after UTF-8 sanitising, so both sides use the same encoding.
  */
 
 export const MASK = '[MASKED]';
@@ -40,11 +42,11 @@ export class Masker {
 
   private mask(data: Buffer, final: boolean): Buffer {
     const secrets = this.secrets;
-    // Positions below `decidable` have every secret's full length in view.
-    const decidable = final ? data.length : data.length - this.maxLength + 1;
+    const undecided = final ? [] : this.undecidedPositions(data);
     const next = secrets.map((secret) => data.indexOf(secret));
     const parts: Buffer[] = [];
     let position = 0;
+    let hold = 0; // index into `undecided` of the first undecided position at or after `position`
     for (;;) {
       let found = -1;
       let which = -1;
@@ -56,7 +58,9 @@ export class Masker {
           which = i;
         }
       }
-      if (found < 0 || found >= decidable) break;
+      while (hold < undecided.length && (undecided[hold] as number) < position) hold++;
+      const decidedBefore = undecided[hold] ?? data.length;
+      if (found < 0 || found >= decidedBefore) break;
       parts.push(data.subarray(position, found), MASK_BYTES);
       position = found + (secrets[which] as Buffer).length;
       for (let i = 0; i < next.length; i++) {
@@ -64,9 +68,26 @@ export class Masker {
         if (at >= 0 && at < position) next[i] = data.indexOf(secrets[i] as Buffer, position);
       }
     }
-    const emitEnd = final ? data.length : Math.max(position, decidable);
+    while (hold < undecided.length && (undecided[hold] as number) < position) hold++;
+    const emitEnd = undecided[hold] ?? data.length;
     parts.push(data.subarray(position, emitEnd));
-    this.held = final ? EMPTY : Buffer.from(data.subarray(emitEnd));
+    this.held = emitEnd < data.length ? Buffer.from(data.subarray(emitEnd)) : EMPTY;
     return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
+  /** Ascending positions whose bytes up to the end are a proper prefix of some secret. */
+  private undecidedPositions(data: Buffer): number[] {
+    const positions: number[] = [];
+    const length = data.length;
+    for (let at = Math.max(0, length - this.maxLength + 1); at < length; at++) {
+      const tail = length - at;
+      for (const secret of this.secrets) {
+        if (secret.length > tail && secret.compare(data, at, length, 0, tail) === 0) {
+          positions.push(at);
+          break;
+        }
+      }
+    }
+    return positions;
   }
 }

@@ -1,0 +1,137 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readDeliveryState, startTrace, STATE_FILE, type JobTrace } from '../../src/trace/index.js';
+import { runningJob, sampleOutput, waitFor, type RunningJob } from './job.js';
+
+let job: RunningJob | undefined;
+afterEach(async () => {
+  await job?.close();
+  job = undefined;
+});
+
+async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
+  return startTrace({
+    build: job.build,
+    client: job.client,
+    runnerToken: job.runnerToken,
+    stateDir: job.stateDir,
+    signal: new AbortController().signal,
+    updateIntervalMs: 100,
+    keepaliveIntervalMs: 1000,
+    ...extra,
+  });
+}
+
+/** Writes `output` in uneven pieces, pausing now and then so several PATCHes go out. */
+async function writeInPieces(trace: JobTrace, output: Buffer, pauseEvery = 200_000): Promise<void> {
+  let offset = 0;
+  let sinceSleep = 0;
+  let size = 1;
+  while (offset < output.length) {
+    size = (size * 7 + 13) % 50_000 + 1;
+    const piece = output.subarray(offset, offset + size);
+    trace.write(piece);
+    offset += piece.length;
+    sinceSleep += piece.length;
+    if (sinceSleep >= pauseEvery) {
+      sinceSleep = 0;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+  }
+}
+
+async function serverTrace(job: RunningJob): Promise<Buffer> {
+  return job.ts.server.getTrace(job.build.id);
+}
+
+describe('trace delivery against the reference server', () => {
+  it('delivers every byte exactly once, live and in the final update', async () => {
+    job = await runningJob();
+    const trace = await start(job);
+    const output = sampleOutput(3_500_000); // several 1 MiB PATCHes
+    await writeInPieces(trace, output);
+    const current = job;
+    await waitFor('the live trace to reach the server', async () => (await serverTrace(current)).length === output.length);
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+
+    // `running` went out once, before the first PATCH; parts were contiguous and at most 1 MiB.
+    const kinds = job.client.calls.map((call) => call.kind);
+    expect(kinds[0]).toBe('state');
+    expect(job.client.calls.filter((call) => call.kind === 'state' && call.state === 'running')).toHaveLength(1);
+    let expected = 0;
+    for (const patch of job.client.patches()) {
+      expect(patch.status).toBe(202);
+      expect(patch.start).toBe(expected);
+      expect(patch.bytes).toBeLessThanOrEqual(1024 * 1024);
+      expected += patch.bytes ?? 0;
+    }
+    expect(expected).toBe(output.length);
+
+    const result = await trace.finish('success');
+    expect(result).toEqual({ delivered: true, status: 200 });
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
+    const record = await readDeliveryState(job.stateDir);
+    expect(record).toMatchObject({ buildId: job.build.id, sentOffset: output.length, finalState: 'success', delivered: true });
+    expect(JSON.parse(await readFile(join(job.stateDir, STATE_FILE), 'utf8'))).toEqual(record);
+  });
+
+  it("re-sends from the server's offset after a 416 caused by lost acks", async () => {
+    job = await runningJob();
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'apply_then_error', status: 500, count: 3 });
+    const trace = await start(job);
+    const output = sampleOutput(600_000, 2);
+    await writeInPieces(trace, output, 50_000);
+    const current = job;
+    await waitFor('the live trace to reach the server', async () => (await serverTrace(current)).length === output.length);
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+
+    const patches = job.client.patches();
+    expect(patches.filter((patch) => patch.status === 500)).toHaveLength(3);
+    const mismatch = patches.find((patch) => patch.status === 416);
+    expect(mismatch?.serverLength).toBeGreaterThan(0);
+    // After the 416 the next part starts exactly where the server said it was.
+    const next = patches[patches.indexOf(mismatch!) + 1];
+    expect(next?.start).toBe(mismatch?.serverLength);
+
+    expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+  });
+
+  it('delivers the exact trace while 30% of PATCHes and PUTs fail with 5xx', async () => {
+    job = await runningJob({ faultSeed: 42 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503, percent: 30 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'apply_then_error', status: 502, percent: 10 });
+    job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 500, percent: 30 });
+    const trace = await start(job);
+    const output = sampleOutput(1_500_000, 3);
+    await writeInPieces(trace, output, 20_000); // slowly, so that many PATCHes go out
+    const current = job;
+    await waitFor('the live trace to reach the server', async () => (await serverTrace(current)).length === output.length, 50_000);
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+    const statuses = job.client.patches().map((patch) => patch.status);
+    expect(statuses.filter((status) => status >= 500).length, statuses.join(' ')).toBeGreaterThan(2);
+
+    expect(await trace.finish('failed')).toEqual({ delivered: true, status: 200 });
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('failed');
+  });
+
+  it('switches to full-trace PUTs after a PATCH 404 and keeps delivering', async () => {
+    job = await runningJob();
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 404 });
+    const trace = await start(job);
+    trace.write('first line\n');
+    const current = job;
+    await waitFor('the first full PUT', async () => (await serverTrace(current)).toString() === 'first line\n');
+    trace.write('second line\n');
+    await waitFor('the second full PUT', async () => (await serverTrace(current)).toString() === 'first line\nsecond line\n');
+    // Only one PATCH was tried; the rest went as PUTs with the whole trace.
+    expect(job.client.patches()).toHaveLength(1);
+    expect(job.client.calls.filter((call) => call.kind === 'full' && call.state === 'running').length).toBeGreaterThanOrEqual(2);
+
+    expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
+    expect((await serverTrace(job)).toString()).toBe('first line\nsecond line\n');
+  });
+});
