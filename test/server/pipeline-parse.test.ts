@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parsePipeline, PipelineConfigError } from '../../src/server/pipeline/parse.js';
 import { parseDuration } from '../../src/server/pipeline/duration.js';
@@ -337,6 +339,34 @@ describe('parsePipeline: refusals name the job and the key', () => {
       'job:\n  script: *e',
     ].join('\n');
     expect(refusal(bomb).message).toContain('invalid YAML');
+  });
+});
+
+describe('parsePipeline on arbitrary input', () => {
+  /** Either a spec or a PipelineConfigError: never a TypeError or another crash. */
+  function parsesOrRefuses(text: string): void {
+    try {
+      parsePipeline(text);
+    } catch (error) {
+      if (!(error instanceof PipelineConfigError)) throw error;
+    }
+  }
+
+  it('refuses random text only with PipelineConfigError', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), parsesOrRefuses), { numRuns: 300 });
+  });
+
+  it('refuses random documents shaped like pipelines only with PipelineConfigError', () => {
+    const key = fc.constantFrom('script', 'stage', 'stages', 'artifacts', 'paths', 'cache', 'key', 'variables', 'when', 'dependencies',
+      'timeout', 'tags', 'image', 'services', 'name', 'before_script', 'after_script', 'allow_failure', 'build', 'test', '.hidden');
+    const scalar = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null));
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(key, tie('node'), { maxKeys: 3 })),
+    })).node;
+    fc.assert(
+      fc.property(fc.dictionary(key, value, { maxKeys: 6 }), (doc) => parsesOrRefuses(stringify(doc))),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -122,6 +122,11 @@ export function createGitHttpHandler(options: GitHttpHandlerOptions): GitHttpHan
         signal: signal === undefined ? disconnect.signal : AbortSignal.any([signal, disconnect.signal]),
         logger: logger.child({ project: route.project }),
       });
+    } catch (error) {
+      // runCgi does not reject by design; this keeps the handler's "never rejects" contract if it ever does.
+      logger.error({ err: error, project: route.project }, 'git request failed');
+      if (!res.headersSent) sendText(res, 500, 'git request failed; see the server log');
+      else res.destroy();
     } finally {
       res.off('close', onClose);
     }
