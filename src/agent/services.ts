@@ -8,7 +8,7 @@ import type { Executor } from '../executors/types.js';
 import { startTrace } from '../trace/index.js';
 import { CiRunnerError } from '../errors.js';
 import type { RunnerConfig } from './config/schema.js';
-import { loadArtifactStages } from './job/artifact-stages.js';
+import { artifactStages } from './job/artifact-stages.js';
 import type { JobServices } from './job/run-job.js';
 
 export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
@@ -22,9 +22,9 @@ export function createExecutor(runner: RunnerConfig, logger?: Logger): Executor 
 }
 
 /** The production services. */
-export async function defaultServices(logger: Logger): Promise<SharedServices> {
+export function defaultServices(logger: Logger): SharedServices {
   return {
-    stages: await loadArtifactStages(),
+    stages: artifactStages,
     startTrace,
     createExecutor: (runner) => createExecutor(runner, logger),
     logger,

@@ -4,6 +4,7 @@
  */
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { BuildPayload } from '../../protocol/types.js';
+import { archiveCache, downloadArtifacts, restoreCache, uploadArtifacts } from '../../artifacts/index.js';
 
 export interface StageContext {
   build: BuildPayload;
@@ -27,31 +28,5 @@ export interface ArtifactStages {
   archiveCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
 }
 
-/** Stages that only say artifacts are unavailable (used when the artifacts module cannot load). */
-export const unavailableArtifactStages: ArtifactStages = {
-  async downloadArtifacts(ctx) {
-    if (ctx.build.depends_on_builds.some((d) => d.artifacts_file)) ctx.log('WARNING: artifact downloads are not available in this build of ci-runner');
-  },
-  async uploadArtifacts(ctx) {
-    if (ctx.build.options.artifacts) ctx.log('WARNING: artifact uploads are not available in this build of ci-runner');
-  },
-  async restoreCache() {},
-  async archiveCache() {},
-};
-
-let loaded: Promise<ArtifactStages> | undefined;
-
-/** The real stages from `src/artifacts/`, loaded once. */
-export function loadArtifactStages(): Promise<ArtifactStages> {
-  // A computed specifier: the artifacts module is written in parallel and may not exist yet.
-  const specifier = '../../artifacts/index.js';
-  loaded ??= (import(specifier) as Promise<unknown>)
-    .then((mod) => {
-      const m = mod as Partial<ArtifactStages>;
-      return typeof m.uploadArtifacts === 'function' && typeof m.downloadArtifacts === 'function' && typeof m.restoreCache === 'function' && typeof m.archiveCache === 'function'
-        ? (m as ArtifactStages)
-        : unavailableArtifactStages;
-    })
-    .catch(() => unavailableArtifactStages);
-  return loaded;
-}
+/** The real stages from `src/artifacts/`. */
+export const artifactStages: ArtifactStages = { downloadArtifacts, uploadArtifacts, restoreCache, archiveCache };

@@ -1,0 +1,80 @@
+/**
+ * Shared pieces of the agent's CLI commands: errors carrying an exit code, duration flags, the
+ * two-step signal handling of `run` and `run-once`, and reading config with its warnings shown.
+ */
+import { CiRunnerError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { loadConfig, type LoadedConfig } from './config/index.js';
+
+/** Exit codes (see src/cli/main.ts). */
+export const EXIT = { ok: 0, jobFailed: 1, usage: 2, coordinator: 3, noJob: 4 } as const;
+
+/** An error that ends the command with a given exit code and a message for the user. */
+export class CommandError extends CiRunnerError {
+  constructor(readonly exitCode: number, message: string, code = 'COMMAND_FAILED') {
+    super(code, message);
+  }
+}
+
+/** Parses `60`, `60s`, `2m`, `1h30m`, `500ms` into milliseconds. */
+export function parseDuration(text: string | number, flag: string): number {
+  if (typeof text === 'number') return text * 1000;
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  let rest = trimmed;
+  while (rest.length > 0) {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
+    if (!m) throw new CommandError(EXIT.usage, `--${flag}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
+    total += Number(m[1]) * (units[m[2] ?? 's'] ?? 1000);
+    rest = rest.slice(m[0].length);
+  }
+  return total;
+}
+
+/** Loads the config and prints its warnings on stderr. */
+export async function loadConfigWithWarnings(path: string, options: { allowMissing?: boolean } = {}): Promise<LoadedConfig> {
+  const loaded = await loadConfig(path, options);
+  for (const warning of loaded.warnings) process.stderr.write(`WARNING: ${warning}\n`);
+  return loaded;
+}
+
+export interface StopSignals {
+  /** First SIGTERM/SIGINT/SIGQUIT. */
+  first: AbortSignal;
+  /** The signal name that started the shutdown. */
+  readonly received: NodeJS.Signals | undefined;
+  dispose(): void;
+}
+
+/**
+ * Installs handlers: the first SIGTERM/SIGINT/SIGQUIT calls `onFirst`, a second SIGTERM/SIGINT calls
+ * `onSecond` (SIGQUIT behaves as a first signal only, as in GitLab Runner).
+ */
+export function handleStopSignals(logger: Logger, onFirst: () => void, onSecond: () => void): StopSignals {
+  const first = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (!first.signal.aborted) {
+      received = signal;
+      logger.info({ signal }, 'stop signal received; finishing running jobs (send it again to cancel them now)');
+      first.abort();
+      onFirst();
+    } else if (signal !== 'SIGQUIT') {
+      logger.warn({ signal }, 'second stop signal: canceling running jobs');
+      onSecond();
+    }
+  };
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGQUIT'];
+  for (const s of signals) process.on(s, handler);
+  return {
+    first: first.signal,
+    get received() {
+      return received;
+    },
+    dispose: () => {
+      for (const s of signals) process.off(s, handler);
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * `ci-runner run`: the daemon over every `[[runners]]` entry of config.toml. SIGTERM/SIGINT/SIGQUIT
+ * stop polling and let jobs finish for `shutdown_timeout`; a second SIGTERM/SIGINT cancels them at
+ * once; SIGHUP re-reads the config (a bad new config is reported and the old one kept).
+ */
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { Agent } from '../../agent/agent.js';
+import { handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { resolveConfigPath } from '../../agent/config/index.js';
+import { defaultServices } from '../../agent/services.js';
+import { createLogger } from '../../log.js';
+
+interface RunArgs {
+  config?: string;
+  'working-directory'?: string;
+}
+
+export const runCommand: CommandModule<object, RunArgs> = {
+  command: 'run',
+  describe: 'Run the runner daemon for every runner in config.toml',
+  builder: (y: Argv) =>
+    y
+      .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
+      .option('working-directory', { alias: 'd', type: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' })
+      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config.\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid.') as unknown as Argv<RunArgs>,
+  handler: async (argv: ArgumentsCamelCase<RunArgs>) => {
+    if (argv['working-directory']) process.chdir(argv['working-directory']);
+    const configPath = resolveConfigPath(argv.config);
+    const loaded = await loadConfigWithWarnings(configPath);
+    const logger = createLogger({ level: loaded.config.log_level === 'panic' ? 'fatal' : loaded.config.log_level, format: loaded.config.log_format });
+    const agent = new Agent(loaded.config, defaultServices(logger));
+    const signals = handleStopSignals(logger, () => agent.shutdown(), () => agent.shutdown());
+    const onHup = (): void => {
+      loadConfigWithWarnings(configPath)
+        .then((next) => agent.reload(next.config))
+        .catch((error: unknown) => logger.error({ err: (error as Error).message }, 'SIGHUP: the new config is invalid; keeping the old one'));
+    };
+    process.on('SIGHUP', onHup);
+    logger.info({ config: configPath, pid: process.pid }, 'ci-runner started');
+    agent.start();
+    try {
+      await agent.done();
+    } finally {
+      process.off('SIGHUP', onHup);
+      signals.dispose();
+    }
+    logger.info('ci-runner stopped');
+  },
+};

@@ -1,0 +1,66 @@
+/** `ci-runner unregister`: E2 for one runner (by name, or url+token) or all, and drop it from config.toml. */
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { CommandError, EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
+import { RunnerApiClient } from '../../client/runner-api.js';
+
+interface UnregisterArgs {
+  config?: string;
+  name?: string;
+  url?: string;
+  token?: string;
+  'all-runners': boolean;
+}
+
+export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
+  command: 'unregister',
+  describe: 'Delete a runner on its coordinator and remove it from config.toml',
+  builder: (y: Argv) =>
+    y
+      .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
+      .option('name', { alias: 'n', type: 'string', describe: 'Runner name in config.toml' })
+      .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL (with --token)' })
+      .option('token', { alias: 't', type: 'string', describe: 'Runner token (with --url)' })
+      .option('all-runners', { type: 'boolean', default: false, describe: 'Unregister every runner in config.toml' })
+      .check((a) => {
+        const ways = [a.name !== undefined, a.url !== undefined || a.token !== undefined, a['all-runners'] === true].filter(Boolean).length;
+        if (ways !== 1) throw new Error('name exactly one of --name, --url with --token, or --all-runners');
+        if ((a.url === undefined) !== (a.token === undefined)) throw new Error('--url and --token go together');
+        return true;
+      })
+      .epilogue('Exit codes: 0 done; 2 no such runner or bad config; 3 the coordinator could not be reached or refused (the entry is kept).') as unknown as Argv<UnregisterArgs>,
+  handler: async (argv: ArgumentsCamelCase<UnregisterArgs>) => {
+    const configPath = resolveConfigPath(argv.config);
+    const { config } = await loadConfigWithWarnings(configPath, { allowMissing: argv.url !== undefined });
+    const targets = argv['all-runners']
+      ? config.runners.map((r) => ({ name: r.name, url: r.url, token: r.token, ca: r['tls-ca-file'] }))
+      : argv.name !== undefined
+        ? config.runners.filter((r) => r.name === argv.name).map((r) => ({ name: r.name, url: r.url, token: r.token, ca: r['tls-ca-file'] }))
+        : [{ name: argv.url ?? '', url: argv.url ?? '', token: argv.token ?? '', ca: undefined as string | undefined }];
+    if (targets.length === 0) throw new CommandError(EXIT.usage, argv.name !== undefined ? `no runner named "${argv.name}" in ${configPath}` : `no runners in ${configPath}`);
+    const gone = new Set<string>();
+    let failed = 0;
+    for (const target of targets) {
+      const client = new RunnerApiClient({ url: target.url, ...(target.ca ? { tlsCaFile: target.ca } : {}) });
+      try {
+        const result = await client.deleteRunner(target.token);
+        if (result.status === 200) {
+          process.stdout.write(`Unregistered runner "${target.name}" (${target.token.slice(0, 8)}...)\n`);
+          gone.add(target.token);
+        } else if (result.status === 403) {
+          process.stdout.write(`Runner "${target.name}" (${target.token.slice(0, 8)}...) was already unknown to the coordinator; removing it\n`);
+          gone.add(target.token);
+        } else {
+          failed += 1;
+          process.stderr.write(`Could not unregister runner "${target.name}": ${result.error?.message ?? `status ${result.status}`}; keeping it in the config\n`);
+        }
+      } finally {
+        await client.close();
+      }
+    }
+    if (gone.size > 0) await removeRunners(configPath, (r) => gone.has(r.token)).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    });
+    if (failed > 0) process.exitCode = EXIT.coordinator;
+  },
+};

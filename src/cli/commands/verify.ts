@@ -1,0 +1,51 @@
+/** `ci-runner verify`: E3 for every runner in config.toml; `--delete` drops those the coordinator no longer knows. */
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
+import { RunnerApiClient } from '../../client/runner-api.js';
+
+interface VerifyArgs {
+  config?: string;
+  name?: string;
+  delete: boolean;
+}
+
+export const verifyCommand: CommandModule<object, VerifyArgs> = {
+  command: 'verify',
+  describe: 'Check that the coordinator still knows the configured runners',
+  builder: (y: Argv) =>
+    y
+      .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
+      .option('name', { alias: 'n', type: 'string', describe: 'Only this runner' })
+      .option('delete', { type: 'boolean', default: false, describe: 'Remove runners the coordinator no longer knows from config.toml' })
+      .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 3 a runner is unknown to its coordinator, or a coordinator could not be reached.') as unknown as Argv<VerifyArgs>,
+  handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
+    const configPath = resolveConfigPath(argv.config);
+    const { config } = await loadConfigWithWarnings(configPath);
+    const runners = config.runners.filter((r) => argv.name === undefined || r.name === argv.name);
+    const removed = new Set<string>();
+    let problems = 0;
+    for (const runner of runners) {
+      const client = new RunnerApiClient({ url: runner.url, ...(runner['tls-ca-file'] ? { tlsCaFile: runner['tls-ca-file'] } : {}) });
+      try {
+        const result = await client.verifyRunner(runner.token);
+        const label = `runner "${runner.name}" (${runner.token.slice(0, 8)}...) at ${runner.url}`;
+        if (result.alive === true) process.stdout.write(`Verified ${label}: is alive\n`);
+        else if (result.alive === false) {
+          process.stdout.write(`Verified ${label}: is removed (the coordinator does not know its token)\n`);
+          removed.add(runner.token);
+        } else {
+          problems += 1;
+          process.stdout.write(`Could not verify ${label}: ${result.error?.message ?? `status ${result.status}`}\n`);
+        }
+      } finally {
+        await client.close();
+      }
+    }
+    if (argv.delete && removed.size > 0) {
+      const names = await removeRunners(configPath, (r) => removed.has(r.token));
+      process.stdout.write(`Removed ${names.map((n) => `"${n}"`).join(', ')} from ${configPath}\n`);
+    } else problems += removed.size;
+    if (problems > 0) process.exitCode = EXIT.coordinator;
+  },
+};
