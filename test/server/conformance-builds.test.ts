@@ -137,6 +137,21 @@ describe('E4 long polling', () => {
     expect(response.headers['x-gitlab-last-update']).toBeDefined();
   });
 
+  it('does not hand a build to a poll whose client has gone away', async () => {
+    await t.close();
+    t = await startTestServer({ longPollMs: 60_000 });
+    const { token } = await t.registerRunner();
+    const controller = new AbortController();
+    const gone = api(t.url, 'POST', '/builds/register.json', { json: { token }, signal: controller.signal }).catch(() => 'aborted');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    controller.abort();
+    expect(await gone).toBe('aborted');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const pipeline = await t.pipeline(ONE_JOB);
+    expect(t.server.getJob(pipeline.jobs[0]!.id)?.status).toBe('pending');
+    expect((await poll(token)).status).toBe(201);
+  });
+
   it('ends a held poll when the server closes', async () => {
     await t.close();
     t = await startTestServer({ longPollMs: 60_000 });
