@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobAbortedError, startTrace, type JobTrace } from '../../src/trace/index.js';
+import { runningJob, waitFor, type RunningJob } from './job.js';
+
+let job: RunningJob | undefined;
+afterEach(async () => {
+  await job?.close();
+  job = undefined;
+});
+
+async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
+  return startTrace({
+    build: job.build,
+    client: job.client,
+    runnerToken: job.runnerToken,
+    stateDir: job.stateDir,
+    signal: new AbortController().signal,
+    updateIntervalMs: 100,
+    keepaliveIntervalMs: 300,
+    ...extra,
+  });
+}
+
+function abortCode(signal: AbortSignal): string | undefined {
+  return signal.reason instanceof JobAbortedError ? signal.reason.code : undefined;
+}
+
+describe('cancellation and keep-alive', () => {
+  it('aborts cancelSignal when a silent job is canceled on the server (Build-Status: canceled)', async () => {
+    job = await runningJob();
+    const trace = await start(job);
+    trace.write('working...\n');
+    const current = job;
+    await waitFor('the first line on the server', async () => (await current.ts.server.getTrace(current.build.id)).length > 0);
+    expect(trace.cancelSignal.aborted).toBe(false);
+
+    job.ts.server.cancelJob(job.build.id);
+    await waitFor('the cancel to be noticed', () => trace.cancelSignal.aborted);
+    expect(abortCode(trace.cancelSignal)).toBe('JOB_CANCELED');
+    expect(job.client.patches().some((patch) => patch.buildStatus === 'canceled')).toBe(true);
+
+    // The runner's last words still reach the server; the final PUT is refused with 404 (§6.3).
+    trace.write('ERROR: Job failed: canceled\n');
+    const result = await trace.finish('failed');
+    expect(result).toEqual({ delivered: false, status: 404 });
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('canceled');
+  });
+
+  it('aborts cancelSignal when the server answers a PATCH with 403', async () => {
+    job = await runningJob();
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 403 });
+    const trace = await start(job);
+    trace.write('hello\n');
+    await waitFor('the 403 to be noticed', () => trace.cancelSignal.aborted);
+    expect(abortCode(trace.cancelSignal)).toBe('JOB_FORBIDDEN');
+    // No more PATCHes once refused.
+    const patches = job.client.patches().length;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(job.client.patches().length).toBe(patches);
+    job.ts.server.faults.clear();
+    expect(await trace.finish('failed')).toEqual({ delivered: true, status: 200 });
+  });
+
+  it('sends an empty PATCH at the keep-alive interval while the job is silent', async () => {
+    job = await runningJob();
+    const trace = await start(job, { keepaliveIntervalMs: 200, updateIntervalMs: 50 });
+    trace.write('one line\n');
+    const current = job;
+    await waitFor('the line on the server', async () => (await current.ts.server.getTrace(current.build.id)).length === 9);
+    const before = job.client.patches().length;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const silent = job.client.patches().slice(before);
+    // ~10 expected at 200 ms; generous bounds for a busy machine.
+    expect(silent.length).toBeGreaterThanOrEqual(3);
+    expect(silent.length).toBeLessThanOrEqual(15);
+    for (const patch of silent) {
+      expect(patch).toMatchObject({ status: 202, start: 9, bytes: 0 });
+    }
+    await trace.finish('success');
+  });
+});

@@ -1,0 +1,93 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { isPending, readDeliveryState, resumeDelivery, startTrace, type JobTrace } from '../../src/trace/index.js';
+import { runningJob, type RunningJob } from './job.js';
+
+let job: RunningJob | undefined;
+afterEach(async () => {
+  await job?.close();
+  job = undefined;
+});
+
+async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
+  return startTrace({
+    build: job.build,
+    client: job.client,
+    runnerToken: job.runnerToken,
+    stateDir: job.stateDir,
+    signal: new AbortController().signal,
+    updateIntervalMs: 100,
+    ...extra,
+  });
+}
+
+describe('the final update', () => {
+  it('retries the final PUT after server errors until the server has it', async () => {
+    job = await runningJob();
+    const trace = await start(job);
+    trace.write('all done\n');
+    job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 503, count: 2 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503 });
+    expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
+    const finals = job.client.calls.filter((call) => call.kind === 'full' && call.state === 'success');
+    // The server answers the fault before reading the streamed body and closes the connection, so
+    // the client may see either the 503 or the cut connection (-1).
+    expect(finals).toHaveLength(3);
+    expect([503, -1]).toContain(finals[0]?.status);
+    expect([503, -1]).toContain(finals[1]?.status);
+    expect(finals[2]?.status).toBe(200);
+    expect((await job.ts.server.getTrace(job.build.id)).toString()).toBe('all done\n');
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
+  });
+
+  it('gives up at the deadline, records the pending update, and resumeDelivery sends it later', async () => {
+    job = await runningJob();
+    const trace = await start(job, { finalUpdateDeadlineMs: 1500 });
+    trace.write('line one\nline two\n');
+    const faultId = job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 502 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 502 });
+    const result = await trace.finish('failed');
+    expect(result.delivered).toBe(false);
+    expect([502, -1]).toContain(result.status);
+    const record = await readDeliveryState(job.stateDir);
+    expect(record).toMatchObject({ buildId: job.build.id, finalState: 'failed', delivered: false, finalStatus: result.status });
+    expect(isPending(record!)).toBe(true);
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('running');
+
+    // A "restarted runner": a fresh client, the same state directory.
+    job.ts.server.faults.remove(faultId);
+    const resumed = await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000));
+    expect(resumed).toEqual({ delivered: true, status: 200 });
+    expect((await job.ts.server.getTrace(job.build.id)).toString()).toBe('line one\nline two\n');
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('failed');
+    expect(await readDeliveryState(job.stateDir)).toMatchObject({ delivered: true, finalStatus: 200 });
+    // Nothing is owed any more.
+    expect(await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000))).toBeUndefined();
+  });
+
+  it('resumes a job that never finished only when told which state to report', async () => {
+    job = await runningJob();
+    const trace = await start(job, { outputLimitKiB: 1 });
+    trace.write('x'.repeat(1500));
+    // Wait for the live trace (limit + notice) to be acknowledged and recorded; then "crash".
+    const current = job;
+    await waitForRecord(async () => ((await readDeliveryState(current.stateDir))?.sentOffset ?? 0) > 1024);
+    expect(await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000))).toBeUndefined();
+    const resumed = await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000), {
+      unfinishedState: 'failed',
+    });
+    expect(resumed).toEqual({ delivered: true, status: 200 });
+    const stored = (await job.ts.server.getTrace(job.build.id)).toString();
+    expect(stored.startsWith('x'.repeat(1024) + '\n')).toBe(true);
+    expect(stored).toContain('exceeded limit');
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('failed');
+    await trace.finish('failed');
+  });
+});
+
+async function waitForRecord(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('the delivery record never showed the acknowledged trace');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
