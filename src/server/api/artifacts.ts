@@ -4,7 +4,7 @@
  * the moment the file part reaches the size limit the server answers 413 and stops storing — an
  * upload is never held in memory.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import busboy from 'busboy';
 import type { ServerContext } from '../context.js';
@@ -29,6 +29,7 @@ export function expiryFrom(value: string | undefined, now = Date.now()): Date | 
 
 interface Upload {
   tempPath: string;
+  out?: WriteStream;
   filename: string;
   size: number;
   written: Promise<void>;
@@ -62,6 +63,7 @@ function receive(ctx: ServerContext, request: ApiRequest, build: BuildRecord, la
       settled = true;
       if (!keepFile && upload) {
         const path = upload.tempPath;
+        upload.out?.destroy(); // a cut upload never finishes its file; do not wait for it
         void upload.written.catch(() => undefined).finally(() => rm(path, { force: true }));
       }
       req.unpipe();
@@ -94,8 +96,10 @@ function receive(ctx: ServerContext, request: ApiRequest, build: BuildRecord, la
         upload = current;
         current.written = new Promise<void>((done, fail) => {
           const out = createWriteStream(tempPath);
+          current.out = out;
           out.on('error', fail);
           out.on('finish', done);
+          out.on('close', done); // destroyed before finishing: nothing more will be written
           stream.on('data', (chunk: Buffer) => {
             current.size += chunk.byteLength;
             if (current.size >= limit) {
