@@ -66,7 +66,7 @@ export async function run(): Promise<void> {
       const waiting = client.requestBuild(token, undefined);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const queued = performance.now();
-      await server.createPipeline({ project: 'bench/app', config: 'job:\n  script: ['exit 0']\n' });
+      await server.createPipeline({ project: 'bench/app', config: 'job:\n  script: [exit 0]\n' });
       const got = await waiting;
       const picked = performance.now();
       if (got.kind !== 'build') throw new Error(`expected a build, got ${got.kind}`);
