@@ -14,7 +14,7 @@ import type { ArchiveReader, ArchiveEntry } from './entry.js';
 import { ArtifactsError } from './errors.js';
 import { ExtractionGuard } from './guard.js';
 import { readTar } from './tar-read.js';
-import { writeEntry } from './writer.js';
+import { EntryWriter } from './writer.js';
 import { readZip } from './zip-read.js';
 
 export type ArchiveFormat = 'tar.gz' | 'tar' | 'zip';
@@ -69,11 +69,12 @@ export async function extractArchive(file: string, projectDir: string, signal: A
   }
 
   const live = new ExtractionGuard({ root, lexicalRoot, mode: 'live' });
+  const writer = new EntryWriter(root, signal);
   const summary: ExtractSummary = { format, entries: 0, bytes: 0 };
   await read(file, async (entry: ArchiveEntry) => {
     const placement = live.place(entry);
     if (!placement) return;
-    await writeEntry(root, placement, entry, signal);
+    await writer.write(placement, entry);
     summary.entries += 1;
     if (entry.kind === 'file') summary.bytes += entry.size;
   }, signal);
