@@ -1,0 +1,142 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { CLI } from './cli.js';
+import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+interface RunnerSpec {
+  name: string;
+  token: string;
+  limit?: number;
+}
+
+async function writeConfig(path: string, builds: string, runners: RunnerSpec[], global = ''): Promise<void> {
+  const blocks = runners.map((r) => `[[runners]]\n  name = "${r.name}"\n  url = "${t.url}"\n  token = "${r.token}"\n  builds_dir = "${builds}"\n  limit = ${r.limit ?? 0}\n  trace_keepalive_interval = 1\n`);
+  await writeFile(path, `concurrent = 2\ncheck_interval = 1\nlog_format = "json"\nlog_level = "info"\n${global}\n${blocks.join('\n')}`);
+}
+
+function startDaemon(config: string) {
+  const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+  let output = '';
+  child.all?.on('data', (c: Buffer) => (output += c.toString()));
+  return { child, output: () => output };
+}
+
+const trace = async (id: number) => (await t.server.getTrace(id)).toString('utf8');
+
+describe('run (daemon)', () => {
+  it('finishes a running job on SIGTERM before exiting, and takes no new job', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeConfig(config, d.builds, [{ name: 'graceful', token }]);
+    const p = await t.pipeline('a:\n  stage: build\n  script:\n    - echo started\n    - sleep 3\n    - echo finished\nb:\n  stage: test\n  script:\n    - echo second\n');
+    const [a, b] = p.jobs;
+    const daemon = startDaemon(config);
+    await waitUntil(async () => (await trace(a!.id)).includes('started'), 30_000, 'job a started');
+    daemon.child.kill('SIGTERM');
+    const result = await daemon.child;
+    expect(result.exitCode, daemon.output()).toBe(0);
+    expect(t.server.getJob(a!.id)?.status).toBe('success');
+    expect(await trace(a!.id)).toContain('finished');
+    expect(t.server.getJob(b!.id)?.status).toBe('pending');
+    t.server.cancelJob(b!.id);
+  });
+
+  it('cancels running jobs on a second SIGTERM, reports them failed and leaves no process', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    const pidFile = join(d.root, 'pids');
+    await writeConfig(config, d.builds, [{ name: 'forced', token }]);
+    const p = await t.pipeline(`long:\n  script:\n    - sleep 1000 & echo $! >> ${pidFile}\n    - echo started\n    - sleep 1001\n`);
+    const jobId = p.jobs[0]!.id;
+    const daemon = startDaemon(config);
+    await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
+    daemon.child.kill('SIGTERM');
+    await waitUntil(() => daemon.output().includes('stop signal received'), 10_000, 'first signal handled');
+    daemon.child.kill('SIGTERM');
+    const result = await daemon.child;
+    expect(result.exitCode, daemon.output()).toBe(0);
+    expect(t.server.getJob(jobId)?.status).toBe('failed');
+    expect(await trace(jobId)).toContain('ERROR: Job failed: the runner was stopped (forced shutdown)');
+    await waitUntil(async () => allGone(await pidsIn(pidFile)), 10_000, 'job processes gone');
+  });
+
+  it('cancels jobs still running when shutdown_timeout passes', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeConfig(config, d.builds, [{ name: 'timeout', token }], 'shutdown_timeout = 1');
+    const p = await t.pipeline('long:\n  script:\n    - echo started\n    - sleep 1000\n');
+    const jobId = p.jobs[0]!.id;
+    const daemon = startDaemon(config);
+    await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
+    daemon.child.kill('SIGQUIT');
+    const result = await daemon.child;
+    expect(result.exitCode, daemon.output()).toBe(0);
+    expect(t.server.getJob(jobId)?.status).toBe('failed');
+    expect(await trace(jobId)).toContain('did not finish within shutdown_timeout (1 s)');
+  });
+
+  it('respects concurrent and per-runner limit across two runners', async () => {
+    const d = await workDirs();
+    const one = await t.registerRunner();
+    const two = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    const log = join(d.root, 'events.log');
+    await writeConfig(config, d.builds, [{ name: 'limited', token: one.token, limit: 1 }, { name: 'free', token: two.token }]);
+    const job = (n: number) => `j${n}:\n  script:\n    - echo "start $CI_RUNNER_SHORT_TOKEN" >> ${log}\n    - sleep 1\n    - echo "end $CI_RUNNER_SHORT_TOKEN" >> ${log}\n`;
+    const p = await t.pipeline([1, 2, 3, 4, 5].map(job).join(''));
+    const daemon = startDaemon(config);
+    try {
+      for (const j of p.jobs) await t.waitForJob(j.id, (v) => v.status === 'success', 60_000);
+    } finally {
+      daemon.child.kill('SIGTERM');
+      await daemon.child;
+    }
+    const events = (await readFile(log, 'utf8')).trim().split('\n');
+    let running = 0;
+    let max = 0;
+    const perRunner = new Map<string, number>();
+    for (const e of events) {
+      const [kind, who = ''] = e.split(' ');
+      const delta = kind === 'start' ? 1 : -1;
+      running += delta;
+      perRunner.set(who, (perRunner.get(who) ?? 0) + delta);
+      max = Math.max(max, running);
+      expect(perRunner.get(one.token.slice(0, 8)) ?? 0).toBeLessThanOrEqual(1);
+    }
+    expect(max).toBeLessThanOrEqual(2);
+    expect(events).toHaveLength(10);
+  });
+
+  it('logs a refused token (403) clearly, keeps running, and picks up a fixed token on SIGHUP', async () => {
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    await writeConfig(config, d.builds, [{ name: 'revoked', token: 'revoked-token-123' }]);
+    const daemon = startDaemon(config);
+    try {
+      await waitUntil(() => daemon.output().includes('was it deleted or its token revoked?'), 30_000, '403 logged');
+      const { token } = await t.registerRunner();
+      await writeConfig(config, d.builds, [{ name: 'fixed', token }]);
+      const p = await t.pipeline('after-reload:\n  script:\n    - echo reloaded\n');
+      daemon.child.kill('SIGHUP');
+      await t.waitForJob(p.jobs[0]!.id, (v) => v.status === 'success', 30_000);
+      expect(daemon.output()).toContain('configuration reloaded');
+    } finally {
+      daemon.child.kill('SIGTERM');
+      await daemon.child;
+    }
+  });
+});
