@@ -99,10 +99,11 @@ describe('trace delivery against the reference server', () => {
     expect((await serverTrace(job)).equals(output)).toBe(true);
   });
 
-  it('delivers the exact trace while 30% of PATCHes and PUTs fail with 5xx', async () => {
+  it('delivers the exact trace while 30% of PATCHes and PUTs fail with 5xx (and some acks are lost)', async () => {
     job = await runningJob({ faultSeed: 42 });
     job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503, percent: 30 });
     job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'apply_then_error', status: 502, percent: 10 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'close', percent: 10 });
     job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 500, percent: 30 });
     const trace = await start(job);
     const output = sampleOutput(1_500_000, 3);
