@@ -4,7 +4,7 @@
  * and that build's token into the state dir, check its size, and extract it safely over the project
  * dir. The format is told by magic bytes, so legacy zip artifacts work as well as our tar.gz.
  */
-import { rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { backoffDelay, sleep } from '../client/backoff.js';
 import type { DependencyBuild } from '../protocol/types.js';
@@ -31,7 +31,9 @@ export function dependenciesToDownload(deps: DependencyBuild[], filter: string[]
  * ARCHIVE_CORRUPT, ARCHIVE_EXTRACT_FAILED; or the abort reason.
  */
 export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOptions): Promise<void> {
-  for (const dep of dependenciesToDownload(ctx.build.depends_on_builds, ctx.build.options.dependencies)) {
+  const deps = dependenciesToDownload(ctx.build.depends_on_builds, ctx.build.options.dependencies);
+  if (deps.length > 0) await mkdir(ctx.stateDir, { recursive: true });
+  for (const dep of deps) {
     const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
     try {
       ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);

@@ -9,7 +9,8 @@
  * must resolve (relative to the link's own directory, through any further links) inside the project;
  * hard links must name a regular file inside the project (tar link names are relative to the archive
  * root) and never a symlink (a hard link to a symlink would carry its relative target somewhere
- * else); device files, fifos and sockets are refused. The last component of an entry is never
+ * else); device files, fifos and sockets are refused; nothing may land in the project's `.git`
+ * (hooks and config there run code). The last component of an entry is never
  * followed: the writer replaces whatever is there instead of writing through it.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
@@ -75,6 +76,11 @@ export class ExtractionGuard {
       throw unsafe(entry.name, 'has no file name');
     }
     const location = this.resolve(entry.name, parts, false);
+    if (location[0] === '.git') {
+      // Inside the project, but git runs hooks and honours config from there: an artifact that
+      // writes .git/hooks/* would run code in the next job's checkout.
+      throw unsafe(entry.name, "would be written into the project's .git directory");
+    }
     const key = location.join('/');
     let placement: Placement = { location: key };
     switch (entry.kind) {

@@ -3,7 +3,7 @@
  * dir, upload with E7. The archive is built once; a retry re-reads it from disk. Unlike the legacy
  * runner, nothing is uploaded when nothing matched (§12 item 23).
  */
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { backoffDelay, sleep } from '../client/backoff.js';
 import type { ArtifactsContext } from './context.js';
@@ -50,6 +50,7 @@ export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions
   }
   const filename = artifactsFileName(ctx.build, opts.format);
   const archive = join(ctx.stateDir, `artifacts-upload.${opts.format}`);
+  await mkdir(ctx.stateDir, { recursive: true });
   try {
     const started = performance.now();
     const size = await createArchive(ctx.projectDir, selection.entries, archive, opts.format, ctx.signal);

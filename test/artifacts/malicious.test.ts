@@ -89,6 +89,11 @@ describe('tar archives from a hostile server', () => {
     await expectRefused(rawTarGz([first, { name: 'planted/secret', type: '0', content: 'pwned' }]), /through the symlink planted/);
   });
 
+  it("refuses entries that would land in the project's .git directory, directly or through a link", async () => {
+    await expectRefused(rawTarGz([first, { name: '.git/hooks/post-checkout', type: '0', content: '#!/bin/sh\nid\n', mode: 0o755 }]), /\.git directory/);
+    await expectRefused(rawTarGz([first, { name: 'hooks', type: '2', linkname: '.git/hooks' }, { name: 'hooks/pre-commit', type: '0', content: 'x' }]), /\.git directory/);
+  });
+
   it('replaces a planted symlink by the archived file instead of writing through it', async () => {
     await symlink(join(outside, 'secret'), join(project, 'config'));
     await extract(rawTarGz([{ name: 'config', type: '0', content: 'from the archive' }]));
