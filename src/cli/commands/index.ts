@@ -6,6 +6,7 @@ import { unregisterCommand } from './unregister.js';
 import { verifyCommand } from './verify.js';
 import { listCommand } from './list.js';
 import { runCommand } from './run.js';
+import { demoCommand } from './demo.js';
 
 /** Every subcommand of `ci-runner`, in the order `--help` lists them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
@@ -17,4 +18,5 @@ export const commands: Array<CommandModule<any, any>> = [
   verifyCommand,
   listCommand,
   runCommand,
+  demoCommand,
 ];

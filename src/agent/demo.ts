@@ -1,0 +1,125 @@
+/**
+ * The demo behind `npm start`: the reference server in-process with the example project, a runner
+ * registered against it, the example pipeline run with live job logs (a header per job) and a
+ * summary table at the end. Everything lives in a temp dir removed afterwards.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunnerApiClient } from '../client/runner-api.js';
+import { CiRunnerError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { materializeExampleProject } from '../server/example-project.js';
+import { createReferenceServer, type JobView, type ReferenceServer } from '../server/index.js';
+import { Agent } from './agent.js';
+import { configSchema } from './config/schema.js';
+import { defaultServices } from './services.js';
+
+export interface DemoOptions {
+  out: NodeJS.WritableStream;
+  color: boolean;
+  concurrent: number;
+  /** Stops the demo early (Ctrl-C). */
+  signal: AbortSignal;
+  logger?: Logger;
+}
+
+export interface DemoResult {
+  pipelineStatus: string;
+  jobs: JobView[];
+}
+
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+const PROJECT = 'example/hello';
+
+/** Runs the example pipeline end to end; resolves with the pipeline's final status. */
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const { out } = options;
+  const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+  const print = (text: string): void => {
+    out.write(options.color ? text : text.replace(ANSI, ''));
+  };
+  const logger = options.logger ?? silentLogger();
+  const root = await mkdtemp(join(tmpdir(), 'ci-runner-demo-'));
+  let server: ReferenceServer | undefined;
+  let agent: Agent | undefined;
+  try {
+    const example = await materializeExampleProject(join(root, 'project'), options.signal);
+    server = await createReferenceServer({ projects: [{ name: PROJECT, path: example.path }], dataDir: join(root, 'server') });
+    print(`${paint('1', 'ci-runner demo')}: reference server at ${server.url}, project ${PROJECT}\n`);
+
+    const client = new RunnerApiClient({ url: server.url });
+    const registered = await client.registerRunner({ token: server.registrationToken, description: 'demo-runner', runUntagged: true });
+    await client.close();
+    if (!registered.runner) throw new CiRunnerError('DEMO_FAILED', `registering the demo runner failed (status ${registered.status})`);
+    print(`Registered runner demo-runner (${registered.runner.token.slice(0, 8)})\n`);
+
+    const config = configSchema.parse({
+      concurrent: options.concurrent,
+      check_interval: 0.2,
+      runners: [{ name: 'demo-runner', url: server.url, token: registered.runner.token, builds_dir: join(root, 'builds'), cache_dir: join(root, 'cache'), trace_update_interval: 0.5 }],
+    });
+    const services = defaultServices(logger);
+    const names = new Map<number, string>();
+    agent = new Agent(config, {
+      ...services,
+      onOutput: (build, chunk) => {
+        const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+        if (options.concurrent <= 1) print(text);
+        else print(text.replace(/^(?=.)/gm, `${paint('2', `[${names.get(build.id) ?? build.id}]`)} `));
+      },
+    }, {
+      jobStarted: (_runner, build) => {
+        names.set(build.id, build.name);
+        print(`\n${paint('1;36', `━━━ job #${build.id} ${build.name} (stage ${build.stage}) ━━━`)}\n`);
+      },
+    });
+    agent.start();
+
+    const pipeline = await server.createPipeline({ project: PROJECT, config: example.pipeline });
+    print(`Pipeline #${pipeline.id} queued: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
+    const done = new Set(['success', 'failed', 'canceled', 'skipped']);
+    let view = pipeline;
+    while (!done.has(view.status)) {
+      options.signal.throwIfAborted();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      view = server.getPipeline(pipeline.id) ?? view;
+    }
+    agent.shutdown();
+    await agent.done();
+    agent = undefined;
+    const jobs = view.jobs.map((j) => server?.getJob(j.id)).filter((j): j is JobView => j !== undefined);
+    print(`\n${summaryTable(jobs, paint)}\n`);
+    const ok = view.status === 'success';
+    print(`${paint(ok ? '1;32' : '1;31', `Pipeline #${view.id} ${view.status}`)}\n`);
+    return { pipelineStatus: view.status, jobs };
+  } finally {
+    if (agent) {
+      agent.shutdown();
+      agent.shutdown();
+      await agent.done().catch(() => undefined);
+    }
+    await server?.close().catch(() => undefined);
+    await rm(root, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** A plain-text table: job, stage, status, duration. */
+export function summaryTable(jobs: JobView[], paint: (code: string, text: string) => string = (_c, t) => t): string {
+  const rows = jobs.map((j) => {
+    const ms = j.started_at && j.finished_at ? Date.parse(j.finished_at) - Date.parse(j.started_at) : undefined;
+    return [j.name, j.stage, j.status, ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`];
+  });
+  const head = ['JOB', 'STAGE', 'STATUS', 'DURATION'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const colour = (status: string): string => (status === 'success' ? '32' : status === 'failed' ? '31' : '33');
+  return [
+    paint('1', line(head)),
+    ...rows.map((r) => {
+      const text = line(r);
+      const status = r[2] ?? '';
+      return text.replace(new RegExp(`\\b${status}\\b`), paint(colour(status), status));
+    }),
+  ].join('\n');
+}
