@@ -12,8 +12,8 @@ import { CiRunnerError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
-import { createGitHttpHandler } from './git/http-backend.js';
-import { createDispatcher } from './http/dispatch.js';
+import type { GitHttpHandlerOptions } from './git/http-backend.js';
+import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { Scheduler } from './state/scheduler.js';
@@ -89,7 +89,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
   };
   for (const project of options.projects ?? []) addProject(project.name, project.path);
 
-  const git = createGitHttpHandler({
+  const gitOptions: GitHttpHandlerOptions = {
     resolveProject: (name) => store.projectByName(name)?.path,
     authorize: (project, username, password) => {
       if (username !== 'gitlab-ci-token') return false;
@@ -101,7 +101,14 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       return false;
     },
     logger: logger.child({ component: 'git' }),
-  });
+  };
+  // Loaded on the first git request: the git side pulls in execa, which would otherwise cost
+  // `ci-runner serve` a noticeable part of its start-up time.
+  let gitHandler: Promise<GitHandler> | undefined;
+  const git: GitHandler = async (req, res, pathname, signal) => {
+    gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
+    return (await gitHandler)(req, res, pathname, signal);
+  };
   const server: Server = createServer(createDispatcher(ctx, git));
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {

@@ -4,10 +4,8 @@
  */
 import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
-import { previousSha, resolveRef } from '../git/refs.js';
 import { advancePipeline } from '../state/transitions.js';
 import type { PipelineRecord } from '../state/store.js';
-import { parsePipeline } from './parse.js';
 
 export interface CreatePipelineRequest {
   project: string;
@@ -18,6 +16,8 @@ export interface CreatePipelineRequest {
 
 /** Creates and queues a pipeline. Throws `PIPELINE_INVALID`, `PROJECT_NOT_FOUND` or `REF_NOT_FOUND`. */
 export async function createPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelineRecord> {
+  // Loaded on first use (YAML parser, execa) so the server starts quickly.
+  const [{ parsePipeline }, { previousSha, resolveRef }] = await Promise.all([import('./parse.js'), import('../git/refs.js')]);
   const spec = parsePipeline(request.config);
   const project = ctx.store.projectByName(request.project);
   if (!project) {
