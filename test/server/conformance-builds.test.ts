@@ -1,6 +1,8 @@
 /** PROTOCOL.md §4.4 (E4 request a build, §4.4.1 last_update), §4.5 (E5 update), §11.1 scheduling. */
+import { rm } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
+import { createGitRepo } from '../helpers/git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { api, LEGACY_INFO, raw } from './raw-http.js';
 
@@ -8,8 +10,10 @@ let t: TestServer;
 beforeEach(async () => {
   t = await startTestServer();
 });
+const extraRepos: string[] = [];
 afterEach(async () => {
   await t.close();
+  for (const repo of extraRepos.splice(0)) await rm(repo, { recursive: true, force: true });
 });
 
 const ONE_JOB = 'test:\n  script:\n    - echo hello\n';
@@ -112,6 +116,39 @@ describe('E4 request a build', () => {
     const first = await t.pipeline(ONE_JOB);
     await t.pipeline(ONE_JOB);
     expect((await takeBuild(token)).id).toBe(first.jobs[0]?.id);
+  });
+});
+
+describe('E4 scheduling across projects (§11.1)', () => {
+  async function withSecondProject(): Promise<void> {
+    await t.close();
+    const other = await createGitRepo({ 'README.md': 'other\n' });
+    extraRepos.push(other);
+    t = await startTestServer({ projects: [{ name: 'other/project', path: other }] });
+  }
+
+  it('gives a specific runner only its own project\'s builds', async () => {
+    await withSecondProject();
+    const projects = JSON.parse((await raw(t.url, 'GET', '/admin/api/projects', { headers: { 'private-token': t.server.adminToken } })).text) as Array<{ name: string; runners_token: string }>;
+    const own = projects.find((p) => p.name === 'group/project')!;
+    const registered = await api(t.url, 'POST', '/runners/register.json', { json: { token: own.runners_token } });
+    const specific = (JSON.parse(registered.text) as { token: string }).token;
+    await t.server.createPipeline({ project: 'other/project', config: ONE_JOB });
+    expect((await poll(specific)).status).toBe(204);
+    const mine = await t.pipeline(ONE_JOB);
+    expect((await takeBuild(specific)).id).toBe(mine.jobs[0]?.id);
+  });
+
+  it('serves shared runners fairly: the project with fewer running builds goes first', async () => {
+    await withSecondProject();
+    const { token } = await t.registerRunner();
+    await t.pipeline('a1:\n  script: [x]\na2:\n  script: [x]\n');
+    const other = await t.server.createPipeline({ project: 'other/project', config: ONE_JOB });
+    const first = await takeBuild(token);
+    expect(first.name).toBe('a1');
+    // group/project now runs one build on a shared runner, other/project none: other goes next.
+    expect((await takeBuild(token)).id).toBe(other.jobs[0]?.id);
+    expect((await takeBuild(token)).name).toBe('a2');
   });
 });
 

@@ -1,4 +1,5 @@
 /** Fault injection (TEAM.md `FaultRule`): every action, percentages, counts, build filters. */
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -135,6 +136,15 @@ describe('fault injection', () => {
     t.server.faults.add({ endpoint: '*', action: 'error', status: 503 });
     expect((await api(t.url, 'PUT', '/builds/-1', { json: { token: runner.token } })).status).toBe(503);
     expect((await api(t.url, 'POST', '/runners/register.json', { json: { token: t.server.registrationToken } })).status).toBe(503);
+  });
+
+  it('git: an error rule refuses clones until it is removed', async () => {
+    const build = await newBuild();
+    const id = t.server.faults.add({ endpoint: 'git', action: 'error', status: 503 });
+    const env = { GIT_TERMINAL_PROMPT: '0' };
+    expect((await execa('git', ['ls-remote', build.repo_url], { reject: false, env })).exitCode).not.toBe(0);
+    t.server.faults.remove(id);
+    expect((await execa('git', ['ls-remote', build.repo_url], { reject: false, env })).exitCode).toBe(0);
   });
 
   it('faults given as options apply from the start', async () => {
