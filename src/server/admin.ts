@@ -101,6 +101,11 @@ async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URL
   if (variables !== undefined && (variables === null || typeof variables !== 'object' || Array.isArray(variables))) {
     return errorReply(400, '400 Bad Request - "variables" must be an object of strings');
   }
+  for (const [key, value] of Object.entries((variables ?? {}) as Record<string, unknown>)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || !['string', 'number', 'boolean'].includes(typeof value)) {
+      return errorReply(400, `400 Bad Request - variable "${key}" must have a name like MY_VAR and a string value`);
+    }
+  }
   try {
     const pipeline = await createPipeline(
       ctx,

@@ -73,6 +73,17 @@ describe('fault injection', () => {
     expect(t.server.listJobs('running')).toHaveLength(1);
   });
 
+  it('close on a download: sends the headers and part of the file, then cuts the connection', async () => {
+    const build = await newBuild();
+    const file = Buffer.alloc(100_000, 7);
+    expect(await runner.upload(build, file)).toBe(201);
+    t.server.faults.add({ endpoint: 'download_artifacts', action: 'close', count: 1 });
+    await expect(runner.download(build.id, build.token)).rejects.toThrow();
+    const again = await runner.download(build.id, build.token);
+    expect(again.status).toBe(200);
+    expect(again.body.equals(file)).toBe(true);
+  });
+
   it('hang: never answers until the client gives up; the server keeps serving others', async () => {
     const build = await newBuild();
     t.server.faults.add({ endpoint: 'patch_trace', action: 'hang', count: 1 });

@@ -215,6 +215,9 @@ describe('pipeline lifecycle', () => {
   it('answers 404 for an unknown project and 400 for an unknown ref', async () => {
     expect((await admin('POST', '/pipelines', { project: 'no/such', config: 'a:\n  script: [x]\n' })).status).toBe(404);
     expect((await admin('POST', '/pipelines', { project: t.projectName, ref: 'nope', config: 'a:\n  script: [x]\n' })).status).toBe(400);
+    expect((await admin('POST', '/pipelines', { project: t.projectName, config: 'a:\n  script: [x]\n', variables: { A: { b: 1 } } })).status).toBe(400);
+    expect((await admin('POST', '/pipelines', { project: t.projectName, config: 'a:\n  script: [x]\n', variables: { 'bad name': 'x' } })).status).toBe(400);
+    expect((await admin('POST', '/pipelines', { project: t.projectName })).status).toBe(400);
   });
 
   it('guards the admin API with PRIVATE-TOKEN: 401 missing, 403 wrong', async () => {

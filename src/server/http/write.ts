@@ -23,22 +23,48 @@ export async function writeReply(res: ServerResponse, reply: Reply): Promise<voi
 }
 
 /**
- * Sends the headers and at most half the body, promising more with Content-Length, then destroys
- * the socket: the client sees a response that breaks off (fault action `close`).
+ * Sends the headers and at most half the body, promising all of it with Content-Length, then
+ * destroys the socket: the client sees a response that breaks off (fault action `close`).
  */
 export function writeCutReply(res: ServerResponse, reply: Reply): void {
-  if (reply.body instanceof Readable) reply.body.destroy();
-  const full = reply.body === undefined || reply.body instanceof Readable ? Buffer.from('{}') : Buffer.from(reply.body);
   if (res.destroyed || res.headersSent) {
+    if (reply.body instanceof Readable) reply.body.destroy();
     res.destroy();
     return;
   }
+  const cut = (): void => {
+    // Let the written bytes reach the socket, then cut it.
+    setImmediate(() => res.socket?.destroy());
+  };
   const headers: Record<string, string> = { ...reply.headers };
+  if (reply.body instanceof Readable) {
+    const stream = reply.body;
+    const half = Math.floor(Number(headers['content-length'] ?? 0) / 2);
+    res.writeHead(reply.status, headers);
+    res.flushHeaders();
+    let sent = 0;
+    stream.on('data', (chunk: Buffer) => {
+      const room = half - sent;
+      if (room > 0) res.write(chunk.subarray(0, room));
+      sent += Math.min(room, chunk.byteLength);
+      if (sent >= half) {
+        stream.destroy();
+        cut();
+      }
+    });
+    stream.on('end', cut);
+    stream.on('error', cut);
+    if (half === 0) {
+      stream.destroy();
+      cut();
+    }
+    return;
+  }
+  const full = reply.body === undefined ? Buffer.from('{}') : Buffer.from(reply.body);
   if (reply.status !== 204) headers['content-length'] = String(full.byteLength + 64);
   res.writeHead(reply.status, headers);
   const part = full.subarray(0, Math.floor(full.byteLength / 2));
   if (part.byteLength > 0 && reply.status !== 204) res.write(part);
   else res.flushHeaders();
-  // Let the written bytes reach the socket, then cut it.
-  setImmediate(() => res.socket?.destroy());
+  cut();
 }
