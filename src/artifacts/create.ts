@@ -35,7 +35,9 @@ async function createTarGz(root: string, entries: SelectedEntry[], out: string, 
   // noDirRecurse: the selection already lists every entry; strict: a file that vanished or cannot
   // be read fails the archive instead of silently leaving it out. Paths are added through Pack
   // directly (not tar.c), which would read a name starting with "@" as an archive to splice in.
-  const pack = new Pack({ cwd: root, gzip: true, noDirRecurse: true, strict: true });
+  // maxReadSize: a file is read in pieces of this size (tar's default is 16 MiB per file, with
+  // several files in flight); small pieces keep memory flat whatever the file sizes.
+  const pack = new Pack({ cwd: root, gzip: true, noDirRecurse: true, strict: true, maxReadSize: 1024 * 1024 });
   const written = pipeline(pack, createWriteStream(out), { signal });
   // Pack queues the names and stats/reads a few files at a time as the output drains.
   for (const entry of entries) pack.add(entry.path);
