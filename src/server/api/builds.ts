@@ -41,7 +41,7 @@ export async function requestBuild(ctx: ServerContext, request: ApiRequest): Pro
       }
     }
     const remaining = deadline - Date.now();
-    if (remaining <= 0 || request.signal.aborted || !ctx.store.runners.has(runner.id)) return noBuild(value);
+    if (remaining <= 0 || request.signal.aborted || !ctx.store.runners.has(runner.id) || !runner.active) return noBuild(value);
     await ctx.scheduler.waitForWork(remaining, request.signal);
     if (request.signal.aborted) return noBuild(ctx.scheduler.currentQueueValue(runner));
   }
