@@ -1,0 +1,89 @@
+/** Stage progression and composite statuses (GitLab 8.x rules), without a network. */
+import { describe, expect, it } from 'vitest';
+import type { BuildStatus } from '../../src/protocol/types.js';
+import { pipelineStatus, processPipeline } from '../../src/server/pipeline/process.js';
+import type { JobSpec, JobWhen } from '../../src/server/pipeline/spec.js';
+import { Store, type BuildRecord, type PipelineRecord } from '../../src/server/state/store.js';
+
+function job(name: string, stage: string, extra: Partial<JobSpec> = {}): JobSpec {
+  return { name, stage, commands: ['true'], afterScript: [], variables: [], services: [], tags: [], when: 'on_success', allowFailure: false, ...extra };
+}
+
+function setup(stages: string[], jobs: JobSpec[]): { store: Store; pipeline: PipelineRecord; build: (name: string) => BuildRecord } {
+  const store = new Store();
+  const project = store.addProject('g/p', '/nowhere');
+  const pipeline = store.addPipeline({ projectId: project.id, ref: 'main', tag: false, sha: 'a'.repeat(40), beforeSha: '0'.repeat(40), variables: {}, stages });
+  for (const spec of jobs) store.addBuild(pipeline, spec, stages.indexOf(spec.stage));
+  const build = (name: string): BuildRecord => store.pipelineBuilds(pipeline).find((b) => b.job.name === name)!;
+  return { store, pipeline, build };
+}
+
+function finish(b: BuildRecord, status: BuildStatus): void {
+  b.status = status;
+}
+
+describe('stage progression', () => {
+  it('queues only the first stage, then the next once it completes', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('one', 'a'), job('two', 'a'), job('three', 'b')]);
+    expect(processPipeline(store, pipeline)).toBe(true);
+    expect([build('one').status, build('two').status, build('three').status]).toEqual(['pending', 'pending', 'created']);
+    expect(pipelineStatus(store, pipeline)).toBe('pending');
+    finish(build('one'), 'success');
+    expect(processPipeline(store, pipeline)).toBe(false);
+    expect(build('three').status).toBe('created');
+    expect(pipelineStatus(store, pipeline)).toBe('running');
+    finish(build('two'), 'success');
+    expect(processPipeline(store, pipeline)).toBe(true);
+    expect(build('three').status).toBe('pending');
+  });
+
+  it.each<[JobWhen, BuildStatus, 'pending' | 'skipped' | 'manual']>([
+    ['on_success', 'success', 'pending'],
+    ['on_success', 'failed', 'skipped'],
+    ['on_failure', 'success', 'skipped'],
+    ['on_failure', 'failed', 'pending'],
+    ['always', 'success', 'pending'],
+    ['always', 'failed', 'pending'],
+    ['always', 'canceled', 'skipped'],
+    ['on_success', 'canceled', 'skipped'],
+    ['manual', 'success', 'manual'],
+    ['manual', 'failed', 'skipped'],
+  ])('a %s job after a %s stage becomes %s', (when, prior, expected) => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('first', 'a'), job('second', 'b', { when })]);
+    processPipeline(store, pipeline);
+    finish(build('first'), prior);
+    processPipeline(store, pipeline);
+    expect(build('second').status).toBe(expected);
+  });
+
+  it('counts an allowed failure as success, for progression and for the pipeline', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('flaky', 'a', { allowFailure: true }), job('next', 'b'), job('rescue', 'b', { when: 'on_failure' })]);
+    processPipeline(store, pipeline);
+    finish(build('flaky'), 'failed');
+    processPipeline(store, pipeline);
+    expect(build('next').status).toBe('pending');
+    expect(build('rescue').status).toBe('skipped');
+    finish(build('next'), 'success');
+    expect(pipelineStatus(store, pipeline)).toBe('success');
+  });
+
+  it('does not let a manual job block later stages, and a skipped-only stage counts as success', () => {
+    const { store, pipeline, build } = setup(['a', 'b', 'c'], [job('gate', 'a', { when: 'manual' }), job('cleanup', 'b', { when: 'on_failure' }), job('deploy', 'c')]);
+    processPipeline(store, pipeline);
+    expect(build('gate').status).toBe('manual');
+    expect(build('cleanup').status).toBe('skipped');
+    expect(build('deploy').status).toBe('pending');
+  });
+
+  it('reports failed and canceled pipelines', () => {
+    const failed = setup(['a'], [job('x', 'a'), job('y', 'a')]);
+    processPipeline(failed.store, failed.pipeline);
+    finish(failed.build('x'), 'failed');
+    finish(failed.build('y'), 'success');
+    expect(pipelineStatus(failed.store, failed.pipeline)).toBe('failed');
+    const canceled = setup(['a'], [job('x', 'a')]);
+    processPipeline(canceled.store, canceled.pipeline);
+    finish(canceled.build('x'), 'canceled');
+    expect(pipelineStatus(canceled.store, canceled.pipeline)).toBe('canceled');
+  });
+});
