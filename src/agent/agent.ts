@@ -9,7 +9,7 @@
  * - Shutdown is two steps: `shutdown()` stops polling (an in-flight poll finishes and its job runs),
  *   waits `shutdown_timeout` for jobs, then cancels them; a second `shutdown()` cancels at once.
  */
-import { backoffDelay, sleep } from '../client/backoff.js';
+import { backoffDelay } from '../client/backoff.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
@@ -159,7 +159,17 @@ export class Agent {
   private async pause(ms: number): Promise<void> {
     const stop = this.stopPolling.signal;
     if (stop.aborted) return;
-    await Promise.race([sleep(ms, stop).catch(() => undefined), this.changed]);
+    // Not sleep() in a race: the loser's timer and abort listener would pile up on `stop`.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        stop.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      stop.addEventListener('abort', done, { once: true });
+      void this.changed.then(done);
+    });
   }
 
   private async pollLoop(entry: Entry): Promise<void> {

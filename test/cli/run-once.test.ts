@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -160,6 +161,10 @@ cancel-me:
     const dirOf = (text: string) => /^dir=(\S+)/m.exec(text)?.[1];
     expect(dirOf(secondTrace)).toBe(dirOf(firstTrace));
     expect(dirOf(firstTrace)).toBe(join(d.builds, token.slice(0, 8), '0', 'group', 'project'));
+    // the checkout keeps no credentials
+    const gitConfig = await readFile(join(d.builds, token.slice(0, 8), '0', 'group', 'project', '.git', 'config'), 'utf8');
+    expect(gitConfig).toContain('url = http://127.0.0.1');
+    expect(gitConfig).not.toContain('gitlab-ci-token');
   });
 
   it('reports a build whose payload it cannot read as failed instead of dropping it', async () => {

@@ -121,4 +121,16 @@ describe('killing a job', () => {
     await waitFor(async () => !(await processAlive(pid)));
     expect(execFileSync('ps', ['-eo', 'stat,args']).toString().split('\n').filter((l) => !l.startsWith('Z')).join('\n')).not.toMatch(/sleep 100[45]/);
   });
+
+  it('cleanup kills a setsid child that outlived a normally ended stage', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shell-setsid-'));
+    const pidFile = join(dir, 'pid');
+    const job = new ShellExecutor({ shell: 'bash', killGraceMs: 500 });
+    const { result } = await stage(job, { workDir: dir, scriptDir: dir, echoCommands: false, commands: [`setsid sh -c 'echo $$ > ${pidFile}; exec sleep 1006' > /dev/null 2>&1 < /dev/null &`, `while [ ! -s ${pidFile} ]; do sleep 0.05; done`] });
+    expect(result.exitCode).toBe(0);
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    expect(await processAlive(pid)).toBe(true);
+    await job.cleanup();
+    await waitFor(async () => !(await processAlive(pid)));
+  });
 });

@@ -37,18 +37,21 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
   const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
+  // origin keeps the URL without credentials: the build token never rests in .git/config, and
+  // each fetch passes the job's own URL explicitly.
   const clone = [
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
     `rm -rf ${dir}`,
     `mkdir -p ${dir}`,
     `git clone -q --no-checkout${cloneArgs} -c credential.helper= ${url} ${dir}`,
+    `git -C ${dir} remote set-url origin ${shellQuote(redactUrl(build.repo_url))}`,
   ];
   if (options.strategy === 'clone') {
     lines.push(...clone);
   } else {
     const fetchRefs = options.depth > 0
-      ? `${depthArgs} origin ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
-      : ` origin '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
+      ? `${depthArgs} ${url} ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
+      : ` ${url} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
     lines.push(
       `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
       notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
@@ -56,7 +59,6 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
       'rm -f .git/index.lock .git/shallow.lock .git/HEAD.lock',
       'git clean -ffdx -q',
       'git reset --hard -q',
-      `git remote set-url origin ${url}`,
       `git -c credential.helper= fetch -q --prune${fetchRefs}`,
       'else',
       ...clone,
@@ -66,15 +68,19 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   lines.push(
     `cd ${dir}`,
     notice(`Checking out ${build.sha.slice(0, 8)} as ${build.ref}...`),
+    // The tree was cleaned before the fetch (or is fresh), so a forced checkout leaves it clean.
     `git checkout -f -q ${shellQuote(build.sha)}`,
-    'git clean -ffdx -q',
   );
   if (options.submodules !== 'none') {
     const recursive = options.submodules === 'recursive' ? ' --recursive' : '';
+    // Submodules on the same server authenticate with the job's credentials, which origin lacks.
+    const withCreds = URL.canParse(build.repo_url) ? new URL('/', build.repo_url).toString() : '';
+    const plain = redactUrl(withCreds);
+    const auth = withCreds === plain ? '' : ` -c ${shellQuote(`url.${withCreds}.insteadOf=${plain}`)}`;
     lines.push(
       notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`),
       `git submodule sync${recursive}`,
-      `git submodule update --init${recursive}`,
+      `git${auth} submodule update --init${recursive}`,
     );
     if (recursive) lines.push(`git submodule foreach --recursive 'git clean -ffdx -q && git reset --hard -q'`);
   }

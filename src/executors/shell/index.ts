@@ -86,7 +86,9 @@ export class ShellExecutor implements Executor {
       this.forceKill(pgid);
     }
     if (forceTimer) clearTimeout(forceTimer);
-    await this.sweep();
+    // Escapees (setsid) are looked for after an abort here, and always at the end of the job
+    // (`cleanup`); a /proc scan per normal stage would cost more than the stage itself.
+    if (aborted) await this.sweep();
     // The pipes close once every writer is gone; bounded in case something unkillable holds them.
     await Promise.race([child.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     return { exitCode: code, ...(signal ? { signal } : {}), aborted };

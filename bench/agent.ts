@@ -1,0 +1,151 @@
+/**
+ * Agent benchmark (issue #4): per-job overhead of a trivial job (pickup → final state accepted, minus
+ * the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent = 2; idle
+ * RSS and CPU of `ci-runner run` over ~10 s. The reference server runs in this process (so it shares
+ * the CPU with the agent); the idle daemon is a separate process. Figures are printed, not asserted.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { Agent } from '../src/agent/agent.js';
+import { configSchema } from '../src/agent/config/schema.js';
+import { defaultServices } from '../src/agent/services.js';
+import { RunnerApiClient } from '../src/client/runner-api.js';
+import type { Executor } from '../src/executors/types.js';
+import { silentLogger } from '../src/log.js';
+import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
+import { createGitRepo } from '../test/helpers/git.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+async function register(server: ReferenceServer): Promise<string> {
+  const client = new RunnerApiClient({ url: server.url });
+  const result = await client.registerRunner({ token: server.registrationToken, description: 'bench', runUntagged: true });
+  await client.close();
+  if (!result.runner) throw new Error(`registration failed: ${result.status}`);
+  return result.runner.token;
+}
+
+function jobs(n: number): string {
+  return Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
+}
+
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number) {
+  const token = await register(server);
+  const config = configSchema.parse({
+    concurrent,
+    check_interval: 3,
+    runners: [{ name: 'bench', url: server.url, token, builds_dir: join(root, `builds-${concurrent}`), cache_dir: join(root, 'cache') }],
+  });
+  const logger = silentLogger();
+  const services = defaultServices(logger);
+  const scriptMs = new Map<number, number>();
+  const picked = new Map<number, number>();
+  const overhead: number[] = [];
+  const stageMs = new Map<string, number[]>();
+  const agent = new Agent(
+    config,
+    {
+      ...services,
+      createExecutor: (runner) => {
+        const inner = services.createExecutor(runner);
+        const timed: Executor = {
+          name: inner.name,
+          cleanup: () => inner.cleanup(),
+          runStage: async (request) => {
+            const t0 = performance.now();
+            const result = await inner.runStage(request);
+            stageMs.set(request.stage, [...(stageMs.get(request.stage) ?? []), performance.now() - t0]);
+            if (request.stage === 'build_script') {
+              const id = Number(request.variables.find((v) => v.key === 'CI_JOB_ID')?.value);
+              scriptMs.set(id, performance.now() - t0);
+            }
+            return result;
+          },
+        };
+        return timed;
+      },
+    },
+    {
+      jobStarted: (_r, build) => picked.set(build.id, performance.now()),
+      jobFinished: (_r, build, outcome) => {
+        if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
+        overhead.push(performance.now() - (picked.get(build.id) ?? 0) - (scriptMs.get(build.id) ?? 0));
+      },
+    },
+  );
+  const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n) });
+  const t0 = performance.now();
+  agent.start();
+  for (;;) {
+    const view = server.getPipeline(pipeline.id);
+    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const wall = performance.now() - t0;
+  agent.shutdown();
+  await agent.done();
+  const stages = [...stageMs].map(([name, list]) => `${name} p50 ${percentile(list.sort((a, b) => a - b), 50).toFixed(0)} ms`).join(', ');
+  return { wall, stages, overhead: overhead.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
+}
+
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function idle(server: ReferenceServer, root: string): Promise<{ rss: number; cpuPct: number; seconds: number }> {
+  const token = await register(server);
+  const config = join(root, 'idle.toml');
+  await writeFile(config, `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlog_format = "json"\n[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n  builds_dir = "${join(root, 'idle-builds')}"\n`);
+  const child = execa('node', [CLI, 'run', '-c', config], { reject: false, stdin: 'ignore' });
+  const pid = child.pid ?? 0;
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const seconds = 10;
+  const before = await cpuTicks(pid);
+  const t0 = performance.now();
+  let rss = 0;
+  for (let i = 0; i < seconds; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    rss = Math.max(rss, await rssMb(pid));
+  }
+  const ticks = (await cpuTicks(pid)) - before;
+  const elapsed = (performance.now() - t0) / 1000;
+  child.kill('SIGTERM');
+  await child;
+  return { rss, cpuPct: (ticks / 100 / elapsed) * 100, seconds: elapsed };
+}
+
+export async function run(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'ci-runner-bench-agent-'));
+  const repo = await createGitRepo({ 'README.md': '# bench\n' });
+  const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
+  try {
+    const single = await runPipeline(server, root, 50, 1);
+    const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
+    process.stdout.write(
+      `per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(percentile(single.overhead, 50))}, p95 ${fmt(percentile(single.overhead, 95))}` +
+        ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
+    );
+    const pair = await runPipeline(server, root, 20, 2);
+    process.stdout.write(`20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
+    const quiet = await idle(server, root);
+    process.stdout.write(`idle \`run\` (1 runner, check_interval 3 s) over ${quiet.seconds.toFixed(1)} s: RSS ${quiet.rss.toFixed(1)} MB, CPU ${quiet.cpuPct.toFixed(2)} %\n`);
+  } finally {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+    await rm(repo, { recursive: true, force: true });
+  }
+}
