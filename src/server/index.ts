@@ -3,6 +3,7 @@
  * pipelines from `.gitlab-ci.yml` text and projects served over git smart HTTP. One process, state
  * in memory, traces and artifacts on disk under `dataDir`.
  */
+import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -70,6 +71,8 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
   });
   const store = new Store();
   const closer = new AbortController();
+  // Every in-flight request listens on this signal; many at once is normal, not a leak.
+  setMaxListeners(0, closer.signal);
   let baseUrl = '';
   const ctx: ServerContext = {
     store,

@@ -22,9 +22,17 @@ export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined
   const log = ctx.logger.child({ component: 'http' });
   return (req, res) => {
     const started = Date.now();
+    // One signal per request: aborted when the client goes away or the server closes. (Not
+    // AbortSignal.any over the long-lived closing signal, which keeps every request's signal alive.)
     const controller = new AbortController();
-    res.on('close', () => controller.abort());
-    const signal = AbortSignal.any([controller.signal, ctx.closing]);
+    const abort = (): void => controller.abort();
+    if (ctx.closing.aborted) abort();
+    else ctx.closing.addEventListener('abort', abort, { once: true });
+    res.on('close', () => {
+      ctx.closing.removeEventListener('abort', abort);
+      abort();
+    });
+    const signal = controller.signal;
     res.on('finish', () => {
       log.info({ method: req.method, url: redact(req.url ?? ''), status: res.statusCode, ms: Date.now() - started }, 'request');
     });
