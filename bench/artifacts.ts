@@ -2,8 +2,9 @@
  * Artifacts upload and download through the reference server, next to `tar czf` + `curl` doing the
  * same on the same machine. Data: BENCH_ARTIFACTS_MB (default 200) MB of mixed files — many small
  * text-like files (~40 % of the bytes) and a few large binary ones. Each side runs in its own
- * process so peak RSS is the runner side's alone (the server stays in this process). Figures are
- * printed, never asserted.
+ * process so peak RSS is the runner side's alone (the server stays in this process). The machine
+ * is shared, so each figure is the best of BENCH_ARTIFACTS_RUNS (default 2) rounds, and ci-runner
+ * and the baseline run back to back in every round. Figures are printed, never asserted.
  *
  * This module is also its own worker: run with BENCH_ARTIFACTS_WORKER set, it performs one stage
  * (upload or download) with src/artifacts and prints one JSON line.
@@ -121,40 +122,62 @@ export async function run(): Promise<void> {
       const files = await generate(project, sizeMiB);
       process.stdout.write(`data: ${sizeMiB} MiB in ${files} files (60 % in 4 incompressible files, 40 % in small base64 text files)\n`);
 
-      await server.createPipeline({ project: 'bench/project', config: 'stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [data/] }\nuse:\n  stage: test\n  script: [x]\n' });
-      const make = await next();
-      const idle = await runWorker({ stage: 'idle', url: server.url, build: make, projectDir: project, stateDir: scratch }, scratch);
-      const up = await runWorker({ stage: 'upload', url: server.url, build: make, projectDir: project, stateDir: scratch }, scratch);
-      await client.updateBuild(make.id, runnerToken, { state: 'success', trace: '' });
-      const use = await next();
-      const into = join(scratch, 'extracted');
-      await mkdir(into);
-      const down = await runWorker({ stage: 'download', url: server.url, build: use, projectDir: into, stateDir: scratch }, scratch);
-      await client.updateBuild(use.id, runnerToken, { state: 'success', trace: '' });
-
-      await server.createPipeline({ project: 'bench/project', config: 'base:\n  script: [x]\n' });
-      const base = await next();
+      const rounds = Math.max(1, Number(process.env.BENCH_ARTIFACTS_RUNS ?? 2));
+      process.stdout.write(`best of ${rounds} round(s) (BENCH_ARTIFACTS_RUNS); each round runs ci-runner and the baseline back to back\n`);
+      const best: Record<string, { seconds: number; maxRssMiB: number }> = {};
+      const keep = (label: string, figure: { seconds: number; maxRssMiB: number }): void => {
+        const known = best[label];
+        best[label] = known ? { seconds: Math.min(known.seconds, figure.seconds), maxRssMiB: Math.max(known.maxRssMiB, figure.maxRssMiB) } : figure;
+      };
+      let idleRss = 0;
+      let lines: string[] = [];
       const api = `${server.url}/ci/api/v1/builds`;
-      const tarCreate = await timed(`tar czf ${scratch}/baseline.tar.gz data`, project);
-      const curlUp = await timed(`curl -sf -o /dev/null -H 'BUILD-TOKEN: ${base.token}' -F file=@${scratch}/baseline.tar.gz '${api}/${base.id}/artifacts'`, scratch);
-      await rm(join(scratch, 'baseline.tar.gz'));
-      const curlDown = await timed(`curl -sf -o ${scratch}/baseline-down.tar.gz -H 'BUILD-TOKEN: ${make.token}' '${api}/${make.id}/artifacts'`, scratch);
-      await mkdir(join(scratch, 'baseline-extract'));
-      const tarExtract = await timed(`tar xzf ${scratch}/baseline-down.tar.gz -C ${scratch}/baseline-extract`, scratch);
-      await client.updateBuild(base.id, runnerToken, { state: 'success', trace: '' });
+      for (let round = 0; round < rounds; round += 1) {
+        await server.createPipeline({ project: 'bench/project', config: 'stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [data/] }\nuse:\n  stage: test\n  script: [x]\n' });
+        const make = await next();
+        if (round === 0) idleRss = (await runWorker({ stage: 'idle', url: server.url, build: make, projectDir: project, stateDir: scratch }, scratch)).maxRssMiB;
+        const up = await runWorker({ stage: 'upload', url: server.url, build: make, projectDir: project, stateDir: scratch }, scratch);
+        await client.updateBuild(make.id, runnerToken, { state: 'success', trace: '' });
+        const use = await next();
+        const into = join(scratch, `extracted-${round}`);
+        await mkdir(into);
+        const down = await runWorker({ stage: 'download', url: server.url, build: use, projectDir: into, stateDir: scratch }, scratch);
+        await client.updateBuild(use.id, runnerToken, { state: 'success', trace: '' });
+        await rm(into, { recursive: true, force: true });
+        keep('upload', up);
+        keep('download', down);
+        lines = [...up.lines, ...down.lines];
 
-      process.stdout.write(`ci-runner (node ${process.version}; idle worker peak RSS ${idle.maxRssMiB.toFixed(0)} MiB):\n`);
-      process.stdout.write(`${row('upload (select + tar.gz + E7)', sizeMiB, up.seconds, up.maxRssMiB)}\n`);
-      process.stdout.write(`${row('download (E8 + validate + extract)', sizeMiB, down.seconds, down.maxRssMiB)}\n`);
+        await server.createPipeline({ project: 'bench/project', config: 'base:\n  script: [x]\n' });
+        const base = await next();
+        keep('tar czf', await timed(`tar czf ${scratch}/baseline.tar.gz data`, project));
+        keep('curl -F', await timed(`curl -sf -o /dev/null -H 'BUILD-TOKEN: ${base.token}' -F file=@${scratch}/baseline.tar.gz '${api}/${base.id}/artifacts'`, scratch));
+        await rm(join(scratch, 'baseline.tar.gz'));
+        keep('curl GET', await timed(`curl -sf -o ${scratch}/baseline-down.tar.gz -H 'BUILD-TOKEN: ${make.token}' '${api}/${make.id}/artifacts'`, scratch));
+        await mkdir(join(scratch, 'baseline-extract'));
+        keep('tar xzf', await timed(`tar xzf ${scratch}/baseline-down.tar.gz -C ${scratch}/baseline-extract`, scratch));
+        await rm(join(scratch, 'baseline-extract'), { recursive: true, force: true });
+        await rm(join(scratch, 'baseline-down.tar.gz'), { force: true });
+        await client.updateBuild(base.id, runnerToken, { state: 'success', trace: '' });
+      }
+
+      const figure = (label: string): { seconds: number; maxRssMiB: number } => best[label] ?? { seconds: NaN, maxRssMiB: NaN };
+      const sum = (a: string, b: string): { seconds: number; maxRssMiB: number } => ({ seconds: figure(a).seconds + figure(b).seconds, maxRssMiB: Math.max(figure(a).maxRssMiB, figure(b).maxRssMiB) });
+      const print = (label: string, value: { seconds: number; maxRssMiB: number }): void => {
+        process.stdout.write(`${row(label, sizeMiB, value.seconds, value.maxRssMiB)}\n`);
+      };
+      process.stdout.write(`ci-runner (node ${process.version}; an idle worker peaks at ${idleRss.toFixed(0)} MiB RSS):\n`);
+      print('upload (select + tar.gz + E7)', figure('upload'));
+      print('download (E8 + validate + extract)', figure('download'));
       process.stdout.write('baseline:\n');
-      process.stdout.write(`${row('tar czf', sizeMiB, tarCreate.seconds, tarCreate.maxRssMiB)}\n`);
-      process.stdout.write(`${row('curl -F (E7)', sizeMiB, curlUp.seconds, curlUp.maxRssMiB)}\n`);
-      process.stdout.write(`${row('upload total (tar czf + curl)', sizeMiB, tarCreate.seconds + curlUp.seconds, Math.max(tarCreate.maxRssMiB, curlUp.maxRssMiB))}\n`);
-      process.stdout.write(`${row('curl GET (E8)', sizeMiB, curlDown.seconds, curlDown.maxRssMiB)}\n`);
-      process.stdout.write(`${row('tar xzf', sizeMiB, tarExtract.seconds, tarExtract.maxRssMiB)}\n`);
-      process.stdout.write(`${row('download total (curl + tar xzf)', sizeMiB, curlDown.seconds + tarExtract.seconds, Math.max(curlDown.maxRssMiB, tarExtract.maxRssMiB))}\n`);
-      process.stdout.write(`ratio ci-runner / baseline: upload ${(up.seconds / (tarCreate.seconds + curlUp.seconds)).toFixed(2)}x, download ${(down.seconds / (curlDown.seconds + tarExtract.seconds)).toFixed(2)}x\n`);
-      process.stdout.write(`trace lines:\n${[...up.lines, ...down.lines].map((line) => `  | ${line}`).join('\n')}\n`);
+      print('tar czf', figure('tar czf'));
+      print('curl -F (E7)', figure('curl -F'));
+      print('upload total (tar czf + curl)', sum('tar czf', 'curl -F'));
+      print('curl GET (E8)', figure('curl GET'));
+      print('tar xzf', figure('tar xzf'));
+      print('download total (curl + tar xzf)', sum('curl GET', 'tar xzf'));
+      process.stdout.write(`ratio ci-runner / baseline: upload ${(figure('upload').seconds / sum('tar czf', 'curl -F').seconds).toFixed(2)}x, download ${(figure('download').seconds / sum('curl GET', 'tar xzf').seconds).toFixed(2)}x\n`);
+      process.stdout.write(`trace lines (last round):\n${lines.map((line) => `  | ${line}`).join('\n')}\n`);
     } finally {
       await client.close();
       await server.close();

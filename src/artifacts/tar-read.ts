@@ -25,9 +25,10 @@ export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal):
     // The decompression-ratio guard is off: a cache of zero-filled files legitimately compresses
     // better than 1000:1; the server's size limit is what bounds artifacts.
     const parser = new Parser({ strict: true, maxDecompressionRatio: Infinity });
-    // Large reads: the parser hands each entry its bytes in pieces of about this size, and every
-    // piece is one write on the other side; small pieces make extraction round-trip bound.
-    const input = createReadStream(file, { highWaterMark: 1024 * 1024 });
+    // Small reads on purpose: the parser inflates each chunk it is given at once and buffers what
+    // the current entry has not taken yet, so the read size times the compression ratio bounds
+    // memory (64 KiB × ~1000 for all-zero data).
+    const input = createReadStream(file, { highWaterMark: 64 * 1024 });
     let settled = false;
     let chain: Promise<void> = Promise.resolve();
 

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArtifactsError, downloadArtifacts, uploadArtifacts } from '../../src/artifacts/index.js';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
@@ -271,6 +272,23 @@ none:
     expect((error as ArtifactsError).code).toBe('ARTIFACTS_DOWNLOAD_FAILED');
     expect((error as Error).message).toMatch(/HTTP 403/);
     expect(ctx.lines.join('\n')).not.toMatch(/retrying/);
+  });
+
+  it("downloads and extracts a dependency's zip made by Debian's zip CLI, as the legacy runner uploaded them", async () => {
+    const h = await harness();
+    await h.t.pipeline('stages: [build, test]\nlegacy:\n  stage: build\n  script: [x]\nuse:\n  stage: test\n  script: [x]\n');
+    const legacy = await h.nextBuild();
+    const source = await tempDir();
+    await writeFiles(source, { 'public/index.html': '<p>legacy</p>' });
+    const zipFile = join(await tempDir(), 'artifacts.zip');
+    await execa('zip', ['-q', '-r', zipFile, 'public'], { cwd: source });
+    expect((await h.client.uploadArtifacts(legacy.id, legacy.token, { path: zipFile, filename: 'artifacts.zip' })).status).toBe(201);
+    await h.finish(legacy, 'success');
+
+    const ctx = await h.job(await h.nextBuild());
+    await downloadArtifacts(ctx, { attempts: 1 });
+    expect(await readFile(join(ctx.projectDir, 'public/index.html'), 'utf8')).toBe('<p>legacy</p>');
+    expect(ctx.lines.join('\n')).toMatch(/\(0\.00 MB, zip\) from the artifacts of legacy/);
   });
 
   it('extracts symlinks from a dependency as symlinks', async () => {
