@@ -53,8 +53,8 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
     config,
     {
       ...services,
-      createExecutor: (runner) => {
-        const inner = services.createExecutor(runner);
+      createExecutor: async (runner) => {
+        const inner = await services.createExecutor(runner);
         const timed: Executor = {
           name: inner.name,
           cleanup: () => inner.cleanup(),

@@ -3,9 +3,7 @@
  * and the benchmark replace parts of it.
  */
 import type { Logger } from '../log.js';
-import { ShellExecutor } from '../executors/shell/index.js';
 import type { Executor } from '../executors/types.js';
-import { startTrace } from '../trace/index.js';
 import { CiRunnerError } from '../errors.js';
 import type { RunnerConfig } from './config/schema.js';
 import { artifactStages } from './job/artifact-stages.js';
@@ -13,11 +11,15 @@ import type { JobServices } from './job/run-job.js';
 
 export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
 
-/** Creates the executor a runner entry asks for. */
-export function createExecutor(runner: RunnerConfig, logger?: Logger): Executor {
+/**
+ * Creates the executor a runner entry asks for. The executor and trace modules are loaded on the
+ * first job, so an idle daemon does not carry them (process and stream libraries cost ~15 MB).
+ */
+export async function createExecutor(runner: RunnerConfig, logger?: Logger): Promise<Executor> {
   if (runner.executor !== 'shell') {
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${runner.executor} executor is not available in this version; use executor = "shell"`);
   }
+  const { ShellExecutor } = await import('../executors/shell/index.js');
   return new ShellExecutor({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}) });
 }
 
@@ -25,7 +27,7 @@ export function createExecutor(runner: RunnerConfig, logger?: Logger): Executor 
 export function defaultServices(logger: Logger): SharedServices {
   return {
     stages: artifactStages,
-    startTrace,
+    startTrace: async (options) => (await import('../trace/index.js')).startTrace(options),
     createExecutor: (runner) => createExecutor(runner, logger),
     logger,
   };

@@ -4,7 +4,6 @@
  */
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { BuildPayload } from '../../protocol/types.js';
-import { archiveCache, downloadArtifacts, restoreCache, uploadArtifacts } from '../../artifacts/index.js';
 
 export interface StageContext {
   build: BuildPayload;
@@ -28,5 +27,23 @@ export interface ArtifactStages {
   archiveCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
 }
 
+// Loaded on first use: archive libraries cost an idle daemon ~15 MB it does not need until a job
+// actually has artifacts or a cache.
+const artifacts = (): Promise<typeof import('../../artifacts/index.js')> => import('../../artifacts/index.js');
+
 /** The real stages from `src/artifacts/`. */
-export const artifactStages: ArtifactStages = { downloadArtifacts, uploadArtifacts, restoreCache, archiveCache };
+export const artifactStages: ArtifactStages = {
+  async downloadArtifacts(ctx, opts) {
+    if (!ctx.build.depends_on_builds.some((d) => d.artifacts_file)) return;
+    await (await artifacts()).downloadArtifacts(ctx, opts);
+  },
+  async uploadArtifacts(ctx, opts) {
+    await (await artifacts()).uploadArtifacts(ctx, opts);
+  },
+  async restoreCache(ctx, opts) {
+    await (await artifacts()).restoreCache(ctx, opts);
+  },
+  async archiveCache(ctx, opts) {
+    await (await artifacts()).archiveCache(ctx, opts);
+  },
+};

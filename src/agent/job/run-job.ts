@@ -34,7 +34,7 @@ export interface JobServices {
   slots: SlotAllocator;
   stages: ArtifactStages;
   startTrace: (options: StartTraceOptions) => Promise<JobTrace>;
-  createExecutor: (runner: RunnerConfig) => Executor;
+  createExecutor: (runner: RunnerConfig) => Executor | Promise<Executor>;
   logger: Logger;
   /** Observes each job's trace writes (the demo prints live logs). */
   onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
@@ -65,7 +65,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   const started = Date.now();
   logger.info({ job: build.name, slot }, 'job received');
   try {
-    const executor = services.createExecutor(runner);
+    const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
     const trace = await services.startTrace({
       build,

@@ -1,7 +1,6 @@
 /** `ci-runner demo` (what `npm start` runs): the example pipeline on an in-process reference server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { EXIT } from '../../agent/cli-support.js';
-import { runDemo } from '../../agent/demo.js';
 
 interface DemoArgs {
   concurrent: number;
@@ -22,6 +21,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
+      const { runDemo } = await import('../../agent/demo.js');
       const result = await runDemo({
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,

@@ -5,10 +5,6 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agent/cli-support.js';
 import { runnerSchema } from '../../agent/config/schema.js';
-import { JobStop } from '../../agent/job/run-job.js';
-import { runOnce } from '../../agent/run-once.js';
-import { defaultServices } from '../../agent/services.js';
-import { createLogger } from '../../log.js';
 
 interface RunOnceArgs {
   url?: string;
@@ -80,6 +76,12 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     const waitTimeoutMs = parseDuration(argv['wait-timeout'], 'wait-timeout');
     const pollIntervalMs = parseDuration(argv['poll-interval'], 'poll-interval');
     const shutdownMs = parseDuration(argv['shutdown-timeout'], 'shutdown-timeout');
+    const [{ JobStop }, { runOnce }, { defaultServices }, { createLogger }] = await Promise.all([
+      import('../../agent/job/run-job.js'),
+      import('../../agent/run-once.js'),
+      import('../../agent/services.js'),
+      import('../../log.js'),
+    ]);
     const logger = createLogger({ level: argv['log-level'] as 'warn' });
     const stopJob = new AbortController();
     let timer: NodeJS.Timeout | undefined;

@@ -4,11 +4,8 @@
  * once; SIGHUP re-reads the config (a bad new config is reported and the old one kept).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { Agent } from '../../agent/agent.js';
 import { handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
-import { defaultServices } from '../../agent/services.js';
-import { createLogger } from '../../log.js';
 
 interface RunArgs {
   config?: string;
@@ -27,6 +24,12 @@ export const runCommand: CommandModule<object, RunArgs> = {
     if (argv['working-directory']) process.chdir(argv['working-directory']);
     const configPath = resolveConfigPath(argv.config);
     const loaded = await loadConfigWithWarnings(configPath);
+    // Loaded here, not at the top: `--help` and the other commands should not pay for the daemon.
+    const [{ Agent }, { defaultServices }, { createLogger }] = await Promise.all([
+      import('../../agent/agent.js'),
+      import('../../agent/services.js'),
+      import('../../log.js'),
+    ]);
     const logger = createLogger({ level: loaded.config.log_level === 'panic' ? 'fatal' : loaded.config.log_level, format: loaded.config.log_format });
     const agent = new Agent(loaded.config, defaultServices(logger));
     const signals = handleStopSignals(logger, () => agent.shutdown(), () => agent.shutdown());
