@@ -6,7 +6,7 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { commands } from './commands/index.js';
+import { loadCommands } from './commands/index.js';
 import { VERSION } from '../version.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -23,7 +23,7 @@ export async function main(argv: string[]): Promise<void> {
       process.stderr.write(`${y.help()}\n\nError: ${message}\n`);
       process.exit(2);
     });
-  for (const command of commands) program = program.command(command);
+  for (const command of await loadCommands(argv)) program = program.command(command);
   await program.parseAsync();
 }
 

@@ -1,22 +1,27 @@
 import type { CommandModule } from 'yargs';
-import { serveCommand } from './serve.js';
-import { runOnceCommand } from './run-once.js';
-import { registerCommand } from './register.js';
-import { unregisterCommand } from './unregister.js';
-import { verifyCommand } from './verify.js';
-import { listCommand } from './list.js';
-import { runCommand } from './run.js';
-import { demoCommand } from './demo.js';
 
-/** Every subcommand of `ci-runner`, in the order `--help` lists them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
-export const commands: Array<CommandModule<any, any>> = [
-  serveCommand,
-  runOnceCommand,
-  registerCommand,
-  unregisterCommand,
-  verifyCommand,
-  listCommand,
-  runCommand,
-  demoCommand,
+type AnyCommand = CommandModule<any, any>;
+
+/**
+ * Every subcommand of `ci-runner`, in the order `--help` lists them, each loaded on demand: a
+ * command's module pulls in its whole subsystem (server, agent, executors, archivers), and loading
+ * all of them costs a second of CPU at every start. Only `--help` and unknown commands load them all.
+ */
+const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyCommand>]> = [
+  ['serve', async () => (await import('./serve.js')).serveCommand],
+  ['run-once', async () => (await import('./run-once.js')).runOnceCommand],
+  ['register', async () => (await import('./register.js')).registerCommand],
+  ['unregister', async () => (await import('./unregister.js')).unregisterCommand],
+  ['verify', async () => (await import('./verify.js')).verifyCommand],
+  ['list', async () => (await import('./list.js')).listCommand],
+  ['run', async () => (await import('./run.js')).runCommand],
+  ['demo', async () => (await import('./demo.js')).demoCommand],
 ];
+
+/** The command modules needed to parse `argv`: the one it names, or all of them. */
+export async function loadCommands(argv: readonly string[]): Promise<AnyCommand[]> {
+  const named = loaders.find(([name]) => name === argv[0]);
+  const wanted = named ? [named] : loaders;
+  return Promise.all(wanted.map(([, load]) => load()));
+}
