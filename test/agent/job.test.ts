@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runnerSchema } from '../../src/agent/config/schema.js';
+import { runOnce } from '../../src/agent/run-once.js';
+import { defaultServices } from '../../src/agent/services.js';
+import { silentLogger } from '../../src/log.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { workDirs } from '../cli/helpers.js';
+
+let t: TestServer;
+let token: string;
+beforeAll(async () => {
+  t = await startTestServer({ files: { 'README.md': '# p\n', 'src/a.txt': 'a\n' } });
+  ({ token } = await t.registerRunner());
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** Queues `yaml`, runs one job in-process, returns the job's final status and trace. */
+async function runJob(yaml: string, runner: Record<string, unknown> = {}) {
+  const d = await workDirs();
+  const p = await t.pipeline(yaml);
+  const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2, ...runner });
+  const never = new AbortController().signal;
+  const result = await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
+  const id = p.jobs[0]!.id;
+  return { result, status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8') };
+}
+
+describe('job lifecycle', () => {
+  it('skips the checkout with GIT_STRATEGY none', async () => {
+    const { status, trace } = await runJob('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - test ! -e README.md\n    - echo empty dir ok\n');
+    expect(status).toBe('success');
+    expect(trace).toContain('Skipping Git repository setup');
+    expect(trace).toContain('empty dir ok');
+  });
+
+  it('makes a shallow clone with GIT_DEPTH', async () => {
+    const { status, trace } = await runJob('j:\n  variables:\n    GIT_DEPTH: "1"\n    GIT_STRATEGY: clone\n  script:\n    - test "$(git rev-parse --is-shallow-repository)" = true\n    - cat src/a.txt\n');
+    expect(status, trace).toBe('success');
+    expect(trace).toContain('with git depth 1');
+  });
+
+  it('fails before cloning when GET_SOURCES_ATTEMPTS is out of range', async () => {
+    const { status, trace } = await runJob('j:\n  variables:\n    GET_SOURCES_ATTEMPTS: "11"\n  script:\n    - echo never\n');
+    expect(status).toBe('failed');
+    expect(trace).toContain('ERROR: Job failed: GET_SOURCES_ATTEMPTS is 11; it must be between 1 and 10');
+    expect(trace).not.toContain('$ echo never');
+  });
+
+  it('traces commands with CI_DEBUG_TRACE', async () => {
+    const { status, trace } = await runJob('j:\n  variables:\n    CI_DEBUG_TRACE: "true"\n  script:\n    - X=1; echo "x is $X"\n');
+    expect(status).toBe('success');
+    expect(trace).toMatch(/\+ X=1/);
+  });
+
+  it('runs pre_build_script and post_build_script around the job script, with the runner environment', async () => {
+    const { status, trace } = await runJob('j:\n  script:\n    - echo "script sees $RUNNER_VAR"\n', {
+      pre_build_script: 'echo pre-build',
+      post_build_script: 'echo post-build',
+      environment: ['RUNNER_VAR=from the runner'],
+    });
+    expect(status).toBe('success');
+    expect(trace.indexOf('pre-build')).toBeLessThan(trace.indexOf('script sees from the runner'));
+    expect(trace.indexOf('script sees from the runner')).toBeLessThan(trace.indexOf('post-build'));
+  });
+
+  it('runs jobs with sh as well as bash', async () => {
+    const { status, trace } = await runJob('j:\n  script:\n    - echo "quoted \\"$CI_JOB_NAME\\" ok"\n    - exit 5\n', { shell: 'sh' });
+    expect(status, trace).toBe('failed');
+    expect(trace).toContain('quoted "j" ok');
+    expect(trace).toContain('ERROR: Job failed: exit status 5');
+  });
+
+  it('passes artifacts from one stage to the next', async () => {
+    const p = await t.pipeline('make:\n  stage: build\n  script:\n    - mkdir -p out && echo made > out/file.txt\n  artifacts:\n    paths:\n      - out/\nuse:\n  stage: test\n  script:\n    - cat out/file.txt\n');
+    const d = await workDirs();
+    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
+    const never = new AbortController().signal;
+    for (let i = 0; i < 2; i += 1) {
+      const r = await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
+      expect(r.kind === 'job' && r.outcome.state).toBe('success');
+    }
+    const use = p.jobs.find((j) => j.name === 'use')!;
+    expect((await t.server.getTrace(use.id)).toString()).toContain('made');
+  });
+});

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { jobDirs, projectSlug, redactUrl } from '../../src/agent/job/build-dir.js';
+import { readControls } from '../../src/agent/job/control-variables.js';
+import { SlotAllocator } from '../../src/agent/job/slots.js';
+import { collectVariables, expandString, expandVariables, refSlug, variableValue } from '../../src/agent/job/variables.js';
+import type { BuildPayload } from '../../src/protocol/types.js';
+
+const build: BuildPayload = {
+  id: 42, ref: 'feature/X_1', tag: false, sha: '0123456789abcdef0123456789abcdef01234567', status: 'running', name: 'test:unit',
+  token: 'build-token-xyz', stage: 'test', project_id: 7, project_name: 'app', commands: 'true',
+  repo_url: 'http://gitlab-ci-token:build-token-xyz@127.0.0.1:9/acme/web-app.git', before_sha: '0'.repeat(40),
+  allow_git_fetch: true, options: {}, timeout: 0,
+  variables: [
+    { key: 'CI_SERVER_NAME', value: 'GitLab', public: true },
+    { key: 'BASE', value: 'base', public: true },
+    { key: 'DERIVED', value: '${BASE}-$BASE-$MISSING-$$-$1-$?', public: true },
+    { key: 'SECRET', value: 's3cr3t', public: false },
+    { key: 'FROM_ENV', value: 'payload wins', public: true },
+  ],
+  depends_on_builds: [], credentials: [],
+};
+
+const ctx = { build, environment: ['FROM_ENV=runner', 'RUNNER_ONLY=yes'], projectDir: '/b/p', buildsDir: '/b', runnerName: 'r', runnerToken: 'abcdef0123' };
+
+describe('job variables', () => {
+  it('layers runner environment < runner defaults < payload variables', () => {
+    const vars = expandVariables(collectVariables(ctx));
+    expect(variableValue(vars, 'FROM_ENV')).toBe('payload wins');
+    expect(variableValue(vars, 'RUNNER_ONLY')).toBe('yes');
+    expect(variableValue(vars, 'CI_SERVER_NAME')).toBe('GitLab');
+    expect(variableValue(vars, 'CI_PROJECT_DIR')).toBe('/b/p');
+    expect(variableValue(vars, 'CI_JOB_ID')).toBe('42');
+    expect(variableValue(vars, 'CI_BUILD_ID')).toBe('42');
+    expect(variableValue(vars, 'CI_JOB_STAGE')).toBe('test');
+    expect(variableValue(vars, 'CI_COMMIT_SHA')).toBe(build.sha);
+    expect(variableValue(vars, 'CI_COMMIT_REF_SLUG')).toBe('feature-x-1');
+    expect(vars.find((v) => v.key === 'CI_JOB_TOKEN')?.public).toBe(false);
+    expect(vars.filter((v) => v.key === 'FROM_ENV')).toHaveLength(1);
+  });
+
+  it('expands $VAR and ${VAR} once; unknown and special names are empty; $$ is $', () => {
+    const vars = expandVariables(collectVariables(ctx));
+    expect(variableValue(vars, 'DERIVED')).toBe('base-base--$--');
+    expect(expandString('$A$B', (n) => (n === 'A' ? '$B' : 'x'))).toBe('$Bx');
+  });
+
+  it('makes ref slugs like GitLab', () => {
+    expect(refSlug('Feature/ABC_def')).toBe('feature-abc-def');
+    expect(refSlug('-x-')).toBe('x');
+    expect(refSlug('a'.repeat(80))).toHaveLength(63);
+  });
+});
+
+describe('control variables', () => {
+  const withVars = (pairs: Record<string, string>) => Object.entries(pairs).map(([key, value]) => ({ key, value, public: true }));
+
+  it('defaults to fetch when the server allows it, else clone', () => {
+    expect(readControls([], true).gitStrategy).toBe('fetch');
+    expect(readControls([], false).gitStrategy).toBe('clone');
+    expect(readControls(withVars({ GIT_STRATEGY: 'none' }), true).gitStrategy).toBe('none');
+  });
+
+  it('reads depth, submodules, attempts and debug trace', () => {
+    const c = readControls(withVars({ GIT_DEPTH: '3', GIT_SUBMODULE_STRATEGY: 'recursive', GET_SOURCES_ATTEMPTS: '4', CI_DEBUG_TRACE: 'true', ARTIFACT_DOWNLOAD_ATTEMPTS: 'junk' }), true);
+    expect(c).toMatchObject({ gitDepth: 3, submodules: 'recursive', getSourcesAttempts: 4, debugTrace: true, artifactDownloadAttempts: 1 });
+  });
+
+  it('refuses values outside what a variable accepts, naming it', () => {
+    expect(() => readControls(withVars({ GET_SOURCES_ATTEMPTS: '11' }), true)).toThrow(/GET_SOURCES_ATTEMPTS is 11; it must be between 1 and 10/);
+    expect(() => readControls(withVars({ GIT_STRATEGY: 'copy' }), true)).toThrow(/GIT_STRATEGY/);
+    expect(() => readControls(withVars({ GIT_SUBMODULE_STRATEGY: 'deep' }), true)).toThrow(/GIT_SUBMODULE_STRATEGY/);
+  });
+});
+
+describe('build dirs', () => {
+  it('uses <builds>/<token8>/<slot>/<namespace>/<project> and a private state dir beside it', () => {
+    const dirs = jobDirs('/builds', 'abcdef0123456', 2, build);
+    expect(dirs.projectDir).toBe('/builds/abcdef01/2/acme/web-app');
+    expect(dirs.stateDir).toBe('/builds/abcdef01/2/acme/web-app.tmp/build-42');
+  });
+
+  it('falls back to project-<id> for URLs without a usable path', () => {
+    expect(projectSlug('/local/path.git', 7)).toBe('project-7');
+    expect(projectSlug('http://h/a/../b.git', 7)).toBe('b');
+    expect(projectSlug('http://h/', 7)).toBe('project-7');
+    expect(projectSlug('http://h/a/%2e%2e/b.git', 7)).toBe('b'); // the URL parser resolves it; nothing escapes
+    expect(projectSlug('http://h/a/%252e%252e/b.git', 7)).not.toContain('..');
+  });
+
+  it('strips credentials from URLs it prints', () => {
+    expect(redactUrl(build.repo_url)).toBe('http://127.0.0.1:9/acme/web-app.git');
+    expect(redactUrl('http://h/x.git')).toBe('http://h/x.git');
+  });
+
+  it('hands out the lowest free slot per runner and project, reusing released ones', () => {
+    const slots = new SlotAllocator();
+    const a = slots.acquire('t', 1);
+    const b = slots.acquire('t', 1);
+    const other = slots.acquire('t', 2);
+    expect([a.slot, b.slot, other.slot]).toEqual([0, 1, 0]);
+    a.release();
+    expect(slots.acquire('t', 1).slot).toBe(0);
+  });
+});
