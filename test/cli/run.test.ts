@@ -139,4 +139,24 @@ describe('run (daemon)', () => {
       await daemon.child;
     }
   });
+
+  it('runs a job that an in-flight (long-polled) request returns after SIGTERM', async () => {
+    const lp = await startTestServer({ longPollMs: 60_000 });
+    try {
+      const d = await workDirs();
+      const { token } = await lp.registerRunner();
+      const config = join(d.root, 'config.toml');
+      await writeFile(config, `concurrent = 1\nlog_format = "json"\n[[runners]]\n  name = "lp"\n  url = "${lp.url}"\n  token = "${token}"\n  builds_dir = "${d.builds}"\n`);
+      const daemon = startDaemon(config);
+      await waitUntil(() => daemon.output().includes('polling for jobs'), 30_000, 'daemon started');
+      daemon.child.kill('SIGTERM');
+      await waitUntil(() => daemon.output().includes('stop signal received'), 10_000, 'signal handled');
+      const p = await lp.pipeline('late:\n  script:\n    - echo "ran after the signal"\n');
+      const result = await daemon.child;
+      expect(result.exitCode, daemon.output()).toBe(0);
+      expect(lp.server.getJob(p.jobs[0]!.id)?.status).toBe('success');
+    } finally {
+      await lp.close();
+    }
+  });
 });
