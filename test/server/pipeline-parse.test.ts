@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parsePipeline, PipelineConfigError } from '../../src/server/pipeline/parse.js';
-import { parseDuration } from '../../src/server/pipeline/duration.js';
+import { parseDurationSeconds } from '../../src/duration.js';
+
+const parseDuration = (text: string): number | undefined => {
+  const seconds = parseDurationSeconds(text);
+  return seconds !== undefined && seconds > 0 ? Math.round(seconds) : undefined;
+};
 import { hasCode } from '../../src/errors.js';
 
 /** Parses `text` expecting a refusal, and returns the error for inspection. */

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CiRunnerError } from '../../errors.js';
 import { createLogger } from '../../log.js';
-import { parseDurationMs } from '../../server/durations.js';
+import { parseDurationMs } from '../../duration.js';
 import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';
 

@@ -8,7 +8,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import busboy from 'busboy';
 import type { ServerContext } from '../context.js';
-import { parseDurationSeconds } from '../durations.js';
+import { parseDurationSeconds } from '../../duration.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from '../pipeline/payload.js';
 import { liveArtifacts } from '../state/artifacts.js';

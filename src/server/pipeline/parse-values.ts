@@ -4,7 +4,7 @@
  * or throws a `PipelineConfigError` naming that place.
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
-import { parseDuration } from './duration.js';
+import { parseDurationSeconds } from '../../duration.js';
 import type { JobArtifactsSpec, JobCacheSpec } from './spec.js';
 
 export type YamlMap = Record<string, unknown>;
@@ -139,7 +139,7 @@ export function readArtifacts(value: unknown, path: ConfigPath): JobArtifactsSpe
   if (map.expire_in !== undefined && map.expire_in !== null) {
     const at = childPath(path, 'expire_in');
     const text = typeof map.expire_in === 'number' ? String(map.expire_in) : readString(map.expire_in, at);
-    if (text !== 'never' && parseDuration(text) === undefined) {
+    if (text !== 'never' && !((parseDurationSeconds(text) ?? 0) > 0)) {
       configError(at, `'${text}' is not a duration (e.g. 30 minutes, 1 week, never)`);
     }
     artifacts.expire_in = text;
@@ -153,8 +153,9 @@ export function readTimeout(value: unknown, path: ConfigPath): number {
     if (!Number.isInteger(value) || value <= 0 || value > 2_147_483_647) configError(path, 'must be a positive whole number of seconds');
     return value;
   }
-  const seconds = typeof value === 'string' ? parseDuration(value) : undefined;
-  if (seconds === undefined || seconds > 2_147_483_647) {
+  const parsed = typeof value === 'string' ? parseDurationSeconds(value) : undefined;
+  const seconds = parsed === undefined ? undefined : Math.round(parsed);
+  if (seconds === undefined || seconds < 1 || seconds > 2_147_483_647) {
     configError(path, 'must be a number of seconds or a duration such as 1h 30m or 10 minutes');
   }
   return seconds;
