@@ -108,3 +108,18 @@ describe('archives made by other tools', () => {
     expect(await readdir(target)).toEqual([]);
   });
 });
+
+describe('aborting', () => {
+  it('stops an extraction when the job is canceled, rejecting with the reason', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'big/a.bin': randomBytes(8_000_000), 'big/b.bin': randomBytes(8_000_000) });
+    const selection = await selectFiles(project, { paths: ['big'] }, () => undefined, signal);
+    const archive = join(await tempDir(), 'big.tar.gz');
+    await createArchive(project, selection.entries, archive, 'tar.gz', signal);
+
+    const controller = new AbortController();
+    const extraction = extractArchive(archive, await tempDir(), controller.signal).catch((caught: unknown) => caught);
+    setImmediate(() => controller.abort(new Error('job canceled')));
+    expect(((await extraction) as Error).message).toBe('job canceled');
+  });
+});

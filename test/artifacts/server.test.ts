@@ -259,6 +259,22 @@ none:
     expect((await readFile(join(ctx.projectDir, 'out/data.bin'))).length).toBe(500_000);
   });
 
+  it('retries and then fails when the downloaded size differs from artifacts_file.size', async () => {
+    const h = await harness();
+    await h.t.pipeline('stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n');
+    const make = await h.nextBuild();
+    await uploadArtifacts(await h.job(make, { a: 'a' }), { format: 'tar.gz', jobSucceeded: true });
+    await h.finish(make, 'success');
+    const use = await h.nextBuild();
+    const announced = use.depends_on_builds.map((dep) => ({ ...dep, ...(dep.artifacts_file ? { artifacts_file: { ...dep.artifacts_file, size: dep.artifacts_file.size + 1 } } : {}) }));
+    const ctx = await h.job({ ...use, depends_on_builds: announced });
+    const error = await downloadArtifacts(ctx, { attempts: 2, retryBaseMs: 20 }).catch((caught: unknown) => caught);
+    expect((error as ArtifactsError).code).toBe('ARTIFACTS_DOWNLOAD_FAILED');
+    expect((error as Error).message).toMatch(/after 2 attempt\(s\): got \d+ bytes, the server announced \d+/);
+    expect(existsSync(join(ctx.projectDir, 'a'))).toBe(false);
+    expect(await readdir(ctx.stateDir)).toEqual([]);
+  });
+
   it('stops at once on a 403 for the dependency token', async () => {
     const h = await harness();
     await h.t.pipeline('stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n');
