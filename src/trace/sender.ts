@@ -211,6 +211,8 @@ export class TraceSender {
   }
 
   private advance(offset: number): void {
+    // Progress (a 202, or a 416 that says the server has more) ends a failure streak.
+    if (offset > this.sentOffset) this.failures = 0;
     this.sentOffset = offset;
     this.options.onAck(offset);
   }

@@ -102,14 +102,21 @@ describe('trace delivery against the reference server', () => {
   it('delivers the exact trace while 30% of PATCHes and PUTs fail with 5xx (and some acks are lost)', async () => {
     job = await runningJob({ faultSeed: 42 });
     job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503, percent: 30 });
-    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'apply_then_error', status: 502, percent: 10 });
-    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'close', percent: 10 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'apply_then_error', status: 502, percent: 5 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'close', percent: 5 });
     job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 500, percent: 30 });
-    const trace = await start(job);
-    const output = sampleOutput(1_500_000, 3);
-    await writeInPieces(trace, output, 20_000); // slowly, so that many PATCHes go out
+    const trace = await start(job, { outputLimitKiB: 16 * 1024 });
+    // Keep printing until plenty of PATCHes went out, so the seeded faults fire many times.
+    const source = sampleOutput(4_000_000, 3);
+    let written = 0;
+    while (job.client.patches().length < 25 && written + 20_000 <= source.length) {
+      trace.write(source.subarray(written, written + 20_000));
+      written += 20_000;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    const output = source.subarray(0, written);
     const current = job;
-    await waitFor('the live trace to reach the server', async () => (await serverTrace(current)).length === output.length, 50_000);
+    await waitFor('the live trace to reach the server', async () => (await serverTrace(current)).length === output.length, 60_000);
     expect((await serverTrace(job)).equals(output)).toBe(true);
     const statuses = job.client.patches().map((patch) => patch.status);
     expect(statuses.filter((status) => status >= 500).length, statuses.join(' ')).toBeGreaterThan(2);
@@ -117,7 +124,7 @@ describe('trace delivery against the reference server', () => {
     expect(await trace.finish('failed')).toEqual({ delivered: true, status: 200 });
     expect((await serverTrace(job)).equals(output)).toBe(true);
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('failed');
-  });
+  }, 120_000);
 
   it('switches to full-trace PUTs after a PATCH 404 and keeps delivering', async () => {
     job = await runningJob();

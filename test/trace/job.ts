@@ -18,6 +18,9 @@ export interface Call {
   state?: RunnerBuildState;
   buildStatus?: string;
   serverLength?: number;
+  /** When the answer arrived, and how long the call took (ms). */
+  at?: number;
+  ms?: number;
 }
 
 /** The real client, recording each trace-related call and its answer. */
@@ -25,9 +28,10 @@ export class RecordingClient extends RunnerApiClient {
   readonly calls: Call[] = [];
 
   override async patchTrace(id: number, token: string, start: number, bytes: Uint8Array, signal?: AbortSignal): Promise<PatchTraceResult> {
+    const started = Date.now();
     const result = await super.patchTrace(id, token, start, bytes, signal);
     this.calls.push({
-      kind: 'patch', status: result.status, start, bytes: bytes.byteLength,
+      kind: 'patch', status: result.status, start, bytes: bytes.byteLength, at: Date.now(), ms: Date.now() - started,
       ...(result.buildStatus !== undefined ? { buildStatus: result.buildStatus } : {}),
       ...(result.serverLength !== undefined ? { serverLength: result.serverLength } : {}),
     });
