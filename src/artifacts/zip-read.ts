@@ -29,6 +29,9 @@ export async function readZip(file: string, visit: EntryVisitor, signal: AbortSi
       error ? reject(zipError(file, error)) : resolve(opened),
     );
   });
+  // yauzl may still report an error after the last entry we waited for; without a listener an
+  // EventEmitter 'error' would crash the daemon. Errors that matter are caught per entry below.
+  zip.on('error', () => undefined);
   try {
     for (let entry = await nextEntry(zip, file, signal); entry; entry = await nextEntry(zip, file, signal)) {
       await visit(await toArchiveEntry(zip, file, entry));
