@@ -142,4 +142,24 @@ describe('trace delivery against the reference server', () => {
     expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
     expect((await serverTrace(job)).toString()).toBe('first line\nsecond line\n');
   });
+
+  it('replaces the server copy with a full PUT when the server holds more than the runner has (416 beyond our length)', async () => {
+    job = await runningJob();
+    // Someone else's bytes are already on the server (e.g. a re-used build id).
+    const stale = Buffer.from('stale bytes from an earlier attempt\n');
+    const seeded = await job.client.patchTrace(job.build.id, job.build.token, 0, stale);
+    expect(seeded.status).toBe(202);
+    const trace = await start(job);
+    trace.write('fresh\n');
+    const current = job;
+    await waitFor('the full PUT to replace the stale trace', async () => (await serverTrace(current)).toString() === 'fresh\n');
+    const mismatch = job.client.patches().find((patch) => patch.status === 416);
+    expect(mismatch?.serverLength).toBe(stale.length);
+    expect(job.client.calls.some((call) => call.kind === 'full' && call.state === 'running' && call.status === 200)).toBe(true);
+    // Back to incremental PATCHes from the new common length.
+    trace.write('more\n');
+    await waitFor('the next PATCH', async () => (await serverTrace(current)).toString() === 'fresh\nmore\n');
+    expect(job.client.patches().at(-1)).toMatchObject({ status: 202, start: 6 });
+    expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
+  });
 });
