@@ -17,6 +17,7 @@ import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
+import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
 
 export interface AgentEvents {
@@ -67,7 +68,7 @@ export class Agent {
   /** Starts a poll loop for each runner entry. */
   start(): void {
     if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register`');
-    for (const runner of this.config.runners) this.addEntry(runner);
+    for (const runner of this.config.runners) this.addEntry(runner, { recover: true });
     this.logger.info({ runners: this.config.runners.length, concurrent: this.config.concurrent }, 'polling for jobs');
   }
 
@@ -128,15 +129,25 @@ export class Agent {
     if (!this.stopJobs.signal.aborted) this.stopJobs.abort(new JobStop(reason));
   }
 
-  private addEntry(runner: RunnerConfig): void {
+  private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
     const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false };
     this.entries.set(entry.key, entry);
-    const loop: Promise<void> = this.pollLoop(entry)
+    const loop: Promise<void> = (options.recover ? this.recover(entry) : Promise.resolve())
+      .then(() => this.pollLoop(entry))
       .catch((error: unknown) => {
         this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
       })
       .finally(() => this.loops.delete(loop));
     this.loops.add(loop);
+  }
+
+  /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
+  private async recover(entry: Entry): Promise<void> {
+    const dirs = await findJobStateDirs(entry.config).catch(() => []);
+    if (dirs.length === 0) return;
+    const recovery = recoverDeliveries(dirs, entry.config, entry.client, this.stopJobs.signal, this.logger.child({ runner: entry.config.name }));
+    this.jobs.add(recovery);
+    void recovery.finally(() => this.jobs.delete(recovery));
   }
 
   private notify(): void {

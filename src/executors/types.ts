@@ -40,6 +40,8 @@ export interface StageResult {
 
 export interface Executor {
   readonly name: string;
+  /** Tags the job's processes; saved in the job's state dir so a restarted daemon can kill leftovers. */
+  readonly marker?: string;
   runStage(request: StageRequest): Promise<StageResult>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;

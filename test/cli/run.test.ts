@@ -160,3 +160,32 @@ describe('run (daemon)', () => {
     }
   });
 });
+
+describe('run after a crash', () => {
+  it('kills the orphaned job and reports it failed when the daemon starts again', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    const pidFile = join(d.root, 'pids');
+    await writeConfig(config, d.builds, [{ name: 'crashy', token }]);
+    const p = await t.pipeline(`orphan:\n  script:\n    - echo $$ >> ${pidFile}\n    - echo started\n    - sleep 1000\n`);
+    const jobId = p.jobs[0]!.id;
+    const first = startDaemon(config);
+    await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
+    first.child.kill('SIGKILL');
+    await first.child;
+    const pids = await pidsIn(pidFile);
+    expect(pids.length).toBe(1);
+    expect(t.server.getJob(jobId)?.status).toBe('running');
+
+    const second = startDaemon(config);
+    try {
+      await t.waitForJob(jobId, (j) => j.status === 'failed', 30_000);
+      await waitUntil(() => allGone(pids), 10_000, 'orphaned job processes gone');
+      expect(await trace(jobId)).toContain('started');
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.child;
+    }
+  });
+});

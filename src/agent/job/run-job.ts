@@ -27,6 +27,8 @@ import { collectVariables, expandString, expandVariables, type JobVariable } fro
 
 export const DEFAULT_JOB_TIMEOUT_S = 7200;
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
+/** File in the job's state dir holding the executor's process marker (for crash recovery). */
+export const MARKER_FILE = 'process-marker';
 
 export interface JobServices {
   runner: RunnerConfig;
@@ -67,6 +69,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   try {
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
+    if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
     const trace = await services.startTrace({
       build,
       client: services.client,

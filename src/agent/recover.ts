@@ -1,0 +1,62 @@
+/**
+ * Crash recovery at daemon start: a job whose final update was still owed when the runner stopped
+ * (network down, killed) keeps its state dir (`<project>.tmp/build-<id>`). This finds those dirs
+ * under a runner's builds dir and sends what is owed — a job that never finished is reported
+ * `failed` — then removes them, so no assigned build is left `running` on the server.
+ */
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunnerApiClient } from '../client/runner-api.js';
+import type { Logger } from '../log.js';
+import { sweepMarked } from '../executors/shell/process-group.js';
+import type { RunnerConfig } from './config/schema.js';
+import { MARKER_FILE } from './job/run-job.js';
+
+const MAX_DEPTH = 8;
+
+/** State dirs of earlier jobs of `runner` (`…/<slot>/<namespace…>/<project>.tmp/build-<id>`). */
+export async function findJobStateDirs(runner: Pick<RunnerConfig, 'builds_dir' | 'token'>): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > MAX_DEPTH) return;
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name === '.git') continue;
+      const path = join(dir, entry.name);
+      if (dir.endsWith('.tmp') && /^build-\d+$/.test(entry.name)) found.push(path);
+      else if (!dir.endsWith('.tmp')) await walk(path, depth + 1);
+    }
+  };
+  await walk(join(runner.builds_dir, runner.token.slice(0, 8)), 0);
+  return found;
+}
+
+/**
+ * Sends the owed final updates in `dirs` (from {@link findJobStateDirs}, taken before this runner
+ * starts any job, so a running job's dir is never among them). Never rejects.
+ */
+export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, client: RunnerApiClient, signal: AbortSignal, logger: Logger): Promise<void> {
+  if (dirs.length === 0) return;
+  const { resumeDelivery } = await import('../trace/index.js');
+  for (const dir of dirs) {
+    try {
+      // Processes of a job whose daemon died are still running; they go first.
+      const marker = (await readFile(join(dir, MARKER_FILE), 'utf8').catch(() => '')).trim();
+      if (/^[0-9a-f]{8,}$/.test(marker)) {
+        const killed = await sweepMarked(marker);
+        if (killed > 0) logger.info({ dir, killed }, 'killed processes left by a job from an earlier run');
+      }
+      const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger });
+      if (result) logger.info({ dir, delivered: result.delivered, status: result.status }, 'sent the final update of a job from an earlier run');
+      if (!result || result.delivered || result.status === 403 || result.status === 404) await rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      if (signal.aborted) return;
+      logger.warn({ err: error, dir }, 'could not recover an earlier job\'s final update');
+    }
+  }
+}
