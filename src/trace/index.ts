@@ -64,8 +64,11 @@ export interface JobTrace {
   /** Aborts when the server cancels/fails the job (Build-Status canceled/failed, or 403); the reason
    *  is a {@link JobAbortedError} with code `JOB_CANCELED` or `JOB_FORBIDDEN`. */
   readonly cancelSignal: AbortSignal;
-  /** Path of the full (masked) log on disk: everything the job printed, also past the output limit. */
+  /** Path of the full (masked) log on disk: everything the job printed, also past the output limit.
+   *  It lives in `stateDir`; the notice in a truncated trace names it, so keep it when `truncated`. */
   readonly logPath: string;
+  /** True once the output limit cut the sent trace: the file at `logPath` is the only full copy. */
+  readonly truncated: boolean;
   /** Ends the trace, sends the final PUT with the state and full trace; resolves when the server has it
    *  (200), or it was refused (403/404), or the deadline passed. Never rejects; idempotent. */
   finish(state: 'success' | 'failed'): Promise<{ delivered: boolean; status: number }>;
@@ -156,6 +159,9 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     },
     cancelSignal: cancel.signal,
     logPath,
+    get truncated() {
+      return trace.cut !== undefined;
+    },
     finish: (state) => (finishing ??= finish(state)),
   };
 }

@@ -26,7 +26,10 @@ describe('what the trace contains', () => {
     job = await runningJob();
     const trace = await start(job, { outputLimitKiB: 4 });
     const output = sampleOutput(20_000, 5);
-    for (let offset = 0; offset < output.length; offset += 777) trace.write(output.subarray(offset, offset + 777));
+    trace.write(output.subarray(0, 4096));
+    expect(trace.truncated).toBe(false);
+    for (let offset = 4096; offset < output.length; offset += 777) trace.write(output.subarray(offset, offset + 777));
+    expect(trace.truncated).toBe(true);
     expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
 
     const stored = (await job.ts.server.getTrace(job.build.id)).toString();
