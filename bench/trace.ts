@@ -57,22 +57,36 @@ function outputChunk(): Buffer {
 }
 
 async function captureOnly(): Promise<void> {
-  const total = 100 * MiB;
   const dir = await mkdtemp(join(tmpdir(), 'bench-capture-'));
-  const spool = SpoolWriter.create(join(dir, 'trace.log'));
   // Three secrets of token length, like a build token, a runner token and one secret variable.
   const secrets = ['q9YtR2vL7mK4xN8bW1cZ', 'a3f09c6e1b2d4f5a6c7e8d9b0a1f2e3d', 'hunter2-but-longer'];
-  const capture = new TraceCapture({ secrets, limitBytes: 200 * MiB, spool, logger: silentLogger(), onCut: () => undefined, onData: () => undefined });
   const chunk = outputChunk();
-  async function* output(): AsyncGenerator<Buffer> {
-    for (let sent = 0; sent < total; sent += chunk.length) yield chunk;
-  }
-  const started = performance.now();
-  await pipeline(Readable.from(output()), capture.stream());
-  capture.end();
-  const seconds = (performance.now() - started) / 1000;
-  spool.close();
-  process.stdout.write(`capture pipeline alone (sanitise, mask 3 secrets, limit, spool): ${(total / 1e6 / seconds).toFixed(0)} MB/s\n`);
+  const pass = async (total: number): Promise<number> => {
+    const spool = SpoolWriter.create(join(dir, 'trace.log'));
+    const capture = new TraceCapture({ secrets, limitBytes: 200 * MiB, spool, logger: silentLogger(), onCut: () => undefined, onData: () => undefined });
+    async function* output(): AsyncGenerator<Buffer> {
+      for (let sent = 0; sent < total; sent += chunk.length) yield chunk;
+    }
+    const started = performance.now();
+    await pipeline(Readable.from(output()), capture.stream());
+    capture.end();
+    const seconds = (performance.now() - started) / 1000;
+    spool.close();
+    return total / 1e6 / seconds;
+  };
+  await pass(20 * MiB); // warm-up
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 10);
+  const rate = await pass(100 * MiB);
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  process.stdout.write(
+    `capture pipeline alone, 100 MiB (sanitise, mask 3 secrets, limit, spool): ${rate.toFixed(0)} MB/s, ` +
+      `RSS +${((peak - baseline) / MiB).toFixed(0)} MiB (peak ${(peak / MiB).toFixed(0)} MiB)\n`,
+  );
   await rm(dir, { recursive: true, force: true });
 }
 
