@@ -32,16 +32,17 @@ async function register(server: ReferenceServer): Promise<string> {
   return result.runner.token;
 }
 
-function jobs(n: number): string {
-  return Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
+function jobs(n: number, gitStrategy?: string): string {
+  const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
+  return vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
 }
 
-async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number) {
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, gitStrategy?: string) {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent,
     check_interval: 3,
-    runners: [{ name: 'bench', url: server.url, token, builds_dir: join(root, `builds-${concurrent}`), cache_dir: join(root, 'cache') }],
+    runners: [{ name: 'bench', url: server.url, token, builds_dir: join(root, `builds-${concurrent}-${gitStrategy ?? 'default'}`), cache_dir: join(root, 'cache') }],
   });
   const logger = silentLogger();
   const services = defaultServices(logger);
@@ -80,7 +81,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
       },
     },
   );
-  const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n) });
+  const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n, gitStrategy) });
   const t0 = performance.now();
   agent.start();
   for (;;) {
@@ -138,6 +139,10 @@ export async function run(): Promise<void> {
     process.stdout.write(
       `per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(percentile(single.overhead, 50))}, p95 ${fmt(percentile(single.overhead, 95))}` +
         ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
+    );
+    const noGit = await runPipeline(server, root, 50, 1, 'none');
+    process.stdout.write(
+      `per-job overhead without git (GIT_STRATEGY none), 50 jobs: p50 ${fmt(percentile(noGit.overhead, 50))}, p95 ${fmt(percentile(noGit.overhead, 95))}\n`,
     );
     const pair = await runPipeline(server, root, 20, 2);
     process.stdout.write(`20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
