@@ -1,6 +1,7 @@
+import { stat } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobAbortedError, startTrace, type JobTrace } from '../../src/trace/index.js';
-import { runningJob, waitFor, type RunningJob } from './job.js';
+import { runningJob, sampleOutput, waitFor, type RunningJob } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -77,5 +78,38 @@ describe('cancellation and keep-alive', () => {
       expect(patch).toMatchObject({ status: 202, start: 9, bytes: 0 });
     }
     await trace.finish('success');
+  });
+
+  it('keeps taking output while the server hangs, and delivers it once the server answers again', async () => {
+    job = await runningJob();
+    const hang = job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'hang' });
+    const trace = await start(job, { requestTimeoutMs: 1000, outputLimitKiB: 8192 });
+    trace.write('first\n');
+    const current = job;
+    await waitFor('a PATCH to time out', () => current.client.patches().some((patch) => patch.aborted === true));
+    const output = sampleOutput(5_000_000, 11);
+    for (let offset = 0; offset < output.length; offset += 65_536) trace.write(output.subarray(offset, offset + 65_536));
+    // Every byte is in the spool as soon as write() returns, whatever the network does.
+    expect((await stat(trace.logPath)).size).toBe(6 + output.length);
+    job.ts.server.faults.remove(hang);
+    await waitFor('the live trace to catch up', async () => (await current.ts.server.getTrace(current.build.id)).length === 6 + output.length);
+    expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
+    expect((await job.ts.server.getTrace(job.build.id)).equals(Buffer.concat([Buffer.from('first\n'), output]))).toBe(true);
+  });
+
+  it('stops live sending when the daemon shuts down, and still makes one final attempt', async () => {
+    job = await runningJob();
+    const shutdown = new AbortController();
+    const trace = await start(job, { signal: shutdown.signal });
+    trace.write('before shutdown\n');
+    const current = job;
+    await waitFor('the line on the server', async () => (await current.ts.server.getTrace(current.build.id)).length > 0);
+    shutdown.abort();
+    const patches = job.client.patches().length;
+    trace.write('after shutdown\n');
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(job.client.patches().length).toBe(patches);
+    expect(await trace.finish('failed')).toEqual({ delivered: true, status: 200 });
+    expect((await job.ts.server.getTrace(job.build.id)).toString()).toBe('before shutdown\nafter shutdown\n');
   });
 });

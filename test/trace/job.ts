@@ -18,6 +18,8 @@ export interface Call {
   state?: RunnerBuildState;
   buildStatus?: string;
   serverLength?: number;
+  /** The caller's signal aborted the call (e.g. the per-request deadline). */
+  aborted?: boolean;
   /** When the answer arrived, and how long the call took (ms). */
   at?: number;
   ms?: number;
@@ -29,7 +31,13 @@ export class RecordingClient extends RunnerApiClient {
 
   override async patchTrace(id: number, token: string, start: number, bytes: Uint8Array, signal?: AbortSignal): Promise<PatchTraceResult> {
     const started = Date.now();
-    const result = await super.patchTrace(id, token, start, bytes, signal);
+    let result: PatchTraceResult;
+    try {
+      result = await super.patchTrace(id, token, start, bytes, signal);
+    } catch (error) {
+      this.calls.push({ kind: 'patch', status: -1, aborted: true, start, bytes: bytes.byteLength, at: Date.now(), ms: Date.now() - started });
+      throw error;
+    }
     this.calls.push({
       kind: 'patch', status: result.status, start, bytes: bytes.byteLength, at: Date.now(), ms: Date.now() - started,
       ...(result.buildStatus !== undefined ? { buildStatus: result.buildStatus } : {}),
