@@ -62,7 +62,7 @@ async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, fil
   const expected = dep.artifacts_file?.size;
   for (let attempt = 1; ; attempt += 1) {
     await rm(file, { force: true });
-    const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal);
+    const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal, expected === undefined ? {} : { maxBytes: expected });
     let reason: string;
     if (result.outcome === 'ok') {
       const size = (await stat(file)).size;

@@ -265,12 +265,17 @@ export class RunnerApiClient {
     return { ...result, body: await this.decodeJson(response) };
   }
 
-  /** E8: downloads a build's artifacts to `destination` (streamed; the file is written only on 200). */
+  /**
+   * E8: downloads a build's artifacts to `destination` (streamed; the file is written only on 200).
+   * With `maxBytes`, a body that grows past it is cut off at once and reported as a retryable
+   * failure, so a broken or hostile server cannot fill the disk.
+   */
   async downloadArtifacts(
     id: number,
     buildToken: string,
     destination: string,
     signal?: AbortSignal,
+    options: { maxBytes?: number } = {},
   ): Promise<ApiResult & { size?: number }> {
     const response = await send(this.dispatcher, {
       method: 'GET',
@@ -285,14 +290,17 @@ export class RunnerApiClient {
       return result;
     }
     let size = 0;
-    response.body.on('data', (chunk: Buffer) => {
+    const limit = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    const body = response.body;
+    body.on('data', (chunk: Buffer) => {
       size += chunk.byteLength;
+      if (size > limit) body.destroy(new Error(`the artifacts body is larger than the announced ${limit} bytes`));
     });
     try {
-      await pipeline(response.body, createWriteStream(destination), signal ? { signal } : {});
+      await pipeline(body, createWriteStream(destination), signal ? { signal } : {});
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      return { status: TRANSPORT_ERROR, outcome: 'retry', error: error as Error };
+      return { status: TRANSPORT_ERROR, outcome: 'retry', error: error as Error, size };
     }
     return { ...result, size };
   }

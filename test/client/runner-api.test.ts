@@ -152,3 +152,46 @@ describe('RunnerApiClient with a malformed build answer', () => {
     await agent.close();
   });
 });
+
+describe('RunnerApiClient downloading from a server that sends too much', () => {
+  it('cuts the download off once it passes maxBytes instead of filling the disk', async () => {
+    const { createServer } = await import('node:http');
+    const { stat } = await import('node:fs/promises');
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let sent = 0;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const pump = (): void => {
+        // Up to 256 MiB unless the client hangs up first.
+        while (sent < 256 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end();
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as import('node:net').AddressInfo;
+    const dir = await mkdtemp(join(tmpdir(), 'client-big-'));
+    const client = new RunnerApiClient({ url: `http://127.0.0.1:${port}` });
+    try {
+      const target = join(dir, 'a.bin');
+      const result = await client.downloadArtifacts(1, 't', target, undefined, { maxBytes: 100_000 });
+      expect(result.status).toBe(-1);
+      expect(result.outcome).toBe('retry');
+      expect(result.error?.message).toMatch(/larger than the announced 100000 bytes/);
+      expect((await stat(target)).size).toBeLessThan(1024 * 1024);
+      expect(sent).toBeLessThan(256 * 1024 * 1024);
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
