@@ -45,8 +45,8 @@ export interface StartTraceOptions {
   secrets?: string[];
   /**
    * Daemon shutdown: aborting stops live sending at once. Pass the daemon's stop signal, not the
-   * job's cancel/timeout signal — after it aborts, `finish` makes a single short attempt (≤ 10 s)
-   * and leaves the rest to `resumeDelivery`.
+   * job's cancel/timeout signal — after it aborts, `finish` tries the final update for at most 10 s
+   * and leaves the rest to `resumeDelivery` (the delivery record stays pending).
    */
   signal: AbortSignal;
   logger?: Logger;
