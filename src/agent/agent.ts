@@ -1,5 +1,6 @@
 /**
- * The daemon (`run`): one poll loop per `[[runners]]` entry, sharing `concurrent` job slots.
+ * The daemon (`run`): poll loops per `[[runners]]` entry (`request_concurrency`, default 1), sharing
+ * `concurrent` job slots.
  *
  * - Idle entries poll every `check_interval` (with jitter); after receiving a job an entry polls again
  *   at once while slots are free, so a queue drains without waiting for ticks.
@@ -132,8 +133,10 @@ export class Agent {
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
     const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false };
     this.entries.set(entry.key, entry);
+    // `request_concurrency` loops per entry: each holds at most one job request at a time.
     const loop: Promise<void> = (options.recover ? this.recover(entry) : Promise.resolve())
-      .then(() => this.pollLoop(entry))
+      .then(() => Promise.all(Array.from({ length: entry.config.request_concurrency }, () => this.pollLoop(entry))))
+      .then(() => undefined)
       .catch((error: unknown) => {
         this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
       })

@@ -21,9 +21,13 @@ import type { ArtifactStages, StageContext } from './artifact-stages.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
+import { materializeFileVariables } from './file-variables.js';
 import { errorLine, header, notice, warning } from './messages.js';
+import { reportBuildFailed } from './report-failed.js';
 import type { SlotAllocator } from './slots.js';
-import { collectVariables, expandString, expandVariables, type JobVariable } from './variables.js';
+import { collectVariables, expandString, expandVariables } from './variables.js';
+
+export { reportBuildFailed };
 
 export const DEFAULT_JOB_TIMEOUT_S = 7200;
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
@@ -273,35 +277,4 @@ function cacheRequest(build: BuildPayload, runner: RunnerConfig, variables: Expo
   const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
   const key = expandString(build.options.cache?.key ?? '', lookup).trim() || 'default';
   return { cacheDir: runner.cache_dir, runnerName: runner.name, key };
-}
-
-/** File variables (§5.2 `file`): the value goes to a file in the state dir; the variable holds its path. */
-async function materializeFileVariables(list: JobVariable[], stateDir: string): Promise<ExportedVariable[]> {
-  const out: ExportedVariable[] = [];
-  for (const v of list) {
-    if (v.file && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v.key)) {
-      const path = join(stateDir, v.key);
-      await writeFile(path, v.value, { mode: 0o600 });
-      out.push({ key: v.key, value: path });
-    } else out.push({ key: v.key, value: v.value });
-  }
-  return out;
-}
-
-/**
- * Reports a build `failed` with a short explanatory trace in one E5 (used when the build cannot be
- * run at all: an invalid payload or a failed setup), retrying transient failures a few times.
- */
-export async function reportBuildFailed(client: RunnerApiClient, runner: Pick<RunnerConfig, 'name' | 'token'>, buildId: number, message: string, signal: AbortSignal): Promise<boolean> {
-  const trace = `${header(VERSION, runner.name, runner.token)}${errorLine(`ERROR: Job failed: ${message}`)}`;
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    try {
-      const result = await client.updateBuild(buildId, runner.token, { state: 'failed', trace }, signal);
-      if (result.outcome !== 'retry') return true;
-      await new Promise((resolve) => setTimeout(resolve, 1000 * (attempt + 1)));
-    } catch {
-      return false;
-    }
-  }
-  return false;
 }
