@@ -47,6 +47,8 @@ export class TraceSender {
   private runningSent = false;
   /** Refused by the server: nothing more is sent live (the final update still goes out). */
   private halted = false;
+  /** The server refused a full trace as too large (413): full mode only probes with state PUTs. */
+  private fullTooLarge = false;
   private lastRequestAt: number;
   private failures = 0;
   private retryAt = 0;
@@ -104,6 +106,7 @@ export class TraceSender {
   }
 
   private hasNews(): boolean {
+    if (this.mode === 'full' && this.fullTooLarge) return false;
     const length = this.options.trace.length;
     return this.mode === 'full' ? length !== this.sentOffset : length > this.sentOffset;
   }
@@ -189,7 +192,7 @@ export class TraceSender {
   private async sendFull(): Promise<TickResult> {
     const { client, buildId, runnerToken, trace } = this.options;
     const length = trace.length;
-    const changed = length !== this.sentOffset || this.mode === 'incremental';
+    const changed = !this.fullTooLarge && (length !== this.sentOffset || this.mode === 'incremental');
     this.lastRequestAt = Date.now();
     const result = await this.request((signal) =>
       changed
@@ -199,6 +202,11 @@ export class TraceSender {
     if (result === undefined) return 'failed';
     if (result.status === 200) {
       if (changed) this.advance(length);
+      return 'ok';
+    }
+    if (result.status === 413 && changed && this.mode === 'full') {
+      this.options.logger.warn({ bytes: length }, 'the server refuses a full trace this large; only the state is sent until the job ends');
+      this.fullTooLarge = true;
       return 'ok';
     }
     if (result.status === 401 || result.status === 403 || result.status === 404) {
