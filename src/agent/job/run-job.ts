@@ -195,7 +195,13 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
       submodules: controls.submodules,
       ...(runner.pre_clone_script ? { preCloneScript: runner.pre_clone_script } : {}),
     });
-    for (let attempt = 1; ; attempt += 1) {
+    // With nothing to fetch and no pre-clone script there is nothing for a shell to do.
+    const skipShell = controls.gitStrategy === 'none' && !runner.pre_clone_script;
+    if (skipShell) {
+      write(notice('Skipping Git repository setup'));
+      await mkdir(dirs.projectDir, { recursive: true });
+    }
+    for (let attempt = 1; !skipShell; attempt += 1) {
       const result = await shell('get_sources', sources, { echo: false, workDir: dirs.slotDir, signal: jobSignal });
       checkStop(jobSignal, stopReason);
       if (result.exitCode === 0) break;
