@@ -37,6 +37,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { out } = options;
   const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   const print = (text: string): void => {
+    if (options.signal.aborted) return;
     out.write(options.color ? text : text.replace(ANSI, ''));
   };
   const logger = options.logger ?? silentLogger();
@@ -61,17 +62,30 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     });
     const services = defaultServices(logger);
     const names = new Map<number, string>();
+    const partial = new Map<number, string>();
+    const prefix = (id: number): string => `${paint('2', `[${names.get(id) ?? id}]`)} `;
     agent = new Agent(config, {
       ...services,
       onOutput: (build, chunk) => {
         const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-        if (options.concurrent <= 1) print(text);
-        else print(text.replace(/^(?=.)/gm, `${paint('2', `[${names.get(build.id) ?? build.id}]`)} `));
+        if (options.concurrent <= 1) {
+          print(text);
+          return;
+        }
+        // Whole lines only, each prefixed with the job name: chunks need not end at line ends.
+        const lines = `${partial.get(build.id) ?? ''}${text}`.split('\n');
+        partial.set(build.id, lines.pop() ?? '');
+        for (const line of lines) print(`${prefix(build.id)}${line}\n`);
       },
     }, {
       jobStarted: (_runner, build) => {
         names.set(build.id, build.name);
         print(`\n${paint('1;36', `━━━ job #${build.id} ${build.name} (stage ${build.stage}) ━━━`)}\n`);
+      },
+      jobFinished: (_runner, build) => {
+        const rest = partial.get(build.id);
+        if (rest) print(`${prefix(build.id)}${rest}\n`);
+        partial.delete(build.id);
       },
     });
     agent.start();

@@ -18,6 +18,11 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
   handler: async (argv: ArgumentsCamelCase<DemoArgs>) => {
     const controller = new AbortController();
     const onSignal = (): void => controller.abort(new Error('interrupted'));
+    // A closed pipe (`npm start | head`) ends the demo quietly instead of crashing it.
+    const onOutputError = (error: NodeJS.ErrnoException): void => {
+      if (error.code === 'EPIPE') controller.abort(new Error('output closed'));
+    };
+    process.stdout.on('error', onOutputError);
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
@@ -39,6 +44,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.stdout.off('error', onOutputError);
     }
   },
 };
