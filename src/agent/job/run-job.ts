@@ -74,6 +74,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
+    logger.debug({ ms: Date.now() - started }, 'dirs ready');
     const trace = await services.startTrace({
       build,
       client: services.client,
@@ -92,12 +93,14 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     };
     let result: { state: 'success' | 'failed'; reason?: string };
     try {
-      result = await executeStages(build, services, { dirs, trace, write, executor, stop, logger });
+      result = await executeStages(build, services, { started, dirs, trace, write, executor, stop, logger });
     } finally {
       await executor.cleanup().catch((error: unknown) => logger.warn({ err: error }, 'cleanup after the job failed'));
     }
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
+    const finishing = Date.now();
     const final = await trace.finish(result.state);
+    logger.debug({ ms: Date.now() - finishing }, 'final update done');
     const refusedForGood = final.status === 403 || final.status === 404;
     if (final.delivered || refusedForGood) await rm(dirs.stateDir, { recursive: true, force: true });
     logger.info({ state: result.state, reason: result.reason, finalStatus: final.status, ms: Date.now() - started }, 'job finished');
@@ -113,6 +116,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
 }
 
 interface StageRun {
+  started: number;
   dirs: JobDirs;
   trace: JobTrace;
   write: (chunk: string | Uint8Array) => void;
@@ -186,6 +190,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     await mkdir(dirs.slotDir, { recursive: true });
     checkStop(jobSignal, stopReason);
 
+    run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
     // 2. get_sources
     const sources = gitSourcesCommands({
       build,
@@ -222,6 +227,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
       checkStop(jobSignal, stopReason);
     }
 
+    run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
     const commands = [...lines(runner.pre_build_script), ...lines(build.commands), ...lines(runner.post_build_script)];
     buildRan = true;
@@ -234,6 +240,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     if (!(error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError)) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
 
+  run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
   // 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
   const afterScript = build.options.after_script ?? [];
   if (buildRan && afterScript.length > 0 && !run.stop.aborted) {
