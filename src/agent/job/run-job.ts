@@ -230,6 +230,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
     const commands = [...lines(runner.pre_build_script), ...lines(build.commands), ...lines(runner.post_build_script)];
+    write(notice('Executing the job script...'));
     buildRan = true;
     const result = await shell('build_script', commands, { echo: true, workDir: dirs.projectDir, signal: jobSignal, debug: controls.debugTrace });
     checkStop(jobSignal, stopReason);
