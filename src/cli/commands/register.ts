@@ -45,7 +45,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       .option('tag-list', { type: 'string', describe: 'Comma-separated tags [env: RUNNER_TAG_LIST]' })
       .option('run-untagged', { type: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags) [env: REGISTER_RUN_UNTAGGED]' })
       .option('locked', { type: 'boolean', describe: 'Lock the runner to its project [env: REGISTER_LOCKED]' })
-      .option('executor', { type: 'string', choices: ['shell', 'docker'], describe: 'Executor [env: RUNNER_EXECUTOR] (default: shell)' })
+      .option('executor', { type: 'string', choices: ['shell'], describe: 'Executor [env: RUNNER_EXECUTOR] (default: shell; docker comes in a later release)' })
       .option('shell', { type: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts [env: RUNNER_SHELL]' })
       .option('builds-dir', { type: 'string', describe: 'Where sources are checked out [env: RUNNER_BUILDS_DIR]' })
       .option('cache-dir', { type: 'string', describe: 'Where caches are kept [env: RUNNER_CACHE_DIR]' })
@@ -83,7 +83,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
     if (!token) throw new CommandError(EXIT.usage, 'register needs a registration token: --registration-token or REGISTRATION_TOKEN');
     executor ||= 'shell';
-    if (executor !== 'shell' && executor !== 'docker') throw new CommandError(EXIT.usage, `unknown executor "${executor}"; use shell`);
+    if (executor !== 'shell') throw new CommandError(EXIT.usage, `executor "${executor}" is not available in this version; use shell`);
     name ||= hostname();
     const tagList = (tags ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
     // A runner without tags that may not take untagged jobs could never run anything.
