@@ -49,8 +49,8 @@ export class Agent {
   private readonly abortPolls = new AbortController();
   private readonly stopJobs = new AbortController();
   private reserved = 0;
-  private wake: () => void = () => undefined;
-  private changed: Promise<void> = Promise.resolve();
+  /** Loops pausing until a slot frees, the config changes or shutdown starts. */
+  private readonly waiters = new Set<() => void>();
   private shutdowns = 0;
   private shutdownTimer: NodeJS.Timeout | undefined;
   private readonly logger: Logger;
@@ -58,7 +58,6 @@ export class Agent {
   constructor(config: Readonly<Config>, private readonly services: SharedServices, private readonly events: AgentEvents = {}) {
     this.config = config;
     this.logger = services.logger.child({ component: 'agent' });
-    this.resetChanged();
   }
 
   /** Number of jobs running now. */
@@ -159,14 +158,9 @@ export class Agent {
   }
 
   private notify(): void {
-    this.wake();
-    this.resetChanged();
-  }
-
-  private resetChanged(): void {
-    this.changed = new Promise((resolve) => {
-      this.wake = resolve;
-    });
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
   }
 
   private hasSlot(entry: Entry): boolean {
@@ -178,16 +172,17 @@ export class Agent {
   private async pause(ms: number): Promise<void> {
     const stop = this.stopPolling.signal;
     if (stop.aborted) return;
-    // Not sleep() in a race: the loser's timer and abort listener would pile up on `stop`.
+    // Not sleep() in a race: the loser's timer and listeners would pile up while idle.
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         stop.removeEventListener('abort', done);
+        this.waiters.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       stop.addEventListener('abort', done, { once: true });
-      void this.changed.then(done);
+      this.waiters.add(done);
     });
   }
 
