@@ -38,6 +38,7 @@ interface Entry {
   removed: boolean;
 }
 
+/** The `run` daemon: owns the poll loops, job slots and two-step shutdown of one process. */
 export class Agent {
   private config: Readonly<Config>;
   private readonly entries = new Map<string, Entry>();

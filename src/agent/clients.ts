@@ -5,6 +5,7 @@
 import { RunnerApiClient } from '../client/runner-api.js';
 import type { RunnerConfig } from './config/schema.js';
 
+/** Runner API clients keyed by coordinator; `close` ends every pool. */
 export class ClientPool {
   private readonly clients = new Map<string, RunnerApiClient>();
 

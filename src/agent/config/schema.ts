@@ -13,6 +13,7 @@ const nonNegativeInt = z.int().min(0);
 /** `[runners.docker]` and `[runners.cache]`: accepted now, given meaning by later issues. */
 const looseTable = z.record(z.string(), z.unknown());
 
+/** One `[[runners]]` entry. */
 export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
@@ -44,6 +45,7 @@ export const runnerSchema = z.strictObject({
   cache: looseTable.optional(),
 });
 
+/** The whole file: global keys and the runner entries. */
 export const configSchema = z.strictObject({
   concurrent: positiveInt.default(1),
   /** Seconds; ≤ 0 means the default 3. */

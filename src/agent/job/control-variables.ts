@@ -5,6 +5,7 @@
 import type { GitStrategy, SubmoduleStrategy } from './git-sources.js';
 import { isTruthy, variableValue, type JobVariable } from './variables.js';
 
+/** A control variable the runner cannot honour; its message ends the trace as the failure reason. */
 export class JobSetupError extends Error {}
 
 export interface JobControls {

@@ -1,7 +1,9 @@
 /** Runner lines in a job trace, coloured the way GitLab Runner colours them. */
 
 const ESC = '\u001b';
+/** Erase to end of line, as GitLab Runner starts its header. */
 export const CLEAR_LINE = `${ESC}[0K`;
+/** Reset colours. */
 export const RESET = `${ESC}[0;m`;
 
 /** A green runner notice (stage starts, progress). */

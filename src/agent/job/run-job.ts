@@ -29,7 +29,9 @@ import { collectVariables, expandString, expandVariables } from './variables.js'
 
 export { reportBuildFailed };
 
+/** Job timeout when the payload has none (≤ 0), as in GitLab Runner (§10.5). */
 export const DEFAULT_JOB_TIMEOUT_S = 7200;
+/** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
 /** File in the job's state dir holding the executor's process marker (for crash recovery). */
 export const MARKER_FILE = 'process-marker';

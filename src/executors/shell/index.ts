@@ -21,6 +21,7 @@ export interface ShellExecutorOptions {
   logger?: Logger;
 }
 
+/** Runs a job's stages as local bash/sh processes; one instance per job. */
 export class ShellExecutor implements Executor {
   readonly name = 'shell';
   /** Tags every process of this job (see process-group.ts). */
