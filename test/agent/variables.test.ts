@@ -102,3 +102,17 @@ describe('build dirs', () => {
     expect(slots.acquire('t', 1).slot).toBe(0);
   });
 });
+
+describe('get_sources commands', () => {
+  it('never put the repository credentials on a command line, only into git\'s environment as a header', async () => {
+    const { gitSourcesCommands, credentialHeader } = await import('../../src/agent/job/git-sources.js');
+    for (const strategy of ['clone', 'fetch'] as const) {
+      const text = gitSourcesCommands({ build, projectDir: '/b/p', strategy, depth: 0, submodules: 'recursive' }).join('\n');
+      expect(text).not.toContain('build-token-xyz');
+      expect(text).toContain(`GIT_CONFIG_VALUE_0='Authorization: Basic ${Buffer.from('gitlab-ci-token:build-token-xyz').toString('base64')}'`);
+      expect(text).toContain("GIT_CONFIG_KEY_0='http.http://127.0.0.1:9/.extraHeader'");
+      expect(text).toContain('Checking out 01234567 as feature/X_1...');
+    }
+    expect(credentialHeader('http://127.0.0.1/x.git')).toBeUndefined();
+  });
+});

@@ -27,24 +27,31 @@ const notice = (text: string): string => `printf '\\033[32;1m%s\\033[0;m\\n' ${s
 export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   const { build, projectDir } = options;
   const dir = shellQuote(projectDir);
-  const url = shellQuote(build.repo_url);
+  const url = shellQuote(redactUrl(build.repo_url));
   const lines: string[] = [];
   if (options.preCloneScript) lines.push(...options.preCloneScript.split('\n'));
   if (options.strategy === 'none') {
     lines.push(notice('Skipping Git repository setup'), `mkdir -p ${dir}`);
     return lines;
   }
+  // Credentials travel as an HTTP header in git's environment (GIT_CONFIG_*), scoped to the
+  // server's URL: they are never on a command line (visible in `ps`), in .git/config, or in output,
+  // and submodules on the same server authenticate too.
+  const auth = credentialHeader(build.repo_url);
+  if (auth) {
+    lines.push(
+      'export GIT_TERMINAL_PROMPT=0',
+      `export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=${shellQuote(`http.${auth.base}.extraHeader`)} GIT_CONFIG_VALUE_0=${shellQuote(auth.header)}`,
+    );
+  } else lines.push('export GIT_TERMINAL_PROMPT=0');
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
   const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
-  // origin keeps the URL without credentials: the build token never rests in .git/config, and
-  // each fetch passes the job's own URL explicitly.
   const clone = [
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
     `rm -rf ${dir}`,
     `mkdir -p ${dir}`,
     `git clone -q --no-checkout${cloneArgs} -c credential.helper= ${url} ${dir}`,
-    `git -C ${dir} remote set-url origin ${shellQuote(redactUrl(build.repo_url))}`,
   ];
   if (options.strategy === 'clone') {
     lines.push(...clone);
@@ -73,16 +80,22 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   );
   if (options.submodules !== 'none') {
     const recursive = options.submodules === 'recursive' ? ' --recursive' : '';
-    // Submodules on the same server authenticate with the job's credentials, which origin lacks.
-    const withCreds = URL.canParse(build.repo_url) ? new URL('/', build.repo_url).toString() : '';
-    const plain = redactUrl(withCreds);
-    const auth = withCreds === plain ? '' : ` -c ${shellQuote(`url.${withCreds}.insteadOf=${plain}`)}`;
     lines.push(
       notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`),
       `git submodule sync${recursive}`,
-      `git${auth} submodule update --init${recursive}`,
+      `git submodule update --init${recursive}`,
     );
     if (recursive) lines.push(`git submodule foreach --recursive 'git clean -ffdx -q && git reset --hard -q'`);
   }
   return lines;
+}
+
+/** `Authorization: Basic …` for the user:password in `repoUrl`, and the URL base it applies to. */
+export function credentialHeader(repoUrl: string): { base: string; header: string } | undefined {
+  if (!URL.canParse(repoUrl)) return undefined;
+  const url = new URL(repoUrl);
+  if (!url.username && !url.password) return undefined;
+  const user = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  return { base: `${url.protocol}//${url.host}/`, header: `Authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
 }
