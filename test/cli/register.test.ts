@@ -68,6 +68,10 @@ describe('register, list, verify, unregister', () => {
     const fix = await cli(['verify', '-c', config, '--delete']);
     expect(fix.exitCode, fix.all).toBe(0);
     expect(parseConfig(await readFile(config, 'utf8'), config).config.runners.map((r) => r.name)).toEqual(['keep']);
+
+    const all = await cli(['unregister', '-c', config, '--all-runners']);
+    expect(all.exitCode, all.all).toBe(0);
+    expect(parseConfig(await readFile(config, 'utf8'), config).config.runners).toEqual([]);
   });
 
   it('exits 3 with a clear message when the registration token is wrong', async () => {
