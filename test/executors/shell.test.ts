@@ -71,6 +71,16 @@ describe.each(['bash', 'sh'] as const)('shell executor (%s)', (shell) => {
     expect(output).toMatch(/out1\n[^]*err1\n[^]*out2\n/);
   });
 
+  it('does not pass the runner token from the daemon environment to jobs', async () => {
+    process.env.CI_SERVER_TOKEN = 'runner-secret';
+    try {
+      const { output } = await stage(executor, { echoCommands: false, commands: ['echo "token=${CI_SERVER_TOKEN:-none}"'] });
+      expect(output).toContain('token=none');
+    } finally {
+      delete process.env.CI_SERVER_TOKEN;
+    }
+  });
+
   it('runs the commands in the work dir', async () => {
     const { output, dir } = await stage(executor, { echoCommands: false, commands: ['pwd'] });
     expect(output.trim()).toBe(dir);

@@ -56,7 +56,8 @@ export class ShellExecutor implements Executor {
       stdin: 'ignore',
       buffer: false,
       reject: false,
-      env: { [JOB_MARKER_VARIABLE]: this.marker },
+      // The daemon's environment, minus the runner's own secrets (run-once reads its token from it).
+      env: { [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined },
       // We kill the group ourselves; execa's own kill only reaches the leader.
       forceKillAfterDelay: false,
     });
