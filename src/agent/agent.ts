@@ -250,6 +250,11 @@ export class Agent {
         } else log.error('the unreadable build carries no id; it cannot be reported and stays running on the server until it times out');
         return false;
       default:
+        // 409: another runner won the race for that build (9.x) — nothing for us, and healthy.
+        if (result.status === 409) {
+          entry.failures = 0;
+          return false;
+        }
         entry.failures += 1;
         log.warn({ status: result.status, err: result.error?.message, failures: entry.failures }, 'job request failed; backing off');
         return false;
