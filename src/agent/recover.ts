@@ -5,11 +5,12 @@
  * `failed` — then removes them, so no assigned build is left `running` on the server.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import { sweepMarked } from '../executors/shell/process-group.js';
 import type { RunnerConfig } from './config/schema.js';
+import { isKeptLogDir, pruneKeptLogs } from './job/kept-logs.js';
 import { MARKER_FILE } from './job/run-job.js';
 
 const MAX_DEPTH = 8;
@@ -42,9 +43,14 @@ export async function findJobStateDirs(runner: Pick<RunnerConfig, 'builds_dir' |
  */
 export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, client: RunnerApiClient, signal: AbortSignal, logger: Logger): Promise<void> {
   if (dirs.length === 0) return;
-  const { resumeDelivery } = await import('../trace/index.js');
+  const { resumeDelivery, SPOOL_FILE } = await import('../trace/index.js');
   for (const dir of dirs) {
     try {
+      // The full log of a job cut by the output limit, kept on purpose: nothing is owed for it.
+      if (await isKeptLogDir(dir, SPOOL_FILE)) {
+        await pruneKeptLogs(dirname(dir), SPOOL_FILE);
+        continue;
+      }
       // Processes of a job whose daemon died are still running; they go first.
       const marker = (await readFile(join(dir, MARKER_FILE), 'utf8').catch(() => '')).trim();
       if (/^[0-9a-f]{8,}$/.test(marker)) {

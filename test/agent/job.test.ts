@@ -1,4 +1,9 @@
+import { readdir, readFile, stat, utimes } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunnerApiClient } from '../../src/client/runner-api.js';
+import { pruneKeptLogs } from '../../src/agent/job/kept-logs.js';
+import { recoverDeliveries } from '../../src/agent/recover.js';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { runOnce } from '../../src/agent/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
@@ -83,5 +88,30 @@ describe('job lifecycle', () => {
     }
     const use = p.jobs.find((j) => j.name === 'use')!;
     expect((await t.server.getTrace(use.id)).toString()).toContain('made');
+  });
+
+  it('keeps the full log the output-limit notice names, past recovery, until it is a week old', async () => {
+    const { status, trace } = await runJob('j:\n  script:\n    - seq 1 3000\n', { output_limit: 1 });
+    expect(status).toBe('success');
+    const path = /full log is kept on the runner at (\S+?)\u001b/.exec(trace)?.[1];
+    expect(path, trace).toBeDefined();
+    const full = await readFile(path!, 'utf8');
+    expect(full).toContain('\n3000\n');
+    expect(full).toContain('Job succeeded');
+    const dir = dirname(path!);
+    expect(await readdir(dir)).toEqual(['trace.log']);
+
+    // A daemon restart's recovery owes nothing for it and leaves it alone.
+    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: '/nonexistent', cache_dir: '/nonexistent' });
+    const client = new RunnerApiClient({ url: t.url, executor: 'shell' });
+    await recoverDeliveries([dir], config, client, new AbortController().signal, silentLogger());
+    await client.close();
+    expect((await stat(path!)).isFile()).toBe(true);
+
+    expect(await pruneKeptLogs(dirname(dir), 'trace.log')).toBe(0);
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * 60 * 60 * 1000);
+    await utimes(path!, eightDaysAgo, eightDaysAgo);
+    expect(await pruneKeptLogs(dirname(dir), 'trace.log')).toBe(1);
+    await expect(stat(dir)).rejects.toThrow(/ENOENT/);
   });
 });

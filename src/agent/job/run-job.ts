@@ -9,7 +9,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
@@ -22,6 +22,7 @@ import { jobDirs, type JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
 import { materializeFileVariables } from './file-variables.js';
+import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import { reportBuildFailed } from './report-failed.js';
 import type { SlotAllocator } from './slots.js';
@@ -104,7 +105,12 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const final = await trace.finish(result.state);
     logger.debug({ ms: Date.now() - finishing }, 'final update done');
     const refusedForGood = final.status === 403 || final.status === 404;
-    if (final.delivered || refusedForGood) await rm(dirs.stateDir, { recursive: true, force: true });
+    if (final.delivered || refusedForGood) {
+      // A trace cut by the output limit told the user where the full log is: leave it there.
+      if (trace.truncated) await keepOnlyFullLog(dirs.stateDir, trace.logPath);
+      else await rm(dirs.stateDir, { recursive: true, force: true });
+    }
+    await pruneKeptLogs(dirs.tmpDir, basename(trace.logPath));
     logger.info({ state: result.state, reason: result.reason, finalStatus: final.status, ms: Date.now() - started }, 'job finished');
     return { ...result, delivered: final.delivered || refusedForGood };
   } catch (error) {
