@@ -2,14 +2,13 @@
  * The admin API under `/admin/api` (issue #2), for tests, the demo and scripts. Authenticated with
  * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
  */
-import { createReadStream } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { hasCode } from '../errors.js';
 import type { ServerContext } from './context.js';
 import { bodyParams, mergeParams, readBody } from './http/body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { createPipeline } from './pipeline/create.js';
-import { liveArtifacts } from './state/artifacts.js';
+import { artifactsFileReply } from './api/artifacts.js';
 import { cancelBuild } from './state/transitions.js';
 import { jobView, pipelineView } from './views.js';
 
@@ -75,17 +74,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
     return json(200, jobView(build));
   }
   if (action === 'artifacts' && method === 'GET') {
-    const artifacts = liveArtifacts(build);
-    if (!artifacts) return errorReply(404, '404 Not Found - no artifacts (absent or expired)');
-    return {
-      status: 200,
-      headers: {
-        'content-type': 'application/octet-stream',
-        'content-disposition': `attachment; filename=${artifacts.filename}`,
-        'content-length': String(artifacts.size),
-      },
-      body: createReadStream(artifacts.path),
-    };
+    return artifactsFileReply(build);
   }
   return errorReply(404);
 }

@@ -2,17 +2,9 @@
  * The artifact and cache stages, as the job runner calls them (TEAM.md interface of
  * `src/artifacts/index.ts`). Kept behind this small port so the job runner is testable with fakes.
  */
-import type { RunnerApiClient } from '../../client/runner-api.js';
-import type { BuildPayload } from '../../protocol/types.js';
+import type { ArtifactsContext } from '../../artifacts/index.js';
 
-export interface StageContext {
-  build: BuildPayload;
-  client: RunnerApiClient;
-  projectDir: string;
-  stateDir: string;
-  log(line: string): void;
-  signal: AbortSignal;
-}
+export type StageContext = ArtifactsContext;
 
 export interface CacheRequest {
   cacheDir: string;

@@ -155,6 +155,11 @@ export async function downloadArtifacts(ctx: ServerContext, request: ApiRequest)
   if (!build) return errorReply(404);
   const refused = access(build, buildTokenOf(request));
   if (refused) return refused;
+  return artifactsFileReply(build);
+}
+
+/** The stored archive of `build` (E8 and the admin API), or 404 when it is absent or expired. */
+export function artifactsFileReply(build: BuildRecord): Reply {
   const artifacts = liveArtifacts(build);
   if (!artifacts) return errorReply(404, '404 Not Found - no artifacts (absent or expired)');
   return {

@@ -84,8 +84,8 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
   return list;
 }
 
-function dependency(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): DependencyBuild {
-  const artifacts = liveArtifacts(build);
+/** The fields a build and its `depends_on_builds` entries share (§5.1, §5.5). */
+function buildSummary(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Omit<DependencyBuild, 'artifacts_file'> {
   return {
     id: build.id,
     ref: pipeline.ref,
@@ -97,6 +97,13 @@ function dependency(build: BuildRecord, pipeline: PipelineRecord, project: Proje
     stage: build.job.stage,
     project_id: project.id,
     project_name: projectParts(project).path,
+  };
+}
+
+function dependency(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): DependencyBuild {
+  const artifacts = liveArtifacts(build);
+  return {
+    ...buildSummary(build, pipeline, project),
     ...(artifacts ? { artifacts_file: { filename: artifacts.filename, size: artifacts.size } } : {}),
   };
 }
@@ -110,16 +117,7 @@ export function buildPayload(ctx: ServerContext, build: BuildRecord): BuildPaylo
   const artifacts = liveArtifacts(build);
   const earlier = ctx.store.pipelineBuilds(pipeline).filter((other) => other.stageIndex < build.stageIndex);
   return {
-    id: build.id,
-    ref: pipeline.ref,
-    tag: pipeline.tag,
-    sha: pipeline.sha,
-    status: build.status,
-    name: build.job.name,
-    token: build.token,
-    stage: build.job.stage,
-    project_id: project.id,
-    project_name: projectParts(project).path,
+    ...buildSummary(build, pipeline, project),
     commands: build.job.commands.join('\n'),
     repo_url: repoUrl(ctx.baseUrl(), project, build.token),
     before_sha: pipeline.beforeSha,
