@@ -2,6 +2,7 @@
  * Shared pieces of the agent's CLI commands: errors carrying an exit code, duration flags, the
  * two-step signal handling of `run` and `run-once`, and reading config with its warnings shown.
  */
+import { parseDurationMs } from '../duration.js';
 import { CiRunnerError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { loadConfig, type LoadedConfig } from './config/index.js';
@@ -16,21 +17,11 @@ export class CommandError extends CiRunnerError {
   }
 }
 
-/** Parses `60`, `60s`, `2m`, `1h30m`, `500ms` into milliseconds. */
+/** Parses a duration flag (`60`, `60s`, `2m`, `1h30m`, `500ms`; a bare number is seconds) into milliseconds. */
 export function parseDuration(text: string | number, flag: string): number {
-  if (typeof text === 'number') return text * 1000;
-  const trimmed = text.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let total = 0;
-  let rest = trimmed;
-  while (rest.length > 0) {
-    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
-    if (!m) throw new CommandError(EXIT.usage, `--${flag}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
-    total += Number(m[1]) * (units[m[2] ?? 's'] ?? 1000);
-    rest = rest.slice(m[0].length);
-  }
-  return total;
+  const ms = typeof text === 'number' ? Math.round(text * 1000) : parseDurationMs(text);
+  if (ms === undefined || ms < 0) throw new CommandError(EXIT.usage, `--${flag}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
+  return ms;
 }
 
 /** Loads the config and prints its warnings on stderr. */
