@@ -4,14 +4,15 @@
  * and that build's token into the state dir, check its size, and extract it safely over the project
  * dir. The format is told by magic bytes, so legacy zip artifacts work as well as our tar.gz.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { backoffDelay, sleep } from '../client/backoff.js';
 import type { DependencyBuild } from '../protocol/types.js';
 import type { ArtifactsContext } from './context.js';
 import { ArtifactsError } from './errors.js';
-import { extractArchive } from './extract.js';
+import { extractArchive, refusal } from './extract.js';
 import { megabytes } from './naming.js';
+import { StreamValidator, type ValidatedArchive } from './validate-stream.js';
 
 export interface DownloadOptions {
   /** ARTIFACT_DOWNLOAD_ATTEMPTS (1–10): tries per dependency on retryable outcomes and size mismatches. */
@@ -38,17 +39,16 @@ export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOpt
     try {
       ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);
       const started = performance.now();
-      const size = await fetchWithRetries(ctx, dep, file, opts);
+      const { size, validated } = await fetchWithRetries(ctx, dep, file, opts).catch((error: unknown) => {
+        throw aboutDependency(dep, error);
+      });
       const elapsed = performance.now() - started;
       ctx.log(`Downloaded ${megabytes(size)} in ${(elapsed / 1000).toFixed(1)} s (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
       let summary;
       try {
-        summary = await extractArchive(file, ctx.projectDir, ctx.signal);
+        summary = await extractArchive(file, ctx.projectDir, ctx.signal, validated ? { validated } : {});
       } catch (error) {
-        if (error instanceof ArtifactsError) {
-          throw new ArtifactsError(error.code, `artifacts of ${dep.name} (${dep.id}): ${error.message}`, { cause: error });
-        }
-        throw error;
+        throw aboutDependency(dep, error);
       }
       ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${summary.format}) from the artifacts of ${dep.name}`);
     } finally {
@@ -57,16 +57,48 @@ export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOpt
   }
 }
 
-async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<number> {
+/** Names the dependency in an archive error (download errors name it already). */
+function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
+  if (error instanceof ArtifactsError && error.code.startsWith('ARCHIVE_')) {
+    return new ArtifactsError(error.code, `artifacts of ${dep.name} (${dep.id}): ${error.message}`, { cause: error });
+  }
+  return error;
+}
+
+/**
+ * Downloads into `file`, validating the archive on the way (see validate-stream.ts): each attempt
+ * gets a fresh validator fed exactly the bytes that attempt writes. An unsafe or unreadable archive
+ * is not retried — the server sent those bytes, and would send them again.
+ */
+async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
   const attempts = Math.min(10, Math.max(1, Math.floor(opts.attempts)));
   const expected = dep.artifacts_file?.size;
+  await mkdir(ctx.projectDir, { recursive: true });
+  const root = await realpath(ctx.projectDir);
   for (let attempt = 1; ; attempt += 1) {
     await rm(file, { force: true });
-    const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal, expected === undefined ? {} : { maxBytes: expected });
+    const validator = new StreamValidator({ root, lexicalRoot: resolve(ctx.projectDir), file });
+    let invalid: { error: unknown } | undefined;
+    const onChunk = (chunk: Buffer): void => {
+      try {
+        validator.write(chunk);
+      } catch (error) {
+        invalid = { error };
+        throw error;
+      }
+    };
+    const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal, expected === undefined ? { onChunk } : { maxBytes: expected, onChunk });
+    if (invalid) throw refusal(invalid.error);
     let reason: string;
     if (result.outcome === 'ok') {
       const size = (await stat(file)).size;
-      if (expected === undefined || size === expected) return size;
+      if (expected === undefined || size === expected) {
+        try {
+          return { size, validated: await validator.finish() };
+        } catch (error) {
+          throw refusal(error);
+        }
+      }
       reason = `got ${size} bytes, the server announced ${expected}`;
     } else {
       reason = result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;

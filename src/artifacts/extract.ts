@@ -1,12 +1,14 @@
 /**
  * Safe extraction of a downloaded artifacts archive or a cache archive into the project dir.
  *
- * Strategy: two passes over the archive file. Pass 1 reads every entry header (nothing is written)
+ * Strategy: two passes over the archive. Pass 1 reads every entry header (nothing is written)
  * and runs it through the guard with a virtual view of the links the archive creates; any unsafe
  * entry refuses the whole archive before a byte is written. Pass 2 reads the archive again and
  * writes each entry, re-checking it against the real disk first (defence in depth: the disk is the
  * truth once writing starts). The price is reading (and for tar.gz, inflating) the archive twice;
- * in exchange nothing is staged or copied, and zip pass 1 reads only the central directory.
+ * in exchange nothing is staged or copied, and zip pass 1 reads only the central directory. For a
+ * downloaded tar(.gz), pass 1 runs on the bytes as they arrive (`validate-stream.ts`), overlapping
+ * the network, and only pass 2 reads the file.
  */
 import { open, mkdir, realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -15,6 +17,7 @@ import { ArtifactsError } from './errors.js';
 import { ExtractionGuard } from './guard.js';
 import { readTar } from './tar-read.js';
 import { EntryWriter } from './writer.js';
+import type { ValidatedArchive } from './validate-stream.js';
 import { readZip } from './zip-read.js';
 
 export type ArchiveFormat = 'tar.gz' | 'tar' | 'zip';
@@ -27,20 +30,36 @@ export interface ExtractSummary {
   bytes: number;
 }
 
-/** Tells the format from the first bytes: gzip, zip (local header or empty-zip EOCD), or ustar. */
+/** Tells the format from the first bytes (up to 512): gzip, zip (local header or empty-zip EOCD), or ustar. */
+export function sniffFormat(head: Buffer): ArchiveFormat | undefined {
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'tar.gz';
+  const magic = head.subarray(0, 4).toString('latin1');
+  if (magic === 'PK\x03\x04' || magic === 'PK\x05\x06') return 'zip';
+  if (head.length >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
+  return undefined;
+}
+
+/** Tells the format of `file` from its first bytes; throws ARCHIVE_CORRUPT when it is none we read. */
 export async function detectFormat(file: string): Promise<ArchiveFormat> {
   const handle = await open(file, 'r');
   try {
     const head = Buffer.alloc(512);
     const { bytesRead } = await handle.read(head, 0, 512, 0);
-    if (bytesRead >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'tar.gz';
-    const magic = head.subarray(0, 4).toString('latin1');
-    if (magic === 'PK\x03\x04' || magic === 'PK\x05\x06') return 'zip';
-    if (bytesRead >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
+    const format = sniffFormat(head.subarray(0, bytesRead));
+    if (format) return format;
     throw new ArtifactsError('ARCHIVE_CORRUPT', `${file} is neither a tar.gz, a tar nor a zip archive (${bytesRead} bytes)`);
   } finally {
     await handle.close();
   }
+}
+
+export interface ExtractOptions {
+  /**
+   * The validation pass already ran over exactly these bytes (`StreamValidator`, while they
+   * downloaded), against this project dir: only the extraction pass is left. Ignored when its
+   * format or root does not match what is found here.
+   */
+  validated?: ValidatedArchive;
 }
 
 /**
@@ -48,24 +67,23 @@ export async function detectFormat(file: string): Promise<ArchiveFormat> {
  * directories created. Throws ArtifactsError `ARCHIVE_UNSAFE` (nothing written), `ARCHIVE_CORRUPT`,
  * `ARCHIVE_EXTRACT_FAILED`, or the abort reason.
  */
-export async function extractArchive(file: string, projectDir: string, signal: AbortSignal): Promise<ExtractSummary> {
+export async function extractArchive(file: string, projectDir: string, signal: AbortSignal, options: ExtractOptions = {}): Promise<ExtractSummary> {
   const format = await detectFormat(file);
   const read: ArchiveReader = format === 'zip' ? readZip : readTar;
   await mkdir(projectDir, { recursive: true });
   const root = await realpath(projectDir);
   const lexicalRoot = resolve(projectDir);
 
-  const plan = new ExtractionGuard({ root, lexicalRoot, mode: 'plan' });
-  try {
-    await read(file, (entry) => {
-      plan.place(entry);
-      return Promise.resolve();
-    }, signal);
-  } catch (error) {
-    if (error instanceof ArtifactsError && error.code === 'ARCHIVE_UNSAFE') {
-      throw new ArtifactsError('ARCHIVE_UNSAFE', `refusing the whole archive, nothing was extracted: ${error.message}`, { cause: error });
+  if (options.validated?.format !== format || options.validated.root !== root) {
+    const plan = new ExtractionGuard({ root, lexicalRoot, mode: 'plan' });
+    try {
+      await read(file, (entry) => {
+        plan.place(entry);
+        return Promise.resolve();
+      }, signal);
+    } catch (error) {
+      throw refusal(error);
     }
-    throw error;
   }
 
   const live = new ExtractionGuard({ root, lexicalRoot, mode: 'live' });
@@ -79,4 +97,12 @@ export async function extractArchive(file: string, projectDir: string, signal: A
     if (entry.kind === 'file') summary.bytes += entry.size;
   }, signal);
   return summary;
+}
+
+/** The message for an archive refused by the validation pass; other errors pass unchanged. */
+export function refusal(error: unknown): unknown {
+  if (error instanceof ArtifactsError && error.code === 'ARCHIVE_UNSAFE') {
+    return new ArtifactsError('ARCHIVE_UNSAFE', `refusing the whole archive, nothing was extracted: ${error.message}`, { cause: error });
+  }
+  return error;
 }

@@ -21,10 +21,7 @@ export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal):
       reject(signal.reason);
       return;
     }
-    // strict: a checksum failure, a truncated archive or garbage is an error, not a skipped entry.
-    // The decompression-ratio guard is off: a cache of zero-filled files legitimately compresses
-    // better than 1000:1; the server's size limit is what bounds artifacts.
-    const parser = new Parser({ strict: true, maxDecompressionRatio: Infinity });
+    const parser = createTarParser();
     // Small reads on purpose: the parser inflates each chunk it is given at once and buffers what
     // the current entry has not taken yet, so the read size times the compression ratio bounds
     // memory (64 KiB × ~1000 for all-zero data).
@@ -67,7 +64,20 @@ export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal):
   });
 }
 
-function toArchiveEntry(entry: ReadEntry): ArchiveEntry {
+/**
+ * The one parser configuration, for the validation pass (`validate-stream.ts`) and the extraction
+ * pass alike: both must see exactly the same entries. `filter` (when given) sees every entry first;
+ * entries it turns down are skipped, body unread.
+ */
+export function createTarParser(filter?: (entry: ReadEntry) => boolean): Parser {
+  // strict: a checksum failure, a truncated archive or garbage is an error, not a skipped entry.
+  // The decompression-ratio guard is off: a cache of zero-filled files legitimately compresses
+  // better than 1000:1; the server's size limit is what bounds artifacts.
+  return new Parser({ strict: true, maxDecompressionRatio: Infinity, ...(filter ? { filter: (_path, entry) => filter(entry as ReadEntry) } : {}) });
+}
+
+/** The reader-neutral view of a tar entry; `content` streams its body. */
+export function toArchiveEntry(entry: ReadEntry): ArchiveEntry {
   const base = {
     name: entry.path,
     mode: entry.mode ?? 0,

@@ -268,14 +268,17 @@ export class RunnerApiClient {
   /**
    * E8: downloads a build's artifacts to `destination` (streamed; the file is written only on 200).
    * With `maxBytes`, a body that grows past it is cut off at once and reported as a retryable
-   * failure, so a broken or hostile server cannot fill the disk.
+   * failure, so a broken or hostile server cannot fill the disk. With `onChunk`, every chunk is
+   * handed to it, in order, before it is written; the download waits for a returned promise
+   * (backpressure), and a throw or rejection stops the download and is reported as a retryable
+   * failure whose `error` is what was thrown (the caller knows best whether to retry).
    */
   async downloadArtifacts(
     id: number,
     buildToken: string,
     destination: string,
     signal?: AbortSignal,
-    options: { maxBytes?: number } = {},
+    options: { maxBytes?: number; onChunk?: (chunk: Buffer) => void | Promise<void> } = {},
   ): Promise<ApiResult & { size?: number }> {
     const response = await send(this.dispatcher, {
       method: 'GET',
@@ -291,13 +294,21 @@ export class RunnerApiClient {
     }
     let size = 0;
     const limit = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    const onChunk = options.onChunk;
     const body = response.body;
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size > limit) body.destroy(new Error(`the artifacts body is larger than the announced ${limit} bytes`));
-    });
+    // One step between body and file, instead of a 'data' listener beside the pipe: it counts,
+    // cuts off at the limit and feeds onChunk in the same order the bytes reach the file.
+    async function* counted(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+      for await (const chunk of source) {
+        size += chunk.byteLength;
+        if (size > limit) throw new Error(`the artifacts body is larger than the announced ${limit} bytes`);
+        if (onChunk) await onChunk(chunk);
+        yield chunk;
+      }
+    }
     try {
-      await pipeline(body, createWriteStream(destination), signal ? { signal } : {});
+      // A 1 MiB buffer lets the file stream gather the socket's 64 KiB pieces into fewer writes.
+      await pipeline(body, counted, createWriteStream(destination, { highWaterMark: 1024 * 1024 }), signal ? { signal } : {});
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       return { status: TRANSPORT_ERROR, outcome: 'retry', error: error as Error, size };

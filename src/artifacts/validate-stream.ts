@@ -1,0 +1,115 @@
+/**
+ * The validation pass of a tar(.gz) archive, run on the bytes while they download (the E8 body is
+ * teed into it), so that after the download only the extraction pass is left.
+ *
+ * It is the same pass `extractArchive` would otherwise run over the file: the same tar parser
+ * configuration (`createTarParser`) and the same guard in plan mode, so it sees exactly the entries
+ * the extraction pass will see. Entry bodies are skipped unread (the parser's ignore path), only
+ * headers go through the guard. The download stops at the first unsafe entry.
+ *
+ * Zip archives are not validated here: their names live in the central directory at the end, and
+ * `extractArchive` reads only that directory in its own pass 1, which is cheap. A validator result
+ * belongs to one download attempt: a retried download needs a new validator.
+ */
+import type { Parser, ReadEntry } from 'tar';
+import { sniffFormat, type ArchiveFormat } from './extract.js';
+import { ExtractionGuard } from './guard.js';
+import { ArtifactsError } from './errors.js';
+import { createTarParser, toArchiveEntry } from './tar-read.js';
+
+/** Proof that an archive's entries all passed the guard, for `extractArchive`'s `validated` option. */
+export interface ValidatedArchive {
+  format: ArchiveFormat;
+  /** The project dir (real path) the entries were checked against. */
+  root: string;
+}
+
+const SNIFF_BYTES = 512;
+
+export class StreamValidator {
+  private readonly guard: ExtractionGuard;
+  private head: Buffer[] = [];
+  private headLength = 0;
+  private decided = false;
+  private format: ArchiveFormat | undefined;
+  private parser: Parser | undefined;
+  private parsed: Promise<void> = Promise.resolve();
+  private failure: { error: unknown } | undefined;
+
+  /**
+   * `root`: the project dir's real path; `lexicalRoot`: as configured (see GuardOptions); `file`:
+   * where the bytes are being saved, for messages.
+   */
+  constructor(private readonly options: { root: string; lexicalRoot: string; file: string }) {
+    this.guard = new ExtractionGuard({ root: options.root, lexicalRoot: options.lexicalRoot, mode: 'plan' });
+  }
+
+  /**
+   * Feeds the next chunk of the archive, in order. Throws the first failure (ARCHIVE_UNSAFE,
+   * ARCHIVE_CORRUPT) as soon as it is known, so that the download can stop there.
+   */
+  write(chunk: Buffer): void {
+    this.throwFailure();
+    let bytes = chunk;
+    if (!this.decided) {
+      this.head.push(chunk);
+      this.headLength += chunk.length;
+      if (this.headLength < SNIFF_BYTES) return;
+      bytes = this.decide();
+    }
+    this.parser?.write(bytes);
+    this.throwFailure();
+  }
+
+  /**
+   * Call once the whole archive was fed. Resolves with the proof for `extractArchive`, or with
+   * undefined when this format is not validated here (zip, or unknown: `extractArchive` reads zips
+   * its own way and reports unknown formats). Rejects with the first failure.
+   */
+  async finish(): Promise<ValidatedArchive | undefined> {
+    this.throwFailure();
+    if (!this.decided) this.parser?.write(this.decide());
+    this.parser?.end();
+    await this.parsed;
+    this.throwFailure();
+    return this.parser && this.format ? { format: this.format, root: this.options.root } : undefined;
+  }
+
+  /** Tells the format from the bytes collected so far and returns them, to be parsed first. */
+  private decide(): Buffer {
+    const head = Buffer.concat(this.head);
+    this.head = [];
+    this.decided = true;
+    this.format = sniffFormat(head);
+    if (this.format !== 'tar.gz' && this.format !== 'tar') return head;
+    const parser = createTarParser((entry: ReadEntry) => {
+      if (this.failure) return false;
+      try {
+        this.guard.place(toArchiveEntry(entry));
+      } catch (error) {
+        this.fail(error);
+        parser.abort(error instanceof Error ? error : new Error(String(error)));
+      }
+      // Every entry is turned down: the parser skips its body without handing it to anyone.
+      return false;
+    });
+    this.parser = parser;
+    this.parsed = new Promise<void>((resolve) => {
+      parser.on('end', () => resolve());
+      parser.on('error', (error: Error) => {
+        this.fail(new ArtifactsError('ARCHIVE_CORRUPT', `${this.options.file} is not a readable tar archive: ${error.message}`, { cause: error }));
+        resolve();
+      });
+    });
+    return head;
+  }
+
+  /** Keeps the first failure only: the guard's refusal must not be replaced by the parser's abort error. */
+  private fail(error: unknown): void {
+    if (!this.failure) this.failure = { error };
+  }
+
+  private throwFailure(): void {
+    if (this.failure) throw this.failure.error;
+  }
+}
