@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTrace, type JobTrace } from '../../src/trace/index.js';
-import { runningJob, sampleOutput, type RunningJob } from './job.js';
+import { runningJob, sampleOutput, type RunningJob, startJobTrace } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -9,22 +8,11 @@ afterEach(async () => {
   job = undefined;
 });
 
-async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
-  return startTrace({
-    build: job.build,
-    client: job.client,
-    runnerToken: job.runnerToken,
-    stateDir: job.stateDir,
-    signal: new AbortController().signal,
-    updateIntervalMs: 100,
-    ...extra,
-  });
-}
 
 describe('what the trace contains', () => {
   it('stops the sent trace at the output limit with one notice, and keeps the full log on disk', async () => {
     job = await runningJob();
-    const trace = await start(job, { outputLimitKiB: 4 });
+    const trace = await startJobTrace(job, { outputLimitKiB: 4 });
     const output = sampleOutput(20_000, 5);
     trace.write(output.subarray(0, 4096));
     expect(trace.truncated).toBe(false);
@@ -46,7 +34,7 @@ describe('what the trace contains', () => {
 
   it('replaces invalid UTF-8 with U+FFFD and keeps characters split between writes', async () => {
     job = await runningJob();
-    const trace = await start(job);
+    const trace = await startJobTrace(job);
     const smile = Buffer.from('😀');
     trace.write(Buffer.from([0x6f, 0x6b, 0x20]));
     trace.write(smile.subarray(0, 1));
@@ -62,7 +50,7 @@ describe('what the trace contains', () => {
   it('masks secrets split across writes before they reach the spool or the server', async () => {
     job = await runningJob({}, { PUBLIC_ONE: 'not-a-secret' });
     const { build, runnerToken } = job;
-    const trace = await start(job, { secrets: ['correct horse battery'] });
+    const trace = await startJobTrace(job, { secrets: ['correct horse battery'] });
     const text = `token=${build.token} runner=${runnerToken} phrase=correct horse battery repo=${build.repo_url}\n`;
     const bytes = Buffer.from(text);
     for (let offset = 0; offset < bytes.length; offset += 3) trace.write(bytes.subarray(offset, offset + 3));

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobAbortedError, startTrace, type JobTrace } from '../../src/trace/index.js';
-import { runningJob, sampleOutput, waitFor, type RunningJob } from './job.js';
+import { JobAbortedError, type JobTrace, type StartTraceOptions } from '../../src/trace/index.js';
+import { runningJob, sampleOutput, waitFor, type RunningJob, startJobTrace } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -9,17 +9,9 @@ afterEach(async () => {
   job = undefined;
 });
 
-async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
-  return startTrace({
-    build: job.build,
-    client: job.client,
-    runnerToken: job.runnerToken,
-    stateDir: job.stateDir,
-    signal: new AbortController().signal,
-    updateIntervalMs: 100,
-    keepaliveIntervalMs: 300,
-    ...extra,
-  });
+/** Starts the trace with a short keep-alive interval, so cancel probes come quickly. */
+function start(job: RunningJob, extra: Partial<StartTraceOptions> = {}): Promise<JobTrace> {
+  return startJobTrace(job, { keepaliveIntervalMs: 300, ...extra });
 }
 
 function abortCode(signal: AbortSignal): string | undefined {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readDeliveryState, startTrace, STATE_FILE, type JobTrace } from '../../src/trace/index.js';
-import { runningJob, sampleOutput, waitFor, type RunningJob } from './job.js';
+import { readDeliveryState, STATE_FILE, type JobTrace, type StartTraceOptions } from '../../src/trace/index.js';
+import { runningJob, sampleOutput, waitFor, type RunningJob, startJobTrace } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -10,17 +10,8 @@ afterEach(async () => {
   job = undefined;
 });
 
-async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
-  return startTrace({
-    build: job.build,
-    client: job.client,
-    runnerToken: job.runnerToken,
-    stateDir: job.stateDir,
-    signal: new AbortController().signal,
-    updateIntervalMs: 100,
-    keepaliveIntervalMs: 1000,
-    ...extra,
-  });
+function start(job: RunningJob, extra: Partial<StartTraceOptions> = {}): Promise<JobTrace> {
+  return startJobTrace(job, { keepaliveIntervalMs: 1000, ...extra });
 }
 
 /** Writes `output` in uneven pieces, pausing now and then so several PATCHes go out. */

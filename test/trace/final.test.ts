@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isPending, readDeliveryState, resumeDelivery, startTrace, type JobTrace } from '../../src/trace/index.js';
-import { runningJob, type RunningJob } from './job.js';
+import { isPending, readDeliveryState, resumeDelivery } from '../../src/trace/index.js';
+import { runningJob, type RunningJob, startJobTrace } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -8,22 +8,10 @@ afterEach(async () => {
   job = undefined;
 });
 
-async function start(job: RunningJob, extra: Partial<Parameters<typeof startTrace>[0]> = {}): Promise<JobTrace> {
-  return startTrace({
-    build: job.build,
-    client: job.client,
-    runnerToken: job.runnerToken,
-    stateDir: job.stateDir,
-    signal: new AbortController().signal,
-    updateIntervalMs: 100,
-    ...extra,
-  });
-}
-
 describe('the final update', () => {
   it('retries the final PUT after server errors until the server has it', async () => {
     job = await runningJob();
-    const trace = await start(job);
+    const trace = await startJobTrace(job);
     trace.write('all done\n');
     job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 503, count: 2 });
     job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503 });
@@ -41,7 +29,7 @@ describe('the final update', () => {
 
   it('gives up at the deadline, records the pending update, and resumeDelivery sends it later', async () => {
     job = await runningJob();
-    const trace = await start(job, { finalUpdateDeadlineMs: 1500 });
+    const trace = await startJobTrace(job, { finalUpdateDeadlineMs: 1500 });
     trace.write('line one\nline two\n');
     const faultId = job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 502 });
     job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 502 });
@@ -66,7 +54,7 @@ describe('the final update', () => {
 
   it('resumes a job that never finished only when told which state to report', async () => {
     job = await runningJob();
-    const trace = await start(job, { outputLimitKiB: 1 });
+    const trace = await startJobTrace(job, { outputLimitKiB: 1 });
     trace.write('x'.repeat(1500));
     // Wait for the live trace (limit + notice) to be acknowledged and recorded; then "crash".
     const current = job;

@@ -9,6 +9,7 @@ import { RunnerApiClient, type ApiResult, type PatchTraceResult } from '../../sr
 import type { BuildPayload, RunnerBuildState } from '../../src/protocol/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import type { ReferenceServerOptions } from '../../src/server/index.js';
+import { startTrace, type JobTrace, type StartTraceOptions } from '../../src/trace/index.js';
 
 export interface Call {
   kind: 'patch' | 'state' | 'full';
@@ -109,4 +110,17 @@ export function sampleOutput(size: number, seed = 1): Buffer {
     out[i] = state % 61 === 0 ? 0x0a : 0x20 + (state % 95);
   }
   return out;
+}
+
+/** Starts the trace of `job` with a fast update interval; `extra` overrides any option. */
+export function startJobTrace(job: RunningJob, extra: Partial<StartTraceOptions> = {}): Promise<JobTrace> {
+  return startTrace({
+    build: job.build,
+    client: job.client,
+    runnerToken: job.runnerToken,
+    stateDir: job.stateDir,
+    signal: new AbortController().signal,
+    updateIntervalMs: 100,
+    ...extra,
+  });
 }
