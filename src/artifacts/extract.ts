@@ -6,10 +6,11 @@
  * entry refuses the whole archive before a byte is written. Pass 2 reads the archive again and
  * writes each entry, re-checking it against the real disk first (defence in depth: the disk is the
  * truth once writing starts). The price is reading (and for tar.gz, inflating) the archive twice;
- * in exchange nothing is staged or copied, and zip pass 1 reads only the central directory. For a
- * downloaded tar(.gz), pass 1 runs on the bytes as they arrive (`validate-stream.ts`), overlapping
- * the network, and only pass 2 reads the file.
+ * in exchange nothing is staged or copied, and zip pass 1 reads only the central directory. Tar
+ * pass 1 is `StreamValidator` (headers only, bodies skipped unread); for a downloaded archive it
+ * runs on the bytes as they arrive, overlapping the network, and only pass 2 reads the file.
  */
+import { createReadStream } from 'node:fs';
 import { open, mkdir, realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ArchiveReader, ArchiveEntry } from './entry.js';
@@ -17,7 +18,7 @@ import { ArtifactsError } from './errors.js';
 import { ExtractionGuard } from './guard.js';
 import { readTar } from './tar-read.js';
 import { EntryWriter } from './writer.js';
-import type { ValidatedArchive } from './validate-stream.js';
+import { StreamValidator, type ValidatedArchive } from './validate-stream.js';
 import { readZip } from './zip-read.js';
 
 export type ArchiveFormat = 'tar.gz' | 'tar' | 'zip';
@@ -75,12 +76,8 @@ export async function extractArchive(file: string, projectDir: string, signal: A
   const lexicalRoot = resolve(projectDir);
 
   if (options.validated?.format !== format || options.validated.root !== root) {
-    const plan = new ExtractionGuard({ root, lexicalRoot, mode: 'plan' });
     try {
-      await read(file, (entry) => {
-        plan.place(entry);
-        return Promise.resolve();
-      }, signal);
+      await (format === 'zip' ? validateZip(file, root, lexicalRoot, signal) : validateTar(file, root, lexicalRoot, signal));
     } catch (error) {
       throw refusal(error);
     }
@@ -97,6 +94,31 @@ export async function extractArchive(file: string, projectDir: string, signal: A
     if (entry.kind === 'file') summary.bytes += entry.size;
   }, signal);
   return summary;
+}
+
+/** Pass 1 for a zip: the entries of the central directory through the guard. */
+async function validateZip(file: string, root: string, lexicalRoot: string, signal: AbortSignal): Promise<void> {
+  const plan = new ExtractionGuard({ root, lexicalRoot, mode: 'plan' });
+  await readZip(file, (entry) => {
+    plan.place(entry);
+    return Promise.resolve();
+  }, signal);
+}
+
+/** Pass 1 for a tar(.gz): the file through the same validator a download uses (bodies skipped unread). */
+async function validateTar(file: string, root: string, lexicalRoot: string, signal: AbortSignal): Promise<void> {
+  const validator = new StreamValidator({ root, lexicalRoot, file });
+  // 64 KiB reads: the parser inflates each chunk at once, so this times the compression ratio bounds memory.
+  const input = createReadStream(file, { highWaterMark: 64 * 1024, signal });
+  try {
+    for await (const chunk of input) validator.write(chunk as Buffer);
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    if (error instanceof ArtifactsError) throw error;
+    throw new ArtifactsError('ARCHIVE_CORRUPT', `${file} could not be read: ${(error as Error).message}`, { cause: error });
+  }
+  // detectFormat said tar: a validator that did not parse it as one must not pass it.
+  if (!(await validator.finish())) throw new ArtifactsError('ARCHIVE_CORRUPT', `${file} was not validated as a tar archive`);
 }
 
 /** The message for an archive refused by the validation pass; other errors pass unchanged. */

@@ -68,7 +68,11 @@ export class StreamValidator {
    */
   async finish(): Promise<ValidatedArchive | undefined> {
     this.throwFailure();
-    if (!this.decided) this.parser?.write(this.decide());
+    if (!this.decided) {
+      // Shorter than SNIFF_BYTES: decide on what there is (decide() first: it creates the parser).
+      const head = this.decide();
+      this.parser?.write(head);
+    }
     this.parser?.end();
     await this.parsed;
     this.throwFailure();
