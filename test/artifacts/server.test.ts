@@ -1,7 +1,7 @@
 /** The artifacts stages against the reference server: E7 upload and E8 download through the real client. */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, readlink, symlink } from 'node:fs/promises';
+import { readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import type { ReferenceServerOptions } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { removeTempDirs, tempDir, testContext, writeFiles, type TestContext } from './fixtures.js';
+import { rawTarGz, removeTempDirs, tempDir, testContext, writeFiles, type TestContext } from './fixtures.js';
 
 interface Harness {
   t: TestServer;
@@ -272,6 +272,30 @@ none:
     expect((error as ArtifactsError).code).toBe('ARTIFACTS_DOWNLOAD_FAILED');
     expect((error as Error).message).toMatch(/after 2 attempt\(s\): got \d+ bytes, the server announced \d+/);
     expect(existsSync(join(ctx.projectDir, 'a'))).toBe(false);
+    expect(await readdir(ctx.stateDir)).toEqual([]);
+  });
+
+  it('refuses a hostile tar.gz while it downloads: nothing written, not retried, the download removed', async () => {
+    const h = await harness();
+    await h.t.pipeline('stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n');
+    const make = await h.nextBuild();
+    const hostile = join(await tempDir(), 'artifacts.tar.gz');
+    await writeFile(hostile, rawTarGz([
+      { name: 'first.txt', type: '0', content: 'harmless' },
+      { name: 'up', type: '2', linkname: '../..' },
+      { name: 'padding.bin', type: '0', content: randomBytes(2_000_000) },
+    ]));
+    const up = await h.client.uploadArtifacts(make.id, make.token, { path: hostile, filename: 'artifacts.tar.gz', expireIn: '1 week' });
+    expect(up.outcome).toBe('ok');
+    await h.finish(make, 'success');
+    const use = await h.nextBuild();
+    const ctx = await h.job(use);
+    const error = await downloadArtifacts(ctx, { attempts: 3, retryBaseMs: 20 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ArtifactsError);
+    expect((error as ArtifactsError).code).toBe('ARCHIVE_UNSAFE');
+    expect((error as Error).message).toMatch(/artifacts of make .*refusing the whole archive.*"up" is a symlink to \.\.\/\.\./);
+    expect(ctx.lines.join('\n')).not.toMatch(/retrying/);
+    expect(existsSync(join(ctx.projectDir, 'first.txt'))).toBe(false);
     expect(await readdir(ctx.stateDir)).toEqual([]);
   });
 
