@@ -94,12 +94,14 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
 
   const gitOptions: GitHttpHandlerOptions = {
     resolveProject: (name) => store.projectByName(name)?.path,
-    authorize: (project, username, password) => {
+    // Any live build's token may read any project on this server (GitLab lets a job's token read
+    // other projects' repositories), so submodules living in another project clone with the same
+    // credentials. Read-only either way: the handler refuses receive-pack before asking. A finished
+    // build's token reads nothing.
+    authorize: (_project, username, password) => {
       if (username !== 'gitlab-ci-token') return false;
-      const record = store.projectByName(project);
-      if (!record) return false;
       for (const build of store.builds.values()) {
-        if (build.projectId === record.id && build.token === password && (build.status === 'pending' || build.status === 'running')) return true;
+        if (build.token === password && (build.status === 'pending' || build.status === 'running')) return true;
       }
       return false;
     },

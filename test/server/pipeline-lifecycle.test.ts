@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import type { PipelineView } from '../../src/server/index.js';
+import { createGitRepo } from '../helpers/git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { LegacyRunner } from './legacy-client.js';
 import { raw } from './raw-http.js';
@@ -229,17 +230,41 @@ describe('pipeline lifecycle', () => {
 });
 
 describe('git over smart HTTP', () => {
-  it('serves the project to the build token of a running build and refuses others', async () => {
-    await createPipeline('solo:\n  script: [x]\n');
-    const build = await next();
-    const ok = await execa('git', ['ls-remote', build.repo_url], { reject: false, env: { GIT_TERMINAL_PROMPT: '0' } });
-    expect(ok.exitCode).toBe(0);
-    expect(ok.stdout).toContain(build.sha);
-    const wrong = build.repo_url.replace(build.token, 'wrongtokenwrongtoken');
-    const refused = await execa('git', ['ls-remote', wrong], { reject: false, env: { GIT_TERMINAL_PROMPT: '0' } });
-    expect(refused.exitCode).not.toBe(0);
-    await runner.complete(build, 'success');
-    const after = await execa('git', ['ls-remote', build.repo_url], { reject: false, env: { GIT_TERMINAL_PROMPT: '0' } });
-    expect(after.exitCode).not.toBe(0);
+  const gitEnv = { GIT_TERMINAL_PROMPT: '0' };
+  const lsRemote = (url: string) => execa('git', ['ls-remote', url], { reject: false, env: gitEnv });
+
+  it("lets a running build's token read every project on the server, read-only; unknown and finished builds' tokens get 401", async () => {
+    // A second project, as a submodule would live in: the build token of group/project reads it too.
+    const libPath = await createGitRepo({ 'lib.txt': 'library\n' });
+    try {
+      t.server.addProject('group/lib', libPath);
+      await createPipeline('solo:\n  script: [x]\n');
+      const build = await next();
+      const libUrl = build.repo_url.replace('/group/project.git', '/group/lib.git');
+      const own = await lsRemote(build.repo_url);
+      expect(own.exitCode).toBe(0);
+      expect(own.stdout).toContain(build.sha);
+      const other = await lsRemote(libUrl);
+      expect(other.exitCode).toBe(0);
+      expect(other.stdout).toContain('refs/heads/main');
+
+      const lib = new URL(libUrl);
+      const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+      const refs = (headers: Record<string, string>, service = 'git-upload-pack') =>
+        raw(t.url, 'GET', `${lib.pathname}/info/refs?service=${service}`, { headers });
+      expect((await refs({})).status).toBe(401);
+      expect((await refs({ authorization: basic('gitlab-ci-token', 'wrongtokenwrongtoken') })).status).toBe(401);
+      expect((await refs({ authorization: basic('someone', build.token) })).status).toBe(401);
+      expect((await refs({ authorization: basic('gitlab-ci-token', build.token) })).status).toBe(200);
+      // Pushing stays refused, to the project's own repository and to others.
+      expect((await refs({ authorization: basic('gitlab-ci-token', build.token) }, 'git-receive-pack')).status).toBe(403);
+
+      await runner.complete(build, 'success');
+      expect((await lsRemote(build.repo_url)).exitCode).not.toBe(0);
+      expect((await lsRemote(libUrl)).exitCode).not.toBe(0);
+      expect((await refs({ authorization: basic('gitlab-ci-token', build.token) })).status).toBe(401);
+    } finally {
+      await rm(libPath, { recursive: true, force: true });
+    }
   });
 });
