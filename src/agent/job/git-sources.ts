@@ -80,12 +80,16 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   );
   if (options.submodules !== 'none') {
     const recursive = options.submodules === 'recursive' ? ' --recursive' : '';
+    // sync first: a reused checkout may record an older URL. The superproject's clean does not reach
+    // into submodules, and `update` leaves one already at the recorded commit alone, so what a previous
+    // job left in a reused checkout's submodules is cleaned before updating. Submodule clones run in
+    // this same environment, so relative URLs and absolute ones on the same server get the header too.
     lines.push(
       notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`),
       `git submodule sync${recursive}`,
+      `git submodule foreach${recursive} 'git clean -ffdx -q && git reset --hard -q'`,
       `git submodule update --init${recursive}`,
     );
-    if (recursive) lines.push(`git submodule foreach --recursive 'git clean -ffdx -q && git reset --hard -q'`);
   }
   return lines;
 }

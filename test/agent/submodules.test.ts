@@ -1,0 +1,123 @@
+/**
+ * GIT_SUBMODULE_STRATEGY end to end: a project whose submodules live in other projects on the same
+ * reference server, cloned by an in-process runner with the build token sent as a header only.
+ */
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runnerSchema } from '../../src/agent/config/schema.js';
+import { runOnce } from '../../src/agent/run-once.js';
+import { defaultServices } from '../../src/agent/services.js';
+import { silentLogger } from '../../src/log.js';
+import { createGitRepo, git } from '../helpers/git.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { workDirs } from '../cli/helpers.js';
+
+let t: TestServer;
+let token: string;
+const repos: string[] = [];
+
+/** Adds `source` as submodule `name` of `repo`, then points .gitmodules at `url` and commits. */
+async function addSubmodule(repo: string, source: string, name: string, url: string): Promise<void> {
+  // A local path is only a way to create the gitlink; the committed URL is the server one.
+  await git(repo, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', source, name]);
+  await git(repo, ['config', '-f', '.gitmodules', `submodule.${name}.url`, url]);
+  await git(repo, ['add', '.gitmodules']);
+  await git(repo, ['commit', '-q', '-m', `add submodule ${name}`]);
+}
+
+beforeAll(async () => {
+  const deep = await createGitRepo({ 'deep.txt': 'from the nested submodule\n' });
+  const lib = await createGitRepo({ 'lib.txt': 'from the library submodule\n' });
+  repos.push(deep, lib);
+  await addSubmodule(lib, deep, 'deep', '../deep.git');
+  t = await startTestServer({ projects: [{ name: 'group/lib', path: lib }, { name: 'group/deep', path: deep }] });
+  // Relative (resolved against the project's own URL) and absolute URLs on the same server.
+  await addSubmodule(t.projectPath, lib, 'lib', '../lib.git');
+  await addSubmodule(t.projectPath, deep, 'abs', `${t.url}/group/deep.git`);
+  ({ token } = await t.registerRunner());
+});
+afterAll(async () => {
+  await t.close();
+  await Promise.all(repos.map((path) => rm(path, { recursive: true, force: true })));
+});
+
+/** Every file named `config` under `dir` (the repository's and each submodule's under .git/modules). */
+async function gitConfigs(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile() && e.name === 'config').map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * Runs one job in-process. Its script first leaves the build token and project dir next to the
+ * project (outside the trace, which masks the token anyway) so the test can look for leaks.
+ */
+async function runJob(strategy: string, script: string[], d?: { builds: string; cache: string }) {
+  d ??= await workDirs();
+  const lines = ['printf %s "$CI_BUILD_TOKEN" > ../build-token', ...script];
+  const p = await t.pipeline(`j:\n  variables:\n    GIT_STRATEGY: fetch\n    GIT_SUBMODULE_STRATEGY: ${strategy}\n  script:\n${lines.map((l) => `    - ${JSON.stringify(l)}\n`).join('')}`);
+  const config = runnerSchema.parse({ name: 'submodule-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
+  const never = new AbortController().signal;
+  await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
+  const id = p.jobs[0]!.id;
+  const projectDir = join(d.builds, token.slice(0, 8), '0', 'group', 'project');
+  const buildToken = await readFile(join(projectDir, '..', 'build-token'), 'utf8').catch(() => '');
+  return { status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8'), projectDir, buildToken };
+}
+
+/** The build token, raw or inside the Basic header, appears neither in the trace nor in any git config. */
+async function expectNoCredentials(run: { trace: string; projectDir: string; buildToken: string }): Promise<void> {
+  expect(run.buildToken).toMatch(/\S{8,}/);
+  const header = Buffer.from(`gitlab-ci-token:${run.buildToken}`).toString('base64');
+  expect(run.trace).not.toContain(run.buildToken);
+  expect(run.trace).not.toContain(header);
+  const configs = await gitConfigs(join(run.projectDir, '.git'));
+  expect(configs.length).toBeGreaterThan(0);
+  for (const file of configs) {
+    const text = await readFile(file, 'utf8');
+    expect(text, file).not.toContain(run.buildToken);
+    expect(text, file).not.toContain(header);
+    expect(text.toLowerCase(), file).not.toContain('extraheader');
+  }
+}
+
+describe('GIT_SUBMODULE_STRATEGY', () => {
+  it('normal: checks out relative and absolute submodules on the same server, not nested ones, with no credentials left behind', async () => {
+    const run = await runJob('normal', ['cat lib/lib.txt', 'cat abs/deep.txt', 'test -z "$(ls -A lib/deep)"', 'echo nested-left-empty']);
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('from the library submodule');
+    expect(run.trace).toContain('from the nested submodule');
+    expect(run.trace).toContain('nested-left-empty');
+    await expectNoCredentials(run);
+    const modules = await gitConfigs(join(run.projectDir, '.git', 'modules'));
+    expect(modules.length).toBe(2);
+  });
+
+  it('recursive: checks out nested submodules too', async () => {
+    const run = await runJob('recursive', ['cat lib/deep/deep.txt', 'cat lib/lib.txt']);
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('from the nested submodule');
+    expect(run.trace).toContain('from the library submodule');
+    expect(run.trace).toContain('Updating/initializing submodules recursively');
+    await expectNoCredentials(run);
+  });
+
+  it('fetch into a reused build dir: submodules come back clean, whatever the previous job left in them', async () => {
+    const d = await workDirs();
+    const first = await runJob('normal', ['echo changed > lib/lib.txt', 'touch lib/stray.txt'], d);
+    expect(first.status, first.trace).toBe('success');
+    const second = await runJob('normal', ['cat lib/lib.txt', 'test ! -e lib/stray.txt', 'echo stray-gone'], d);
+    expect(second.status, second.trace).toBe('success');
+    expect(second.trace).toContain('Fetching changes');
+    expect(second.trace).toContain('from the library submodule');
+    expect(second.trace).toContain('stray-gone');
+    await expectNoCredentials(second);
+  });
+
+  it('none: leaves the submodule directories empty', async () => {
+    const run = await runJob('none', ['test -f .gitmodules', 'test -d lib', 'test -z "$(ls -A lib)"', 'echo submodule-left-empty']);
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('submodule-left-empty');
+    expect(run.trace).not.toContain('Updating/initializing submodules');
+  });
+});
