@@ -114,6 +114,19 @@ describe('GIT_SUBMODULE_STRATEGY', () => {
     await expectNoCredentials(second);
   });
 
+  it('fetch into a reused build dir whose origin is an old server URL: relative submodules resolve against the current one', async () => {
+    const d = await workDirs();
+    // Submodules not cloned yet, so the second job has to reach the server for them.
+    const first = await runJob('none', ['true'], d);
+    expect(first.status, first.trace).toBe('success');
+    // As if the server had moved since the last job (the reference server listens on port 0).
+    await git(first.projectDir, ['remote', 'set-url', 'origin', 'http://127.0.0.1:1/group/project.git']);
+    const second = await runJob('normal', ['cat lib/lib.txt'], d);
+    expect(second.status, second.trace).toBe('success');
+    expect(second.trace).toContain('Fetching changes');
+    expect(second.trace).toContain('from the library submodule');
+  });
+
   it('none: leaves the submodule directories empty', async () => {
     const run = await runJob('none', ['test -f .gitmodules', 'test -d lib', 'test -z "$(ls -A lib)"', 'echo submodule-left-empty']);
     expect(run.status, run.trace).toBe('success');

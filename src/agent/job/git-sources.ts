@@ -66,6 +66,8 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
       'rm -f .git/index.lock .git/shallow.lock .git/HEAD.lock',
       'git clean -ffdx -q',
       'git reset --hard -q',
+      // Relative submodule URLs resolve against origin, which must follow the server's current URL.
+      `git remote set-url origin ${url}`,
       `git -c credential.helper= fetch -q --prune${fetchRefs}`,
       'else',
       ...clone,
