@@ -32,7 +32,9 @@ export class EntryWriter {
     const target = join(this.root, placement.location);
     try {
       this.ensureDirectory(dirname(target));
-      const existing = lstatOrUndefined(target);
+      // A small file is created with O_EXCL at once and looks for what is in its way only when that
+      // fails: most targets are new, so this saves an lstat per file.
+      const existing = entry.kind === 'file' && entry.size <= SMALL_FILE ? undefined : lstatOrUndefined(target);
       if (entry.kind === 'directory') {
         if (!existing?.isDirectory()) {
           if (existing) rmSync(target, { force: true });
@@ -42,10 +44,7 @@ export class EntryWriter {
         this.directories.add(target);
         return;
       }
-      if (existing) {
-        rmSync(target, { force: true, recursive: existing.isDirectory() });
-        this.forgetDirectories(target);
-      }
+      if (existing) this.remove(target, existing);
       switch (entry.kind) {
         case 'file':
           await this.writeFile(target, entry);
@@ -79,7 +78,7 @@ export class EntryWriter {
     for await (const chunk of content) chunks.push(chunk);
     if (this.signal.aborted) throw this.signal.reason;
     const data = Buffer.concat(chunks);
-    const fd = openSync(target, 'wx', 0o600);
+    const fd = this.createExclusive(target);
     try {
       for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset);
       fchmodSync(fd, fileMode(entry.mode));
@@ -87,6 +86,23 @@ export class EntryWriter {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Opens a new file at `target` with O_EXCL (never through a link); whatever is there is removed first. */
+  private createExclusive(target: string): number {
+    try {
+      return openSync(target, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const existing = lstatOrUndefined(target);
+    if (existing) this.remove(target, existing);
+    return openSync(target, 'wx', 0o600);
+  }
+
+  private remove(target: string, existing: Stats): void {
+    rmSync(target, { force: true, recursive: existing.isDirectory() });
+    this.forgetDirectories(target);
   }
 
   private ensureDirectory(path: string): void {

@@ -102,6 +102,15 @@ describe('tar archives from a hostile server', () => {
     expect(await readFile(join(outside, 'secret'), 'utf8')).toBe('do not touch');
   });
 
+  it('replaces a directory standing where the archive has a file, and a file where it has a directory', async () => {
+    await mkdir(join(project, 'thing/inner'), { recursive: true });
+    await writeFile(join(project, 'thing/inner/old.txt'), 'old');
+    await writeFile(join(project, 'place'), 'a file');
+    await extract(rawTarGz([{ name: 'thing', type: '0', content: 'now a file' }, { name: 'place', type: '5' }, { name: 'place/new.txt', type: '0', content: 'new' }]));
+    expect(await readFile(join(project, 'thing'), 'utf8')).toBe('now a file');
+    expect(await readFile(join(project, 'place/new.txt'), 'utf8')).toBe('new');
+  });
+
   it('extracts links that stay inside: a relative symlink, a file through it, and a hard link', async () => {
     await extract(
       rawTarGz([
