@@ -37,13 +37,17 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   // Credentials travel as an HTTP header in git's environment (GIT_CONFIG_*), scoped to the
   // server's URL: they are never on a command line (visible in `ps`), in .git/config, or in output,
   // and submodules on the same server authenticate too.
+  // Every git command of the stage, submodule clones included, also runs with no credential helper
+  // and no prompt, so the runner host's own credentials are never offered to the server.
   const auth = credentialHeader(build.repo_url);
-  if (auth) {
-    lines.push(
-      'export GIT_TERMINAL_PROMPT=0',
-      `export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=${shellQuote(`http.${auth.base}.extraHeader`)} GIT_CONFIG_VALUE_0=${shellQuote(auth.header)}`,
-    );
-  } else lines.push('export GIT_TERMINAL_PROMPT=0');
+  const config: Array<[key: string, value: string]> = [['credential.helper', '']];
+  if (auth) config.push([`http.${auth.base}.extraHeader`, auth.header]);
+  lines.push(
+    'export GIT_TERMINAL_PROMPT=0',
+    `export GIT_CONFIG_COUNT=${config.length} ${config
+      .map(([key, value], i) => `GIT_CONFIG_KEY_${i}=${shellQuote(key)} GIT_CONFIG_VALUE_${i}=${shellQuote(value)}`)
+      .join(' ')}`,
+  );
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
   const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
@@ -51,7 +55,7 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
     `rm -rf ${dir}`,
     `mkdir -p ${dir}`,
-    `git clone -q --no-checkout${cloneArgs} -c credential.helper= ${url} ${dir}`,
+    `git clone -q --no-checkout${cloneArgs} ${url} ${dir}`,
   ];
   if (options.strategy === 'clone') {
     lines.push(...clone);
@@ -68,7 +72,7 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
       'git reset --hard -q',
       // Relative submodule URLs resolve against origin, which must follow the server's current URL.
       `git remote set-url origin ${url}`,
-      `git -c credential.helper= fetch -q --prune${fetchRefs}`,
+      `git fetch -q --prune${fetchRefs}`,
       'else',
       ...clone,
       'fi',
