@@ -36,23 +36,27 @@ export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOpt
   if (deps.length > 0) await mkdir(ctx.stateDir, { recursive: true });
   for (const dep of deps) {
     const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
+    const inflated = `${file}.tar`;
     try {
       ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);
       const started = performance.now();
-      const { size, validated } = await fetchWithRetries(ctx, dep, file, opts).catch((error: unknown) => {
+      const { size, validated } = await fetchWithRetries(ctx, dep, file, inflated, opts).catch((error: unknown) => {
         throw aboutDependency(dep, error);
       });
       const elapsed = performance.now() - started;
       ctx.log(`Downloaded ${megabytes(size)} in ${(elapsed / 1000).toFixed(1)} s (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
       let summary;
       try {
-        summary = await extractArchive(file, ctx.projectDir, ctx.signal, validated ? { validated } : {});
+        // A tar.gz was saved inflated as it was validated: extraction reads that and inflates nothing.
+        summary = await extractArchive(validated?.file ?? file, ctx.projectDir, ctx.signal, validated ? { validated } : {});
       } catch (error) {
         throw aboutDependency(dep, error);
       }
-      ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${summary.format}) from the artifacts of ${dep.name}`);
+      const format = validated?.file === inflated ? 'tar.gz' : summary.format;
+      ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${format}) from the artifacts of ${dep.name}`);
     } finally {
       await rm(file, { force: true });
+      await rm(inflated, { force: true });
     }
   }
 }
@@ -67,17 +71,19 @@ function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
 
 /**
  * Downloads into `file`, validating the archive on the way (see validate-stream.ts): each attempt
- * gets a fresh validator fed exactly the bytes that attempt writes. An unsafe or unreadable archive
+ * gets a fresh validator fed exactly the bytes that attempt writes. A tar.gz is also saved inflated
+ * into `inflated` on the way. An unsafe or unreadable archive
  * is not retried — the server sent those bytes, and would send them again.
  */
-async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
+async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, inflated: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
   const attempts = Math.min(10, Math.max(1, Math.floor(opts.attempts)));
   const expected = dep.artifacts_file?.size;
   await mkdir(ctx.projectDir, { recursive: true });
   const root = await realpath(ctx.projectDir);
   for (let attempt = 1; ; attempt += 1) {
     await rm(file, { force: true });
-    const validator = new StreamValidator({ root, lexicalRoot: resolve(ctx.projectDir), file });
+    await rm(inflated, { force: true });
+    const validator = new StreamValidator({ root, lexicalRoot: resolve(ctx.projectDir), file, inflateTo: inflated });
     let invalid: { error: unknown } | undefined;
     const onChunk = (chunk: Buffer): void => {
       try {

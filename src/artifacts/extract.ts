@@ -57,8 +57,8 @@ export async function detectFormat(file: string): Promise<ArchiveFormat> {
 export interface ExtractOptions {
   /**
    * The validation pass already ran over exactly these bytes (`StreamValidator`, while they
-   * downloaded), against this project dir: only the extraction pass is left. Ignored when its
-   * format or root does not match what is found here.
+   * downloaded), against this project dir: only the extraction pass is left. Ignored unless it is
+   * for this very file and this project dir.
    */
   validated?: ValidatedArchive;
 }
@@ -69,13 +69,15 @@ export interface ExtractOptions {
  * `ARCHIVE_EXTRACT_FAILED`, or the abort reason.
  */
 export async function extractArchive(file: string, projectDir: string, signal: AbortSignal, options: ExtractOptions = {}): Promise<ExtractSummary> {
-  const format = await detectFormat(file);
-  const read: ArchiveReader = format === 'zip' ? readZip : readTar;
+  const proof = options.validated?.file === file ? options.validated : undefined;
+  // A proof says what its file is (an inflated tar need not carry the ustar magic detectFormat wants).
+  const format = proof ? proof.format : await detectFormat(file);
+  const read: ArchiveReader = format === 'zip' ? readZip : (path, visit, s) => readTar(path, visit, s, format === 'tar.gz');
   await mkdir(projectDir, { recursive: true });
   const root = await realpath(projectDir);
   const lexicalRoot = resolve(projectDir);
 
-  if (options.validated?.format !== format || options.validated.root !== root) {
+  if (proof?.root !== root) {
     try {
       await (format === 'zip' ? validateZip(file, root, lexicalRoot, signal) : validateTar(file, root, lexicalRoot, signal));
     } catch (error) {
@@ -111,7 +113,7 @@ async function validateTar(file: string, root: string, lexicalRoot: string, sign
   // 64 KiB reads: the parser inflates each chunk at once, so this times the compression ratio bounds memory.
   const input = createReadStream(file, { highWaterMark: 64 * 1024, signal });
   try {
-    for await (const chunk of input) validator.write(chunk as Buffer);
+    for await (const chunk of input) await validator.write(chunk as Buffer);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (error instanceof ArtifactsError) throw error;

@@ -4,6 +4,7 @@
  * consumed the parser stops, which stops the file stream, so memory stays flat.
  */
 import { createReadStream } from 'node:fs';
+import { Unzip } from 'minizlib';
 import { Parser, type ReadEntry } from 'tar';
 import type { ArchiveEntry, EntryVisitor } from './entry.js';
 import { ArtifactsError } from './errors.js';
@@ -14,8 +15,12 @@ const SPECIAL: Record<string, string> = {
   FIFO: 'fifo',
 };
 
-/** Visits every entry of the tar(.gz) `file`. Rejects with the visitor's error, ARCHIVE_CORRUPT, or the abort reason. */
-export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal): Promise<void> {
+/**
+ * Visits every entry of the tar (`gzip` false) or tar.gz `file`. Rejects with the visitor's error,
+ * ARCHIVE_CORRUPT, or the abort reason. The caller says which it is (from the format it detected
+ * or validated): sniffing again here could decode the bytes differently from the validation pass.
+ */
+export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal, gzip: boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal.aborted) {
       reject(signal.reason);
@@ -60,7 +65,13 @@ export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal):
       chain.then(() => finish(), finish);
     });
     input.on('error', (error) => finish(corrupt(file, error)));
-    input.pipe(parser);
+    if (gzip) {
+      const unzip = createInflater();
+      unzip.on('error', (error: unknown) => finish(corrupt(file, error as Error)));
+      input.pipe(unzip).pipe(parser);
+    } else {
+      input.pipe(parser);
+    }
   });
 }
 
@@ -74,6 +85,16 @@ export function createTarParser(filter?: (entry: ReadEntry) => boolean): Parser 
   // The decompression-ratio guard is off: a cache of zero-filled files legitimately compresses
   // better than 1000:1; the server's size limit is what bounds artifacts.
   return new Parser({ strict: true, maxDecompressionRatio: Infinity, ...(filter ? { filter: (_path, entry) => filter(entry as ReadEntry) } : {}) });
+}
+
+/**
+ * The gzip inflater both passes put in front of the parser (rather than letting the parser sniff
+ * and inflate itself), so that the validation pass can also keep the inflated tar: the parser then
+ * gets the very same bytes in both passes, whether pass 2 reads the .tar.gz or that inflated tar.
+ * Synchronous (minizlib), like the parser's own.
+ */
+export function createInflater(): Unzip {
+  return new Unzip({});
 }
 
 /** The reader-neutral view of a tar entry; `content` streams its body. */

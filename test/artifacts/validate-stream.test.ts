@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactsError, extractArchive } from '../../src/artifacts/index.js';
 import { StreamValidator } from '../../src/artifacts/validate-stream.js';
@@ -20,7 +21,7 @@ beforeEach(async () => {
 afterEach(removeTempDirs);
 
 function validator(): StreamValidator {
-  return new StreamValidator({ root, lexicalRoot: resolve(project), file: 'archive' });
+  return new StreamValidator({ root, lexicalRoot: resolve(project), file: join(project, '..', 'archive') });
 }
 
 function pieces(bytes: Buffer, size: number): Buffer[] {
@@ -53,11 +54,23 @@ describe('StreamValidator', () => {
     const v = validator();
     expect(feed(v, pieces(bytes, size)).error).toBeUndefined();
     const validated = await v.finish();
-    expect(validated).toEqual({ format: 'tar.gz', root });
-
     const file = join(project, '..', 'archive');
+    expect(validated).toEqual({ file, format: 'tar.gz', root });
     await writeFile(file, bytes);
     const summary = await extractArchive(file, project, signal, validated ? { validated } : {});
+    expect(summary.entries).toBe(3);
+    expect(await readFile(join(project, 'dir/link'), 'utf8')).toBe('a');
+  });
+
+  it('saves a tar.gz inflated with inflateTo; extractArchive extracts that tar with the proof', async () => {
+    const bytes = rawTarGz(harmless);
+    const inflateTo = join(project, '..', 'inflated.tar');
+    const v = new StreamValidator({ root, lexicalRoot: resolve(project), file: join(project, '..', 'archive'), inflateTo });
+    for (const piece of pieces(bytes, 100)) await v.write(piece);
+    const validated = await v.finish();
+    expect(validated).toEqual({ file: inflateTo, format: 'tar', root });
+    expect((await readFile(inflateTo)).equals(gunzipSync(bytes))).toBe(true);
+    const summary = await extractArchive(inflateTo, project, signal, validated ? { validated } : {});
     expect(summary.entries).toBe(3);
     expect(await readFile(join(project, 'dir/link'), 'utf8')).toBe('a');
   });
@@ -67,7 +80,7 @@ describe('StreamValidator', () => {
     expect(bytes.length).toBeLessThan(512);
     const v = validator();
     v.write(bytes);
-    expect(await v.finish()).toEqual({ format: 'tar.gz', root });
+    expect(await v.finish()).toEqual({ file: join(project, '..', 'archive'), format: 'tar.gz', root });
   });
 
   it('throws ARCHIVE_UNSAFE as soon as the unsafe entry arrives, before the rest of the archive', async () => {
@@ -109,7 +122,7 @@ describe('extractArchive with a proof', () => {
     const other = await tempDir();
     const file = join(project, '..', 'archive');
     await writeFile(file, rawTarGz([{ name: 'first.txt', type: '0', content: 'x' }, { name: '../x', type: '0', content: 'x' }]));
-    const error = await extractArchive(file, project, signal, { validated: { format: 'tar.gz', root: await realpath(other) } }).catch((caught: unknown) => caught);
+    const error = await extractArchive(file, project, signal, { validated: { file, format: 'tar.gz', root: await realpath(other) } }).catch((caught: unknown) => caught);
     expect((error as ArtifactsError).code).toBe('ARCHIVE_UNSAFE');
     expect(existsSync(join(project, 'first.txt'))).toBe(false);
   });
