@@ -6,9 +6,10 @@
  * entry refuses the whole archive before a byte is written. Pass 2 reads the archive again and
  * writes each entry, re-checking it against the real disk first (defence in depth: the disk is the
  * truth once writing starts). The price is reading (and for tar.gz, inflating) the archive twice;
- * in exchange nothing is staged or copied, and zip pass 1 reads only the central directory. Tar
- * pass 1 is `StreamValidator` (headers only, bodies skipped unread); for a downloaded archive it
- * runs on the bytes as they arrive, overlapping the network, and only pass 2 reads the file.
+ * in exchange nothing is staged in the project, and zip pass 1 reads only the central directory.
+ * Tar pass 1 is `StreamValidator` (headers only, bodies skipped unread). For a downloaded archive
+ * it runs on the bytes as they arrive, overlapping the network, and keeps a tar.gz inflated in the
+ * state dir, so that pass 2 reads a plain tar and the archive is inflated only once.
  */
 import { createReadStream } from 'node:fs';
 import { open, mkdir, realpath } from 'node:fs/promises';
