@@ -50,6 +50,19 @@ describe('config file', () => {
     expect(() => parseConfig(text, 'c.toml')).toThrow(/c\.toml:21: unknown key `limt` \(did you mean `limit`\?\)/);
   });
 
+  it('reports each unknown key once', () => {
+    const text = GOOD.replace('  limit = 3', '  limt = 3').replace('concurrent = 2', 'concurrent = 2\nconcurent = 3');
+    let message = '';
+    try {
+      parseConfig(text, 'c.toml');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.match(/limt/g)).toHaveLength(1);
+    expect(message.match(/concurent/g)).toHaveLength(1);
+    expect(message).not.toMatch(/Unrecognized/);
+  });
+
   it('reports a wrong type of a global key on its line', () => {
     const text = GOOD.replace('concurrent = 2', 'concurrent = "two"');
     expect(() => parseConfig(text, 'c.toml')).toThrow(/c\.toml:1: `concurrent`/);

@@ -66,7 +66,12 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     });
   }
   const result = configSchema.safeParse(raw);
-  if (!result.success) problems.push(...result.error.issues.map((issue) => describeIssue(issue, where)));
+  if (!result.success) {
+    // Unknown keys of the top level and of each [[runners]] entry were reported above, with their line.
+    const reported = (issue: z.core.$ZodIssue): boolean =>
+      issue.code === 'unrecognized_keys' && (issue.path.length === 0 || (issue.path.length === 2 && issue.path[0] === 'runners'));
+    problems.push(...result.error.issues.filter((issue) => !reported(issue)).map((issue) => describeIssue(issue, where)));
+  }
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
