@@ -6,6 +6,7 @@
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { classify } from '../client/outcome.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import { sweepMarked } from '../executors/shell/process-group.js';
@@ -59,7 +60,7 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
       }
       const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger });
       if (result) logger.info({ dir, delivered: result.delivered, status: result.status }, 'sent the final update of a job from an earlier run');
-      if (!result || result.delivered || result.status === 403 || result.status === 404) await rm(dir, { recursive: true, force: true });
+      if (!result || result.delivered || classify('updateBuild', result.status) === 'final') await rm(dir, { recursive: true, force: true });
     } catch (error) {
       if (signal.aborted) return;
       logger.warn({ err: error, dir }, 'could not recover an earlier job\'s final update');

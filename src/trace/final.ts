@@ -7,6 +7,7 @@
  * body as too large (413), the state goes alone: the server keeps what the live PATCHes delivered.
  */
 import { backoffDelay, sleep } from '../client/backoff.js';
+import type { Outcome } from '../client/outcome.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import type { SentTrace } from './view.js';
@@ -45,6 +46,7 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
   const deadline = AbortSignal.timeout(options.deadlineMs);
   const stop = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   let status = -1;
+  let outcome: Outcome = 'retry';
   let withTrace = true;
   for (let attempt = 0; !stop.aborted; attempt++) {
     const length = trace.length;
@@ -54,14 +56,16 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
         ? await client.updateBuildWithTrace(buildId, runnerToken, state, trace.text(length), attemptSignal)
         : await client.updateBuild(buildId, runnerToken, { state }, attemptSignal);
       status = result.status;
+      outcome = result.outcome;
       if (result.error) logger.debug({ err: result.error }, 'final update transport error');
     } catch (error) {
       status = -1;
+      outcome = 'retry';
       logger.debug({ err: error }, 'final update attempt aborted');
     }
     options.onAttempt?.(status);
-    if (status === 200) return { delivered: true, status, refused: false };
-    if (status === 401 || status === 403 || status === 404) {
+    if (outcome === 'ok') return { delivered: true, status, refused: false };
+    if (outcome === 'final') {
       logger.warn({ status, buildId }, 'the server refused the final update (the job was canceled or is gone)');
       return { delivered: false, status, refused: true };
     }

@@ -200,7 +200,7 @@ export class TraceSender {
         : client.updateBuild(buildId, runnerToken, { state: 'running' }, signal),
     );
     if (result === undefined) return 'failed';
-    if (result.status === 200) {
+    if (result.outcome === 'ok') {
       if (changed) this.advance(length);
       return 'ok';
     }
@@ -209,7 +209,7 @@ export class TraceSender {
       this.fullTooLarge = true;
       return 'ok';
     }
-    if (result.status === 401 || result.status === 403 || result.status === 404) {
+    if (result.outcome === 'final') {
       const code = result.status === 404 ? 'JOB_CANCELED' : 'JOB_FORBIDDEN';
       this.abortJob(code, `the server no longer accepts updates for job ${buildId} (HTTP ${result.status})`);
       this.halted = true;

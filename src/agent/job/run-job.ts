@@ -10,6 +10,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
+import { classify } from '../../client/outcome.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
@@ -104,7 +105,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const finishing = Date.now();
     const final = await trace.finish(result.state);
     logger.debug({ ms: Date.now() - finishing }, 'final update done');
-    const refusedForGood = final.status === 403 || final.status === 404;
+    const refusedForGood = classify('updateBuild', final.status) === 'final';
     if (final.delivered || refusedForGood) {
       // A trace cut by the output limit told the user where the full log is: leave it there.
       if (trace.truncated) await keepOnlyFullLog(dirs.stateDir, trace.logPath);
