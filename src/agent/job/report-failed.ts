@@ -1,3 +1,4 @@
+import { backoffDelay, sleep } from '../../client/backoff.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
@@ -13,7 +14,8 @@ export async function reportBuildFailed(client: RunnerApiClient, runner: Pick<Ru
     try {
       const result = await client.updateBuild(buildId, runner.token, { state: 'failed', trace }, signal);
       if (result.outcome !== 'retry') return true;
-      await new Promise((resolve) => setTimeout(resolve, 1000 * (attempt + 1)));
+      // Abortable, so a daemon shutting down is not held up by this wait.
+      await sleep(backoffDelay(attempt, { baseMs: 1000, maxMs: 5000 }), signal);
     } catch {
       return false;
     }
