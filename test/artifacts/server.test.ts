@@ -12,6 +12,9 @@ import type { ReferenceServerOptions } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { rawTarGz, removeTempDirs, tempDir, testContext, writeFiles, type TestContext } from './fixtures.js';
 
+/** Two stages: `make` uploads artifacts, `use` depends on them. */
+const MAKE_THEN_USE = 'stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n';
+
 interface Harness {
   t: TestServer;
   client: RunnerApiClient;
@@ -261,7 +264,7 @@ none:
 
   it('retries and then fails when the downloaded size differs from artifacts_file.size', async () => {
     const h = await harness();
-    await h.t.pipeline('stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n');
+    await h.t.pipeline(MAKE_THEN_USE);
     const make = await h.nextBuild();
     await uploadArtifacts(await h.job(make, { a: 'a' }), { format: 'tar.gz', jobSucceeded: true });
     await h.finish(make, 'success');
@@ -277,7 +280,7 @@ none:
 
   it('refuses a hostile tar.gz while it downloads: nothing written, not retried, the download removed', async () => {
     const h = await harness();
-    await h.t.pipeline('stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n');
+    await h.t.pipeline(MAKE_THEN_USE);
     const make = await h.nextBuild();
     const hostile = join(await tempDir(), 'artifacts.tar.gz');
     await writeFile(hostile, rawTarGz([
@@ -301,7 +304,7 @@ none:
 
   it('stops at once on a 403 for the dependency token', async () => {
     const h = await harness();
-    await h.t.pipeline('stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n');
+    await h.t.pipeline(MAKE_THEN_USE);
     const make = await h.nextBuild();
     await uploadArtifacts(await h.job(make, { a: 'a' }), { format: 'tar.gz', jobSucceeded: true });
     await h.finish(make, 'success');

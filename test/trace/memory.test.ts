@@ -2,8 +2,7 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTrace } from '../../src/trace/index.js';
-import { runningJob, sampleOutput, type RunningJob } from './job.js';
+import { runningJob, sampleOutput, startJobTrace, type RunningJob } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -16,7 +15,8 @@ const MiB = 1024 * 1024;
 describe('memory', () => {
   it('keeps memory flat while a job prints 200 MB', async () => {
     job = await runningJob();
-    const trace = await start(job);
+    // The default update interval, as in production.
+    const trace = await startJobTrace(job, { updateIntervalMs: 1000 });
     const chunk = sampleOutput(64 * 1024, 9);
     const total = 200 * MiB;
     async function* output(): AsyncGenerator<Buffer> {
@@ -43,13 +43,3 @@ describe('memory', () => {
     expect(stored.subarray(4 * MiB).toString()).toContain('exceeded limit');
   });
 });
-
-function start(job: RunningJob) {
-  return startTrace({
-    build: job.build,
-    client: job.client,
-    runnerToken: job.runnerToken,
-    stateDir: job.stateDir,
-    signal: new AbortController().signal,
-  });
-}
