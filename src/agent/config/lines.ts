@@ -45,7 +45,15 @@ export function tomlLayout(text: string): TomlLayout {
     const header = HEADER.exec(line);
     if (header && !KEY.test(line)) {
       const path = splitKey(header[2] ?? '');
-      if (header[1] === '[[') {
+      const runner = arrayCounts.get('runners');
+      if (header[1] === '[[' && path[0] === 'runners' && path.length > 1 && runner !== undefined) {
+        // `[[runners.docker.services]]`: an array inside the latest `[[runners]]` entry.
+        const inner = [path[0], String(runner - 1), ...path.slice(1)];
+        const name = inner.join('.');
+        const n = arrayCounts.get(name) ?? 0;
+        arrayCounts.set(name, n + 1);
+        table = [...inner, String(n)];
+      } else if (header[1] === '[[') {
         const name = path.join('.');
         const n = arrayCounts.get(name) ?? 0;
         arrayCounts.set(name, n + 1);

@@ -8,6 +8,7 @@ import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
+import { IGNORED_DOCKER_KEYS, KNOWN_DOCKER_KEYS } from './docker-schema.js';
 import {
   configSchema,
   IGNORED_GLOBAL_KEYS,
@@ -62,14 +63,22 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     runners.forEach((entry, i) => {
       if (entry && typeof entry === 'object') {
         sortKeys(entry as Record<string, unknown>, ['runners', i], KNOWN_RUNNER_KEYS, IGNORED_RUNNER_KEYS, where, warnings, problems);
+        const docker = (entry as Record<string, unknown>).docker;
+        if (docker && typeof docker === 'object' && !Array.isArray(docker)) {
+          sortKeys(docker as Record<string, unknown>, ['runners', i, 'docker'], KNOWN_DOCKER_KEYS, IGNORED_DOCKER_KEYS, where, warnings, problems);
+        }
       }
     });
   }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
-    // Unknown keys of the top level and of each [[runners]] entry were reported above, with their line.
+    // Unknown keys of the top level, of each [[runners]] entry and of its [runners.docker] were
+    // reported above, with their line.
     const reported = (issue: z.core.$ZodIssue): boolean =>
-      issue.code === 'unrecognized_keys' && (issue.path.length === 0 || (issue.path.length === 2 && issue.path[0] === 'runners'));
+      issue.code === 'unrecognized_keys' &&
+      (issue.path.length === 0 ||
+        (issue.path.length === 2 && issue.path[0] === 'runners') ||
+        (issue.path.length === 3 && issue.path[0] === 'runners' && issue.path[2] === 'docker'));
     problems.push(...result.error.issues.filter((issue) => !reported(issue)).map((issue) => describeIssue(issue, where)));
   }
   if (problems.length > 0 || !result.success) {
@@ -91,13 +100,14 @@ function sortKeys(
   for (const key of Object.keys(table)) {
     if (known.includes(key)) continue;
     const p = [...at, key];
+    const within = at.length > 2 ? ` in [${at.filter((part) => typeof part === 'string').join('.')}]` : '';
     if (ignored.has(key)) {
-      warnings.push(`${where(p)}: \`${key}\` is a GitLab Runner setting that ci-runner does not use; it is ignored`);
+      warnings.push(`${where(p)}: \`${key}\`${within} is a GitLab Runner setting that ci-runner does not use; it is ignored`);
       delete table[key];
       continue;
     }
     const guess = closest(key, known);
-    problems.push(`${where(p)}: unknown key \`${key}\`${guess ? ` (did you mean \`${guess}\`?)` : ''}; expected one of ${known.join(', ')}`);
+    problems.push(`${where(p)}: unknown key \`${key}\`${within}${guess ? ` (did you mean \`${guess}\`?)` : ''}; expected one of ${known.join(', ')}`);
   }
 }
 

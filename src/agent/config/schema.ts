@@ -6,11 +6,12 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { dockerSchema } from './docker-schema.js';
 
 const positiveInt = z.int().min(1);
 const nonNegativeInt = z.int().min(0);
 
-/** `[runners.docker]` and `[runners.cache]`: accepted now, given meaning by later issues. */
+/** `[runners.cache]`: accepted now, given meaning by a later issue. */
 const looseTable = z.record(z.string(), z.unknown());
 
 /** One `[[runners]]` entry. */
@@ -41,7 +42,8 @@ export const runnerSchema = z.strictObject({
   artifacts_format: z.enum(['tar.gz', 'zip']).default('tar.gz'),
   /** Ours: seconds between SIGTERM and SIGKILL when a job is cancelled or times out. */
   kill_grace_period: z.number().min(0).max(300).default(3),
-  docker: looseTable.optional(),
+  /** Always present: `executor = "docker"` without the table gets the defaults. */
+  docker: dockerSchema.prefault({}),
   cache: looseTable.optional(),
 });
 
