@@ -16,10 +16,18 @@ import type { Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
+import { checkExecutor, waitForExecutor, type CheckExecutor } from './executor-check.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
 import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
+
+export interface AgentOptions {
+  /** Whether an entry's executor can run jobs now (default: `checkExecutor`; tests swap it). */
+  checkExecutor?: CheckExecutor;
+  /** Pause between checks of an executor that cannot work yet; default one minute. */
+  executorRecheckMs?: number;
+}
 
 export interface AgentEvents {
   jobStarted?(runner: RunnerConfig, build: BuildPayload): void;
@@ -55,10 +63,21 @@ export class Agent {
   private shutdowns = 0;
   private shutdownTimer: NodeJS.Timeout | undefined;
   private readonly logger: Logger;
+  /** Settles when shutdown starts: until then the daemon runs, even with nothing to poll. */
+  private readonly stopped: Promise<void>;
+  /** A pending promise does not keep Node's event loop alive; this timer does, until shutdown. */
+  private keepAlive: NodeJS.Timeout | undefined;
 
-  constructor(config: Readonly<Config>, private readonly services: SharedServices, private readonly events: AgentEvents = {}) {
+  constructor(
+    config: Readonly<Config>,
+    private readonly services: SharedServices,
+    private readonly events: AgentEvents = {},
+    private readonly options: AgentOptions = {},
+  ) {
     this.config = config;
     this.logger = services.logger.child({ component: 'agent' });
+    const stop = this.stopPolling.signal;
+    this.stopped = new Promise((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));
   }
 
   /** Number of jobs running now. */
@@ -68,7 +87,8 @@ export class Agent {
 
   /** Starts a poll loop for each runner entry. */
   start(): void {
-    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register`');
+    this.keepAlive ??= setInterval(() => undefined, 2 ** 31 - 1);
+    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register`, then reload (SIGHUP); waiting');
     for (const runner of this.config.runners) this.addEntry(runner, { recover: true });
     this.logger.info({ runners: this.config.runners.length, concurrent: this.config.concurrent }, 'polling for jobs');
   }
@@ -94,6 +114,7 @@ export class Agent {
       }
     }
     this.logger.info({ runners: config.runners.length, concurrent: config.concurrent }, 'configuration reloaded');
+    if (config.runners.length === 0) this.logger.warn('no [[runners]] in the config; nothing to poll until the next reload');
     this.notify();
   }
 
@@ -103,6 +124,7 @@ export class Agent {
    */
   shutdown(): void {
     this.shutdowns += 1;
+    clearInterval(this.keepAlive);
     if (this.shutdowns === 1) {
       this.logger.info({ jobs: this.jobs.size, timeoutS: this.config.shutdown_timeout }, 'shutting down: no new jobs; waiting for running jobs');
       this.stopPolling.abort();
@@ -119,8 +141,13 @@ export class Agent {
     this.notify();
   }
 
-  /** Resolves when every poll loop has ended and every job has finished. */
+  /**
+   * Resolves after `shutdown()` once every poll loop has ended and every job has finished. Never
+   * before shutdown: a daemon whose entries cannot take jobs (or that has none) keeps running, as
+   * under systemd's Restart=always an exit would only restart it in a loop.
+   */
   async done(): Promise<void> {
+    await this.stopped;
     while (this.loops.size > 0 || this.jobs.size > 0) await Promise.all([...this.loops, ...this.jobs]);
     if (this.shutdownTimer) clearTimeout(this.shutdownTimer);
     await this.clients.close();
@@ -131,16 +158,20 @@ export class Agent {
   }
 
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
-    if (runner.executor !== 'shell') {
-      // Taking jobs that cannot run would only fail them; leave them to runners that can.
-      this.logger.error({ runner: runner.name, executor: runner.executor }, `runner "${runner.name}" uses the ${runner.executor} executor, which this version cannot run; it will not take jobs (use executor = "shell")`);
-      return;
-    }
     const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false };
     this.entries.set(entry.key, entry);
+    // Taking jobs whose executor cannot work would only fail them: the entry waits until it works.
+    const usable = (): Promise<boolean> =>
+      waitForExecutor(() => entry.config, () => entry.removed, {
+        check: this.options.checkExecutor ?? checkExecutor,
+        recheckMs: this.options.executorRecheckMs ?? 60_000,
+        logger: this.logger,
+        stop: this.stopPolling.signal,
+      });
     // `request_concurrency` loops per entry: each holds at most one job request at a time.
     const loop: Promise<void> = (options.recover ? this.recover(entry) : Promise.resolve())
-      .then(() => Promise.all(Array.from({ length: entry.config.request_concurrency }, () => this.pollLoop(entry))))
+      .then(usable)
+      .then((ok) => (ok ? Promise.all(Array.from({ length: entry.config.request_concurrency }, () => this.pollLoop(entry))) : undefined))
       .then(() => undefined)
       .catch((error: unknown) => {
         this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');

@@ -1,11 +1,15 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { configSchema } from '../../src/agent/config/schema.js';
-import { defaultServices } from '../../src/agent/services.js';
+import type { RunnerConfig } from '../../src/agent/config/schema.js';
+import { createExecutor, defaultServices } from '../../src/agent/services.js';
+import { fakeDockerCli } from '../helpers/fake-docker-cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { workDirs } from '../cli/helpers.js';
+import { waitUntil, workDirs } from '../cli/helpers.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -24,6 +28,11 @@ function captureLogger() {
     },
   });
   return { logger: pino({ level: 'debug' }, sink), lines };
+}
+
+/** DOCKER_HOST of each `version` call of the fake CLI. */
+async function calls(dir: string): Promise<string[]> {
+  return (await readFile(join(dir, 'calls'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
 }
 
 async function agentFor(token: string, global: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
@@ -67,17 +76,50 @@ describe('poll loop', () => {
     }
   });
 
-  it('does not take jobs for a runner whose executor it cannot run', async () => {
+  it('keeps a docker entry whose engine does not answer from taking jobs, re-checks it, and polls once it works', async () => {
+    const d = await workDirs();
+    const cli = await fakeDockerCli(d.root);
     const { token } = await t.registerRunner();
-    const p = await t.pipeline('j:\n  script:\n    - echo never\n');
-    const { agent, lines } = await agentFor(token, {}, { executor: 'docker' });
+    const p = await t.pipeline('j:\n  script:\n    - echo ran\n');
+    const config = configSchema.parse({
+      concurrent: 1,
+      check_interval: 0.1,
+      runners: [{ name: 'docker-gate', url: t.url, token, executor: 'docker', builds_dir: d.builds, cache_dir: d.cache, docker: { cli, host: 'tcp://127.0.0.1:1' } }],
+    });
+    const { logger, lines } = captureLogger();
+    // The job itself runs in the shell executor: this test is about the gate, not about docker.
+    const services = { ...defaultServices(logger), createExecutor: (runner: RunnerConfig) => createExecutor({ ...runner, executor: 'shell' }) };
+    const agent = new Agent(config, services, {}, { executorRecheckMs: 200 });
     agent.start();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    try {
+      await waitUntil(async () => (await calls(d.root)).length >= 3, 30_000, 'three checks');
+      expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('pending');
+      const refusals = lines.filter((l) => String(l.msg).startsWith('runner "docker-gate" takes no jobs'));
+      // Said once with the engine's own words, not once per check.
+      expect(refusals).toHaveLength(1);
+      expect(String(refusals[0]!.msg)).toContain('Cannot connect to the Docker daemon');
+      expect(new Set(await calls(d.root))).toEqual(new Set(['tcp://127.0.0.1:1']));
+      await writeFile(join(d.root, 'engine-up'), '');
+      await t.waitForJob(p.jobs[0]!.id, (j) => j.status === 'success', 60_000);
+      expect(lines.some((l) => String(l.msg).includes('the docker executor works now; taking jobs'))).toBe(true);
+    } finally {
+      agent.shutdown();
+      await agent.done();
+    }
+  });
+
+  it('keeps running with no runner entries until shut down', async () => {
+    const config = configSchema.parse({ concurrent: 1, runners: [] });
+    const { logger, lines } = captureLogger();
+    const agent = new Agent(config, defaultServices(logger));
+    agent.start();
+    let finished = false;
+    const done = agent.done().then(() => (finished = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(finished).toBe(false);
+    expect(lines.some((l) => l.level === 40 && String(l.msg).includes('no [[runners]]'))).toBe(true);
     agent.shutdown();
-    await agent.done();
-    expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('pending');
-    t.server.cancelJob(p.jobs[0]!.id);
-    expect(lines.some((l) => String(l.msg).includes('uses the docker executor, which this version cannot run'))).toBe(true);
-    expect(lines.some((l) => l.msg === 'job received')).toBe(false);
+    await done;
+    expect(finished).toBe(true);
   });
 });

@@ -140,6 +140,45 @@ describe('run (daemon)', () => {
     }
   });
 
+  it('keeps running when its only runner is docker and no engine answers, takes no job, and stops on SIGTERM', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeFile(config, `log_format = "json"\n[[runners]]\n  name = "no-engine"\n  url = "${t.url}"\n  token = "${token}"\n  executor = "docker"\n  builds_dir = "${d.builds}"\n  [runners.docker]\n    image = "alpine"\n    cli = "${join(d.root, 'no-such-docker')}"\n`);
+    const p = await t.pipeline('j:\n  script:\n    - echo never\n');
+    const daemon = startDaemon(config);
+    await waitUntil(() => daemon.output().includes('takes no jobs'), 30_000, 'refusal logged');
+    expect(daemon.output()).toContain('no-such-docker\\" was not found');
+    // A daemon that exited here would be restarted by systemd in a loop.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(daemon.child.exitCode, daemon.output()).toBeNull();
+    expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('pending');
+    daemon.child.kill('SIGTERM');
+    const result = await daemon.child;
+    expect(result.exitCode, daemon.output()).toBe(0);
+    t.server.cancelJob(p.jobs[0]!.id);
+  });
+
+  it('keeps running with no runners, warning, and starts polling for one added on SIGHUP', async () => {
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    await writeFile(config, 'log_format = "json"\n');
+    const daemon = startDaemon(config);
+    try {
+      await waitUntil(() => daemon.output().includes('no [[runners]] in the config'), 30_000, 'warning logged');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(daemon.child.exitCode, daemon.output()).toBeNull();
+      const { token } = await t.registerRunner();
+      await writeConfig(config, d.builds, [{ name: 'added', token }]);
+      const p = await t.pipeline('added:\n  script:\n    - echo added\n');
+      daemon.child.kill('SIGHUP');
+      await t.waitForJob(p.jobs[0]!.id, (v) => v.status === 'success', 30_000);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    expect((await daemon.child).exitCode, daemon.output()).toBe(0);
+  });
+
   it('runs a job that an in-flight (long-polled) request returns after SIGTERM', async () => {
     const lp = await startTestServer({ longPollMs: 60_000 });
     try {

@@ -1,0 +1,100 @@
+/**
+ * Whether a runner entry's executor can run jobs on this machine right now. The agent asks before an
+ * entry polls, so a job is never taken only to fail it: a docker entry whose CLI is missing or whose
+ * engine does not answer waits (and is asked again) instead. The shell executor needs nothing.
+ */
+import { execFile } from 'node:child_process';
+import { sleep } from '../client/backoff.js';
+import type { Logger } from '../log.js';
+import type { RunnerConfig } from './config/schema.js';
+
+export type ExecutorCheck = { ok: true; detail?: string } | { ok: false; reason: string };
+
+export type CheckExecutor = (runner: RunnerConfig, signal?: AbortSignal) => Promise<ExecutorCheck>;
+
+/** How long `docker version` may take before the engine counts as not answering. */
+export const DOCKER_CHECK_TIMEOUT_MS = 5_000;
+
+/** Checks the executor of `runner`; never throws. */
+export const checkExecutor: CheckExecutor = async (runner, signal) => {
+  if (runner.executor !== 'docker') return { ok: true };
+  return checkDocker(runner.docker.cli, runner.docker.host, signal);
+};
+
+/**
+ * Runs `<cli> version` against the configured host (DOCKER_HOST). It asks for the server's version,
+ * so it fails when the CLI is there but the engine is not (stopped dockerd, wrong socket, no access).
+ */
+export async function checkDocker(cli: string, host: string | undefined, signal?: AbortSignal, timeoutMs = DOCKER_CHECK_TIMEOUT_MS): Promise<ExecutorCheck> {
+  const env = host ? { ...process.env, DOCKER_HOST: host } : process.env;
+  const where = host ? ` at ${host}` : '';
+  return new Promise((resolve) => {
+    execFile(
+      cli,
+      ['version', '--format', '{{.Server.Version}}'],
+      { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, ...(signal ? { signal } : {}) },
+      (error, stdout, stderr) => {
+        if (!error) {
+          resolve({ ok: true, detail: `${cli} engine${where} answers, version ${stdout.trim() || 'unknown'}` });
+          return;
+        }
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') {
+          resolve({ ok: false, reason: `the docker CLI "${cli}" was not found; install docker (Debian: docker.io) or set [runners.docker] cli` });
+        } else if (code === 'EACCES') {
+          resolve({ ok: false, reason: `the docker CLI "${cli}" cannot be executed (permission denied)` });
+        } else if (error.killed || error.signal) {
+          resolve({ ok: false, reason: `the docker engine${where} did not answer \`${cli} version\` within ${timeoutMs / 1000} s` });
+        } else {
+          resolve({ ok: false, reason: `the docker engine${where} does not answer: ${lastLine(stderr) || lastLine(stdout) || `\`${cli} version\` exited with ${String(error.code)}`}` });
+        }
+      },
+    );
+  });
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  return lines[lines.length - 1] ?? '';
+}
+
+export interface ExecutorGateOptions {
+  check: CheckExecutor;
+  /** Pause between checks while the executor cannot work (the agent's default is a minute). */
+  recheckMs: number;
+  logger: Logger;
+  /** Shutdown: stop checking. */
+  stop: AbortSignal;
+}
+
+/**
+ * Resolves true once the executor of `runner()` works, false when `stop` aborts or `gone()` (the
+ * entry left the config) first. `runner` is read again before each check, so a reload that fixes
+ * `[runners.docker] cli` or `host` is used at the next one. The reason is logged when it first
+ * appears or changes, not once a minute forever.
+ */
+export async function waitForExecutor(runner: () => RunnerConfig, gone: () => boolean, options: ExecutorGateOptions): Promise<boolean> {
+  let lastReason: string | undefined;
+  while (!options.stop.aborted && !gone()) {
+    const config = runner();
+    const log = options.logger.child({ runner: config.name, executor: config.executor });
+    const result = await options.check(config, options.stop);
+    if (options.stop.aborted || gone()) return false;
+    if (result.ok) {
+      if (lastReason !== undefined) log.info({ detail: result.detail }, `runner "${config.name}": the ${config.executor} executor works now; taking jobs`);
+      else if (result.detail) log.debug({ detail: result.detail }, 'executor available');
+      return true;
+    }
+    const every = `${Math.round(options.recheckMs / 1000)} s`;
+    if (result.reason !== lastReason) {
+      log.error({ reason: result.reason, recheckS: options.recheckMs / 1000 }, `runner "${config.name}" takes no jobs: ${result.reason}; checking again every ${every}`);
+    } else log.debug({ reason: result.reason }, 'executor still unavailable');
+    lastReason = result.reason;
+    try {
+      await sleep(options.recheckMs, options.stop);
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
