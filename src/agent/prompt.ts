@@ -7,24 +7,42 @@ export function interactive(): boolean {
   return process.stdin.isTTY === true && process.stdout.isTTY === true;
 }
 
+export interface Question {
+  text: string;
+  default?: string;
+}
+
 /**
- * Asks each question in turn; an empty answer keeps the default. Answers are read from a line
- * iterator, so lines typed (or pasted) ahead of a question are kept for it rather than lost.
+ * A question-and-answer session on stdin/stdout. Answers are read from one line iterator for the
+ * whole session, so lines typed (or pasted) ahead of a question are kept for it rather than lost,
+ * also when a later question depends on an earlier answer.
  */
-export async function ask(questions: Array<{ text: string; default?: string }>): Promise<string[]> {
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  const lines = rl[Symbol.asyncIterator]();
+export class Prompter {
+  private readonly rl = createInterface({ input: process.stdin, terminal: false });
+  private readonly lines = this.rl[Symbol.asyncIterator]();
+
+  /** Asks one question; an empty answer keeps the default. */
+  async ask(q: Question): Promise<string> {
+    process.stdout.write(`${q.text}${q.default ? ` [${q.default}]` : ''}:\n`);
+    const next = await this.lines.next();
+    if (next.done) throw new CiRunnerError('PROMPT_ABORTED', 'input ended before every question was answered');
+    const answer = String(next.value).trim();
+    return answer === '' ? (q.default ?? '') : answer;
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+}
+
+/** Asks each question in turn (one session); an empty answer keeps the default. */
+export async function ask(questions: Question[]): Promise<string[]> {
+  const prompter = new Prompter();
   try {
     const answers: string[] = [];
-    for (const q of questions) {
-      process.stdout.write(`${q.text}${q.default ? ` [${q.default}]` : ''}:\n`);
-      const next = await lines.next();
-      if (next.done) throw new CiRunnerError('PROMPT_ABORTED', 'input ended before every question was answered');
-      const answer = String(next.value).trim();
-      answers.push(answer === '' ? (q.default ?? '') : answer);
-    }
+    for (const q of questions) answers.push(await prompter.ask(q));
     return answers;
   } finally {
-    rl.close();
+    prompter.close();
   }
 }

@@ -31,4 +31,19 @@ describe('register at a terminal', () => {
     const parsed = parseConfig(await readFile(config, 'utf8'), config).config;
     expect(parsed.runners[0]).toMatchObject({ name: 'prompted-box', url: t.url, executor: 'shell' });
   });
+
+  it('asks for the default image when the executor is docker, until one is given', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    const result = await execa('script', ['-qec', `node ${CLI} register -c ${config} --url ${t.url} --docker-pull-policy if-not-present`, '/dev/null'], {
+      input: `${t.server.registrationToken}\ndocker-box\n\ndocker\n\nalpine:3.20\n`,
+      reject: false,
+      env: { TERM: 'dumb' },
+    });
+    expect(result.exitCode, result.stdout).toBe(0);
+    expect(result.stdout).toContain('Please enter the executor: shell, docker');
+    expect(result.stdout.match(/Please enter the default Docker image/g)).toHaveLength(2);
+    const parsed = parseConfig(await readFile(config, 'utf8'), config).config;
+    expect(parsed.runners[0]).toMatchObject({ name: 'docker-box', executor: 'docker', docker: { image: 'alpine:3.20', pull_policy: ['if-not-present'] } });
+  });
 });

@@ -22,6 +22,8 @@ export interface NewRunnerEntry {
   output_limit?: number;
   'tls-ca-file'?: string;
   environment?: string[];
+  /** Written as the entry's `[runners.docker]` table (raw values, validated by the caller). */
+  docker?: Record<string, unknown>;
 }
 
 const NEW_FILE_HEADER = `# ci-runner configuration; see config.example.toml for every key.
@@ -32,14 +34,27 @@ check_interval = 0
 /** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
 export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
   const text = await readOrEmpty(path);
-  const values = Object.fromEntries(Object.entries(entry).filter(([, v]) => v !== undefined && v !== ''));
-  const body = stringify(values)
+  const { docker, ...keys } = entry;
+  let block = `[[runners]]\n${indent(stringify(defined(keys)), '  ')}\n`;
+  if (docker && Object.keys(defined(docker)).length > 0) {
+    // smol-toml writes sub-tables as `[tmpfs]`: they belong under this entry's docker table.
+    const body = stringify(defined(docker)).replace(/^\[(.+)\]$/gm, '[runners.docker.$1]');
+    block += `  [runners.docker]\n${indent(body, '    ')}\n`;
+  }
+  const base = text === '' ? NEW_FILE_HEADER : text.endsWith('\n') ? text : `${text}\n`;
+  await writeAtomic(path, `${base}\n${block}`);
+}
+
+function defined(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== ''));
+}
+
+function indent(toml: string, by: string): string {
+  return toml
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => `  ${line}`)
+    .map((line) => `${by}${line}`)
     .join('\n');
-  const base = text === '' ? NEW_FILE_HEADER : text.endsWith('\n') ? text : `${text}\n`;
-  await writeAtomic(path, `${base}\n[[runners]]\n${body}\n`);
 }
 
 /**

@@ -7,7 +7,9 @@ import { hostname } from 'node:os';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../../agent/cli-support.js';
 import { appendRunner, resolveConfigPath } from '../../agent/config/index.js';
-import { ask, interactive } from '../../agent/prompt.js';
+import { dockerSchema } from '../../agent/config/docker-schema.js';
+import { addDockerFlags, DockerFlagError, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { interactive, Prompter } from '../../agent/prompt.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface RegisterArgs {
@@ -27,6 +29,7 @@ interface RegisterArgs {
   'tls-ca-file'?: string;
   env?: string[];
   'non-interactive': boolean;
+  [dockerFlag: `docker-${string}`]: unknown;
 }
 
 const env = process.env;
@@ -37,23 +40,25 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    y
-      .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
-      .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
-      .option('registration-token', { alias: 'r', type: 'string', describe: 'Registration token [env: REGISTRATION_TOKEN]' })
-      .option('name', { alias: ['n', 'description'], type: 'string', describe: 'Runner name/description [env: RUNNER_NAME] (default: host name)' })
-      .option('tag-list', { type: 'string', describe: 'Comma-separated tags [env: RUNNER_TAG_LIST]' })
-      .option('run-untagged', { type: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags) [env: REGISTER_RUN_UNTAGGED]' })
-      .option('locked', { type: 'boolean', describe: 'Lock the runner to its project [env: REGISTER_LOCKED]' })
-      .option('executor', { type: 'string', choices: ['shell'], describe: 'Executor [env: RUNNER_EXECUTOR] (default: shell; docker comes in a later release)' })
-      .option('shell', { type: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts [env: RUNNER_SHELL]' })
-      .option('builds-dir', { type: 'string', describe: 'Where sources are checked out [env: RUNNER_BUILDS_DIR]' })
-      .option('cache-dir', { type: 'string', describe: 'Where caches are kept [env: RUNNER_CACHE_DIR]' })
-      .option('limit', { type: 'number', describe: 'Most jobs of this runner at once, 0 = no limit [env: RUNNER_LIMIT]' })
-      .option('output-limit', { type: 'number', describe: 'Trace size cap in KiB [env: RUNNER_OUTPUT_LIMIT]' })
-      .option('tls-ca-file', { type: 'string', describe: 'PEM bundle for an https coordinator [env: CI_SERVER_TLS_CA_FILE]' })
-      .option('env', { type: 'string', array: true, describe: 'Job variable NAME=value for every job (repeatable)' })
-      .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' })
+    addDockerFlags(
+      y
+        .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
+        .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
+        .option('registration-token', { alias: 'r', type: 'string', describe: 'Registration token [env: REGISTRATION_TOKEN]' })
+        .option('name', { alias: ['n', 'description'], type: 'string', describe: 'Runner name/description [env: RUNNER_NAME] (default: host name)' })
+        .option('tag-list', { type: 'string', describe: 'Comma-separated tags [env: RUNNER_TAG_LIST]' })
+        .option('run-untagged', { type: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags) [env: REGISTER_RUN_UNTAGGED]' })
+        .option('locked', { type: 'boolean', describe: 'Lock the runner to its project [env: REGISTER_LOCKED]' })
+        .option('executor', { type: 'string', choices: ['shell', 'docker'], describe: 'Executor [env: RUNNER_EXECUTOR] (default: shell)' })
+        .option('shell', { type: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts [env: RUNNER_SHELL]' })
+        .option('builds-dir', { type: 'string', describe: 'Where sources are checked out [env: RUNNER_BUILDS_DIR]' })
+        .option('cache-dir', { type: 'string', describe: 'Where caches are kept [env: RUNNER_CACHE_DIR]' })
+        .option('limit', { type: 'number', describe: 'Most jobs of this runner at once, 0 = no limit [env: RUNNER_LIMIT]' })
+        .option('output-limit', { type: 'number', describe: 'Trace size cap in KiB [env: RUNNER_OUTPUT_LIMIT]' })
+        .option('tls-ca-file', { type: 'string', describe: 'PEM bundle for an https coordinator [env: CI_SERVER_TLS_CA_FILE]' })
+        .option('env', { type: 'string', array: true, describe: 'Job variable NAME=value for every job (repeatable)' })
+        .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }),
+    )
       .epilogue('Exit codes: 0 registered; 2 missing values or bad config; 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     const configPath = resolveConfigPath(argv.config);
@@ -62,28 +67,35 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     let name = argv.name ?? env.RUNNER_NAME;
     let tags = argv['tag-list'] ?? env.RUNNER_TAG_LIST;
     let executor = argv.executor ?? env.RUNNER_EXECUTOR;
+    let docker: Record<string, unknown>;
+    try {
+      docker = dockerTableFromFlags(argv);
+    } catch (error) {
+      if (error instanceof DockerFlagError) throw new CommandError(EXIT.usage, error.message);
+      throw error;
+    }
     const prompt = !argv['non-interactive'] && !bool(env.REGISTER_NON_INTERACTIVE) && interactive();
     if (prompt) {
-      const questions: Array<{ key: 'url' | 'token' | 'name' | 'tags' | 'executor'; text: string; default?: string }> = [];
-      if (!url) questions.push({ key: 'url', text: 'Please enter the coordinator URL (e.g. https://ci.example.com/)' });
-      if (!token) questions.push({ key: 'token', text: 'Please enter the registration token' });
-      if (!name) questions.push({ key: 'name', text: 'Please enter a description for the runner', default: hostname() });
-      if (tags === undefined) questions.push({ key: 'tags', text: 'Please enter the tags for this runner (comma separated)', default: '' });
-      if (!executor) questions.push({ key: 'executor', text: 'Please enter the executor: shell', default: 'shell' });
-      const answers = await ask(questions);
-      questions.forEach((q, i) => {
-        const a = answers[i] ?? '';
-        if (q.key === 'url') url = a;
-        else if (q.key === 'token') token = a;
-        else if (q.key === 'name') name = a;
-        else if (q.key === 'tags') tags = a;
-        else executor = a;
-      });
+      const prompter = new Prompter();
+      try {
+        url ||= await prompter.ask({ text: 'Please enter the coordinator URL (e.g. https://ci.example.com/)' });
+        token ||= await prompter.ask({ text: 'Please enter the registration token' });
+        name ||= await prompter.ask({ text: 'Please enter a description for the runner', default: hostname() });
+        tags ??= await prompter.ask({ text: 'Please enter the tags for this runner (comma separated)', default: '' });
+        executor ||= await prompter.ask({ text: 'Please enter the executor: shell, docker', default: 'shell' });
+        // Required, as in GitLab Runner: asked again until answered.
+        while (executor === 'docker' && !docker.image) {
+          docker.image = await prompter.ask({ text: 'Please enter the default Docker image (e.g. alpine:3.20)' });
+        }
+      } finally {
+        prompter.close();
+      }
     }
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
     if (!token) throw new CommandError(EXIT.usage, 'register needs a registration token: --registration-token or REGISTRATION_TOKEN');
     executor ||= 'shell';
-    if (executor !== 'shell') throw new CommandError(EXIT.usage, `executor "${executor}" is not available in this version; use shell`);
+    if (executor !== 'shell' && executor !== 'docker') throw new CommandError(EXIT.usage, `executor "${executor}" is not available; use shell or docker`);
+    if (executor === 'docker') checkDockerTable(docker);
     name ||= hostname();
     const tagList = (tags ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
     // A runner without tags that may not take untagged jobs could never run anything.
@@ -117,6 +129,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
           output_limit: argv['output-limit'] ?? num(env.RUNNER_OUTPUT_LIMIT),
           'tls-ca-file': caFile,
           environment: argv.env && argv.env.length > 0 ? argv.env : undefined,
+          ...(executor === 'docker' ? { docker } : {}),
         });
       } catch (error) {
         // Do not leave a runner on the server that no config knows about.
@@ -129,3 +142,14 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     }
   },
 };
+
+/** Refuses, before anything is registered, a docker table the config loader would refuse later. */
+function checkDockerTable(docker: Record<string, unknown>): void {
+  if (!docker.image) {
+    throw new CommandError(EXIT.usage, 'register --executor docker needs a default image for jobs that name none: --docker-image or DOCKER_IMAGE');
+  }
+  const parsed = dockerSchema.safeParse(docker);
+  if (!parsed.success) {
+    throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagOfKey(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
+  }
+}
