@@ -22,8 +22,9 @@ export const checkExecutor: CheckExecutor = async (runner, signal) => {
 };
 
 /**
- * Runs `<cli> version` against the configured host (DOCKER_HOST). It asks for the server's version,
- * so it fails when the CLI is there but the engine is not (stopped dockerd, wrong socket, no access).
+ * Runs `<cli> version` against the configured host (DOCKER_HOST). It reports the server too, so it
+ * exits non-zero when the CLI is there but the engine is not (stopped dockerd, wrong socket, no
+ * access). No `--format`: podman's template fields differ from docker's.
  */
 export async function checkDocker(cli: string, host: string | undefined, signal?: AbortSignal, timeoutMs = DOCKER_CHECK_TIMEOUT_MS): Promise<ExecutorCheck> {
   const env = host ? { ...process.env, DOCKER_HOST: host } : process.env;
@@ -31,11 +32,11 @@ export async function checkDocker(cli: string, host: string | undefined, signal?
   return new Promise((resolve) => {
     execFile(
       cli,
-      ['version', '--format', '{{.Server.Version}}'],
+      ['version'],
       { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, ...(signal ? { signal } : {}) },
       (error, stdout, stderr) => {
         if (!error) {
-          resolve({ ok: true, detail: `${cli} engine${where} answers, version ${stdout.trim() || 'unknown'}` });
+          resolve({ ok: true, detail: `${cli} engine${where} answers${serverVersion(stdout)}` });
           return;
         }
         const code = (error as NodeJS.ErrnoException).code;
@@ -51,6 +52,13 @@ export async function checkDocker(cli: string, host: string | undefined, signal?
       },
     );
   });
+}
+
+/** `, version X` from the Server section of `docker version`, when there is one. */
+function serverVersion(stdout: string): string {
+  const server = stdout.slice(Math.max(0, stdout.search(/^Server/m)));
+  const match = /Version:\s*(\S+)/.exec(server);
+  return match ? `, version ${match[1] ?? ''}` : '';
 }
 
 function lastLine(text: string): string {

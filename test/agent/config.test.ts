@@ -2,6 +2,7 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { KNOWN_DOCKER_KEYS } from '../../src/agent/config/docker-schema.js';
 import { appendRunner, loadConfig, parseConfig, removeRunners } from '../../src/agent/config/index.js';
 
 const GOOD = `concurrent = 2
@@ -105,6 +106,12 @@ describe('config file', () => {
     const { config, warnings } = parseConfig(text, 'config.example.toml');
     expect(warnings).toEqual([]);
     expect(config.runners.length).toBeGreaterThan(0);
+    // The documented docker runner uses every [runners.docker] key.
+    const docker = config.runners.find((r) => r.executor === 'docker');
+    expect(docker?.docker).toMatchObject({ image: 'debian:bookworm-slim', pull_policy: ['always', 'if-not-present'], services: [{ name: 'postgres:16' }, { name: 'redis:7', alias: 'cache' }] });
+    const text2 = text.replace(/^(\s*)# (network_mode|host) = /gm, '$1$2 = ');
+    const keys = Object.keys(parseConfig(text2, 'config.example.toml').config.runners.find((r) => r.executor === 'docker')!.docker);
+    expect(new Set(keys)).toEqual(new Set(KNOWN_DOCKER_KEYS));
   });
 });
 

@@ -12,7 +12,7 @@ export async function fakeDockerCli(dir: string, options: { hang?: boolean } = {
   const script = `#!/bin/sh
 echo "\${DOCKER_HOST:-}" >> '${join(dir, 'calls')}'
 ${options.hang ? 'exec sleep 60' : ''}
-if [ -e '${join(dir, 'engine-up')}' ]; then echo 27.5.1; exit 0; fi
+if [ -e '${join(dir, 'engine-up')}' ]; then printf 'Client:\\n Version: 27.5.0\\n\\nServer: Docker Engine\\n Engine:\\n  Version: 27.5.1\\n'; exit 0; fi
 echo "Client: Docker Engine - Community"
 echo "Cannot connect to the Docker daemon at \${DOCKER_HOST:-unix:///var/run/docker.sock}. Is the docker daemon running?" >&2
 exit 1
