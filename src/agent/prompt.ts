@@ -35,14 +35,3 @@ export class Prompter {
   }
 }
 
-/** Asks each question in turn (one session); an empty answer keeps the default. */
-export async function ask(questions: Question[]): Promise<string[]> {
-  const prompter = new Prompter();
-  try {
-    const answers: string[] = [];
-    for (const q of questions) answers.push(await prompter.ask(q));
-    return answers;
-  } finally {
-    prompter.close();
-  }
-}

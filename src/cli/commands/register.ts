@@ -40,26 +40,24 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    addDockerFlags(
-      y
-        .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
-        .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
-        .option('registration-token', { alias: 'r', type: 'string', describe: 'Registration token [env: REGISTRATION_TOKEN]' })
-        .option('name', { alias: ['n', 'description'], type: 'string', describe: 'Runner name/description [env: RUNNER_NAME] (default: host name)' })
-        .option('tag-list', { type: 'string', describe: 'Comma-separated tags [env: RUNNER_TAG_LIST]' })
-        .option('run-untagged', { type: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags) [env: REGISTER_RUN_UNTAGGED]' })
-        .option('locked', { type: 'boolean', describe: 'Lock the runner to its project [env: REGISTER_LOCKED]' })
-        .option('executor', { type: 'string', choices: ['shell', 'docker'], describe: 'Executor [env: RUNNER_EXECUTOR] (default: shell)' })
-        .option('shell', { type: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts [env: RUNNER_SHELL]' })
-        .option('builds-dir', { type: 'string', describe: 'Where sources are checked out [env: RUNNER_BUILDS_DIR]' })
-        .option('cache-dir', { type: 'string', describe: 'Where caches are kept [env: RUNNER_CACHE_DIR]' })
-        .option('limit', { type: 'number', describe: 'Most jobs of this runner at once, 0 = no limit [env: RUNNER_LIMIT]' })
-        .option('output-limit', { type: 'number', describe: 'Trace size cap in KiB [env: RUNNER_OUTPUT_LIMIT]' })
-        .option('tls-ca-file', { type: 'string', describe: 'PEM bundle for an https coordinator [env: CI_SERVER_TLS_CA_FILE]' })
-        .option('env', { type: 'string', array: true, describe: 'Job variable NAME=value for every job (repeatable)' })
-        .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }),
-    )
-      .epilogue('Exit codes: 0 registered; 2 missing values or bad config; 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
+    addDockerFlags(y
+      .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
+      .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
+      .option('registration-token', { alias: 'r', type: 'string', describe: 'Registration token [env: REGISTRATION_TOKEN]' })
+      .option('name', { alias: ['n', 'description'], type: 'string', describe: 'Runner name/description [env: RUNNER_NAME] (default: host name)' })
+      .option('tag-list', { type: 'string', describe: 'Comma-separated tags [env: RUNNER_TAG_LIST]' })
+      .option('run-untagged', { type: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags) [env: REGISTER_RUN_UNTAGGED]' })
+      .option('locked', { type: 'boolean', describe: 'Lock the runner to its project [env: REGISTER_LOCKED]' })
+      .option('executor', { type: 'string', choices: ['shell', 'docker'], describe: 'Executor [env: RUNNER_EXECUTOR] (default: shell)' })
+      .option('shell', { type: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts [env: RUNNER_SHELL]' })
+      .option('builds-dir', { type: 'string', describe: 'Where sources are checked out [env: RUNNER_BUILDS_DIR]' })
+      .option('cache-dir', { type: 'string', describe: 'Where caches are kept [env: RUNNER_CACHE_DIR]' })
+      .option('limit', { type: 'number', describe: 'Most jobs of this runner at once, 0 = no limit [env: RUNNER_LIMIT]' })
+      .option('output-limit', { type: 'number', describe: 'Trace size cap in KiB [env: RUNNER_OUTPUT_LIMIT]' })
+      .option('tls-ca-file', { type: 'string', describe: 'PEM bundle for an https coordinator [env: CI_SERVER_TLS_CA_FILE]' })
+      .option('env', { type: 'string', array: true, describe: 'Job variable NAME=value for every job (repeatable)' })
+      .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }))
+      .epilogue('Exit codes: 0 registered; 2 missing values, a bad flag value or bad config; 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     const configPath = resolveConfigPath(argv.config);
     let url = argv.url ?? env.CI_SERVER_URL;

@@ -32,26 +32,24 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
   command: 'run-once',
   describe: 'Take at most one job, run it, and exit with its result (no config file)',
   builder: (y: Argv) =>
-    addDockerFlags(
-      y
-        .option('url', { type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
-        .option('token', { alias: 't', type: 'string', describe: 'Runner token (from register) [env: CI_SERVER_TOKEN]' })
-        .option('name', { alias: 'n', type: 'string', default: 'run-once', describe: 'Runner name shown in the trace' })
-        .option('executor', { type: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
-        .option('shell', { type: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' })
-        .option('builds-dir', { type: 'string', default: 'builds', describe: 'Where sources are checked out' })
-        .option('cache-dir', { type: 'string', default: 'cache', describe: 'Where caches are kept' })
-        .option('wait-timeout', { type: 'string', default: '60s', describe: 'How long to wait for a job (e.g. 60s, 5m)' })
-        .option('poll-interval', { type: 'string', default: '1s', describe: 'Pause between polls that find no job' })
-        .option('shutdown-timeout', { type: 'string', default: '30s', describe: 'After SIGTERM/SIGINT, how long the job may still run' })
-        .option('output-limit', { type: 'number', default: 4096, describe: 'Trace size cap in KiB' })
-        .option('env', { type: 'string', array: true, default: [], describe: 'Extra job variable NAME=value (repeatable)' })
-        .option('pre-clone-script', { type: 'string', describe: 'Commands run before the clone/fetch' })
-        .option('pre-build-script', { type: 'string', describe: 'Commands run before the job script' })
-        .option('post-build-script', { type: 'string', describe: 'Commands run after the job script' })
-        .option('artifacts-format', { type: 'string', default: 'tar.gz', choices: ['tar.gz', 'zip'], describe: 'Archive format of uploaded artifacts' })
-        .option('log-level', { type: 'string', default: 'warn', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] }),
-    )
+    addDockerFlags(y
+      .option('url', { type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
+      .option('token', { alias: 't', type: 'string', describe: 'Runner token (from register) [env: CI_SERVER_TOKEN]' })
+      .option('name', { alias: 'n', type: 'string', default: 'run-once', describe: 'Runner name shown in the trace' })
+      .option('executor', { type: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
+      .option('shell', { type: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' })
+      .option('builds-dir', { type: 'string', default: 'builds', describe: 'Where sources are checked out' })
+      .option('cache-dir', { type: 'string', default: 'cache', describe: 'Where caches are kept' })
+      .option('wait-timeout', { type: 'string', default: '60s', describe: 'How long to wait for a job (e.g. 60s, 5m)' })
+      .option('poll-interval', { type: 'string', default: '1s', describe: 'Pause between polls that find no job' })
+      .option('shutdown-timeout', { type: 'string', default: '30s', describe: 'After SIGTERM/SIGINT, how long the job may still run' })
+      .option('output-limit', { type: 'number', default: 4096, describe: 'Trace size cap in KiB' })
+      .option('env', { type: 'string', array: true, default: [], describe: 'Extra job variable NAME=value (repeatable)' })
+      .option('pre-clone-script', { type: 'string', describe: 'Commands run before the clone/fetch' })
+      .option('pre-build-script', { type: 'string', describe: 'Commands run before the job script' })
+      .option('post-build-script', { type: 'string', describe: 'Commands run after the job script' })
+      .option('artifacts-format', { type: 'string', default: 'tar.gz', choices: ['tar.gz', 'zip'], describe: 'Archive format of uploaded artifacts' })
+      .option('log-level', { type: 'string', default: 'warn', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] }))
       .epilogue(
         'Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
       ) as unknown as Argv<RunOnceArgs>,
