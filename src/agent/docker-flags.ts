@@ -5,6 +5,7 @@
  * `run-once` parses it with the same schema as the file, so both mean the same as the file does.
  */
 import type { Argv } from 'yargs';
+import { CiRunnerError } from '../errors.js';
 import type { DockerOptions } from '../executors/docker/options.js';
 
 type Kind = 'string' | 'list' | 'boolean' | 'number' | 'tmpfs';
@@ -56,11 +57,12 @@ export function addDockerFlags<T>(y: Argv<T>): Argv<T> {
   return out;
 }
 
-/** An unusable flag value, named as the user wrote it. */
-export class DockerFlagError extends Error {
+/** An unusable flag value, named as the user wrote it; the CLI exits with 2 (usage). */
+export class DockerFlagError extends CiRunnerError {
+  readonly exitCode = 2;
+
   constructor(message: string) {
-    super(message);
-    this.name = 'DockerFlagError';
+    super('DOCKER_FLAG_INVALID', message);
   }
 }
 
@@ -86,7 +88,8 @@ function flagValue(fromFlag: unknown, fromEnv: string | undefined, f: DockerFlag
       return given ? Boolean(fromFlag) : /^(1|true|yes|on)$/i.test(fromEnv ?? '');
     case 'number': {
       const n = given ? Number(fromFlag) : Number(fromEnv);
-      if (!Number.isFinite(n)) throw new DockerFlagError(`--${f.flag}: "${String(given ? fromFlag : fromEnv)}" is not a number`);
+      // yargs has already turned a non-number flag value into NaN: only the environment's text is left.
+      if (!Number.isFinite(n)) throw new DockerFlagError(`--${f.flag}: expects a number${given ? '' : ` (${f.env}="${fromEnv ?? ''}")`}`);
       return n;
     }
     case 'string':

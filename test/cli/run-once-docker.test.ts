@@ -47,7 +47,8 @@ describe('run-once --executor docker options', () => {
   it('names the flag of a bad value', () => {
     expect(() => runnerFromFlags({ ...base, executor: 'docker', 'docker-pull-policy': ['sometimes'] }, {})).toThrow(/--docker-pull-policy: .*"never"/);
     expect(() => runnerFromFlags({ ...base, executor: 'docker', 'docker-volumes': ['relative'] }, {})).toThrow(/--docker-volumes: /);
-    expect(() => runnerFromFlags({ ...base, executor: 'docker', 'docker-shm-size': 'big' }, {})).toThrow(/--docker-shm-size: "big" is not a number/);
+    expect(() => runnerFromFlags({ ...base, executor: 'docker', 'docker-shm-size': 'big' }, {})).toThrow(/--docker-shm-size: expects a number$/);
+    expect(() => runnerFromFlags({ ...base, executor: 'docker' }, { DOCKER_SHM_SIZE: '64m' })).toThrow(/--docker-shm-size: expects a number \(DOCKER_SHM_SIZE="64m"\)/);
   });
 });
 

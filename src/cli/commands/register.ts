@@ -8,7 +8,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../../agent/cli-support.js';
 import { appendRunner, resolveConfigPath } from '../../agent/config/index.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
-import { addDockerFlags, DockerFlagError, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { interactive, Prompter } from '../../agent/prompt.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
@@ -65,13 +65,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     let name = argv.name ?? env.RUNNER_NAME;
     let tags = argv['tag-list'] ?? env.RUNNER_TAG_LIST;
     let executor = argv.executor ?? env.RUNNER_EXECUTOR;
-    let docker: Record<string, unknown>;
-    try {
-      docker = dockerTableFromFlags(argv);
-    } catch (error) {
-      if (error instanceof DockerFlagError) throw new CommandError(EXIT.usage, error.message);
-      throw error;
-    }
+    const docker = dockerTableFromFlags(argv);
     const prompt = !argv['non-interactive'] && !bool(env.REGISTER_NON_INTERACTIVE) && interactive();
     if (prompt) {
       const prompter = new Prompter();

@@ -5,7 +5,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agent/cli-support.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
-import { addDockerFlags, DockerFlagError, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 
 interface RunOnceArgs {
   url?: string;
@@ -122,13 +122,7 @@ export function runnerFromFlags(argv: Omit<RunOnceArgs, 'log-level' | 'wait-time
   const url = argv.url ?? env.CI_SERVER_URL;
   const token = argv.token ?? env.CI_SERVER_TOKEN;
   if (!url || !token) throw new CommandError(EXIT.usage, 'run-once needs --url and --token (the runner token printed by `ci-runner register`)');
-  let docker: Record<string, unknown> = {};
-  try {
-    if (argv.executor === 'docker') docker = dockerTableFromFlags(argv, env);
-  } catch (error) {
-    if (error instanceof DockerFlagError) throw new CommandError(EXIT.usage, error.message);
-    throw error;
-  }
+  const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv, env) : {};
   const parsed = runnerSchema.safeParse({
     name: argv.name,
     url,
