@@ -44,6 +44,8 @@ interface Entry {
   failures: number;
   lastStatus?: number;
   removed: boolean;
+  /** Aborted by a reload, so an entry waiting for its executor checks again at once. */
+  reloaded: AbortController;
 }
 
 /** The `run` daemon: owns the poll loops, job slots and two-step shutdown of one process. */
@@ -105,11 +107,14 @@ export class Agent {
         entry.config = runner;
         entry.client = this.clients.get(runner);
         entry.failures = 0;
+        entry.reloaded.abort();
+        entry.reloaded = new AbortController();
       } else this.addEntry(runner);
     }
     for (const [key, entry] of this.entries) {
       if (!keep.has(key)) {
         entry.removed = true;
+        entry.reloaded.abort();
         this.entries.delete(key);
       }
     }
@@ -158,7 +163,7 @@ export class Agent {
   }
 
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
-    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false };
+    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController() };
     this.entries.set(entry.key, entry);
     // Taking jobs whose executor cannot work would only fail them: the entry waits until it works.
     const usable = (): Promise<boolean> =>
@@ -167,6 +172,7 @@ export class Agent {
         recheckMs: this.options.executorRecheckMs ?? 60_000,
         logger: this.logger,
         stop: this.stopPolling.signal,
+        wake: () => entry.reloaded.signal,
       });
     // `request_concurrency` loops per entry: each holds at most one job request at a time.
     const loop: Promise<void> = (options.recover ? this.recover(entry) : Promise.resolve())

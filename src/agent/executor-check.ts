@@ -73,12 +73,14 @@ export interface ExecutorGateOptions {
   logger: Logger;
   /** Shutdown: stop checking. */
   stop: AbortSignal;
+  /** Aborts to end a pause early and check at once (a reload may have fixed the settings). */
+  wake?: () => AbortSignal;
 }
 
 /**
  * Resolves true once the executor of `runner()` works, false when `stop` aborts or `gone()` (the
  * entry left the config) first. `runner` is read again before each check, so a reload that fixes
- * `[runners.docker] cli` or `host` is used at the next one. The reason is logged when it first
+ * `[runners.docker] cli` or `host` is used at the next one (at once when it aborts `wake`). The reason is logged when it first
  * appears or changes, not once a minute forever.
  */
 export async function waitForExecutor(runner: () => RunnerConfig, gone: () => boolean, options: ExecutorGateOptions): Promise<boolean> {
@@ -98,11 +100,8 @@ export async function waitForExecutor(runner: () => RunnerConfig, gone: () => bo
       log.error({ reason: result.reason, recheckS: options.recheckMs / 1000 }, `runner "${config.name}" takes no jobs: ${result.reason}; checking again every ${every}`);
     } else log.debug({ reason: result.reason }, 'executor still unavailable');
     lastReason = result.reason;
-    try {
-      await sleep(options.recheckMs, options.stop);
-    } catch {
-      return false;
-    }
+    const wake = options.wake?.();
+    await sleep(options.recheckMs, wake ? AbortSignal.any([options.stop, wake]) : options.stop).catch(() => undefined);
   }
   return false;
 }

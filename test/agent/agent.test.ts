@@ -108,6 +108,32 @@ describe('poll loop', () => {
     }
   });
 
+  it('checks a waiting docker entry again at once on reload', async () => {
+    const d = await workDirs();
+    const cli = await fakeDockerCli(d.root);
+    const { token } = await t.registerRunner();
+    const p = await t.pipeline('j:\n  script:\n    - echo ran\n');
+    const config = configSchema.parse({
+      concurrent: 1,
+      check_interval: 0.1,
+      runners: [{ name: 'docker-reload', url: t.url, token, executor: 'docker', builds_dir: d.builds, cache_dir: d.cache, docker: { cli } }],
+    });
+    const { logger, lines } = captureLogger();
+    const services = { ...defaultServices(logger), createExecutor: (runner: RunnerConfig) => createExecutor({ ...runner, executor: 'shell' }) };
+    // Far beyond the test's deadline: only the reload can make it check again in time.
+    const agent = new Agent(config, services, {}, { executorRecheckMs: 3_600_000 });
+    agent.start();
+    try {
+      await waitUntil(() => lines.some((l) => String(l.msg).startsWith('runner "docker-reload" takes no jobs')), 30_000, 'refusal logged');
+      await writeFile(join(d.root, 'engine-up'), '');
+      agent.reload(config);
+      await t.waitForJob(p.jobs[0]!.id, (j) => j.status === 'success', 60_000);
+    } finally {
+      agent.shutdown();
+      await agent.done();
+    }
+  });
+
   it('keeps running with no runner entries until shut down', async () => {
     const config = configSchema.parse({ concurrent: 1, runners: [] });
     const { logger, lines } = captureLogger();

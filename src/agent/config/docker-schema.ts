@@ -96,7 +96,7 @@ export const IGNORED_DOCKER_KEYS = new Set([
   'sysctls', 'helper_image', 'helper_image_flavor', 'helper_image_autoset_arch_and_os', 'container_labels',
   'enable_ipv6', 'network_mtu', 'image_ttl', 'ulimit', 'log_options', 'cgroup_parent', 'cpuset_mems',
   'service_cpus', 'service_cpu_shares', 'service_cpuset_cpus', 'service_memory', 'service_memory_swap',
-  'service_memory_reservation', 'service_cgroup_parent', 'service_gpus', 'services_devices',
+  'service_memory_reservation', 'service_cgroup_parent', 'service_gpus', 'services_devices', 'group_add',
 ]);
 
 export const KNOWN_DOCKER_KEYS = Object.keys(dockerSchema.shape);
