@@ -80,8 +80,8 @@ export interface ExecutorGateOptions {
 /**
  * Resolves true once the executor of `runner()` works, false when `stop` aborts or `gone()` (the
  * entry left the config) first. `runner` is read again before each check, so a reload that fixes
- * `[runners.docker] cli` or `host` is used at the next one (at once when it aborts `wake`). The reason is logged when it first
- * appears or changes, not once a minute forever.
+ * `[runners.docker] cli` or `host` is used at the next check (at once when the reload aborts `wake`).
+ * The reason is logged when it first appears or changes, not once a minute forever.
  */
 export async function waitForExecutor(runner: () => RunnerConfig, gone: () => boolean, options: ExecutorGateOptions): Promise<boolean> {
   let lastReason: string | undefined;
