@@ -2,6 +2,7 @@
  * Exponential backoff with full jitter, and an abortable sleep. Every retry loop in the runner uses
  * these so that a fleet of runners never retries in lockstep.
  */
+import { setLongTimeout } from '../timers.js';
 
 export interface BackoffOptions {
   /** First delay before jitter, in ms. */
@@ -19,7 +20,7 @@ export function backoffDelay(attempt: number, options: BackoffOptions): number {
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+/** Resolves after `ms` (any length, see timers.ts), or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -27,10 +28,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       return;
     }
     const onAbort = (): void => {
-      clearTimeout(timer);
+      timer.clear();
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
