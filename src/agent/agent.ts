@@ -21,6 +21,7 @@ import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-j
 import { SlotAllocator } from './job/slots.js';
 import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
+import { setLongTimeout, type LongTimer } from '../timers.js';
 
 export interface AgentOptions {
   /** Whether an entry's executor can run jobs now (default: `checkExecutor`; tests swap it). */
@@ -44,8 +45,10 @@ interface Entry {
   failures: number;
   lastStatus?: number;
   removed: boolean;
-  /** Aborted by a reload, so an entry waiting for its executor checks again at once. */
+  /** Aborted by every reload, so an entry waiting for its executor checks again at once. */
   reloaded: AbortController;
+  /** Aborted by a reload that changed the entry (or check_interval): ends its poll pause early. */
+  changed: AbortController;
 }
 
 /** The `run` daemon: owns the poll loops, job slots and two-step shutdown of one process. */
@@ -63,7 +66,7 @@ export class Agent {
   /** Loops pausing until a slot frees, the config changes or shutdown starts. */
   private readonly waiters = new Set<() => void>();
   private shutdowns = 0;
-  private shutdownTimer: NodeJS.Timeout | undefined;
+  private shutdownTimer: LongTimer | undefined;
   private readonly logger: Logger;
   /** Settles when shutdown starts: until then the daemon runs, even with nothing to poll. */
   private readonly stopped: Promise<void>;
@@ -97,24 +100,35 @@ export class Agent {
 
   /** Swaps in a new config (SIGHUP): entries are matched by url+token; removed ones stop polling. */
   reload(config: Readonly<Config>): void {
+    const intervalChanged = config.check_interval !== this.config.check_interval;
     this.config = config;
     const keep = new Set<string>();
     for (const runner of config.runners) {
       const key = entryKey(runner);
       keep.add(key);
       const entry = this.entries.get(key);
-      if (entry) {
-        entry.config = runner;
-        entry.client = this.clients.get(runner);
+      if (!entry) {
+        this.addEntry(runner);
+        continue;
+      }
+      const changed = JSON.stringify(runner) !== JSON.stringify(entry.config);
+      entry.config = runner;
+      entry.client = this.clients.get(runner);
+      // An unchanged entry keeps its pause and its backoff: rewriting config.toml (register adding
+      // another entry) must not make every other entry poll at once, nor forgive a refused token.
+      if (changed || intervalChanged) {
         entry.failures = 0;
-        entry.reloaded.abort();
-        entry.reloaded = new AbortController();
-      } else this.addEntry(runner);
+        entry.changed.abort();
+        entry.changed = new AbortController();
+      }
+      entry.reloaded.abort();
+      entry.reloaded = new AbortController();
     }
     for (const [key, entry] of this.entries) {
       if (!keep.has(key)) {
         entry.removed = true;
         entry.reloaded.abort();
+        entry.changed.abort();
         this.entries.delete(key);
       }
     }
@@ -133,11 +147,11 @@ export class Agent {
     if (this.shutdowns === 1) {
       this.logger.info({ jobs: this.jobs.size, timeoutS: this.config.shutdown_timeout }, 'shutting down: no new jobs; waiting for running jobs');
       this.stopPolling.abort();
-      this.shutdownTimer = setTimeout(
+      this.shutdownTimer = setLongTimeout(
         () => this.cancelJobs(`the runner is shutting down and the job did not finish within shutdown_timeout (${this.config.shutdown_timeout} s)`),
         this.config.shutdown_timeout * 1000,
+        { unref: true },
       );
-      this.shutdownTimer.unref();
     } else {
       this.logger.warn({ jobs: this.jobs.size }, 'forced shutdown: canceling running jobs');
       this.abortPolls.abort();
@@ -154,7 +168,7 @@ export class Agent {
   async done(): Promise<void> {
     await this.stopped;
     while (this.loops.size > 0 || this.jobs.size > 0) await Promise.all([...this.loops, ...this.jobs]);
-    if (this.shutdownTimer) clearTimeout(this.shutdownTimer);
+    this.shutdownTimer?.clear();
     await this.clients.close();
   }
 
@@ -163,7 +177,7 @@ export class Agent {
   }
 
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
-    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController() };
+    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController(), changed: new AbortController() };
     this.entries.set(entry.key, entry);
     // Taking jobs whose executor cannot work would only fail them: the entry waits until it works.
     const usable = (): Promise<boolean> =>
@@ -206,21 +220,38 @@ export class Agent {
     return this.reserved < this.config.concurrent && (limit === 0 || entry.running + entry.polling < limit) && entry.polling < request_concurrency;
   }
 
-  /** Waits up to `ms` or until a slot frees / the config changes / shutdown starts. */
-  private async pause(ms: number): Promise<void> {
-    const stop = this.stopPolling.signal;
-    if (stop.aborted) return;
-    // Not sleep() in a race: the loser's timer and listeners would pile up while idle.
+  /**
+   * Waits until a slot may have freed (a job ended, a poll released its reservation, a reload), or
+   * shutdown starts; at most a minute, in case a wake-up was missed. Only loops that found no slot wait
+   * here: waking them is what the shared waiter set is for.
+   */
+  private async waitForSlot(): Promise<void> {
+    await this.wait(60_000, [this.stopPolling.signal], true);
+  }
+
+  /**
+   * The entry's check_interval or backoff pause. Nothing another loop does shortens it (a poll
+   * finishing elsewhere must not make this entry poll early: with several entries that was a poll
+   * storm); only shutdown, or a reload that changed or removed this entry, ends it early.
+   */
+  private async rest(entry: Entry, ms: number): Promise<void> {
+    await this.wait(ms, [this.stopPolling.signal, entry.changed.signal], false);
+  }
+
+  private async wait(ms: number, signals: AbortSignal[], wakeOnSlot: boolean): Promise<void> {
+    if (signals.some((signal) => signal.aborted)) return;
+    // Not sleep() in a race, nor AbortSignal.any: timers, listeners and derived signals would pile up
+    // while idle. Everything added here is removed when the wait ends.
     await new Promise<void>((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
-        stop.removeEventListener('abort', done);
+        timer.clear();
+        for (const signal of signals) signal.removeEventListener('abort', done);
         this.waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      stop.addEventListener('abort', done, { once: true });
-      this.waiters.add(done);
+      const timer = setLongTimeout(done, ms);
+      for (const signal of signals) signal.addEventListener('abort', done, { once: true });
+      if (wakeOnSlot) this.waiters.add(done);
     });
   }
 
@@ -228,7 +259,7 @@ export class Agent {
     const log = this.logger.child({ runner: entry.config.name });
     while (!this.stopPolling.signal.aborted && !entry.removed) {
       if (!this.hasSlot(entry)) {
-        await this.pause(60_000);
+        await this.waitForSlot();
         continue;
       }
       this.reserved += 1;
@@ -245,7 +276,7 @@ export class Agent {
       }
       if (got) continue; // poll again at once while slots are free
       const delay = entry.failures > 0 ? this.failureDelay(entry) : jitter(this.config.check_interval * 1000);
-      await this.pause(delay);
+      await this.rest(entry, delay);
     }
   }
 
