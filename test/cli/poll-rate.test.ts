@@ -84,3 +84,18 @@ describe('job request rate of run', () => {
     expect(counts.get('healthy')).toBeLessThanOrEqual(16);
   });
 });
+
+describe('a check_interval past Node\'s timer limit', () => {
+  it('polls once and then waits, rather than polling continuously', async () => {
+    requests.clear();
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    await writeFile(config, `check_interval = ${30 * 86_400}\nlog_format = "json"\n\n[[runners]]\n  url = "${url}"\n  token = "monthly"\n  builds_dir = "${d.builds}"\n`);
+    const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    child.kill('SIGTERM');
+    const result = await child;
+    expect(result.exitCode, result.all).toBe(0);
+    expect(requests.get('monthly')).toBe(1);
+  });
+});

@@ -16,6 +16,7 @@ import type { Executor, ExportedVariable } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
+import { setLongTimeout } from '../../timers.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { ArtifactStages, StageContext } from './artifact-stages.js';
@@ -141,8 +142,8 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
 
   const timeoutS = build.timeout > 0 ? build.timeout : DEFAULT_JOB_TIMEOUT_S;
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new JobStop(`execution took longer than ${timeoutS} seconds`)), timeoutS * 1000);
-  timer.unref();
+  // A long timer: a timeout past ~24.8 days must not fire at once (Node's own timers would).
+  const timer = setLongTimeout(() => timeout.abort(new JobStop(`execution took longer than ${timeoutS} seconds`)), timeoutS * 1000, { unref: true });
   const jobSignal = AbortSignal.any([run.trace.cancelSignal, timeout.signal, run.stop]);
   const stopReason = (): string => {
     if (run.trace.cancelSignal.aborted) return 'canceled';
@@ -283,7 +284,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     ok = false;
     reason = stopReason();
   }
-  clearTimeout(timer);
+  timer.clear();
   jobSignal.removeEventListener('abort', onStop);
   return ok ? { state: 'success' } : { state: 'failed', ...(reason ? { reason } : {}) };
 }

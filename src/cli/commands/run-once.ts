@@ -6,6 +6,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agent/cli-support.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { setLongTimeout, type LongTimer } from '../../timers.js';
 
 interface RunOnceArgs {
   url?: string;
@@ -72,12 +73,11 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     ]);
     const logger = createLogger({ level: argv['log-level'] as 'warn' });
     const stopJob = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimer | undefined;
     const signals = handleStopSignals(
       logger,
       () => {
-        timer = setTimeout(() => stopJob.abort(new JobStop(`the runner is shutting down and the job did not finish within ${argv['shutdown-timeout']}`)), shutdownMs);
-        timer.unref();
+        timer = setLongTimeout(() => stopJob.abort(new JobStop(`the runner is shutting down and the job did not finish within ${argv['shutdown-timeout']}`)), shutdownMs, { unref: true });
       },
       () => stopJob.abort(new JobStop('the runner was stopped (forced shutdown)')),
     );
@@ -108,7 +108,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
           break;
       }
     } finally {
-      if (timer) clearTimeout(timer);
+      timer?.clear();
       signals.dispose();
     }
   },

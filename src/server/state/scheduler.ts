@@ -5,6 +5,7 @@
  */
 import { queueValue } from '../tokens.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
+import { setLongTimeout } from '../../timers.js';
 
 /** May `runner` take `build`? Tags, `run_untagged`, and project ownership of specific runners. */
 export function canRun(runner: RunnerRecord, build: BuildRecord): boolean {
@@ -86,12 +87,12 @@ export class Scheduler {
         return;
       }
       const done = (): void => {
-        clearTimeout(timer);
+        timer.clear();
         signal.removeEventListener('abort', done);
         this.waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setLongTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
       this.waiters.add(done);
     });
