@@ -48,6 +48,8 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
   let status = -1;
   let outcome: Outcome = 'retry';
   let withTrace = true;
+  /** An earlier attempt got no answer (or an error after the server may have applied it). */
+  let answerLost = false;
   for (let attempt = 0; !stop.aborted; attempt++) {
     const length = trace.length;
     try {
@@ -66,9 +68,14 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
     options.onAttempt?.(status);
     if (outcome === 'ok') return { delivered: true, status, refused: false };
     if (outcome === 'final') {
-      logger.warn({ status, buildId }, 'the server refused the final update (the job was canceled or is gone)');
+      if (answerLost) {
+        // The server only takes a final update for a running build: once an attempt whose answer was
+        // lost is applied, the retry meets a finished build. Not a refusal of the job's result.
+        logger.info({ status, buildId, attempt }, 'the final update was most likely applied by an earlier attempt whose answer was lost: the server no longer has the job running');
+      } else logger.warn({ status, buildId }, 'the server refused the final update (the job was canceled or is gone)');
       return { delivered: false, status, refused: true };
     }
+    answerLost ||= status === -1 || status >= 500;
     if (status === 413 && withTrace) {
       logger.warn({ buildId, bytes: length }, 'the server refuses a trace this large; sending the final state alone');
       withTrace = false;

@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
 import { isPending, readDeliveryState, resumeDelivery } from '../../src/trace/index.js';
 import { runningJob, type RunningJob, startJobTrace } from './job.js';
 
@@ -25,6 +27,21 @@ describe('the final update', () => {
     expect(finals[2]?.status).toBe(200);
     expect((await job.ts.server.getTrace(job.build.id)).toString()).toBe('all done\n');
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
+  });
+
+  it('says an applied final update whose answer was lost is most likely applied, not refused', async () => {
+    job = await runningJob();
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
+    const trace = await startJobTrace(job, { logger: createLogger({ level: 'debug', destination }) });
+    trace.write('all done\n');
+    job.ts.server.faults.add({ endpoint: 'update_build', action: 'apply_then_error', status: 502, count: 1 });
+    const result = await trace.finish('success');
+    expect(result.delivered).toBe(false);
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
+    const log = lines.join('');
+    expect(log).toContain('most likely applied by an earlier attempt whose answer was lost');
+    expect(log).not.toContain('refused the final update');
   });
 
   it('gives up at the deadline, records the pending update, and resumeDelivery sends it later', async () => {
