@@ -3,11 +3,11 @@
  * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
-import { readFile } from 'node:fs/promises';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
+import { readConfigText } from './read.js';
 import { IGNORED_DOCKER_KEYS, KNOWN_DOCKER_KEYS } from './docker-schema.js';
 import {
   configSchema,
@@ -29,8 +29,9 @@ export interface LoadedConfig {
 export async function loadConfig(path: string, options: { allowMissing?: boolean } = {}): Promise<LoadedConfig> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readConfigText(path);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && options.allowMissing) text = '';
     else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ConfigError(`${path}: no such config file; create one with \`ci-runner register\` or pass --config`, { cause: error });

@@ -4,10 +4,11 @@
  * (mode 0600: the file holds runner tokens) that is then renamed over the original.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parse, stringify } from 'smol-toml';
 import { tomlLayout } from './lines.js';
+import { readConfigText } from './read.js';
 
 /** The keys `register` writes; undefined values are left out. */
 export interface NewRunnerEntry {
@@ -62,7 +63,7 @@ function indent(toml: string, by: string): string {
  * Returns the removed entries' names.
  */
 export async function removeRunners(path: string, drop: (runner: { name: string; url: string; token: string }) => boolean): Promise<string[]> {
-  const text = await readFile(path, 'utf8');
+  const text = await readConfigText(path);
   const raw = parse(text) as { runners?: Array<Record<string, unknown>> };
   const layout = tomlLayout(text);
   const lines = text.split('\n');
@@ -81,9 +82,10 @@ export async function removeRunners(path: string, drop: (runner: { name: string;
   return removed;
 }
 
-async function readOrEmpty(path: string): Promise<string> {
+/** The config file's text, or '' when there is none yet; refuses a path that is not a regular file. */
+export async function readOrEmpty(path: string): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    return await readConfigText(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw error;

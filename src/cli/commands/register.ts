@@ -7,6 +7,8 @@ import { hostname } from 'node:os';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../../agent/cli-support.js';
 import { appendRunner, resolveConfigPath } from '../../agent/config/index.js';
+import { ConfigError } from '../../agent/config/errors.js';
+import { readOrEmpty } from '../../agent/config/write.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { interactive, Prompter } from '../../agent/prompt.js';
@@ -95,6 +97,10 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const locked = argv.locked ?? bool(env.REGISTER_LOCKED);
     const caFile = argv['tls-ca-file'] ?? env.CI_SERVER_TLS_CA_FILE;
 
+    // A config that cannot be used is found before the coordinator creates a runner for it.
+    await readOrEmpty(configPath).catch((error: unknown) => {
+      throw new CommandError(EXIT.usage, error instanceof ConfigError ? error.message : `cannot read ${configPath}: ${(error as Error).message}`);
+    });
     let client: RunnerApiClient;
     try {
       client = new RunnerApiClient({ url, ...(caFile ? { tlsCaFile: caFile } : {}) });
