@@ -121,13 +121,12 @@ export async function extractArchive(file: string, projectDir: string, signal: A
  * becomes DISK_FULL (no retry helps; the line says what was cleaned), anything else is unchanged.
  */
 function undoExtraction(error: unknown, journal: WriteJournal, projectDir: string, done: ExtractSummary): unknown {
-  const recorded = journal.size;
   const left = journal.rollback();
   const code = diskFullCode(error);
   if (!code) return error;
   const cleaned = left.length === 0
-    ? `removed the ${recorded} file(s) and directories it had written (${done.entries} entries, ${megabytes(done.bytes)} complete)`
-    : `could not remove ${left.length} of the ${recorded} paths it had written: ${left.slice(0, 3).join(', ')}`;
+    ? `removed what it had written (${done.entries} entries complete, ${megabytes(done.bytes)}, and the one in progress)`
+    : `could not remove ${left.length} of the paths it had written: ${left.slice(0, 3).join(', ')}`;
   return diskFull(code, `extracting into ${projectDir}`, cleaned, error);
 }
 

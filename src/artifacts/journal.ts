@@ -28,11 +28,6 @@ export class WriteJournal {
     if (kind === 'directory') this.directories.add(path);
   }
 
-  /** How many paths a rollback would remove. */
-  get size(): number {
-    return this.paths.length;
-  }
-
   /**
    * Removes everything recorded, newest first; best effort (a path already gone is fine). Returns
    * the paths it could not remove.
