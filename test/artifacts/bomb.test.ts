@@ -5,14 +5,14 @@
  * artifacts (through the reference server) and for a cache restore.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, statfs, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, type TestContext as VitestContext } from 'vitest';
-import { ArtifactsError, cacheFilePath, downloadArtifacts, restoreCache } from '../../src/artifacts/index.js';
+import { ArtifactsError, cacheFilePath, downloadArtifacts, extractArchive, restoreCache } from '../../src/artifacts/index.js';
 import { ExtractBudget } from '../../src/artifacts/budget.js';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
-import { writeTarGzBomb, writeZipBomb } from '../helpers/bombs.js';
+import { writeTarGzBomb, writeZerosTarGz, writeZipBomb } from '../helpers/bombs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 import { fakeBuild, rawTarGz, removeTempDirs, tempDir, testContext, writeFiles } from './fixtures.js';
@@ -157,6 +157,16 @@ describe.each(FORMATS)('a full disk (%s)', (format) => {
 });
 
 describe('a full disk', () => {
+  it('needs room for the files once: 64 MiB inflated extracts on a disk with 72 MiB free', async (test) => {
+    const disk = await smallDisk(72, test);
+    if (!disk) return;
+    const use = await dependingOn([{ path: bombs['tar.gz'], filename: 'artifacts.tar.gz' }]);
+    const ctx = testContext({ build: use, projectDir: join(disk, 'project'), stateDir: join(disk, 'state'), client });
+    await downloadArtifacts(ctx, { attempts: 1 });
+    expect(ctx.lines.join('\n')).toMatch(/Extracted 1 entries \(64\.0 MB, tar\.gz\)/);
+    expect(await readdir(ctx.stateDir)).toEqual([]);
+  });
+
   it('fails a download that does not fit on the disk with DISK_FULL, without a retry, and removes the partial file', async (test) => {
     const disk = await smallDisk(8, test);
     if (!disk) return;
@@ -196,6 +206,26 @@ describe('a full disk', () => {
     await restoreCache(ctx, { cacheDir, runnerName: 'r1', key: 'deps' });
     expect(ctx.lines.join('\n')).toMatch(/WARNING: cache "deps" not restored: no space left on the device \(ENOSPC\) while extracting into .*project; removed what it had written \(3 entries complete/);
     expect(await tree(ctx.projectDir)).toEqual(['src', 'src/main.c']);
+  });
+});
+
+describe('a failed extraction', () => {
+  it('takes back what it wrote when the job is canceled mid-way, leaving what was there before', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'keep.txt': 'kept' });
+    const archive = join(await tempDir(), 'two.tar.gz');
+    await writeZerosTarGz(archive, [
+      { name: 'out/first.bin', bytes: MiB },
+      { name: 'second.bin', bytes: 256 * MiB },
+    ]);
+    const controller = new AbortController();
+    const extraction = extractArchive(archive, project, controller.signal).catch((caught: unknown) => caught);
+    // Cancel while the big second file is being written (the first one is complete by then).
+    const deadline = Date.now() + 20_000;
+    while (!(await stat(join(project, 'second.bin')).then((s) => s.size > 0, () => false)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    controller.abort(new Error('job canceled'));
+    expect(((await extraction) as Error).message).toBe('job canceled');
+    expect(await tree(project)).toEqual(['keep.txt']);
   });
 });
 

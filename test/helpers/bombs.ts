@@ -43,10 +43,17 @@ function tarHeader(name: string, size: number): Buffer {
 
 /** Writes a tar.gz at `path` holding `name`: `bytes` zeros (a multiple of 512). */
 export async function writeTarGzBomb(path: string, bytes: number, name = 'bomb.bin'): Promise<void> {
+  await writeZerosTarGz(path, [{ name, bytes }]);
+}
+
+/** Writes a tar.gz at `path` holding each of `files` as that many zeros (multiples of 512), in order. */
+export async function writeZerosTarGz(path: string, files: Array<{ name: string; bytes: number }>): Promise<void> {
   const parts = Readable.from(
     (async function* () {
-      yield tarHeader(name, bytes);
-      yield* zeros(bytes);
+      for (const file of files) {
+        yield tarHeader(file.name, file.bytes);
+        yield* zeros(file.bytes);
+      }
       yield Buffer.alloc(1024);
     })(),
   );
