@@ -18,7 +18,11 @@ export function diskFullCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** The DISK_FULL error: `doing` says what failed ("extracting into /b/p"), `cleaned` what was removed. */
-export function diskFull(code: string, doing: string, cleaned: string, cause: unknown): ArtifactsError {
-  return new ArtifactsError('DISK_FULL', `${DISK_FULL[code] ?? code} (${code}) while ${doing}; ${cleaned}. Free space on that filesystem (builds_dir), or cap what a job may extract with artifacts_extract_limit`, { cause });
+/**
+ * The DISK_FULL error: `doing` says what failed ("extracting into /b/p"), `cleaned` what was
+ * removed. An extraction also points at artifacts_extract_limit, which stops such archives unwritten.
+ */
+export function diskFull(code: string, doing: 'downloading' | 'extracting', path: string, cleaned: string, cause: unknown): ArtifactsError {
+  const hint = doing === 'extracting' ? ', or cap what a job may extract with artifacts_extract_limit' : '';
+  return new ArtifactsError('DISK_FULL', `${DISK_FULL[code] ?? code} (${code}) while ${doing} ${doing === 'extracting' ? 'into' : 'to'} ${path}; ${cleaned}. Free space on that filesystem (the runner's builds_dir)${hint}`, { cause });
 }

@@ -93,7 +93,7 @@ async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, fil
     const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal, expected === undefined ? { onChunk } : { maxBytes: expected, onChunk });
     if (invalid) throw refusal(invalid.error);
     const full = diskFullCode(result.error);
-    if (full) throw diskFull(full, `downloading to ${file}`, 'the partial download is removed', result.error);
+    if (full) throw diskFull(full, 'downloading', file, 'the partial download is removed', result.error);
     let reason: string;
     if (result.outcome === 'ok') {
       const size = (await stat(file)).size;

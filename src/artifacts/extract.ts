@@ -127,7 +127,7 @@ function undoExtraction(error: unknown, journal: WriteJournal, projectDir: strin
   const cleaned = left.length === 0
     ? `removed what it had written (${done.entries} entries complete, ${megabytes(done.bytes)}, and the one in progress)`
     : `could not remove ${left.length} of the paths it had written: ${left.slice(0, 3).join(', ')}`;
-  return diskFull(code, `extracting into ${projectDir}`, cleaned, error);
+  return diskFull(code, 'extracting', projectDir, cleaned, error);
 }
 
 /** Pass 1 for a zip: the entries of the central directory through the guard. */

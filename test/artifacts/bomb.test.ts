@@ -182,7 +182,7 @@ describe('a full disk', () => {
 
     const error = await downloadArtifacts(ctx, { attempts: 3, retryBaseMs: 20 }).catch((caught: unknown) => caught);
     expect((error as ArtifactsError).code).toBe('DISK_FULL');
-    expect((error as Error).message).toMatch(/^artifacts of make0 \(\d+\): no space left on the device \(ENOSPC\) while downloading to .*state\/artifacts-download-\d+; the partial download is removed\. Free space/);
+    expect((error as Error).message).toMatch(/^artifacts of make0 \(\d+\): no space left on the device \(ENOSPC\) while downloading to .*state\/artifacts-download-\d+; the partial download is removed\. Free space on that filesystem \(the runner's builds_dir\)$/);
     expect(ctx.lines.join('\n')).not.toMatch(/retrying/);
     expect(await readdir(ctx.stateDir)).toEqual([]);
     expect(await readdir(ctx.projectDir)).toEqual([]);
