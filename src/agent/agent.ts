@@ -204,7 +204,11 @@ export class Agent {
   private async recover(entry: Entry): Promise<void> {
     const dirs = await findJobStateDirs(entry.config).catch(() => []);
     if (dirs.length === 0) return;
-    const recovery = recoverDeliveries(dirs, entry.config, entry.client, this.stopJobs.signal, this.logger.child({ runner: entry.config.name }));
+    const log = this.logger.child({ runner: entry.config.name });
+    // Handled here: a rejection would otherwise surface only through done(), and unhandled before.
+    const recovery = recoverDeliveries(dirs, entry.config, entry.client, this.stopJobs.signal, log).catch((error: unknown) => {
+      log.error({ err: error }, 'recovering the final updates of an earlier run failed');
+    });
     this.jobs.add(recovery);
     void recovery.finally(() => this.jobs.delete(recovery));
   }
@@ -312,9 +316,12 @@ export class Agent {
         entry.failures = 0;
         log.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
         if (result.id !== undefined) {
-          void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, this.stopJobs.signal).then((ok) => {
-            if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
-          });
+          void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, this.stopJobs.signal).then(
+            (ok) => {
+              if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
+            },
+            (error: unknown) => log.error({ err: error, buildId: result.id }, 'could not report the unreadable build as failed'),
+          );
         } else log.error('the unreadable build carries no id; it cannot be reported and stays running on the server until it times out');
         return false;
       default:

@@ -32,7 +32,9 @@ export async function restoreCache(ctx: ArtifactsContext, opts: CacheOptions): P
       return;
     }
     ctx.log(`Restoring cache ${JSON.stringify(opts.key)}...`);
-    const summary = await extractArchive(file, ctx.projectDir, ctx.signal);
+    // A cache over the job's extract limit, or a disk that fills up, is a warning like any cache
+    // problem (GitLab Runner's convention): nothing of it is left in the project, the job goes on.
+    const summary = await extractArchive(file, ctx.projectDir, ctx.signal, ctx.extractBudget ? { budget: ctx.extractBudget } : {});
     ctx.log(`Restored cache ${JSON.stringify(opts.key)}: ${summary.entries} entries, ${megabytes(summary.bytes)}`);
   } catch (error) {
     if (ctx.signal.aborted) throw ctx.signal.reason;

@@ -1,5 +1,6 @@
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { BuildPayload } from '../protocol/types.js';
+import type { ExtractBudget } from './budget.js';
 
 /** What every artifacts/cache stage gets from the job (see TEAM.md, "Artifacts"). */
 export interface ArtifactsContext {
@@ -12,4 +13,6 @@ export interface ArtifactsContext {
   /** Runner lines into the job trace (one line, no trailing newline). */
   log(line: string): void;
   signal: AbortSignal;
+  /** The job's `artifacts_extract_limit`, shared by its downloads and its cache restore; none when absent. */
+  extractBudget?: ExtractBudget;
 }

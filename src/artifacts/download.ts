@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { backoffDelay, sleep } from '../client/backoff.js';
 import type { DependencyBuild } from '../protocol/types.js';
 import type { ArtifactsContext } from './context.js';
+import { diskFull, diskFullCode } from './disk-full.js';
 import { ArtifactsError } from './errors.js';
 import { extractArchive, refusal } from './extract.js';
 import { megabytes } from './naming.js';
@@ -28,42 +29,39 @@ export function dependenciesToDownload(deps: DependencyBuild[], filter: string[]
 
 /**
  * Downloads and extracts every dependency's artifacts, in `depends_on_builds` order. Throws
- * ArtifactsError: ARTIFACTS_DOWNLOAD_FAILED, ARCHIVE_UNSAFE (nothing of that archive written),
- * ARCHIVE_CORRUPT, ARCHIVE_EXTRACT_FAILED; or the abort reason.
+ * ArtifactsError: ARTIFACTS_DOWNLOAD_FAILED, ARCHIVE_UNSAFE or ARCHIVE_OVER_LIMIT (nothing of that
+ * archive written), ARCHIVE_CORRUPT, ARCHIVE_EXTRACT_FAILED, DISK_FULL (what was written removed);
+ * or the abort reason. The downloaded file is removed whatever happens.
  */
 export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOptions): Promise<void> {
   const deps = dependenciesToDownload(ctx.build.depends_on_builds, ctx.build.options.dependencies);
   if (deps.length > 0) await mkdir(ctx.stateDir, { recursive: true });
   for (const dep of deps) {
     const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
-    const inflated = `${file}.tar`;
     try {
       ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);
       const started = performance.now();
-      const { size, validated } = await fetchWithRetries(ctx, dep, file, inflated, opts).catch((error: unknown) => {
+      const { size, validated } = await fetchWithRetries(ctx, dep, file, opts).catch((error: unknown) => {
         throw aboutDependency(dep, error);
       });
       const elapsed = performance.now() - started;
       ctx.log(`Downloaded ${megabytes(size)} in ${(elapsed / 1000).toFixed(1)} s (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
       let summary;
       try {
-        // A tar.gz was saved inflated as it was validated: extraction reads that and inflates nothing.
-        summary = await extractArchive(validated?.file ?? file, ctx.projectDir, ctx.signal, validated ? { validated } : {});
+        summary = await extractArchive(file, ctx.projectDir, ctx.signal, { ...(validated ? { validated } : {}), ...(ctx.extractBudget ? { budget: ctx.extractBudget } : {}) });
       } catch (error) {
         throw aboutDependency(dep, error);
       }
-      const format = validated?.file === inflated ? 'tar.gz' : summary.format;
-      ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${format}) from the artifacts of ${dep.name}`);
+      ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${summary.format}) from the artifacts of ${dep.name}`);
     } finally {
       await rm(file, { force: true });
-      await rm(inflated, { force: true });
     }
   }
 }
 
 /** Names the dependency in an archive error (download errors name it already). */
 function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
-  if (error instanceof ArtifactsError && error.code.startsWith('ARCHIVE_')) {
+  if (error instanceof ArtifactsError && (error.code.startsWith('ARCHIVE_') || error.code === 'DISK_FULL')) {
     return new ArtifactsError(error.code, `artifacts of ${dep.name} (${dep.id}): ${error.message}`, { cause: error });
   }
   return error;
@@ -71,19 +69,18 @@ function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
 
 /**
  * Downloads into `file`, validating the archive on the way (see validate-stream.ts): each attempt
- * gets a fresh validator fed exactly the bytes that attempt writes. A tar.gz is also saved inflated
- * into `inflated` on the way. An unsafe or unreadable archive
- * is not retried — the server sent those bytes, and would send them again.
+ * gets a fresh validator fed exactly the bytes that attempt writes. An unsafe, oversized or
+ * unreadable archive is not retried — the server sent those bytes, and would send them again —
+ * and neither is a full disk.
  */
-async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, inflated: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
+async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
   const attempts = Math.min(10, Math.max(1, Math.floor(opts.attempts)));
   const expected = dep.artifacts_file?.size;
   await mkdir(ctx.projectDir, { recursive: true });
   const root = await realpath(ctx.projectDir);
   for (let attempt = 1; ; attempt += 1) {
     await rm(file, { force: true });
-    await rm(inflated, { force: true });
-    const validator = new StreamValidator({ root, lexicalRoot: resolve(ctx.projectDir), file, inflateTo: inflated });
+    const validator = new StreamValidator({ root, lexicalRoot: resolve(ctx.projectDir), file, ...(ctx.extractBudget ? { budget: ctx.extractBudget } : {}) });
     let invalid: { error: unknown } | undefined;
     const onChunk = (chunk: Buffer): void => {
       try {
@@ -95,6 +92,8 @@ async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, fil
     };
     const result = await ctx.client.downloadArtifacts(dep.id, dep.token, file, ctx.signal, expected === undefined ? { onChunk } : { maxBytes: expected, onChunk });
     if (invalid) throw refusal(invalid.error);
+    const full = diskFullCode(result.error);
+    if (full) throw diskFull(full, 'downloading', file, 'the partial download is removed', result.error);
     let reason: string;
     if (result.outcome === 'ok') {
       const size = (await stat(file)).size;

@@ -18,8 +18,12 @@ export type ArtifactsErrorCode =
   | 'ARCHIVE_UNSAFE'
   /** Not a gzip/tar/zip file, or damaged. */
   | 'ARCHIVE_CORRUPT'
-  /** Writing an entry failed (disk full, permissions, a file where a directory must go). */
+  /** Writing an entry failed (permissions, a file where a directory must go). */
   | 'ARCHIVE_EXTRACT_FAILED'
+  /** The archive holds more than `artifacts_extract_limit` leaves for the job: nothing of it was written. */
+  | 'ARCHIVE_OVER_LIMIT'
+  /** The disk or quota filled up (ENOSPC, EDQUOT) downloading or extracting: what was written is removed. */
+  | 'DISK_FULL'
   /** Building the archive failed (a selected file vanished or could not be read). */
   | 'ARCHIVE_CREATE_FAILED'
   /** A cache key that cannot be a file name (`..`, empty). */

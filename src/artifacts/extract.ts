@@ -8,15 +8,20 @@
  * truth once writing starts). The price is reading (and for tar.gz, inflating) the archive twice;
  * in exchange nothing is staged in the project, and zip pass 1 reads only the central directory.
  * Tar pass 1 is `StreamValidator` (headers only, bodies skipped unread). For a downloaded archive
- * it runs on the bytes as they arrive, overlapping the network, and keeps a tar.gz inflated in the
- * state dir, so that pass 2 reads a plain tar and the archive is inflated only once.
+ * it runs on the bytes as they arrive, overlapping the network. Neither pass keeps anything
+ * inflated in memory or on disk beyond the files written, so a small archive that inflates to
+ * gigabytes costs its files' size on disk and flat memory.
  */
 import { createReadStream } from 'node:fs';
 import { open, mkdir, realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { ExtractBudget } from './budget.js';
+import { diskFull, diskFullCode } from './disk-full.js';
 import type { ArchiveReader, ArchiveEntry } from './entry.js';
 import { ArtifactsError } from './errors.js';
 import { ExtractionGuard } from './guard.js';
+import { WriteJournal } from './journal.js';
+import { megabytes } from './naming.js';
 import { readTar } from './tar-read.js';
 import { EntryWriter } from './writer.js';
 import { StreamValidator, type ValidatedArchive } from './validate-stream.js';
@@ -62,12 +67,15 @@ export interface ExtractOptions {
    * for this very file and this project dir.
    */
   validated?: ValidatedArchive;
+  /** The job's `artifacts_extract_limit`: an archive holding more than is left is refused unwritten. */
+  budget?: ExtractBudget;
 }
 
 /**
  * Extracts `file` over `projectDir` (created when missing): existing files are replaced, parent
- * directories created. Throws ArtifactsError `ARCHIVE_UNSAFE` (nothing written), `ARCHIVE_CORRUPT`,
- * `ARCHIVE_EXTRACT_FAILED`, or the abort reason.
+ * directories created. Throws ArtifactsError `ARCHIVE_UNSAFE` or `ARCHIVE_OVER_LIMIT` (nothing
+ * written), `ARCHIVE_CORRUPT`, `ARCHIVE_EXTRACT_FAILED`, `DISK_FULL`, or the abort reason. When the
+ * extraction pass fails, what it wrote so far is removed again (see WriteJournal).
  */
 export async function extractArchive(file: string, projectDir: string, signal: AbortSignal, options: ExtractOptions = {}): Promise<ExtractSummary> {
   const proof = options.validated?.file === file ? options.validated : undefined;
@@ -80,41 +88,66 @@ export async function extractArchive(file: string, projectDir: string, signal: A
 
   if (proof?.root !== root) {
     try {
-      await (format === 'zip' ? validateZip(file, root, lexicalRoot, signal) : validateTar(file, root, lexicalRoot, signal));
+      await (format === 'zip' ? validateZip(file, root, lexicalRoot, signal, options.budget) : validateTar(file, root, lexicalRoot, signal, options.budget));
     } catch (error) {
       throw refusal(error);
     }
   }
 
   const live = new ExtractionGuard({ root, lexicalRoot, mode: 'live' });
-  const writer = new EntryWriter(root, signal);
+  const journal = new WriteJournal(root);
+  const writer = new EntryWriter(root, signal, journal);
+  // Counted again while writing: the proof's validator had the same budget, this keeps it true.
+  const tally = options.budget?.tally();
   const summary: ExtractSummary = { format, entries: 0, bytes: 0 };
-  await read(file, async (entry: ArchiveEntry) => {
-    const placement = live.place(entry);
-    if (!placement) return;
-    await writer.write(placement, entry);
-    summary.entries += 1;
-    if (entry.kind === 'file') summary.bytes += entry.size;
-  }, signal);
+  try {
+    await read(file, async (entry: ArchiveEntry) => {
+      const placement = live.place(entry);
+      if (!placement) return;
+      tally?.add(entry);
+      await writer.write(placement, entry);
+      summary.entries += 1;
+      if (entry.kind === 'file') summary.bytes += entry.size;
+    }, signal);
+  } catch (error) {
+    throw undoExtraction(error, journal, projectDir, summary);
+  }
+  options.budget?.spend(summary.bytes);
   return summary;
 }
 
+/**
+ * Takes back what a failed extraction pass wrote and returns the error to throw: a full disk
+ * becomes DISK_FULL (no retry helps; the line says what was cleaned), anything else is unchanged.
+ */
+function undoExtraction(error: unknown, journal: WriteJournal, projectDir: string, done: ExtractSummary): unknown {
+  const left = journal.rollback();
+  const code = diskFullCode(error);
+  if (!code) return error;
+  const cleaned = left.length === 0
+    ? `removed what it had written (${done.entries} entries complete, ${megabytes(done.bytes)}, and the one in progress)`
+    : `could not remove ${left.length} of the paths it had written: ${left.slice(0, 3).join(', ')}`;
+  return diskFull(code, 'extracting', projectDir, cleaned, error);
+}
+
 /** Pass 1 for a zip: the entries of the central directory through the guard. */
-async function validateZip(file: string, root: string, lexicalRoot: string, signal: AbortSignal): Promise<void> {
+async function validateZip(file: string, root: string, lexicalRoot: string, signal: AbortSignal, budget?: ExtractBudget): Promise<void> {
   const plan = new ExtractionGuard({ root, lexicalRoot, mode: 'plan' });
+  const tally = budget?.tally();
   await readZip(file, (entry) => {
     plan.place(entry);
+    tally?.add(entry);
     return Promise.resolve();
   }, signal);
 }
 
 /** Pass 1 for a tar(.gz): the file through the same validator a download uses (bodies skipped unread). */
-async function validateTar(file: string, root: string, lexicalRoot: string, signal: AbortSignal): Promise<void> {
-  const validator = new StreamValidator({ root, lexicalRoot, file });
-  // 64 KiB reads: the parser inflates each chunk at once, so this times the compression ratio bounds memory.
+async function validateTar(file: string, root: string, lexicalRoot: string, signal: AbortSignal, budget?: ExtractBudget): Promise<void> {
+  const validator = new StreamValidator({ root, lexicalRoot, file, ...(budget ? { budget } : {}) });
+  // The validator inflates in small slices itself (memory stays flat whatever the read size).
   const input = createReadStream(file, { highWaterMark: 64 * 1024, signal });
   try {
-    for await (const chunk of input) await validator.write(chunk as Buffer);
+    for await (const chunk of input) validator.write(chunk as Buffer);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (error instanceof ArtifactsError) throw error;

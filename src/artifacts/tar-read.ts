@@ -27,10 +27,10 @@ export function readTar(file: string, visit: EntryVisitor, signal: AbortSignal, 
       return;
     }
     const parser = createTarParser();
-    // Small reads on purpose: the parser inflates each chunk it is given at once and buffers what
-    // the current entry has not taken yet, so the read size times the compression ratio bounds
-    // memory (64 KiB × ~1000 for all-zero data).
-    const input = createReadStream(file, { highWaterMark: 64 * 1024 });
+    // Small reads on purpose: the inflater inflates each chunk it is given at once and the parser
+    // buffers what the current entry has not taken yet, so the read size times the compression
+    // ratio bounds memory (16 KiB × ~1000 for all-zero data); a plain tar is read in larger pieces.
+    const input = createReadStream(file, { highWaterMark: gzip ? INFLATE_SLICE : 64 * 1024 });
     let settled = false;
     let chain: Promise<void> = Promise.resolve();
 
@@ -95,6 +95,20 @@ export function createTarParser(filter?: (entry: ReadEntry) => boolean): Parser 
  */
 export function createInflater(): Unzip {
   return new Unzip({});
+}
+
+/**
+ * Most compressed bytes handed to the inflater at once. It inflates a write synchronously and all
+ * of it (gzip reaches ~1030:1 on zeros), so this bounds the memory one write can take: 16 KiB of a
+ * bomb is ~16 MiB, where a 64 KiB network chunk would be 64 MiB.
+ */
+export const INFLATE_SLICE = 16 * 1024;
+
+/** Writes `bytes` to `unzip` in INFLATE_SLICE pieces; stops early once `stop()` says so. */
+export function feedInflater(unzip: Unzip, bytes: Buffer, stop: () => boolean): void {
+  for (let offset = 0; offset < bytes.length && !stop(); offset += INFLATE_SLICE) {
+    unzip.write(bytes.subarray(offset, offset + INFLATE_SLICE));
+  }
 }
 
 /** The reader-neutral view of a tar entry; `content` streams its body. */

@@ -11,19 +11,18 @@
  * `extractArchive` reads only that directory in its own pass 1, which is cheap. A validator result
  * belongs to one download attempt: a retried download needs a new validator.
  *
- * With `inflateTo`, a tar.gz is also saved inflated there, as it is validated: pass 2 then reads
- * that plain tar and does not inflate the archive a second time (the parser gets the very same
- * bytes in both passes either way; see `createInflater`). It costs the disk the uncompressed size
- * until extraction ends — what extraction writes anyway.
+ * Nothing inflated is kept: the extraction pass inflates the archive again. Keeping the inflated
+ * tar would save that CPU but cost the disk the whole uncompressed size a second time, and a 1 MB
+ * archive can inflate to a gigabyte (issue 13). Memory stays flat whatever the archive inflates
+ * to: the inflater is fed in small slices (see `feedInflater`) and entry bodies are dropped unread.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { finished } from 'node:stream/promises';
 import type { Unzip } from 'minizlib';
 import type { Parser, ReadEntry } from 'tar';
 import { sniffFormat, type ArchiveFormat } from './extract.js';
 import { ExtractionGuard } from './guard.js';
 import { ArtifactsError } from './errors.js';
-import { createInflater, createTarParser, toArchiveEntry } from './tar-read.js';
+import type { ExtractBudget, ExtractTally } from './budget.js';
+import { createInflater, createTarParser, feedInflater, toArchiveEntry } from './tar-read.js';
 
 /** Proof that an archive's entries all passed the guard, for `extractArchive`'s `validated` option. */
 export interface ValidatedArchive {
@@ -44,23 +43,25 @@ export class StreamValidator {
   private format: ArchiveFormat | undefined;
   private parser: Parser | undefined;
   private unzip: Unzip | undefined;
-  private inflated: WriteStream | undefined;
+  private readonly tally: ExtractTally | undefined;
   private parsed: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | undefined;
 
   /**
    * `root`: the project dir's real path; `lexicalRoot`: as configured (see GuardOptions); `file`:
-   * where the bytes are being saved, for messages.
+   * where the bytes are being saved, for messages; `budget`: the job's extract limit, checked
+   * against the sizes the headers declare.
    */
-  constructor(private readonly options: { root: string; lexicalRoot: string; file: string; inflateTo?: string }) {
+  constructor(private readonly options: { root: string; lexicalRoot: string; file: string; budget?: ExtractBudget }) {
     this.guard = new ExtractionGuard({ root: options.root, lexicalRoot: options.lexicalRoot, mode: 'plan' });
+    this.tally = options.budget?.tally();
   }
 
   /**
    * Feeds the next chunk of the archive, in order. Throws the first failure (ARCHIVE_UNSAFE,
    * ARCHIVE_CORRUPT) as soon as it is known, so that the download can stop there.
    */
-  write(chunk: Buffer): void | Promise<void> {
+  write(chunk: Buffer): void {
     this.throwFailure();
     let bytes = chunk;
     if (!this.decided) {
@@ -71,26 +72,11 @@ export class StreamValidator {
     }
     this.feed(bytes);
     this.throwFailure();
-    // The inflated copy is behind: the caller (the download) waits for it.
-    if (this.inflated?.writableNeedDrain) return this.drained(this.inflated);
-    return undefined;
   }
 
   private feed(bytes: Buffer): void {
-    if (this.unzip) this.unzip.write(bytes);
+    if (this.unzip) feedInflater(this.unzip, bytes, () => this.failure !== undefined);
     else this.parser?.write(bytes);
-  }
-
-  private drained(stream: WriteStream): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const done = (error?: unknown): void => {
-        stream.off('drain', done).off('error', done).off('close', done);
-        if (error !== undefined) reject(error);
-        else resolve();
-      };
-      // 'close' too: a failure destroys the stream, and the next write() reports the failure.
-      stream.on('drain', done).on('error', done).on('close', done);
-    });
   }
 
   /**
@@ -109,13 +95,7 @@ export class StreamValidator {
     else this.parser?.end();
     await this.parsed;
     this.throwFailure();
-    if (this.inflated) {
-      this.inflated.end();
-      await finished(this.inflated);
-    }
-    this.throwFailure();
     if (!this.parser || !this.format) return undefined;
-    if (this.inflated && this.options.inflateTo) return { file: this.options.inflateTo, format: 'tar', root: this.options.root };
     return { file: this.options.file, format: this.format, root: this.options.root };
   }
 
@@ -129,7 +109,9 @@ export class StreamValidator {
     const parser = createTarParser((entry: ReadEntry) => {
       if (this.failure) return false;
       try {
-        this.guard.place(toArchiveEntry(entry));
+        const header = toArchiveEntry(entry);
+        this.guard.place(header);
+        this.tally?.add(header);
       } catch (error) {
         this.fail(error);
         parser.abort(error instanceof Error ? error : new Error(String(error)));
@@ -149,16 +131,9 @@ export class StreamValidator {
       if (this.format !== 'tar.gz') return;
       const unzip = createInflater();
       this.unzip = unzip;
-      const inflated = this.options.inflateTo ? createWriteStream(this.options.inflateTo, { highWaterMark: 1024 * 1024 }) : undefined;
-      this.inflated = inflated;
-      inflated?.on('error', (error: Error) => {
-        this.fail(new ArtifactsError('ARCHIVE_EXTRACT_FAILED', `could not write ${this.options.inflateTo ?? ''}: ${error.message}`, { cause: error }));
-        resolve();
-      });
       unzip.on('data', (raw: Buffer) => {
         if (this.failure) return;
         parser.write(raw);
-        inflated?.write(raw);
       });
       unzip.on('end', () => parser.end());
       unzip.on('error', corrupt);
@@ -169,8 +144,6 @@ export class StreamValidator {
   /** Keeps the first failure only: the guard's refusal must not be replaced by the parser's abort error. */
   private fail(error: unknown): void {
     if (!this.failure) this.failure = { error };
-    // The inflated copy is of no use any more; the caller removes the file.
-    this.inflated?.destroy();
   }
 
   private throwFailure(): void {

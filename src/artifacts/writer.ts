@@ -14,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ArchiveEntry } from './entry.js';
 import { ArtifactsError } from './errors.js';
 import type { Placement } from './guard.js';
+import type { WriteJournal } from './journal.js';
 
 /** Files up to this size are read into memory and written in one synchronous call. */
 const SMALL_FILE = 256 * 1024;
@@ -22,9 +23,11 @@ export class EntryWriter {
   /** Directories known to exist (created or seen) during this extraction. */
   private readonly directories = new Set<string>();
 
+  /** `journal` (optional) records what is written, for a rollback when the extraction fails. */
   constructor(
     private readonly root: string,
     private readonly signal: AbortSignal,
+    private readonly journal?: WriteJournal,
   ) {}
 
   /** Writes `entry` at `placement` (from the guard). Throws ARCHIVE_EXTRACT_FAILED or the abort reason. */
@@ -39,12 +42,14 @@ export class EntryWriter {
         if (!existing?.isDirectory()) {
           if (existing) rmSync(target, { force: true });
           mkdirSync(target);
+          this.journal?.wrote(target, 'directory');
         }
         chmodSync(target, directoryMode(entry.mode));
         this.directories.add(target);
         return;
       }
       if (existing) this.remove(target, existing);
+      this.journal?.wrote(target, 'file');
       switch (entry.kind) {
         case 'file':
           await this.writeFile(target, entry);
@@ -107,7 +112,8 @@ export class EntryWriter {
 
   private ensureDirectory(path: string): void {
     if (this.directories.has(path)) return;
-    mkdirSync(path, { recursive: true });
+    const created = mkdirSync(path, { recursive: true });
+    if (created !== undefined) this.journal?.wrote(created, 'directory');
     this.directories.add(path);
   }
 

@@ -64,6 +64,21 @@ describe('config file', () => {
     expect(message).not.toMatch(/Unrecognized/);
   });
 
+  it('reads artifacts_extract_limit as a size with a unit (powers of 1024), 0 or absent meaning no limit', () => {
+    const limit = (value: string): number | undefined =>
+      parseConfig(GOOD.replace('limit = 3', `limit = 3\n  artifacts_extract_limit = ${value}`), 'c.toml').config.runners[1]?.artifacts_extract_limit;
+    expect(parseConfig(GOOD, 'c.toml').config.runners[1]?.artifacts_extract_limit).toBe(0);
+    expect(limit('0')).toBe(0);
+    expect(limit('"500MB"')).toBe(500 * 1024 ** 2);
+    expect(limit('"10 GiB"')).toBe(10 * 1024 ** 3);
+    expect(limit('"1.5g"')).toBe(1.5 * 1024 ** 3);
+  });
+
+  it.each(['1024', '"1024"', '"lots"', '"-5MB"', 'true', '"5 PB"'])('refuses artifacts_extract_limit = %s on its line, saying what a size looks like', (value) => {
+    const text = GOOD.replace('limit = 3', `limit = 3\n  artifacts_extract_limit = ${value}`);
+    expect(() => parseConfig(text, 'c.toml')).toThrow(/c\.toml:22: `runners\.artifacts_extract_limit`: expected a size with a unit, such as "500MB" or "10GiB" .*or 0 for no limit/);
+  });
+
   it('reports a wrong type of a global key on its line', () => {
     const text = GOOD.replace('concurrent = 2', 'concurrent = "two"');
     expect(() => parseConfig(text, 'c.toml')).toThrow(/c\.toml:1: `concurrent`/);

@@ -6,10 +6,23 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseSizeBytes } from '../../size.js';
 import { dockerSchema } from './docker-schema.js';
 
 const positiveInt = z.int().min(1);
 const nonNegativeInt = z.int().min(0);
+
+/**
+ * A byte size with a unit ("500MB", "10GiB"; MB = MiB), or 0 for none: the number of bytes, 0 when
+ * unset. A bare number other than 0 is refused: 1024 could mean bytes or megabytes.
+ */
+const byteSize = z.unknown().optional().transform((value, ctx) => {
+  if (value === undefined || value === 0 || value === '0') return 0;
+  const bytes = typeof value === 'string' ? parseSizeBytes(value) : undefined;
+  if (bytes !== undefined) return bytes;
+  ctx.issues.push({ code: 'custom', input: value, message: `expected a size with a unit, such as "500MB" or "10GiB" (units are powers of 1024), or 0 for no limit; got ${JSON.stringify(value)}` });
+  return z.NEVER;
+});
 
 /** `[runners.cache]`: accepted now, given meaning by a later issue. */
 const looseTable = z.record(z.string(), z.unknown());
@@ -40,6 +53,8 @@ export const runnerSchema = z.strictObject({
   trace_keepalive_interval: z.number().positive().max(3600).default(5),
   /** Ours: archive format of uploaded artifacts. */
   artifacts_format: z.enum(['tar.gz', 'zip']).default('tar.gz'),
+  /** Ours: most bytes one job may extract from downloaded artifacts and its cache; 0 = no limit. */
+  artifacts_extract_limit: byteSize,
   /** Ours: seconds between SIGTERM and SIGKILL when a job is cancelled or times out. */
   kill_grace_period: z.number().min(0).max(300).default(3),
   /** Always present: `executor = "docker"` without the table gets the defaults. */

@@ -10,6 +10,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
+import { ExtractBudget } from '../../artifacts/budget.js';
 import { classify } from '../../client/outcome.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
@@ -167,6 +168,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     stateDir: dirs.stateDir,
     log: (line) => write(line.endsWith('\n') ? line : `${line}\n`),
     signal: jobSignal,
+    ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
   const shell = (stage: string, commands: string[], options: { echo: boolean; workDir: string; signal: AbortSignal; debug?: boolean }) =>
     executor.runStage({

@@ -6,6 +6,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agent/cli-support.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 import { setLongTimeout, type LongTimer } from '../../timers.js';
 
 interface RunOnceArgs {
@@ -25,6 +26,7 @@ interface RunOnceArgs {
   'post-build-script'?: string;
   'pre-clone-script'?: string;
   'artifacts-format': string;
+  'artifacts-extract-limit'?: string;
   'log-level': string;
   [dockerFlag: `docker-${string}`]: unknown;
 }
@@ -50,6 +52,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       .option('pre-build-script', { type: 'string', describe: 'Commands run before the job script' })
       .option('post-build-script', { type: 'string', describe: 'Commands run after the job script' })
       .option('artifacts-format', { type: 'string', default: 'tar.gz', choices: ['tar.gz', 'zip'], describe: 'Archive format of uploaded artifacts' })
+      .option('artifacts-extract-limit', { type: 'string', describe: 'Most bytes the job may extract from downloaded artifacts and its cache, e.g. 10GiB (default: no limit)' })
       .option('log-level', { type: 'string', default: 'warn', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] }))
       .epilogue(
         'Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
@@ -72,6 +75,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       import('../../log.js'),
     ]);
     const logger = createLogger({ level: argv['log-level'] as 'warn' });
+    keepRunningOnUnhandledRejection(logger);
     const stopJob = new AbortController();
     let timer: LongTimer | undefined;
     const signals = handleStopSignals(
@@ -135,6 +139,7 @@ export function runnerFromFlags(argv: Omit<RunOnceArgs, 'log-level' | 'wait-time
     output_limit: argv['output-limit'],
     artifacts_format: argv['artifacts-format'],
     docker,
+    ...(argv['artifacts-extract-limit'] !== undefined ? { artifacts_extract_limit: argv['artifacts-extract-limit'] } : {}),
     ...(argv['pre-clone-script'] ? { pre_clone_script: argv['pre-clone-script'] } : {}),
     ...(argv['pre-build-script'] ? { pre_build_script: argv['pre-build-script'] } : {}),
     ...(argv['post-build-script'] ? { post_build_script: argv['post-build-script'] } : {}),

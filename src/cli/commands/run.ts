@@ -6,6 +6,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
+import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 
 interface RunArgs {
   config?: string;
@@ -31,6 +32,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       import('../../log.js'),
     ]);
     const logger = createLogger({ level: loaded.config.log_level === 'panic' ? 'fatal' : loaded.config.log_level, format: loaded.config.log_format });
+    keepRunningOnUnhandledRejection(logger);
     const agent = new Agent(loaded.config, defaultServices(logger));
     const signals = handleStopSignals(logger, () => agent.shutdown(), () => agent.shutdown());
     const onHup = (): void => {
