@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from './cli.js';
-import { workDirs } from './helpers.js';
+import { waitUntil, workDirs } from './helpers.js';
 
 let server: Server;
 let url: string;
@@ -47,6 +47,8 @@ async function daemonFor(tokens: string[], seconds: number, during?: (pid: numbe
   const entries = tokens.map((token, i) => `[[runners]]\n  name = "r${i}"\n  url = "${url}"\n  token = "${token}"\n  builds_dir = "${d.builds}"\n`);
   await writeFile(config, `concurrent = 4\ncheck_interval = 1\nlog_format = "json"\n\n${entries.join('\n')}`);
   const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+  // Signals are handled once the daemon polls; on a loaded machine start-up can take seconds.
+  await waitUntil(() => tokens.some((t) => (requests.get(t) ?? 0) > 0), 30_000, 'first job request');
   const started = Date.now();
   if (during && child.pid !== undefined) await during(child.pid);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, seconds * 1000 - (Date.now() - started))));
@@ -92,6 +94,7 @@ describe('a check_interval past Node\'s timer limit', () => {
     const config = join(d.root, 'config.toml');
     await writeFile(config, `check_interval = ${30 * 86_400}\nlog_format = "json"\n\n[[runners]]\n  url = "${url}"\n  token = "monthly"\n  builds_dir = "${d.builds}"\n`);
     const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    await waitUntil(() => (requests.get('monthly') ?? 0) > 0, 30_000, 'first job request');
     await new Promise((resolve) => setTimeout(resolve, 3000));
     child.kill('SIGTERM');
     const result = await child;
