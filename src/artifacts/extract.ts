@@ -11,9 +11,9 @@
  * it runs on the bytes as they arrive, overlapping the network, and keeps a tar.gz inflated in the
  * state dir, so that pass 2 reads a plain tar and the archive is inflated only once.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, lstatSync, unlinkSync } from 'node:fs';
 import { open, mkdir, realpath } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { ArchiveReader, ArchiveEntry } from './entry.js';
 import { ArtifactsError } from './errors.js';
 import { ExtractionGuard } from './guard.js';
@@ -89,14 +89,40 @@ export async function extractArchive(file: string, projectDir: string, signal: A
   const live = new ExtractionGuard({ root, lexicalRoot, mode: 'live' });
   const writer = new EntryWriter(root, signal);
   const summary: ExtractSummary = { format, entries: 0, bytes: 0 };
-  await read(file, async (entry: ArchiveEntry) => {
-    const placement = live.place(entry);
-    if (!placement) return;
-    await writer.write(placement, entry);
-    summary.entries += 1;
-    if (entry.kind === 'file') summary.bytes += entry.size;
-  }, signal);
+  try {
+    await read(file, async (entry: ArchiveEntry) => {
+      const placement = live.place(entry);
+      if (!placement) return;
+      await writer.write(placement, entry);
+      summary.entries += 1;
+      if (entry.kind === 'file') summary.bytes += entry.size;
+    }, signal);
+  } catch (error) {
+    throw changedWhileExtracting(error, summary.entries);
+  }
+  // The links once more, as the extraction left them on disk: one leading out is removed.
+  const bad = live.badLinks();
+  for (const link of bad) removeLink(join(root, link.location));
+  if (bad[0]) throw changedWhileExtracting(bad[0].error, summary.entries, ` (removed ${bad.map((link) => link.location).join(', ')})`);
   return summary;
+}
+
+/**
+ * The validation pass judged the archive safe, so the extraction pass refusing an entry means the
+ * project dir changed in between (or under it): entries were written by then, so this is no clean
+ * refusal but a failed extraction.
+ */
+function changedWhileExtracting(error: unknown, written: number, note = ''): unknown {
+  if (!(error instanceof ArtifactsError) || error.code !== 'ARCHIVE_UNSAFE') return error;
+  return new ArtifactsError('ARCHIVE_EXTRACT_FAILED', `the project dir changed while the archive was extracted, after ${written} entries: ${error.message}${note}`, { cause: error });
+}
+
+function removeLink(path: string): void {
+  try {
+    if (lstatSync(path).isSymbolicLink()) unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
 }
 
 /** Pass 1 for a zip: the entries of the central directory through the guard. */
@@ -106,6 +132,7 @@ async function validateZip(file: string, root: string, lexicalRoot: string, sign
     plan.place(entry);
     return Promise.resolve();
   }, signal);
+  plan.finish();
 }
 
 /** Pass 1 for a tar(.gz): the file through the same validator a download uses (bodies skipped unread). */

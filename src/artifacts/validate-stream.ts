@@ -109,6 +109,9 @@ export class StreamValidator {
     else this.parser?.end();
     await this.parsed;
     this.throwFailure();
+    // Every entry passed on its own; now the links against the layout the whole archive leaves.
+    if (this.parser) this.check(() => this.guard.finish());
+    this.throwFailure();
     if (this.inflated) {
       this.inflated.end();
       await finished(this.inflated);
@@ -164,6 +167,14 @@ export class StreamValidator {
       unzip.on('error', corrupt);
     });
     return head;
+  }
+
+  private check(judge: () => void): void {
+    try {
+      judge();
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   /** Keeps the first failure only: the guard's refusal must not be replaced by the parser's abort error. */
