@@ -204,25 +204,25 @@ export class ExtractionGuard {
 }
 
 /**
- * Why a symlink target cannot be extracted as written, judged on its text alone (the rules that do
- * not depend on the layout): undefined when it is fine. Also used to leave such links out of the
- * archives the runner makes, so that what it uploads it can extract.
+ * Why a relative symlink target cannot be extracted whatever the layout, judged on its text alone:
+ * undefined when it can. The runner also leaves such links out of the archives it makes, so that
+ * what it uploads it can extract.
  */
 export function linkTargetProblem(target: string): string | undefined {
-  if (target === '' || target.includes('\0')) return 'is a symlink without a valid target';
-  if (target.startsWith('/')) return `is a symlink to the absolute path ${target}`;
   const parts = target.split('/').filter((part) => part !== '' && part !== '.');
   const firstName = parts.findIndex((part) => part !== '..');
   if (firstName >= 0 && parts.slice(firstName).includes('..')) {
-    return `is a symlink to ${target}, with ".." after a name: where that leads depends on what the name turns out to be, which a later entry can change; ".." may only start a link target`;
+    return '".." follows a name in it, so where it leads depends on what that name turns out to be, which a later entry or archive can change (".." may only start a link target)';
   }
-  if (parts.includes('.git')) return `is a symlink to ${target}, which goes into a .git directory`;
+  if (parts.includes('.git')) return 'it goes into a .git directory';
   return undefined;
 }
 
 function refuseLinkText(name: string, target: string): void {
+  if (target === '' || target.includes('\0')) throw unsafe(name, 'is a symlink without a valid target');
+  if (target.startsWith('/')) throw unsafe(name, `is a symlink to the absolute path ${target}`);
   const problem = linkTargetProblem(target);
-  if (problem) throw unsafe(name, problem);
+  if (problem) throw unsafe(name, `is a symlink to ${target}: ${problem}`);
 }
 
 /**

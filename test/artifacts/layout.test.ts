@@ -56,7 +56,7 @@ describe.each(['tar.gz', 'tar', 'zip'] as const)('links judged on the layout the
     await expectRefused(
       format,
       [{ name: 'x/', dir: true }, { name: 'x/y/', dir: true }, { name: 'l', symlink: 'x/y/../..' }, { name: 'x/y', symlink: '.' }],
-      /"l" is a symlink to x\/y\/\.\.\/\.\., with "\.\." after a name/,
+      /"l" is a symlink to x\/y\/\.\.\/\.\.: "\.\." follows a name in it/,
     );
   });
 
@@ -73,7 +73,7 @@ describe.each(['tar.gz', 'tar', 'zip'] as const)('links judged on the layout the
   });
 
   it("refuses links into the project's .git, named or through a link of the project's own", async () => {
-    await expectRefused(format, [{ name: 'hooks', symlink: '.git/hooks' }], /"hooks" is a symlink to \.git\/hooks, which goes into a \.git directory/);
+    await expectRefused(format, [{ name: 'hooks', symlink: '.git/hooks' }], /"hooks" is a symlink to \.git\/hooks: it goes into a \.git directory/);
     await symlink('.git', join(project, 'meta'));
     await expectRefused(format, [{ name: 'cfg', symlink: 'meta/config' }], /"cfg" is a symlink to meta\/config, which leads into the project's \.git directory/);
   });
