@@ -103,14 +103,14 @@ export class ExtractionGuard {
     const location = locationOf(steps);
     switch (entry.kind) {
       case 'directory':
-        if (last.node?.kind !== 'directory') this.layout.put(dir, last.name, { kind: 'directory', entry: entry.name });
+        if (last.node?.kind !== 'directory') this.layout.put(dir, last.name, 'directory', entry.name);
         return { location };
       case 'file':
-        this.layout.put(dir, last.name, { kind: 'file', entry: entry.name });
+        this.layout.put(dir, last.name, 'file', entry.name);
         return { location };
       case 'symlink': {
         const target = entry.linkTarget ?? '';
-        this.layout.put(dir, last.name, { kind: 'symlink', target, entry: entry.name });
+        this.layout.put(dir, last.name, 'symlink', entry.name, target);
         if (!this.layout.cache) this.placedLinks.push({ location, entry: entry.name });
         const error = this.judgeLink(parents, target, `entry ${JSON.stringify(entry.name)} is a symlink to ${target}, which leads`);
         if (error) throw error;
@@ -120,7 +120,7 @@ export class ExtractionGuard {
         // The writer removes what stands at the location before it links: a target there is gone by then.
         this.layout.remove(dir, last.name);
         const linkLocation = this.hardLinkTarget(entry);
-        this.layout.put(dir, last.name, { kind: 'file', entry: entry.name });
+        this.layout.put(dir, last.name, 'file', entry.name);
         return { location, linkLocation };
       }
     }
@@ -186,7 +186,7 @@ export class ExtractionGuard {
   private makeParents(name: string, parents: Step[]): LayoutNode {
     let dir = this.layout.root;
     for (const step of parents) {
-      if (step.node?.kind !== 'directory') step.node = this.layout.put(dir, step.name, { kind: 'directory', entry: name });
+      if (step.node?.kind !== 'directory') step.node = this.layout.put(dir, step.name, 'directory', name);
       dir = step.node;
     }
     return dir;

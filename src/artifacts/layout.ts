@@ -19,11 +19,11 @@ export interface LayoutNode {
   /** Root-relative path ('' for the root). */
   path: string;
   /** Symlinks: the target as stored. */
-  target?: string;
-  /** The archive entry that put it there; absent for what was on disk. */
-  entry?: string;
-  /** Directories: the children looked at so far (null: known missing). */
-  children?: Map<string, LayoutNode | null>;
+  target: string | undefined;
+  /** The archive entry that put it there; undefined for what was on disk. */
+  entry: string | undefined;
+  /** Directories: the children looked at so far (null: known missing); made on first use. */
+  children: Map<string, LayoutNode | null> | undefined;
 }
 
 /** One component of a walked path: its name and what stands there (undefined: nothing). */
@@ -37,7 +37,7 @@ export type WalkResult = { ok: true; steps: Step[] } | { ok: false; problem: 'ou
 const MAX_SYMLINK_HOPS = 40;
 
 export class Layout {
-  readonly root: LayoutNode = { kind: 'directory', path: '', children: new Map() };
+  readonly root: LayoutNode = makeNode('directory', '', undefined, undefined);
 
   /**
    * `rootDir`: the project dir's real path, where the disk is read. `roots`: every absolute spelling
@@ -52,27 +52,26 @@ export class Layout {
   /** What stands at `name` in `parent` (nothing below a missing node or a non-directory). */
   child(parent: LayoutNode | undefined, name: string): LayoutNode | undefined {
     if (parent?.kind !== 'directory') return undefined;
-    const path = parent.path === '' ? name : `${parent.path}/${name}`;
-    if (!this.cache) return fromDisk(this.rootDir, path);
-    const known = parent.children?.get(name);
+    if (!this.cache) return fromDisk(this.rootDir, childPath(parent, name));
+    parent.children ??= new Map();
+    const known = parent.children.get(name);
     if (known !== undefined) return known ?? undefined;
     // A directory the archive made is new: nothing of the disk is below it.
-    const node = parent.entry === undefined ? fromDisk(this.rootDir, path) : undefined;
-    parent.children?.set(name, node ?? null);
+    const node = parent.entry === undefined ? fromDisk(this.rootDir, childPath(parent, name)) : undefined;
+    parent.children.set(name, node ?? null);
     return node;
   }
 
   /** Puts a new node at `name` in `parent`, dropping what stood there and everything below it. */
-  put(parent: LayoutNode, name: string, node: Omit<LayoutNode, 'path'>): LayoutNode {
-    const placed: LayoutNode = { ...node, path: parent.path === '' ? name : `${parent.path}/${name}` };
-    if (placed.kind === 'directory') placed.children = new Map();
-    if (this.cache) parent.children?.set(name, placed);
+  put(parent: LayoutNode, name: string, kind: LayoutNode['kind'], entry: string, target?: string): LayoutNode {
+    const placed = makeNode(kind, childPath(parent, name), entry, target);
+    if (this.cache) (parent.children ??= new Map()).set(name, placed);
     return placed;
   }
 
   /** Removes what stands at `name` in `parent`. */
   remove(parent: LayoutNode, name: string): void {
-    if (this.cache) parent.children?.set(name, null);
+    if (this.cache) (parent.children ??= new Map()).set(name, null);
   }
 
   /** The node `steps` end at (the root for none). */
@@ -143,6 +142,15 @@ export class Layout {
   }
 }
 
+/** Every node is made here, with all its fields in one order (one object shape: the tree can hold millions). */
+function makeNode(kind: LayoutNode['kind'], path: string, entry: string | undefined, target: string | undefined): LayoutNode {
+  return { kind, path, target, entry, children: undefined };
+}
+
+function childPath(parent: LayoutNode, name: string): string {
+  return parent.path === '' ? name : `${parent.path}/${name}`;
+}
+
 function components(parts: string[]): string[] {
   return parts.filter((part) => part !== '' && part !== '.');
 }
@@ -150,9 +158,8 @@ function components(parts: string[]): string[] {
 function fromDisk(rootDir: string, path: string): LayoutNode | undefined {
   try {
     const stats = lstatSync(posix.join(rootDir, path));
-    if (stats.isSymbolicLink()) return { kind: 'symlink', path, target: readlinkSync(posix.join(rootDir, path)) };
-    if (stats.isDirectory()) return { kind: 'directory', path, children: new Map() };
-    return { kind: stats.isFile() ? 'file' : 'other', path };
+    if (stats.isSymbolicLink()) return makeNode('symlink', path, undefined, readlinkSync(posix.join(rootDir, path)));
+    return makeNode(stats.isDirectory() ? 'directory' : stats.isFile() ? 'file' : 'other', path, undefined, undefined);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
