@@ -3,15 +3,15 @@
  * way the kernel will when the entry is written — and refuses any entry that would land, or point,
  * outside the project dir. It follows both the symlinks already on disk and the ones the archive
  * itself creates earlier (see layout.ts), so a validation pass over the whole archive can refuse it
- * before a single byte is written; `finish` then judges every symlink once more against the layout
- * the whole archive leaves, since a later entry can change where an earlier link leads (a directory
- * the link goes through replaced by a symlink, say).
+ * before a single byte is written. Where a symlink leads is judged against the layout the whole
+ * archive leaves (`finish`), since a later entry can change it (a directory the link goes through
+ * replaced by a symlink, say, or a link of the previous job's replaced by a directory).
  *
  * Rules (hostile input): no absolute names, no `..` components, no NUL; symlinks must be relative,
  * may have `..` only at the start of their target (after a name, `..` leads wherever that name
  * turns out to lead, which a later entry or a later archive can change), must not name `.git`, and
  * must resolve (relative to the link's own directory, through any further links) inside the project
- * and outside its `.git`, when they are created and when the archive is done; hard links must name a
+ * and outside its `.git` once the archive is done; hard links must name a
  * regular file inside the project (tar link names are relative to the archive root), never a
  * symlink (a hard link to a symlink would carry its relative target somewhere else) and nothing in
  * `.git`; device files, fifos and sockets are refused; nothing may land in the project's `.git`
@@ -112,8 +112,10 @@ export class ExtractionGuard {
         const target = entry.linkTarget ?? '';
         this.layout.put(dir, last.name, 'symlink', entry.name, target);
         if (!this.layout.cache) this.placedLinks.push({ location, entry: entry.name });
-        const error = this.judgeLink(parents, target, `entry ${JSON.stringify(entry.name)} is a symlink to ${target}, which leads`);
-        if (error) throw error;
+        // Where the link leads through other links is judged once the archive is done (`badLinks`):
+        // until then a later entry may still change it, and nothing is written through a link without
+        // a walk of its own. Climbing above the project dir depends on the link's own place alone.
+        if (leadingUps(target) > parents.length) throw unsafe(entry.name, `is a symlink to ${target}, which leads outside the project dir`);
         return { location };
       }
       case 'hardlink': {
@@ -235,6 +237,12 @@ export function archiveName(raw: string, entryName = raw, what = 'name'): string
   const parts = raw.split('/').filter((part) => part !== '' && part !== '.');
   if (parts.includes('..')) throw unsafe(entryName, `has a ".." component in its ${what} (${raw})`);
   return parts;
+}
+
+function leadingUps(target: string): number {
+  const parts = target.split('/').filter((part) => part !== '' && part !== '.');
+  const firstName = parts.findIndex((part) => part !== '..');
+  return firstName < 0 ? parts.length : firstName;
 }
 
 function locationOf(steps: Step[]): string {

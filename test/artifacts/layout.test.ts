@@ -75,7 +75,7 @@ describe.each(['tar.gz', 'tar', 'zip'] as const)('links judged on the layout the
   it("refuses links into the project's .git, named or through a link of the project's own", async () => {
     await expectRefused(format, [{ name: 'hooks', symlink: '.git/hooks' }], /"hooks" is a symlink to \.git\/hooks: it goes into a \.git directory/);
     await symlink('.git', join(project, 'meta'));
-    await expectRefused(format, [{ name: 'cfg', symlink: 'meta/config' }], /"cfg" is a symlink to meta\/config, which leads into the project's \.git directory/);
+    await expectRefused(format, [{ name: 'cfg', symlink: 'meta/config' }], /"cfg" is a symlink to meta\/config, which once the whole archive is extracted leads into the project's \.git directory/);
   });
 
   it('refuses an entry below a file an earlier entry made (d a symlink, then a file, then d/inner.txt)', async () => {
@@ -102,6 +102,19 @@ describe.each(['tar.gz', 'tar', 'zip'] as const)('links judged on the layout the
     expect(await readlink(join(project, 'current'))).toBe('lib');
     expect(await readFile(join(project, 'lib/extra.txt'), 'utf8')).toBe('through the link');
     expect(await readFile(join(project, 'alias/self/extra.txt'), 'utf8')).toBe('through the link');
+  });
+
+  it("judges a link where the archive leaves it: through a link of the previous job's that a later entry replaces", async () => {
+    // The previous job left old -> (outside); the archive links into old/ first and makes old a directory after.
+    await symlink(outside, join(project, 'old'));
+    await extract(format, [{ name: 'a', symlink: 'old/x' }, { name: 'old/', dir: true }, { name: 'old/x', file: 'inside now' }]);
+    expect(await readFile(join(project, 'a'), 'utf8')).toBe('inside now');
+    expect(await treeOf(outside)).toEqual({ secret: 'file:644:do not touch' });
+  });
+
+  it('refuses a link that leads out through a link of the project dir the archive leaves in place', async () => {
+    await symlink(outside, join(project, 'old'));
+    await expectRefused(format, [{ name: 'a', symlink: 'old/secret' }], /"a" is a symlink to old\/secret, which once the whole archive is extracted leads outside the project dir \(through the symlink old -> /);
   });
 
   it('replaces a symlink by a directory and a directory by a symlink, as the later entry says', async () => {
