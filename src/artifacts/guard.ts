@@ -47,6 +47,10 @@ export interface Placement {
   linkLocation?: string;
 }
 
+/** Linux's limits on one path component and on a whole path (also a symlink's target), in bytes. */
+const NAME_MAX = 255;
+const PATH_MAX = 4095;
+
 export interface GuardOptions {
   /** The project dir's real path (symlinks resolved). */
   root: string;
@@ -95,12 +99,13 @@ export class ExtractionGuard {
       // writes .git/hooks/* would run code in the next job's checkout.
       throw unsafe(entry.name, "would be written into the project's .git directory");
     }
+    const location = locationOf(steps);
+    this.refuseLongNames(entry.name, steps, location);
     const parents = steps.slice(0, -1);
     const last = steps[steps.length - 1] as Step;
     this.refuseConflicts(entry.name, parents);
     if (entry.kind === 'symlink') refuseLinkText(entry.name, entry.linkTarget ?? '');
     const dir = this.makeParents(entry.name, parents);
-    const location = locationOf(steps);
     switch (entry.kind) {
       case 'directory':
         if (last.node?.kind !== 'directory') this.layout.put(dir, last.name, 'directory', entry.name);
@@ -174,6 +179,14 @@ export class ExtractionGuard {
     return undefined;
   }
 
+  /** Names the kernel would refuse (ENAMETOOLONG) would fail the writer half-way: they are refused here instead. */
+  private refuseLongNames(name: string, steps: Step[], location: string): void {
+    const long = steps.find((step) => Buffer.byteLength(step.name) > NAME_MAX);
+    if (long) throw unsafe(name, `has a path component longer than ${NAME_MAX} bytes (${long.name.slice(0, 40)}...)`);
+    const bytes = Buffer.byteLength(this.options.root) + 1 + Buffer.byteLength(location);
+    if (bytes > PATH_MAX) throw unsafe(name, `would be written at a path of ${bytes} bytes, longer than the ${PATH_MAX} the system takes`);
+  }
+
   /** An entry below a file (or fifo...) that an earlier entry of this archive made: the archive contradicts itself. */
   private refuseConflicts(name: string, parents: Step[]): void {
     for (const step of parents) {
@@ -223,6 +236,7 @@ export function linkTargetProblem(target: string): string | undefined {
 function refuseLinkText(name: string, target: string): void {
   if (target === '' || target.includes('\0')) throw unsafe(name, 'is a symlink without a valid target');
   if (target.startsWith('/')) throw unsafe(name, `is a symlink to the absolute path ${target}`);
+  if (Buffer.byteLength(target) > PATH_MAX) throw unsafe(name, `is a symlink with a target longer than ${PATH_MAX} bytes`);
   const problem = linkTargetProblem(target);
   if (problem) throw unsafe(name, `is a symlink to ${target}: ${problem}`);
 }

@@ -121,14 +121,14 @@ export class Layout {
    */
   symlinks(): Array<{ node: LayoutNode; parent: Step[] }> {
     const found: Array<{ node: LayoutNode; parent: Step[] }> = [];
-    const visit = (dir: LayoutNode, steps: Step[]): void => {
-      for (const [name, node] of dir.children ?? []) {
-        if (!node) continue;
-        if (node.kind === 'symlink') found.push({ node, parent: steps });
-        if (node.kind === 'directory') visit(node, [...steps, { name, node }]);
+    // An explicit stack, not recursion: an archive decides how deep the tree goes.
+    const pending: Array<{ dir: LayoutNode; steps: Step[] }> = [{ dir: this.root, steps: [] }];
+    for (let next = pending.pop(); next; next = pending.pop()) {
+      for (const [name, node] of next.dir.children ?? []) {
+        if (node?.kind === 'symlink') found.push({ node, parent: next.steps });
+        if (node?.kind === 'directory') pending.push({ dir: node, steps: [...next.steps, { name, node }] });
       }
-    };
-    visit(this.root, []);
+    }
     return found;
   }
 

@@ -146,6 +146,14 @@ describe.each(['tar.gz', 'tar', 'zip'] as const)('links judged on the layout the
   });
 });
 
+describe('names the system cannot take (zip: names of any length)', () => {
+  it('refuses a component over 255 bytes and a path over 4095 bytes before writing, not half-way', async () => {
+    await expectRefused('zip', [{ name: `dir/${'n'.repeat(256)}`, file: 'x' }], /"dir\/n+" has a path component longer than 255 bytes/);
+    const deep = Array.from({ length: 20 }, (_, i) => `${i}${'d'.repeat(240)}`).join('/');
+    await expectRefused('zip', [{ name: `${deep}/f.txt`, file: 'x' }], /would be written at a path of \d+ bytes, longer than the 4095 the system takes/);
+  });
+});
+
 describe('hard links judged on the layout (tar)', () => {
   it("refuses a hard link to a file in the project's .git", async () => {
     await expectRefused('tar.gz', [{ name: 'cfg', hardlink: '.git/config' }], /"cfg" is a hard link to \.git\/config, which is in the project's \.git directory/);
