@@ -109,8 +109,12 @@ export class StreamValidator {
     else this.parser?.end();
     await this.parsed;
     this.throwFailure();
-    // Every entry passed on its own; now the links against the layout the whole archive leaves.
-    if (this.parser) this.check(() => this.guard.finish());
+    try {
+      // Every entry passed on its own; now the links against the layout the whole archive leaves.
+      if (this.parser) this.guard.finish();
+    } catch (error) {
+      this.fail(error);
+    }
     this.throwFailure();
     if (this.inflated) {
       this.inflated.end();
@@ -167,14 +171,6 @@ export class StreamValidator {
       unzip.on('error', corrupt);
     });
     return head;
-  }
-
-  private check(judge: () => void): void {
-    try {
-      judge();
-    } catch (error) {
-      this.fail(error);
-    }
   }
 
   /** Keeps the first failure only: the guard's refusal must not be replaced by the parser's abort error. */

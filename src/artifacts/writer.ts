@@ -1,7 +1,8 @@
 /**
  * Writes validated archive entries under the project root. Whatever already sits at an entry's
- * location is replaced, never written through (a file where an entry needs a parent directory too): files are created with O_EXCL after the old entry is
- * removed, so a symlink planted there cannot redirect the write. Modes are kept without the
+ * location (or where it needs a parent directory) is replaced, never written through: files are
+ * created with O_EXCL after the old entry is removed, so a symlink planted there cannot redirect the
+ * write. Modes are kept without the
  * setuid/setgid/sticky bits; directories always stay owner-writable so later entries can go in.
  *
  * Metadata calls (mkdir, lstat, chmod, utimes, link) and small files are done synchronously: each
