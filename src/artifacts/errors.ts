@@ -14,11 +14,15 @@ export type ArtifactsErrorCode =
   | 'ARTIFACTS_UPLOAD_FAILED'
   /** E8 failed for good, or the file had the wrong size after every attempt. */
   | 'ARTIFACTS_DOWNLOAD_FAILED'
-  /** An archive entry would write outside the project dir, or is a device/fifo: nothing was written. */
+  /**
+   * Refused by the validation pass, so nothing was written: an entry would land outside the project
+   * dir or in its .git, a symlink would lead there once the archive is extracted, the archive
+   * contradicts itself (an entry below a file it made), or an entry is a device/fifo.
+   */
   | 'ARCHIVE_UNSAFE'
   /** Not a gzip/tar/zip file, or damaged. */
   | 'ARCHIVE_CORRUPT'
-  /** Writing an entry failed (permissions, a file where a directory must go). */
+  /** Writing an entry failed (disk full, permissions), or the project dir changed while extracting. */
   | 'ARCHIVE_EXTRACT_FAILED'
   /** The archive holds more than `artifacts_extract_limit` leaves for the job: nothing of it was written. */
   | 'ARCHIVE_OVER_LIMIT'

@@ -12,9 +12,9 @@
  * inflated in memory or on disk beyond the files written, so a small archive that inflates to
  * gigabytes costs its files' size on disk and flat memory.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, lstatSync, unlinkSync } from 'node:fs';
 import { open, mkdir, realpath } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { ExtractBudget } from './budget.js';
 import { diskFull, diskFullCode } from './disk-full.js';
 import type { ArchiveReader, ArchiveEntry } from './entry.js';
@@ -110,6 +110,14 @@ export async function extractArchive(file: string, projectDir: string, signal: A
       if (entry.kind === 'file') summary.bytes += entry.size;
     }, signal);
   } catch (error) {
+    throw undoExtraction(changedWhileExtracting(error, summary.entries), journal, projectDir, summary);
+  }
+  // The links once more, as the extraction left them on disk: one leading out is removed, and so is
+  // everything else this pass wrote.
+  const bad = live.badLinks();
+  for (const link of bad) removeLink(join(root, link.location));
+  if (bad[0]) {
+    const error = changedWhileExtracting(bad[0].error, summary.entries, ` (removed ${bad.map((link) => link.location).join(', ')})`);
     throw undoExtraction(error, journal, projectDir, summary);
   }
   options.budget?.spend(summary.bytes);
@@ -130,6 +138,24 @@ function undoExtraction(error: unknown, journal: WriteJournal, projectDir: strin
   return diskFull(code, 'extracting', projectDir, cleaned, error);
 }
 
+/**
+ * The validation pass judged the archive safe, so the extraction pass refusing an entry means the
+ * project dir changed in between (or under it): entries were written by then, so this is no clean
+ * refusal but a failed extraction.
+ */
+function changedWhileExtracting(error: unknown, written: number, note = ''): unknown {
+  if (!(error instanceof ArtifactsError) || error.code !== 'ARCHIVE_UNSAFE') return error;
+  return new ArtifactsError('ARCHIVE_EXTRACT_FAILED', `the project dir changed while the archive was extracted, after ${written} entries: ${error.message}${note}`, { cause: error });
+}
+
+function removeLink(path: string): void {
+  try {
+    if (lstatSync(path).isSymbolicLink()) unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
+}
+
 /** Pass 1 for a zip: the entries of the central directory through the guard. */
 async function validateZip(file: string, root: string, lexicalRoot: string, signal: AbortSignal, budget?: ExtractBudget): Promise<void> {
   const plan = new ExtractionGuard({ root, lexicalRoot, mode: 'plan' });
@@ -139,6 +165,7 @@ async function validateZip(file: string, root: string, lexicalRoot: string, sign
     tally?.add(entry);
     return Promise.resolve();
   }, signal);
+  plan.finish();
 }
 
 /** Pass 1 for a tar(.gz): the file through the same validator a download uses (bodies skipped unread). */

@@ -4,13 +4,16 @@
  * the project dir. Nothing outside the project dir is taken: a path that leads out (absolute, `..`,
  * or through a symlinked parent) or a symlink whose target leads out is refused with a line in the
  * trace and skipped. Symlinks inside the project are archived as symlinks, never followed; a walk
- * never descends into a symlinked directory.
+ * never descends into a symlinked directory. A symlink the extraction would refuse (an absolute
+ * target, `..` after a name, into `.git`: see guard.ts) is skipped the same way, so that one bad
+ * link does not make the whole archive unextractable.
  */
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import picomatch from 'picomatch';
+import { linkTargetProblem } from './guard.js';
 
 export interface SelectedEntry {
   /** Forward-slash path relative to the project dir. */
@@ -116,6 +119,11 @@ class Selector {
         this.log(`WARNING: refusing symlink ${path} -> ${target}: its target is outside the project dir`);
         return;
       }
+      const problem = await this.unextractable(absolute, target);
+      if (problem) {
+        this.log(`WARNING: refusing symlink ${path} -> ${target}: ${problem}; extracting an archive with it would be refused`);
+        return;
+      }
       this.found.set(path, entry(path, 'symlink', stats));
     } else if (stats.isFile()) {
       this.found.set(path, entry(path, 'file', stats));
@@ -184,6 +192,17 @@ class Selector {
     } catch {
       return this.isInside(candidate); // dangling: judge the name itself
     }
+  }
+
+  /** What the extraction guard (guard.ts) would refuse in a link that stays inside: the archive must stay extractable. */
+  private async unextractable(absolute: string, target: string): Promise<string | undefined> {
+    if (isAbsolute(target)) return 'its target is an absolute path (make it relative)';
+    const problem = linkTargetProblem(target);
+    if (problem) return problem;
+    const real = await realpath(resolve(dirname(absolute), target)).catch(() => undefined);
+    const git = join(this.root, '.git');
+    if (real !== undefined && (real === git || real.startsWith(`${git}${sep}`))) return "it leads into the project's .git directory";
+    return undefined;
   }
 
   private isInside(path: string): boolean {

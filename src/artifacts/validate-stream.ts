@@ -95,6 +95,13 @@ export class StreamValidator {
     else this.parser?.end();
     await this.parsed;
     this.throwFailure();
+    try {
+      // Every entry passed on its own; now the links against the layout the whole archive leaves.
+      if (this.parser) this.guard.finish();
+    } catch (error) {
+      this.fail(error);
+    }
+    this.throwFailure();
     if (!this.parser || !this.format) return undefined;
     return { file: this.options.file, format: this.format, root: this.options.root };
   }

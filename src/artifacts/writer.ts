@@ -1,7 +1,8 @@
 /**
  * Writes validated archive entries under the project root. Whatever already sits at an entry's
- * location is replaced, never written through: files are created with O_EXCL after the old entry is
- * removed, so a symlink planted there cannot redirect the write. Modes are kept without the
+ * location (or where it needs a parent directory) is replaced, never written through: files are
+ * created with O_EXCL after the old entry is removed, so a symlink planted there cannot redirect the
+ * write. Modes are kept without the
  * setuid/setgid/sticky bits; directories always stay owner-writable so later entries can go in.
  *
  * Metadata calls (mkdir, lstat, chmod, utimes, link) and small files are done synchronously: each
@@ -9,7 +10,7 @@
  * files several times slower than GNU tar. Large files stream asynchronously with backpressure.
  */
 import { chmodSync, closeSync, createWriteStream, fchmodSync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, rmSync, symlinkSync, utimesSync, writeSync, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ArchiveEntry } from './entry.js';
 import { ArtifactsError } from './errors.js';
@@ -112,9 +113,33 @@ export class EntryWriter {
 
   private ensureDirectory(path: string): void {
     if (this.directories.has(path)) return;
-    const created = mkdirSync(path, { recursive: true });
-    if (created !== undefined) this.journal?.wrote(created, 'directory');
+    try {
+      const created = mkdirSync(path, { recursive: true });
+      if (created !== undefined) this.journal?.wrote(created, 'directory');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST' && code !== 'ENOTDIR') throw error;
+      this.replaceNonDirectories(path);
+    }
     this.directories.add(path);
+  }
+
+  /**
+   * A file (left by an earlier job) stands where the entry needs a directory: it is replaced by one,
+   * as a directory entry would replace it and as the guard planned. A symlink there was not planned
+   * (the guard resolved every parent link): that is an error, never followed.
+   */
+  private replaceNonDirectories(path: string): void {
+    let current = this.root;
+    for (const part of relative(this.root, path).split(sep)) {
+      current = join(current, part);
+      const existing = lstatOrUndefined(current);
+      if (existing?.isDirectory()) continue;
+      if (existing?.isSymbolicLink()) throw new Error(`${current} is a symlink where a directory was expected`);
+      if (existing) this.remove(current, existing);
+      mkdirSync(current);
+      this.journal?.wrote(current, 'directory');
+    }
   }
 
   private forgetDirectories(path: string): void {

@@ -3,7 +3,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { archiveCache, cacheFilePath, restoreCache } from '../../src/artifacts/index.js';
-import { fakeBuild, removeTempDirs, tempDir, testContext, writeFiles } from './fixtures.js';
+import { buildArchive, fakeBuild, removeTempDirs, tempDir, testContext, treeOf, writeFiles } from './fixtures.js';
 
 afterEach(removeTempDirs);
 
@@ -48,6 +48,23 @@ describe('local cache', () => {
     const ctx = await job();
     await restoreCache(ctx, { cacheDir, runnerName: 'r1', key: 'deps' });
     expect(ctx.lines.join('\n')).toMatch(/WARNING: cache "deps" not restored: .*not a readable tar archive/);
+  });
+
+  it('restores nothing of a cache whose later entry re-aims an earlier link out of the project dir', async () => {
+    const cacheDir = await tempDir();
+    const file = cacheFilePath(cacheDir, 'r1', build, 'deps');
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, buildArchive('tar.gz', [
+      { name: 'vendor/a.js', file: 'A' },
+      { name: 'vendor/x/y/', dir: true },
+      { name: 'vendor/up', symlink: 'x/y/../../..' },
+      { name: 'vendor/x/y', symlink: '.' },
+    ]));
+    const ctx = await job({ 'src/main.c': 'checked out' });
+    const before = await treeOf(ctx.projectDir);
+    await restoreCache(ctx, { cacheDir, runnerName: 'r1', key: 'deps' });
+    expect(ctx.lines.join('\n')).toMatch(/WARNING: cache "deps" not restored: refusing the whole archive, nothing was extracted: entry "vendor\/up" is a symlink to x\/y\/\.\.\/\.\.\/\.\./);
+    expect(await treeOf(ctx.projectDir)).toEqual(before);
   });
 
   it('refuses a key with .. and keeps different keys in different files', async () => {

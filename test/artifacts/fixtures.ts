@@ -3,7 +3,7 @@
  * tar headers and zip records are written byte by byte, so the tests can hold names and entry types
  * no well-behaved archiver would produce.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -185,4 +185,48 @@ function crc32(data: Buffer): number {
   let crc = 0xffffffff;
   for (const byte of data) crc = (CRC_TABLE[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** An archive entry for {@link buildArchive}: a directory, a file, a symlink or (tar only) a hard link. */
+export type LayoutEntry = { name: string; dir: true } | { name: string; file: string } | { name: string; symlink: string } | { name: string; hardlink: string };
+
+export type TestArchiveFormat = 'tar.gz' | 'tar' | 'zip';
+
+/** The same entries as a tar.gz, a tar or a zip (zip has no hard links). */
+export function buildArchive(format: TestArchiveFormat, entries: LayoutEntry[]): Buffer {
+  if (format === 'zip') {
+    return rawZip(
+      entries.map((entry) => {
+        if ('dir' in entry) return { name: entry.name.endsWith('/') ? entry.name : `${entry.name}/`, unixMode: 0o040755 };
+        if ('file' in entry) return { name: entry.name, content: entry.file };
+        if ('symlink' in entry) return { name: entry.name, content: entry.symlink, unixMode: 0o120777 };
+        throw new Error('zip archives have no hard links');
+      }),
+    );
+  }
+  const tar = entries.map((entry): RawTarEntry => {
+    if ('dir' in entry) return { name: entry.name, type: '5' };
+    if ('file' in entry) return { name: entry.name, type: '0', content: entry.file };
+    if ('symlink' in entry) return { name: entry.name, type: '2', linkname: entry.symlink };
+    return { name: entry.name, type: '1', linkname: entry.hardlink };
+  });
+  return format === 'tar' ? rawTar(tar) : rawTarGz(tar);
+}
+
+/** Everything under `dir`: path → 'dir', 'link:<target>' or 'file:<mode>:<content>', to compare before and after. */
+export async function treeOf(dir: string): Promise<Record<string, string>> {
+  const tree: Record<string, string> = {};
+  const visit = async (relative: string): Promise<void> => {
+    for (const name of (await readdir(join(dir, relative))).sort()) {
+      const path = relative === '' ? name : `${relative}/${name}`;
+      const stats = await lstat(join(dir, path));
+      if (stats.isSymbolicLink()) tree[path] = `link:${await readlink(join(dir, path))}`;
+      else if (stats.isDirectory()) {
+        tree[path] = 'dir';
+        await visit(path);
+      } else tree[path] = `file:${(stats.mode & 0o7777).toString(8)}:${await readFile(join(dir, path), 'utf8')}`;
+    }
+  };
+  await visit('');
+  return tree;
 }

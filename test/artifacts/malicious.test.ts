@@ -3,7 +3,7 @@ import { lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactsError, extractArchive } from '../../src/artifacts/index.js';
-import { rawTar, rawTarGz, rawZip, removeTempDirs, tempDir } from './fixtures.js';
+import { rawTar, rawTarGz, rawZip, removeTempDirs, tempDir, treeOf } from './fixtures.js';
 
 let base: string;
 let project: string;
@@ -27,6 +27,7 @@ async function extract(bytes: Buffer, name = 'archive'): Promise<unknown> {
 }
 
 async function expectRefused(bytes: Buffer, pattern: RegExp): Promise<void> {
+  const before = await treeOf(project);
   const error = await extract(bytes).then(
     () => undefined,
     (caught: unknown) => caught,
@@ -36,6 +37,7 @@ async function expectRefused(bytes: Buffer, pattern: RegExp): Promise<void> {
   expect((error as Error).message).toMatch(pattern);
   // The refusal comes from the validation pass: not even the harmless first entry was written.
   expect(existsSync(join(project, 'first.txt'))).toBe(false);
+  expect(await treeOf(project)).toEqual(before);
   expect(await readFile(join(outside, 'secret'), 'utf8')).toBe('do not touch');
 }
 

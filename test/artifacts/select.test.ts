@@ -75,6 +75,26 @@ describe('selecting artifacts paths', () => {
     expect(lines.join('\n')).toMatch(/refusing symlink dist\/passwd -> \/etc\/passwd/);
   });
 
+  it('leaves out links that stay inside but that extracting would refuse, so the rest of the archive still extracts', async () => {
+    const project = await tempDir();
+    await writeFiles(project, { 'dist/real/file.txt': 'f', '.git/config': '[core]\n' });
+    await symlink(join(project, 'dist/real'), join(project, 'dist/absolute'));
+    await symlink('real/../real', join(project, 'dist/detour'));
+    await symlink('../.git/config', join(project, 'dist/gitconfig'));
+    await symlink('..', join(project, 'dist/up'));
+    await symlink('up/.git', join(project, 'dist/git'));
+    await symlink('.git', join(project, 'gitdir'));
+    await symlink('../gitdir', join(project, 'dist/meta'));
+    const { kinds, lines } = await select(project, { paths: ['dist'] });
+    expect(kinds).toEqual({ dist: 'directory', 'dist/real': 'directory', 'dist/real/file.txt': 'file', 'dist/up': 'symlink' });
+    const log = lines.join('\n');
+    expect(log).toMatch(/refusing symlink dist\/absolute -> \S+: its target is an absolute path \(make it relative\); extracting an archive with it would be refused/);
+    expect(log).toMatch(/refusing symlink dist\/detour -> real\/\.\.\/real: "\.\." follows a name in it/);
+    expect(log).toMatch(/refusing symlink dist\/gitconfig -> \.\.\/\.git\/config: it goes into a \.git directory/);
+    expect(log).toMatch(/refusing symlink dist\/git -> up\/\.git: it goes into a \.git directory/);
+    expect(log).toMatch(/refusing symlink dist\/meta -> \.\.\/gitdir: it leads into the project's \.git directory/);
+  });
+
   it('says so when a path matches nothing', async () => {
     const project = await tempDir();
     await mkdir(join(project, 'empty'));

@@ -10,7 +10,7 @@ import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import type { ReferenceServerOptions } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { rawTarGz, removeTempDirs, tempDir, testContext, writeFiles, type TestContext } from './fixtures.js';
+import { buildArchive, rawTarGz, removeTempDirs, tempDir, testContext, treeOf, writeFiles, type TestContext } from './fixtures.js';
 
 /** Two stages: `make` uploads artifacts, `use` depends on them. */
 const MAKE_THEN_USE = 'stages: [build, test]\nmake:\n  stage: build\n  script: [x]\n  artifacts: { paths: [a] }\nuse:\n  stage: test\n  script: [x]\n';
@@ -101,6 +101,29 @@ describe.each(['tar.gz', 'zip'] as const)('artifacts through the reference serve
     expect(await readFile(join(consumer.projectDir, 'dist/sub/readme.txt'), 'utf8')).toBe('hello');
     expect(await readFile(join(consumer.projectDir, 'reports/unit.xml'), 'utf8')).toBe('<ok/>');
     expect(consumer.lines.join('\n')).toMatch(new RegExp(`Extracted 5 entries .*${format.replace('.', '\\.')}\\) from the artifacts of compile`));
+  });
+
+  it('refuses artifacts whose later entry re-aims an earlier link out of the project dir: nothing written', async () => {
+    const h = await harness();
+    await h.t.pipeline(MAKE_THEN_USE);
+    const make = await h.nextBuild();
+    const hostile = join(await tempDir(), `artifacts.${format}`);
+    await writeFile(hostile, buildArchive(format, [
+      { name: 'first.txt', file: 'harmless' },
+      { name: 'x/', dir: true },
+      { name: 'x/y/', dir: true },
+      { name: 'l', symlink: 'x/y/../..' },
+      { name: 'x/y', symlink: '.' },
+    ]));
+    expect((await h.client.uploadArtifacts(make.id, make.token, { path: hostile, filename: `artifacts.${format}` })).outcome).toBe('ok');
+    await h.finish(make, 'success');
+    const ctx = await h.job(await h.nextBuild(), { 'src/main.c': 'checked out' });
+    const before = await treeOf(ctx.projectDir);
+    const error = await downloadArtifacts(ctx, { attempts: 1 }).catch((caught: unknown) => caught);
+    expect((error as ArtifactsError).code).toBe('ARCHIVE_UNSAFE');
+    expect((error as Error).message).toMatch(/artifacts of make .*refusing the whole archive, nothing was extracted: entry "l" is a symlink to x\/y\/\.\.\/\.\./);
+    expect(await treeOf(ctx.projectDir)).toEqual(before);
+    expect(await readdir(ctx.stateDir)).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 /** The validation pass run on an archive's bytes as they arrive (the download's tee). */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactsError, extractArchive } from '../../src/artifacts/index.js';
@@ -85,6 +85,15 @@ describe('StreamValidator', () => {
     // The failure sticks: more bytes and finish() report it again.
     expect(() => v.write(Buffer.alloc(512))).toThrow(/"\.\." component/);
     await expect(v.finish()).rejects.toThrow(/"\.\." component/);
+  });
+
+  it('accepts every entry as it arrives, then refuses at the end a link of the project dir the archive re-aims out', async () => {
+    // w -> a/.. is the project root while a is a directory; the archive makes a a link to "."
+    await mkdir(join(project, 'a'));
+    await symlink('a/..', join(project, 'w'));
+    const v = validator();
+    expect(feed(v, pieces(rawTarGz([{ name: 'w/through.txt', type: '0', content: 'x' }, { name: 'a', type: '2', linkname: '.' }]), 100)).error).toBeUndefined();
+    await expect(v.finish()).rejects.toThrow(/the symlink w -> a\/\.\. already in the project dir would, once the archive is extracted, lead outside the project dir/);
   });
 
   it('reports a gzip stream that does not inflate as ARCHIVE_CORRUPT', async () => {
