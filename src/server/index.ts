@@ -14,6 +14,7 @@ import { silentLogger } from '../log.js';
 import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';
+import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
 import { ArtifactStore } from './state/artifacts.js';
@@ -49,6 +50,10 @@ export interface ReferenceServer {
 }
 
 const DEFAULT_MAX_ARTIFACTS = 100 * 1024 * 1024;
+/** Two whole-trace PUTs at their cap (64 MiB) at once; more wait their turn. */
+const DEFAULT_BODY_MEMORY = 128 * 1024 * 1024;
+/** 128 concurrent pre-auth windows (64 KiB each). */
+const PRE_AUTH_POOL = 8 * 1024 * 1024;
 
 function validateProjectName(name: string): void {
   if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/.test(name) || name.endsWith('.git')) {
@@ -80,6 +85,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     traces: new TraceStore(join(dataDir, 'traces')),
     artifacts: new ArtifactStore(dataDir),
     faults: new FaultRegistry(options.faults, options.faultSeed),
+    bodies: { main: new ByteBudget(options.requestBodyMemory ?? DEFAULT_BODY_MEMORY), preAuth: new ByteBudget(PRE_AUTH_POOL) },
     settings,
     logger,
     dataDir,

@@ -9,7 +9,7 @@ import { buildPayload } from '../pipeline/payload.js';
 import { finishBuild } from '../state/transitions.js';
 import type { RunnerRecord } from '../state/store.js';
 import { parseInfo } from './runners.js';
-import { readParams, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
+import { readParams, runnerGate, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
 
 function noBuild(value: string): Reply {
   return { status: 204, headers: { 'x-gitlab-last-update': value } };
@@ -22,7 +22,9 @@ function touch(runner: RunnerRecord, info: unknown): void {
 }
 
 export async function requestBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request);
+  const read = await readParams(ctx, request, runnerGate(ctx, request));
+  if (!read.ok) return read.reply;
+  const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
   if (!runner.active) return errorReply(404);
@@ -48,7 +50,9 @@ export async function requestBuild(ctx: ServerContext, request: ApiRequest): Pro
 }
 
 export async function updateBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request, TRACE_BODY_LIMIT);
+  const read = await readParams(ctx, request, runnerGate(ctx, request), TRACE_BODY_LIMIT);
+  if (!read.ok) return read.reply;
+  const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
   touch(runner, params.info);
