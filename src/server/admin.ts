@@ -54,6 +54,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
     const runner = ctx.store.runners.get(id(idText));
     if (!runner) return errorReply(404, '404 Runner Not Found');
     runner.active = action === 'resume';
+    ctx.store.saveRunner(runner);
     if (runner.active) ctx.scheduler.buildsQueued();
     return json(200, { id: runner.id, active: runner.active });
   }

@@ -60,7 +60,7 @@ export async function deleteRunner(ctx: ServerContext, request: ApiRequest): Pro
   if (!token) return errorReply(400, '400 (Bad request) "token" not given');
   const runner = ctx.store.runnerByToken(token);
   if (!runner) return errorReply(403);
-  ctx.store.runners.delete(runner.id);
+  ctx.store.deleteRunner(runner.id);
   // Builds the deleted runner was running can never be reported again: fail them now.
   for (const build of ctx.store.builds.values()) {
     if (build.runnerId === runner.id && build.status === 'running') finishBuild(ctx, build, 'failed', 'runner deleted');

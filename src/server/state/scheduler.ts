@@ -62,6 +62,7 @@ export class Scheduler {
     chosen.runnerId = runner.id;
     chosen.startedAt = new Date();
     chosen.lastActivityAt = Date.now();
+    this.store.saveBuild(chosen);
     return chosen;
   }
 

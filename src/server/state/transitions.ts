@@ -10,7 +10,9 @@ import type { BuildRecord } from './store.js';
 export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
   const pipeline = ctx.store.pipelines.get(pipelineId);
   if (!pipeline) return;
-  if (processPipeline(ctx.store, pipeline)) ctx.scheduler.buildsQueued();
+  const queued = processPipeline(ctx.store, pipeline);
+  for (const build of ctx.store.pipelineBuilds(pipeline)) ctx.store.saveBuild(build);
+  if (queued) ctx.scheduler.buildsQueued();
 }
 
 /** Ends a running build with the runner's verdict or a server-side failure. */
@@ -18,6 +20,7 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
   if (build.status !== 'running' && build.status !== 'pending') return;
   build.status = status;
   build.finishedAt = new Date();
+  ctx.store.saveBuild(build);
   ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}) }, 'build finished');
   advancePipeline(ctx, build.pipelineId);
 }
@@ -30,6 +33,7 @@ export function cancelBuild(ctx: ServerContext, build: BuildRecord): boolean {
   if (!['created', 'pending', 'running', 'manual'].includes(build.status)) return false;
   build.status = 'canceled';
   build.finishedAt = new Date();
+  ctx.store.saveBuild(build);
   ctx.logger.info({ buildId: build.id }, 'build canceled');
   advancePipeline(ctx, build.pipelineId);
   return true;
