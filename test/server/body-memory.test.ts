@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitRepo } from '../helpers/git.js';
+import { startTestServer } from '../helpers/server.js';
 import { api, LEGACY_INFO, raw } from './raw-http.js';
 import { ADMIN_TOKEN, REGISTRATION_TOKEN, rssBytes, startServe, type ServeProcess } from './serve-process.js';
 
@@ -135,4 +136,23 @@ describe('request bodies and authentication', () => {
       expect(job).toMatchObject({ status: i === 0 ? 'success' : 'failed', trace_size: Buffer.byteLength(trace) });
     }
   }, 120_000);
+});
+
+describe('the shared body budget', () => {
+  it('makes concurrent authenticated bodies beyond the budget wait their turn instead of failing', async () => {
+    const t = await startTestServer({ requestBodyMemory: MiB });
+    try {
+      const { token } = await t.registerRunner();
+      await t.pipeline('a:\n  script: [x]\nb:\n  script: [y]\nc:\n  script: [z]\n');
+      const builds = [];
+      for (let i = 0; i < 3; i++) builds.push(JSON.parse((await api(t.url, 'POST', '/builds/register.json', { json: { token } })).text) as { id: number });
+      // Each final PUT needs 0.7 MiB of a 1 MiB budget: they can only run one at a time.
+      const trace = 'x'.repeat(0.7 * MiB);
+      const answers = await Promise.all(builds.map((build) => api(t.url, 'PUT', `/builds/${build.id}.json`, { json: { token, state: 'success', trace } })));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+      for (const build of builds) expect(t.server.getJob(build.id)).toMatchObject({ status: 'success', trace_size: trace.length });
+    } finally {
+      await t.close();
+    }
+  });
 });
