@@ -25,7 +25,7 @@ import { Scheduler } from './state/scheduler.js';
 import { startStaleSweeper } from './state/stale.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
-import { cancelBuild } from './state/transitions.js';
+import { advancePipeline, cancelBuild } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions } from './types.js';
 import { jobView, pipelineView } from './views.js';
@@ -104,6 +104,9 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     store.addProject(name, path);
   };
   for (const project of options.projects ?? []) addProject(project.name, project.path);
+  // Loaded pipelines move on if a crash came between a build finishing and its successors being
+  // recorded (stage processing only depends on the builds' states, so this is a no-op otherwise).
+  for (const pipeline of store.pipelines.values()) advancePipeline(ctx, pipeline.id);
 
   const gitOptions: GitHttpHandlerOptions = {
     resolveProject: (name) => store.projectByName(name)?.path,

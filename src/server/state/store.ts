@@ -190,6 +190,21 @@ export class Store {
     this.sink?.build(build, false);
   }
 
+  /**
+   * Applies `change` to a build's state fields and records it; if recording fails (a full disk), the
+   * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
+   */
+  changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
+    const { status, runnerId, startedAt, finishedAt } = build;
+    change(build);
+    try {
+      this.saveBuild(build);
+    } catch (error) {
+      Object.assign(build, { status, runnerId, startedAt, finishedAt });
+      throw error;
+    }
+  }
+
   pipelineBuilds(pipeline: PipelineRecord): BuildRecord[] {
     return pipeline.buildIds.map((id) => this.builds.get(id)).filter((build): build is BuildRecord => build !== undefined);
   }
