@@ -76,8 +76,11 @@ describe('serve --data-dir', () => {
 
     first.child.kill('SIGKILL');
     await first.child;
+    await mkdir(join(dataDir, 'tmp'), { recursive: true });
+    await writeFile(join(dataDir, 'tmp', 'upload-cut-by-the-kill'), 'half an archive');
     const second = await startServe(flags);
     try {
+      expect(await readdir(join(dataDir, 'tmp')).catch(() => [])).toEqual([]);
       // The finished build, its trace and its artifacts.
       expect(await job(second.url, done.id)).toMatchObject({ status: 'success', trace_size: 20, artifacts: { filename: 'artifacts.zip', size: 3000 } });
       expect((await raw(second.url, 'GET', `/admin/api/jobs/${done.id}/trace`, admin)).text).toBe('finished job output\n');

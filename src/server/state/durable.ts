@@ -54,6 +54,7 @@ export class DurableState implements StoreSink {
         if (entry.t === 'settings') settings = entry.settings;
         else if (!applyEntry(store, entry, files)) logger.warn({ type: (record as { t?: unknown }).t }, 'skipped a state journal record of an unknown type');
       }
+      removeLeftovers(dir);
       const journal = Journal.startAfter(dir, loaded.generation, snapshotOf(store, settings, 0));
       const running = [...store.builds.values()].filter((build) => build.status === 'running').length;
       logger.info({ dataDir: dir, runners: store.runners.size, pipelines: store.pipelines.size, builds: store.builds.size, running }, 'state loaded from the data dir');
@@ -165,6 +166,14 @@ function skipIdsOfOldFiles(dir: string, store: Store): void {
     }
   }
   store.nextIds.build = Math.max(store.nextIds.build, highest + 1);
+}
+
+/** Half-written uploads and trace replacements of a server that died: never part of any state. */
+function removeLeftovers(dir: string): void {
+  rmSync(join(dir, 'tmp'), { recursive: true, force: true });
+  const traces = join(dir, 'traces');
+  if (!existsSync(traces)) return;
+  for (const name of readdirSync(traces)) if (name.endsWith('.tmp')) rmSync(join(traces, name), { force: true });
 }
 
 /** Trace sizes and archive paths of loaded builds, from the data dir. */
