@@ -43,25 +43,27 @@ describe('the body byte pool', () => {
     const order: string[] = [];
     const gone = new AbortController();
     const abandoned = pool.acquire(50, gone.signal).catch((error: Error) => order.push(`abandoned: ${error.message}`));
-    const second = pool.acquire(50, never).then((release) => {
+    const second = pool.acquire(50, never).then((reservation) => {
       order.push('second');
-      return release;
+      return reservation;
     });
     gone.abort();
     await abandoned;
     expect(order).toEqual(['abandoned: client went away']);
-    first();
-    (await second)();
+    first.release();
+    (await second).release();
     expect(order).toEqual(['abandoned: client went away', 'second']);
     expect(pool.inUse).toBe(0);
   });
 
   it('cuts a reservation larger than the pool to the pool, so it still runs alone', async () => {
     const pool = new ByteBudget(10);
-    const release = await pool.acquire(1000, new AbortController().signal);
+    const reservation = await pool.acquire(1000, new AbortController().signal);
     expect(pool.inUse).toBe(10);
-    release();
-    release(); // giving back twice is harmless
+    reservation.shrinkTo(4); // a body smaller than reserved gives the rest back at once
+    expect(pool.inUse).toBe(4);
+    reservation.release();
+    reservation.release(); // giving back twice is harmless
     expect(pool.inUse).toBe(0);
   });
 });

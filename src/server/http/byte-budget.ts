@@ -13,6 +13,14 @@ interface Waiter {
   grant: () => void;
 }
 
+/** Bytes held in a pool until released. */
+export interface Reservation {
+  /** Gives every byte back; calling it again does nothing. */
+  release(): void;
+  /** Gives back what is held beyond `bytes` (a body turned out smaller than reserved). */
+  shrinkTo(bytes: number): void;
+}
+
 export class ByteBudget {
   private used = 0;
   private readonly waiters: Waiter[] = [];
@@ -25,28 +33,29 @@ export class ByteBudget {
   }
 
   /**
-   * Reserves `bytes` (at most the whole pool) and resolves with the function that gives them back.
-   * Rejects with a 499 when `signal` aborts first (the client went away while waiting).
+   * Reserves `bytes` (at most the whole pool) and resolves with the reservation. Rejects with a 499
+   * when `signal` aborts first (the client went away while waiting).
    */
-  acquire(bytes: number, signal: AbortSignal): Promise<() => void> {
+  acquire(bytes: number, signal: AbortSignal): Promise<Reservation> {
     const want = Math.max(0, Math.min(bytes, this.total));
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      this.used -= want;
+    let held = want;
+    const shrinkTo = (target: number): void => {
+      const keep = Math.max(0, Math.min(held, target));
+      this.used -= held - keep;
+      held = keep;
       this.drain();
     };
+    const reservation: Reservation = { release: () => shrinkTo(0), shrinkTo };
     if (this.waiters.length === 0 && this.used + want <= this.total) {
       this.used += want;
-      return Promise.resolve(release);
+      return Promise.resolve(reservation);
     }
-    return new Promise<() => void>((resolve, reject) => {
+    return new Promise<Reservation>((resolve, reject) => {
       const waiter: Waiter = {
         bytes: want,
         grant: () => {
           signal.removeEventListener('abort', onAbort);
-          resolve(release);
+          resolve(reservation);
         },
       };
       const onAbort = (): void => {

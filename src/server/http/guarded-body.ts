@@ -8,7 +8,7 @@
  * requests cannot multiply memory past the pools.
  */
 import type { IncomingMessage } from 'node:http';
-import type { ByteBudget } from './byte-budget.js';
+import type { ByteBudget, Reservation } from './byte-budget.js';
 import { BodyCollector, declaredLength } from './collect.js';
 import { errorReply, HttpError, type Reply } from './reply.js';
 import { createTokenSniffer } from './token-sniffer.js';
@@ -41,17 +41,22 @@ function refuseDeclared(req: IncomingMessage, limit: number): void {
 /** Reserves the bytes a body may need (until the request ends) and reads it whole; 413 past `limit`. */
 export async function readBudgetedBody(req: IncomingMessage, limit: number, pool: ByteBudget, signal: AbortSignal): Promise<Buffer> {
   refuseDeclared(req, limit);
-  await reserve(pool, Math.min(declaredLength(req) ?? limit, limit), signal);
+  const reservation = await reserve(pool, Math.min(declaredLength(req) ?? limit, limit), signal);
   const collector = new BodyCollector(req);
   if ((await collector.readUntil(limit, signal)) === 'over') throw new HttpError(413);
+  reservation.shrinkTo(collector.size);
   return collector.take();
 }
 
-/** Reserves `bytes` in `pool` for as long as the request lives (`signal` aborts when it ends). */
-async function reserve(pool: ByteBudget, bytes: number, signal: AbortSignal): Promise<void> {
-  const release = await pool.acquire(bytes, signal);
-  if (signal.aborted) release();
-  else signal.addEventListener('abort', release, { once: true });
+/**
+ * Reserves `bytes` in `pool` for as long as the request lives (`signal` aborts when it ends): the
+ * body, and what is parsed from it, are in use until the reply is written.
+ */
+async function reserve(pool: ByteBudget, bytes: number, signal: AbortSignal): Promise<Reservation> {
+  const reservation = await pool.acquire(bytes, signal);
+  if (signal.aborted) reservation.release();
+  else signal.addEventListener('abort', () => reservation.release(), { once: true });
+  return reservation;
 }
 
 /**
@@ -69,7 +74,7 @@ export async function readGuardedBody(req: IncomingMessage, limit: number, pools
   }
   refuseDeclared(req, limit);
   const declared = declaredLength(req);
-  const release = await pools.preAuth.acquire(Math.min(declared ?? PRE_AUTH_LIMIT, PRE_AUTH_LIMIT), signal);
+  const preAuth = await pools.preAuth.acquire(Math.min(declared ?? PRE_AUTH_LIMIT, PRE_AUTH_LIMIT), signal);
   try {
     const collector = new BodyCollector(req);
     const sniffer = createTokenSniffer(req);
@@ -84,10 +89,11 @@ export async function readGuardedBody(req: IncomingMessage, limit: number, pools
     }
     const refused = gate.check(token);
     if (refused) return { ok: false, reply: refused };
-    await reserve(pools.main, Math.min(declared ?? limit, limit), signal);
+    const reservation = await reserve(pools.main, Math.min(declared ?? limit, limit), signal);
     if ((await collector.readUntil(limit, signal)) === 'over') throw new HttpError(413);
+    reservation.shrinkTo(collector.size);
     return { ok: true, body: collector.take() };
   } finally {
-    release();
+    preAuth.release();
   }
 }
