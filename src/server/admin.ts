@@ -5,7 +5,8 @@
 import type { IncomingMessage } from 'node:http';
 import { hasCode } from '../errors.js';
 import type { ServerContext } from './context.js';
-import { bodyParams, mergeParams, readBody } from './http/body.js';
+import { bodyParams, mergeParams } from './http/body.js';
+import { readBudgetedBody } from './http/guarded-body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { createPipeline } from './pipeline/create.js';
 import { artifactsFileReply } from './api/artifacts.js';
@@ -53,6 +54,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
     const runner = ctx.store.runners.get(id(idText));
     if (!runner) return errorReply(404, '404 Runner Not Found');
     runner.active = action === 'resume';
+    ctx.store.saveRunner(runner);
     if (runner.active) ctx.scheduler.buildsQueued();
     return json(200, { id: runner.id, active: runner.active });
   }
@@ -80,7 +82,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
 }
 
 async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URLSearchParams, signal: AbortSignal): Promise<Reply> {
-  const params = mergeParams(query, await bodyParams(req, await readBody(req, CONFIG_LIMIT, signal)));
+  const params = mergeParams(query, await bodyParams(req, await readBudgetedBody(req, CONFIG_LIMIT, ctx.bodies.main, signal)));
   const { project, ref, config, variables } = params;
   if (typeof config !== 'string' || config.trim() === '') return errorReply(400, '400 Bad Request - "config" (the pipeline YAML text) is required');
   const names = [...ctx.store.projects.values()].map((p) => p.name);

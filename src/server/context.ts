@@ -1,6 +1,7 @@
 /** What every request handler of the reference server can reach. */
 import type { Logger } from '../log.js';
 import type { FaultRegistry } from './faults.js';
+import type { BodyPools } from './http/guarded-body.js';
 import type { ArtifactStore } from './state/artifacts.js';
 import type { Scheduler } from './state/scheduler.js';
 import type { Store } from './state/store.js';
@@ -21,6 +22,8 @@ export interface ServerContext {
   readonly traces: TraceStore;
   readonly artifacts: ArtifactStore;
   readonly faults: FaultRegistry;
+  /** Memory for request bodies, shared by every request (issue 13 item 7). */
+  readonly bodies: BodyPools;
   readonly settings: ServerSettings;
   readonly logger: Logger;
   readonly dataDir: string;

@@ -1,7 +1,9 @@
 /**
  * The embedded reference CI server: the runner API `/ci/api/v1` (PROTOCOL.md §4), an admin API,
  * pipelines from `.gitlab-ci.yml` text and projects served over git smart HTTP. One process, state
- * in memory, traces and artifacts on disk under `dataDir`.
+ * in memory, traces and artifacts on disk under `dataDir`. Given a `dataDir`, the state is durable
+ * too (`state/durable.ts`): runners, pipelines and builds survive a restart; without one, a temp
+ * dir holds the files and nothing is journaled.
  */
 import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,14 +16,16 @@ import { silentLogger } from '../log.js';
 import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';
+import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
 import { ArtifactStore } from './state/artifacts.js';
+import { buildFilesIn, DurableState } from './state/durable.js';
 import { Scheduler } from './state/scheduler.js';
 import { startStaleSweeper } from './state/stale.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
-import { cancelBuild } from './state/transitions.js';
+import { advancePipeline, cancelBuild } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions } from './types.js';
 import { jobView, pipelineView } from './views.js';
@@ -49,6 +53,10 @@ export interface ReferenceServer {
 }
 
 const DEFAULT_MAX_ARTIFACTS = 100 * 1024 * 1024;
+/** Two whole-trace PUTs at their cap (64 MiB) at once; more wait their turn. */
+const DEFAULT_BODY_MEMORY = 128 * 1024 * 1024;
+/** 128 concurrent pre-auth windows (64 KiB each). */
+const PRE_AUTH_POOL = 8 * 1024 * 1024;
 
 function validateProjectName(name: string): void {
   if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/.test(name) || name.endsWith('.git')) {
@@ -61,15 +69,19 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
   const logger = (options.logger ?? silentLogger()).child({ component: 'server' });
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'ci-runner-server-')));
+  const store = new Store();
+  const artifacts = new ArtifactStore(dataDir, store);
+  const durable = ownsDataDir ? undefined : DurableState.open(dataDir, store, buildFilesIn(dataDir, (id) => artifacts.archivePath(id)), logger);
   const settings: ServerSettings = Object.freeze({
-    registrationToken: options.registrationToken ?? randomToken(20),
-    adminToken: options.adminToken ?? randomToken(20),
+    registrationToken: options.registrationToken ?? durable?.settings?.registrationToken ?? randomToken(20),
+    adminToken: options.adminToken ?? durable?.settings?.adminToken ?? randomToken(20),
     maxArtifactsSize: options.maxArtifactsSize ?? DEFAULT_MAX_ARTIFACTS,
     longPollMs: options.longPollMs ?? 0,
     staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,
   });
-  const store = new Store();
+  durable?.saveSettings({ registrationToken: settings.registrationToken, adminToken: settings.adminToken });
+  store.sink = durable;
   const closer = new AbortController();
   // Every in-flight request listens on this signal; many at once is normal, not a leak.
   setMaxListeners(0, closer.signal);
@@ -78,8 +90,9 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     store,
     scheduler: new Scheduler(store),
     traces: new TraceStore(join(dataDir, 'traces')),
-    artifacts: new ArtifactStore(dataDir),
+    artifacts,
     faults: new FaultRegistry(options.faults, options.faultSeed),
+    bodies: { main: new ByteBudget(options.requestBodyMemory ?? DEFAULT_BODY_MEMORY), preAuth: new ByteBudget(PRE_AUTH_POOL) },
     settings,
     logger,
     dataDir,
@@ -91,6 +104,9 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     store.addProject(name, path);
   };
   for (const project of options.projects ?? []) addProject(project.name, project.path);
+  // Loaded pipelines move on if a crash came between a build finishing and its successors being
+  // recorded (stage processing only depends on the builds' states, so this is a no-op otherwise).
+  for (const pipeline of store.pipelines.values()) advancePipeline(ctx, pipeline.id);
 
   const gitOptions: GitHttpHandlerOptions = {
     resolveProject: (name) => store.projectByName(name)?.path,
@@ -117,9 +133,13 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
   const server: Server = createServer(createDispatcher(ctx, git));
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: Error): void => {
+      durable?.close(); // let the next attempt have the data dir
+      reject(error);
+    };
+    server.once('error', fail);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });
@@ -166,6 +186,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
           server.close(() => resolve());
           server.closeAllConnections();
         });
+        durable?.close();
         if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
         logger.info('reference server closed');
       })();

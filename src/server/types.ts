@@ -48,6 +48,11 @@ export interface ReferenceServerOptions {
   dataDir?: string;
   /** Bytes, default 100 MB; an upload of size >= limit gets 413. */
   maxArtifactsSize?: number;
+  /**
+   * Bytes of request bodies held in memory at once across all requests (default 128 MiB). Requests
+   * beyond it wait, unread, for their turn; a single body is still capped per route (64 MiB for E5/E6).
+   */
+  requestBodyMemory?: number;
   /** 0/undefined = off. */
   longPollMs?: number;
   /** Fail running builds with no E5/E6 for this long (default 1 h). */

@@ -57,7 +57,10 @@ function builder(yargs: Argv): Argv<ServeArgs> {
     .option('project', { type: 'string', array: true, default: [], describe: 'NAME=PATH: serve the git repository at PATH as NAME (namespace/project); repeatable' })
     .option('pipeline', { type: 'string', describe: 'A .gitlab-ci.yml file to queue at start on the first project' })
     .option('ref', { type: 'string', default: 'main', describe: 'Branch, tag or sha for --pipeline' })
-    .option('data-dir', { type: 'string', describe: 'Where traces and artifacts are stored (a temp dir, removed at exit, when absent)' })
+    .option('data-dir', {
+      type: 'string',
+      describe: 'Keep runners, pipelines, builds, traces and artifacts here, across restarts (absent: in memory, files in a temp dir removed at exit)',
+    })
     .option('max-artifacts-size', { type: 'string', default: '100MiB', describe: 'Uploads of this size or more get 413 (bytes, or 100MB / 100MiB)' })
     .option('long-poll', { type: 'string', default: '0', describe: 'Hold a build request with nothing to do for up to this long (e.g. 30s); 0 = off' })
     .option('stale-build-timeout', { type: 'string', default: '60m', describe: 'Fail running builds that send no update for this long' })

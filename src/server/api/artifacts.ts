@@ -9,11 +9,12 @@ import { rm } from 'node:fs/promises';
 import busboy from 'busboy';
 import type { ServerContext } from '../context.js';
 import { parseDurationSeconds } from '../../duration.js';
+import { PRE_AUTH_LIMIT } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from '../pipeline/payload.js';
 import { liveArtifacts } from '../state/artifacts.js';
 import type { BuildRecord } from '../state/store.js';
-import { buildTokenOf, readParams, type ApiRequest } from './request.js';
+import { buildGate, buildTokenOf, readParams, type ApiRequest } from './request.js';
 
 function access(build: BuildRecord, token: string | undefined): Reply | undefined {
   if (token !== build.token) return errorReply(403);
@@ -146,8 +147,30 @@ function receive(ctx: ServerContext, request: ApiRequest, build: BuildRecord, la
         });
     });
     request.signal.addEventListener('abort', () => settle(errorReply(400, 'upload cut off')), { once: true });
+    if (lateCheck) boundUntilFile(req, parser, () => settle(errorReply(403, `403 Forbidden - no token in the BUILD-TOKEN header, the query string or the first ${PRE_AUTH_LIMIT / 1024} KiB of the body`)));
     req.pipe(parser);
   });
+}
+
+/**
+ * Without a token up front, the form fields before the `file` part are all that is read before the
+ * token is checked: more than `PRE_AUTH_LIMIT` bytes of them and the upload is refused.
+ */
+function boundUntilFile(req: ApiRequest['req'], parser: busboy.Busboy, refuse: () => void): void {
+  let received = 0;
+  const count = (chunk: Buffer): void => {
+    received += chunk.byteLength;
+    if (received > PRE_AUTH_LIMIT) {
+      stop();
+      refuse();
+    }
+  };
+  const stop = (): void => {
+    req.off('data', count);
+  };
+  req.on('data', count);
+  parser.once('file', stop);
+  parser.once('close', stop);
 }
 
 export async function downloadArtifacts(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
@@ -175,10 +198,11 @@ export function artifactsFileReply(build: BuildRecord): Reply {
 }
 
 export async function deleteArtifacts(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request);
   const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
   if (!build) return errorReply(404);
-  const refused = access(build, buildTokenOf(request, params));
+  const read = await readParams(ctx, request, buildGate(request, build.token));
+  if (!read.ok) return read.reply;
+  const refused = access(build, buildTokenOf(request, read.params));
   if (refused) return refused;
   await ctx.artifacts.remove(build);
   return json(200, {});

@@ -9,24 +9,30 @@ import { buildPayload } from '../pipeline/payload.js';
 import { finishBuild } from '../state/transitions.js';
 import type { RunnerRecord } from '../state/store.js';
 import { parseInfo } from './runners.js';
-import { readParams, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
+import { readParams, runnerGate, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
 
 function noBuild(value: string): Reply {
   return { status: 204, headers: { 'x-gitlab-last-update': value } };
 }
 
-function touch(runner: RunnerRecord, info: unknown): void {
+/** Notes the contact (in memory only) and any change of the runner's `info` (durably). */
+function touch(ctx: ServerContext, runner: RunnerRecord, info: unknown): void {
   runner.contactedAt = new Date();
   const parsed = parseInfo(info);
-  if (Object.keys(parsed).length > 0) runner.info = parsed;
+  if (Object.keys(parsed).length > 0 && JSON.stringify(parsed) !== JSON.stringify(runner.info)) {
+    runner.info = parsed;
+    ctx.store.saveRunner(runner);
+  }
 }
 
 export async function requestBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request);
+  const read = await readParams(ctx, request, runnerGate(ctx, request));
+  if (!read.ok) return read.reply;
+  const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
   if (!runner.active) return errorReply(404);
-  touch(runner, params.info);
+  touch(ctx, runner, params.info);
   const lastUpdate = stringParam(params, 'last_update');
   const deadline = Date.now() + ctx.settings.longPollMs;
   for (;;) {
@@ -48,10 +54,12 @@ export async function requestBuild(ctx: ServerContext, request: ApiRequest): Pro
 }
 
 export async function updateBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request, TRACE_BODY_LIMIT);
+  const read = await readParams(ctx, request, runnerGate(ctx, request), TRACE_BODY_LIMIT);
+  if (!read.ok) return read.reply;
+  const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
-  touch(runner, params.info);
+  touch(ctx, runner, params.info);
   const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
   if (!build || build.runnerId !== runner.id || build.status !== 'running') return errorReply(404, '404 Not found');
   build.lastActivityAt = Date.now();

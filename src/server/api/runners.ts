@@ -3,7 +3,7 @@ import type { ServerContext } from '../context.js';
 import { boolParam, stringParam, type Params } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { finishBuild } from '../state/transitions.js';
-import { readParams, type ApiRequest } from './request.js';
+import { readParams, registrationGate, runnerGate, type ApiRequest } from './request.js';
 
 /** `tag_list` as v1 sends it (comma-separated string) or as an array (§12 item 16). */
 export function parseTags(value: unknown): string[] {
@@ -23,7 +23,9 @@ export function parseInfo(value: unknown): Record<string, string> {
 }
 
 export async function registerRunner(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request);
+  const read = await readParams(ctx, request, registrationGate(ctx, request));
+  if (!read.ok) return read.reply;
+  const { params } = read;
   const token = stringParam(params, 'token');
   if (!token || token.trim() === '') return errorReply(400, '400 (Bad request) "token" not given');
   let projectId: number | null = null;
@@ -52,12 +54,13 @@ export async function registerRunner(ctx: ServerContext, request: ApiRequest): P
 }
 
 export async function deleteRunner(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
-  const params = await readParams(request);
-  const token = stringParam(params, 'token');
+  const read = await readParams(ctx, request, runnerGate(ctx, request));
+  if (!read.ok) return read.reply;
+  const token = stringParam(read.params, 'token');
   if (!token) return errorReply(400, '400 (Bad request) "token" not given');
   const runner = ctx.store.runnerByToken(token);
   if (!runner) return errorReply(403);
-  ctx.store.runners.delete(runner.id);
+  ctx.store.deleteRunner(runner.id);
   // Builds the deleted runner was running can never be reported again: fail them now.
   for (const build of ctx.store.builds.values()) {
     if (build.runnerId === runner.id && build.status === 'running') finishBuild(ctx, build, 'failed', 'runner deleted');

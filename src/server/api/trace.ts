@@ -5,7 +5,7 @@
  * checked: a canceled build still takes parts and says `Build-Status: canceled`.
  */
 import type { ServerContext } from '../context.js';
-import { readBody } from '../http/body.js';
+import { readBudgetedBody } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { secretsOf } from './builds.js';
 import { buildTokenOf, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
@@ -29,7 +29,7 @@ export async function patchTrace(ctx: ServerContext, request: ApiRequest): Promi
   if (header === undefined) return errorReply(400, '400 Missing header Content-Range');
   const range = parseContentRange(header);
   if (!range) return errorReply(400, `400 Bad Request - malformed Content-Range "${header}"; expected <start>-<end>`);
-  const body = await readBody(request.req, TRACE_BODY_LIMIT, request.signal);
+  const body = await readBudgetedBody(request.req, TRACE_BODY_LIMIT, ctx.bodies.main, request.signal);
   if (range.end - range.start !== body.byteLength) {
     ctx.logger.debug({ buildId: build.id, range, bytes: body.byteLength }, 'Content-Range end does not match the body length');
   }

@@ -1,47 +1,14 @@
 /**
  * Request bodies and parameters (PROTOCOL.md §2.3): the real server merged the query string, a
  * form-encoded or multipart body and a JSON body into one `params` map; so does this module. Bodies
- * are read with a size cap (413 beyond it) and are read on DELETE too (E2 sends JSON with DELETE).
+ * are read elsewhere (`guarded-body.ts`: size caps, memory pools, the token checked first) and on
+ * DELETE too (E2 sends JSON with DELETE).
  */
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import { HttpError } from './reply.js';
 
 export type Params = Record<string, unknown>;
-
-/** Reads the whole body, refusing (413) once it exceeds `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit: number, signal?: AbortSignal): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw new HttpError(413);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return new Promise<Buffer>((resolve, reject) => {
-    const onAbort = (): void => finish(new HttpError(499, 'client went away'));
-    const finish = (error?: Error): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      signal?.removeEventListener('abort', onAbort);
-      if (error) reject(error);
-      else resolve(Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.byteLength;
-      if (size > limit) {
-        req.resume(); // keep discarding so the 413 can be read by the client
-        finish(new HttpError(413));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => finish();
-    const onError = (error: Error): void => finish(new HttpError(400, `could not read the request body: ${error.message}`));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';

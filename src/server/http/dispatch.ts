@@ -10,6 +10,7 @@ import { matchRunnerRoute } from '../api/routes.js';
 import type { ServerContext } from '../context.js';
 import type { FaultEndpoint, FaultRule } from '../types.js';
 import { errorReply, HttpError, type Reply } from './reply.js';
+import { discardUnreadBody } from './unread-body.js';
 import { writeCutReply, writeReply } from './write.js';
 
 export type GitHandler = (req: IncomingMessage, res: ServerResponse, pathname: string, signal?: AbortSignal) => Promise<boolean>;
@@ -34,6 +35,7 @@ export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined
     });
     const signal = controller.signal;
     res.on('finish', () => {
+      discardUnreadBody(req);
       log.info({ method: req.method, url: redact(req.url ?? ''), status: res.statusCode, ms: Date.now() - started }, 'request');
     });
     dispatch(ctx, req, res, signal, git).catch((error: unknown) => {

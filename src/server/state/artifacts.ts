@@ -5,11 +5,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import type { ArtifactsRecord, BuildRecord } from './store.js';
+import { basename, dirname, join } from 'node:path';
+import type { ArtifactsRecord, BuildRecord, Store } from './store.js';
 
 export class ArtifactStore {
-  constructor(private readonly dataDir: string) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly store: Store,
+  ) {}
+
+  /** Where the archive of build `buildId` lives. */
+  archivePath(buildId: number): string {
+    return join(this.dataDir, 'artifacts', String(buildId), 'archive');
+  }
 
   /** A fresh temp file path for an incoming upload (the directory exists when this resolves). */
   async tempPath(): Promise<string> {
@@ -20,17 +28,18 @@ export class ArtifactStore {
 
   /** Moves a finished upload into place, replacing the build's previous artifacts. */
   async commit(build: BuildRecord, tempPath: string, filename: string, size: number, expireAt: Date | null): Promise<ArtifactsRecord> {
-    const dir = join(this.dataDir, 'artifacts', String(build.id));
-    await mkdir(dir, { recursive: true });
-    const path = join(dir, 'archive');
+    const path = this.archivePath(build.id);
+    await mkdir(dirname(path), { recursive: true });
     await rename(tempPath, path);
     build.artifacts = { filename: safeFilename(filename), size, path, expireAt };
+    this.store.saveBuild(build);
     return build.artifacts;
   }
 
   async remove(build: BuildRecord): Promise<void> {
     const artifacts = build.artifacts;
     build.artifacts = null;
+    this.store.saveBuild(build);
     if (artifacts) await rm(artifacts.path, { force: true });
   }
 }

@@ -59,10 +59,12 @@ export class Scheduler {
         return b.id < a.id ? b : a;
       });
     }
-    chosen.status = 'running';
-    chosen.runnerId = runner.id;
-    chosen.startedAt = new Date();
-    chosen.lastActivityAt = Date.now();
+    this.store.changeBuild(chosen, (build) => {
+      build.status = 'running';
+      build.runnerId = runner.id;
+      build.startedAt = new Date();
+      build.lastActivityAt = Date.now();
+    });
     return chosen;
   }
 

@@ -1,8 +1,9 @@
 /**
  * The server's records: runners, projects, pipelines and builds, in memory. Trace bytes and artifact
- * files live on disk (`traces.ts`, `artifacts-store.ts`); a build record only holds their sizes and
+ * files live on disk (`traces.ts`, `artifacts.ts`); a build record only holds their sizes and
  * paths. Everything here is synchronous, which is what makes E4's pick-and-assign atomic: Node runs
- * one handler at a time between awaits.
+ * one handler at a time between awaits. With a data dir, every change is also handed to a `sink`
+ * (`durable.ts`), synchronously, before the change is acknowledged to anyone.
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { JobSpec } from '../pipeline/spec.js';
@@ -72,28 +73,55 @@ export interface BuildRecord {
   artifacts: ArtifactsRecord | null;
 }
 
+/** Where changes go to be made durable. Each call returns once the change is on disk. */
+export interface StoreSink {
+  runner(runner: RunnerRecord): void;
+  runnerDeleted(id: number): void;
+  project(project: ProjectRecord): void;
+  pipeline(pipeline: PipelineRecord): void;
+  /** A new build (`added`), or a change of its state, runner, dates or artifacts. */
+  build(build: BuildRecord, added: boolean): void;
+}
+
+export interface IdCounters {
+  runner: number;
+  project: number;
+  pipeline: number;
+  build: number;
+}
+
 export class Store {
   readonly runners = new Map<number, RunnerRecord>();
   readonly projects = new Map<number, ProjectRecord>();
   readonly pipelines = new Map<number, PipelineRecord>();
   readonly builds = new Map<number, BuildRecord>();
-  private nextRunnerId = 1;
-  private nextProjectId = 1;
-  private nextPipelineId = 1;
-  private nextBuildId = 1;
+  /** The next id of each kind; ids are never reused, deleted ones included. */
+  readonly nextIds: IdCounters = { runner: 1, project: 1, pipeline: 1, build: 1 };
+  sink: StoreSink | undefined;
 
   addRunner(fields: Omit<RunnerRecord, 'id' | 'token' | 'contactedAt' | 'queueValue' | 'active'>): RunnerRecord {
     const prefixes = new Set([...this.runners.values()].map((runner) => runner.token.slice(0, 8)));
     const runner: RunnerRecord = {
       ...fields,
-      id: this.nextRunnerId++,
+      id: this.nextIds.runner++,
       token: runnerToken(prefixes),
       active: true,
       contactedAt: null,
       queueValue: undefined,
     };
+    this.sink?.runner(runner);
     this.runners.set(runner.id, runner);
     return runner;
+  }
+
+  /** Records a change to a runner's settings (active, info). */
+  saveRunner(runner: RunnerRecord): void {
+    this.sink?.runner(runner);
+  }
+
+  deleteRunner(id: number): void {
+    this.sink?.runnerDeleted(id);
+    this.runners.delete(id);
   }
 
   runnerByToken(token: string | undefined): RunnerRecord | undefined {
@@ -105,10 +133,14 @@ export class Store {
   addProject(name: string, path: string): ProjectRecord {
     const existing = this.projectByName(name);
     if (existing) {
-      existing.path = path;
+      if (existing.path !== path) {
+        existing.path = path;
+        this.sink?.project(existing);
+      }
       return existing;
     }
-    const project: ProjectRecord = { id: this.nextProjectId++, name, path, runnersToken: randomToken(20) };
+    const project: ProjectRecord = { id: this.nextIds.project++, name, path, runnersToken: randomToken(20) };
+    this.sink?.project(project);
     this.projects.set(project.id, project);
     return project;
   }
@@ -124,14 +156,15 @@ export class Store {
   }
 
   addPipeline(fields: Omit<PipelineRecord, 'id' | 'buildIds' | 'createdAt'>): PipelineRecord {
-    const pipeline: PipelineRecord = { ...fields, id: this.nextPipelineId++, buildIds: [], createdAt: new Date() };
+    const pipeline: PipelineRecord = { ...fields, id: this.nextIds.pipeline++, buildIds: [], createdAt: new Date() };
+    this.sink?.pipeline(pipeline);
     this.pipelines.set(pipeline.id, pipeline);
     return pipeline;
   }
 
   addBuild(pipeline: PipelineRecord, job: JobSpec, stageIndex: number): BuildRecord {
     const build: BuildRecord = {
-      id: this.nextBuildId++,
+      id: this.nextIds.build++,
       pipelineId: pipeline.id,
       projectId: pipeline.projectId,
       job,
@@ -146,9 +179,30 @@ export class Store {
       traceSize: 0,
       artifacts: null,
     };
+    this.sink?.build(build, true);
     this.builds.set(build.id, build);
     pipeline.buildIds.push(build.id);
     return build;
+  }
+
+  /** Records a change to a build's state, runner, dates or artifacts (unchanged builds cost nothing). */
+  saveBuild(build: BuildRecord): void {
+    this.sink?.build(build, false);
+  }
+
+  /**
+   * Applies `change` to a build's state fields and records it; if recording fails (a full disk), the
+   * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
+   */
+  changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
+    const { status, runnerId, startedAt, finishedAt } = build;
+    change(build);
+    try {
+      this.saveBuild(build);
+    } catch (error) {
+      Object.assign(build, { status, runnerId, startedAt, finishedAt });
+      throw error;
+    }
   }
 
   pipelineBuilds(pipeline: PipelineRecord): BuildRecord[] {

@@ -4,7 +4,7 @@
  * mask secrets first without changing lengths (§7.8). Per-build operations are serialised so the
  * length check and the write cannot interleave with another request for the same build.
  */
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BuildRecord } from './store.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -55,11 +55,23 @@ export class TraceStore {
     });
   }
 
-  /** Replaces the whole trace. */
+  /**
+   * Replaces the whole trace: written to a temp file, synced and renamed over the old one, so a crash
+   * mid-write leaves the old trace or the new one, never a cut one.
+   */
   replace(build: BuildRecord, bytes: Buffer, secrets: readonly string[]): Promise<void> {
     return this.lock.run(build.id, async () => {
       await this.ensureDir();
-      await writeFile(this.path(build.id), maskSecrets(bytes, secrets));
+      const path = this.path(build.id);
+      const temp = `${path}.tmp`;
+      const file = await open(temp, 'w');
+      try {
+        await file.writeFile(maskSecrets(bytes, secrets));
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, path);
       build.traceSize = bytes.byteLength;
     });
   }

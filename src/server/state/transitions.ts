@@ -10,14 +10,24 @@ import type { BuildRecord } from './store.js';
 export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
   const pipeline = ctx.store.pipelines.get(pipelineId);
   if (!pipeline) return;
-  if (processPipeline(ctx.store, pipeline)) ctx.scheduler.buildsQueued();
+  const queued = processPipeline(ctx.store, pipeline);
+  try {
+    for (const build of ctx.store.pipelineBuilds(pipeline)) ctx.store.saveBuild(build);
+  } catch (error) {
+    // The build that caused this is recorded; these follow from it and are recorded again (they
+    // still differ from what is on disk) the next time this pipeline moves.
+    ctx.logger.error({ err: error, pipelineId }, 'could not record the pipeline\'s next builds in the data dir');
+  }
+  if (queued) ctx.scheduler.buildsQueued();
 }
 
 /** Ends a running build with the runner's verdict or a server-side failure. */
 export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'success' | 'failed', reason?: string): void {
   if (build.status !== 'running' && build.status !== 'pending') return;
-  build.status = status;
-  build.finishedAt = new Date();
+  ctx.store.changeBuild(build, (b) => {
+    b.status = status;
+    b.finishedAt = new Date();
+  });
   ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}) }, 'build finished');
   advancePipeline(ctx, build.pipelineId);
 }
@@ -28,8 +38,10 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
  */
 export function cancelBuild(ctx: ServerContext, build: BuildRecord): boolean {
   if (!['created', 'pending', 'running', 'manual'].includes(build.status)) return false;
-  build.status = 'canceled';
-  build.finishedAt = new Date();
+  ctx.store.changeBuild(build, (b) => {
+    b.status = 'canceled';
+    b.finishedAt = new Date();
+  });
   ctx.logger.info({ buildId: build.id }, 'build canceled');
   advancePipeline(ctx, build.pipelineId);
   return true;

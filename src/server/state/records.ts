@@ -1,0 +1,184 @@
+/**
+ * The on-disk shapes of the server's records (issue 13 item 9) and their conversion to and from the
+ * store's: dates as ISO strings; no paths (artifacts are found by build id, so a data dir can move);
+ * nothing that only matters while the process lives (queue values, last contact, last activity).
+ */
+import type { BuildStatus } from '../../protocol/types.js';
+import type { JobSpec } from '../pipeline/spec.js';
+import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, RunnerRecord, Store } from './store.js';
+
+export interface RunnerData {
+  id: number;
+  token: string;
+  description: string;
+  tags: string[];
+  runUntagged: boolean;
+  locked: boolean;
+  active: boolean;
+  projectId: number | null;
+  info: Record<string, string>;
+}
+
+export interface PipelineData extends Omit<PipelineRecord, 'createdAt'> {
+  createdAt: string;
+}
+
+export interface BuildStateData {
+  id: number;
+  status: BuildStatus;
+  runnerId: number | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  artifacts: { filename: string; size: number; expireAt: string | null } | null;
+}
+
+export interface BuildData extends BuildStateData {
+  pipelineId: number;
+  projectId: number;
+  job: JobSpec;
+  stageIndex: number;
+  token: string;
+  createdAt: string;
+}
+
+export interface SettingsData {
+  registrationToken: string;
+  adminToken: string;
+}
+
+export type Entry =
+  | { t: 'settings'; settings: SettingsData }
+  | { t: 'runner'; runner: RunnerData }
+  | { t: 'runner-deleted'; id: number }
+  | { t: 'project'; project: ProjectRecord }
+  | { t: 'pipeline'; pipeline: PipelineData }
+  | { t: 'build'; build: BuildData }
+  | { t: 'build-state'; state: BuildStateData };
+
+export interface Snapshot {
+  version: 1;
+  generation: number;
+  nextIds: IdCounters;
+  settings?: SettingsData;
+  runners: RunnerData[];
+  projects: ProjectRecord[];
+  pipelines: PipelineData[];
+  builds: BuildData[];
+}
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+const date = (text: string | null): Date | null => (text === null ? null : new Date(text));
+
+export function runnerData(runner: RunnerRecord): RunnerData {
+  const { id, token, description, tags, runUntagged, locked, active, projectId, info } = runner;
+  return { id, token, description, tags, runUntagged, locked, active, projectId, info };
+}
+
+export function pipelineData(pipeline: PipelineRecord): PipelineData {
+  return { ...pipeline, buildIds: [...pipeline.buildIds], createdAt: pipeline.createdAt.toISOString() };
+}
+
+export function buildStateData(build: BuildRecord): BuildStateData {
+  const artifacts = build.artifacts ? { filename: build.artifacts.filename, size: build.artifacts.size, expireAt: iso(build.artifacts.expireAt) } : null;
+  return { id: build.id, status: build.status, runnerId: build.runnerId, startedAt: iso(build.startedAt), finishedAt: iso(build.finishedAt), artifacts };
+}
+
+export function buildData(build: BuildRecord): BuildData {
+  const { pipelineId, projectId, job, stageIndex, token } = build;
+  return { ...buildStateData(build), pipelineId, projectId, job, stageIndex, token, createdAt: build.createdAt.toISOString() };
+}
+
+/** Everything durable in `store`, as one snapshot. */
+export function snapshotOf(store: Store, settings: SettingsData | undefined, generation: number): Snapshot {
+  return {
+    version: 1,
+    generation,
+    nextIds: { ...store.nextIds },
+    ...(settings ? { settings } : {}),
+    runners: [...store.runners.values()].map(runnerData),
+    projects: [...store.projects.values()].map((project) => ({ ...project })),
+    pipelines: [...store.pipelines.values()].map(pipelineData),
+    builds: [...store.builds.values()].map(buildData),
+  };
+}
+
+/** Where a loaded build's files are: its trace length and archive path come from the disk. */
+export interface BuildFiles {
+  traceSize(buildId: number): number;
+  archivePath(buildId: number): string;
+}
+
+function bump(counters: IdCounters, kind: keyof IdCounters, id: number): void {
+  counters[kind] = Math.max(counters[kind], id + 1);
+}
+
+function applyBuildState(build: BuildRecord, state: BuildStateData, files: BuildFiles): void {
+  build.status = state.status;
+  build.runnerId = state.runnerId;
+  build.startedAt = date(state.startedAt);
+  build.finishedAt = date(state.finishedAt);
+  build.artifacts = state.artifacts
+    ? { filename: state.artifacts.filename, size: state.artifacts.size, path: files.archivePath(build.id), expireAt: date(state.artifacts.expireAt) }
+    : null;
+}
+
+/** Applies one snapshot or journal entry to `store`. Returns false for an entry it does not know. */
+export function applyEntry(store: Store, entry: Entry, files: BuildFiles): boolean {
+  switch (entry.t) {
+    case 'settings':
+      return true;
+    case 'runner': {
+      const previous = store.runners.get(entry.runner.id);
+      store.runners.set(entry.runner.id, { ...entry.runner, contactedAt: previous?.contactedAt ?? null, queueValue: undefined });
+      bump(store.nextIds, 'runner', entry.runner.id);
+      return true;
+    }
+    case 'runner-deleted':
+      store.runners.delete(entry.id);
+      bump(store.nextIds, 'runner', entry.id);
+      return true;
+    case 'project':
+      store.projects.set(entry.project.id, { ...entry.project });
+      bump(store.nextIds, 'project', entry.project.id);
+      return true;
+    case 'pipeline':
+      store.pipelines.set(entry.pipeline.id, { ...entry.pipeline, buildIds: [...entry.pipeline.buildIds], createdAt: new Date(entry.pipeline.createdAt) });
+      bump(store.nextIds, 'pipeline', entry.pipeline.id);
+      return true;
+    case 'build': {
+      const { pipelineId, projectId, job, stageIndex, token } = entry.build;
+      const build: BuildRecord = {
+        id: entry.build.id, pipelineId, projectId, job, stageIndex, token,
+        status: 'created', runnerId: null, createdAt: new Date(entry.build.createdAt), startedAt: null, finishedAt: null,
+        // The stale-build clock restarts with the server: a runner gets the whole timeout to report.
+        lastActivityAt: Date.now(),
+        traceSize: files.traceSize(entry.build.id),
+        artifacts: null,
+      };
+      applyBuildState(build, entry.build, files);
+      store.builds.set(build.id, build);
+      const pipeline = store.pipelines.get(pipelineId);
+      if (pipeline && !pipeline.buildIds.includes(build.id)) pipeline.buildIds.push(build.id);
+      bump(store.nextIds, 'build', build.id);
+      return true;
+    }
+    case 'build-state': {
+      const build = store.builds.get(entry.state.id);
+      if (build) applyBuildState(build, entry.state, files);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Fills `store` from a snapshot (the journal is applied after it). */
+export function applySnapshot(store: Store, snapshot: Snapshot, files: BuildFiles): void {
+  for (const project of snapshot.projects) applyEntry(store, { t: 'project', project }, files);
+  for (const runner of snapshot.runners) applyEntry(store, { t: 'runner', runner }, files);
+  for (const pipeline of snapshot.pipelines) applyEntry(store, { t: 'pipeline', pipeline }, files);
+  for (const build of snapshot.builds) applyEntry(store, { t: 'build', build }, files);
+  for (const kind of ['runner', 'project', 'pipeline', 'build'] as const) {
+    store.nextIds[kind] = Math.max(store.nextIds[kind], snapshot.nextIds[kind]);
+  }
+}
