@@ -18,6 +18,7 @@ import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
+import { processContainment } from '../executors/cgroup/containment.js';
 import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
 
@@ -151,6 +152,8 @@ export class Agent {
 
   /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
   private async recover(entry: Entry): Promise<void> {
+    // Once per process: logs which containment jobs get, removes job cgroups of a dead earlier run.
+    await processContainment(this.logger).catch((error: unknown) => this.logger.warn({ err: error }, 'could not set up job cgroups'));
     const dirs = await findJobStateDirs(entry.config).catch(() => []);
     if (dirs.length === 0) return;
     const recovery = recoverDeliveries(dirs, entry.config, entry.client, this.stopJobs.signal, this.logger.child({ runner: entry.config.name }));
