@@ -126,6 +126,33 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
   });
 });
 
+describe.skipIf(!cgroups)('recovering a crashed job', () => {
+  it('kills what is left in the cgroup recorded in its state dir and removes it', async () => {
+    const dead = join(dirname(cgroups!.daemonDir), 'daemon-999999998-1');
+    const job = join(dead, 'job-fedcba9876543210');
+    await mkdir(job, { recursive: true });
+    const child = spawn('/bin/sh', ['-c', `echo $$ > ${join(job, 'cgroup.procs')}; exec setsid env -i sleep 300`], { stdio: 'ignore', detached: true });
+    child.unref();
+    await waitFor(async () => (await listProcs(job)).length > 0);
+    expect(await killRecordedCgroup(job)).toBe(1);
+    expect(existsSync(dead)).toBe(false);
+    await waitFor(async () => !(await processAlive(child.pid!)));
+  });
+
+  it('leaves the cgroup of a job whose daemon still runs alone', async () => {
+    const executor = await ShellExecutor.create({ shell: 'sh', killGraceMs: 500 });
+    const dir = await mkdtemp(join(tmpdir(), 'cgroup-live-'));
+    const controller = new AbortController();
+    const running = stage(executor, dir, ['sleep 1000'], controller.signal);
+    await waitFor(async () => (await listProcs(executor.cgroup!)).length > 0);
+    expect(await killRecordedCgroup(executor.cgroup!)).toBe(0);
+    expect(await isPopulated(executor.cgroup!)).toBe(true);
+    controller.abort();
+    await running;
+    await executor.cleanup();
+  });
+});
+
 describe.skipIf(!cgroups)('killing a cgroup on kernels without cgroup.kill', () => {
   it.each(['freeze', 'signal'] as KillMethod[])('empties a cgroup whose members keep forking (%s)', async (method) => {
     const dir = join(cgroups!.daemonDir, `job-${method === 'freeze' ? 'f' : 'e'}0000000000000000`);
