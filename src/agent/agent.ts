@@ -152,8 +152,9 @@ export class Agent {
 
   /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
   private async recover(entry: Entry): Promise<void> {
-    // Once per process: logs which containment jobs get, removes job cgroups of a dead earlier run.
-    await processContainment(this.logger).catch((error: unknown) => this.logger.warn({ err: error }, 'could not set up job cgroups'));
+    // Once per process, alongside the first poll (a job's executor waits for it): logs which
+    // containment jobs get and removes the job cgroups of a dead earlier run.
+    void processContainment(this.logger).catch((error: unknown) => this.logger.warn({ err: error }, 'could not set up job cgroups'));
     const dirs = await findJobStateDirs(entry.config).catch(() => []);
     if (dirs.length === 0) return;
     const recovery = recoverDeliveries(dirs, entry.config, entry.client, this.stopJobs.signal, this.logger.child({ runner: entry.config.name }));
