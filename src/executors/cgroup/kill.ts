@@ -60,10 +60,11 @@ export async function signalProcs(dir: string, signal: NodeJS.Signals): Promise<
 /** Waits up to `ms` for `dir` to hold no live process; true when it is empty. */
 export async function waitEmpty(dir: string, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
-  for (;;) {
+  // Short first pauses: a stage's last exit is often still being accounted when its leader is reaped.
+  for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
     if (!(await isPopulated(dir))) return true;
     if (Date.now() >= deadline) return false;
-    await pause(10);
+    await pause(wait);
   }
 }
 
