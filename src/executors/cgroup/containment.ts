@@ -14,7 +14,9 @@
  * runner enables none — it uses cgroups for membership and killing, not for limits. A node per daemon
  * process (pid plus start time, so a reused pid is not mistaken for it) lets a restarted daemon tell
  * the job cgroups of a dead run (killed and removed at start) from those of a live one sharing the
- * same parent (another daemon or `run-once` started from the same shell).
+ * same parent (another daemon or `run-once` started from the same shell). The liveness check reads
+ * /proc, so two daemons in different pid namespaces must not share a cgroup (containers each get their
+ * own cgroup, so they do not).
  *
  * Elsewhere the shell executor falls back to its process group plus the /proc marker sweep, which it
  * also keeps as a second sweep when cgroups are in use.
