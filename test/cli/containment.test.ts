@@ -64,7 +64,7 @@ describe.skipIf(skipReason !== undefined)('a job in its own cgroup (end to end)'
   it('leaves no setsid child with an empty environment behind when the job is cancelled', async () => {
     const d = await workDirs();
     const pidFile = join(d.root, 'pids');
-    const p = await t.pipeline(`cancel-me:\n  script:\n    - ${escapee(pidFile)}\n    - echo started\n    - sleep 1000\n`);
+    const p = await t.pipeline(`cancel-me:\n  script:\n    - ${escapee(pidFile)}\n    - echo started\n    - sleep 1100\n`);
     const jobId = p.jobs[0]!.id;
     const running = runOnce(d);
     await waitUntil(async () => (await pidsIn(pidFile)).length === 1 && (await trace(jobId)).includes('started'), 30_000, 'job started');
@@ -81,7 +81,7 @@ describe.skipIf(skipReason !== undefined)('a job in its own cgroup (end to end)'
     const config = join(d.root, 'config.toml');
     const pidFile = join(d.root, 'pids');
     await writeFile(config, `concurrent = 1\ncheck_interval = 1\nlog_format = "json"\n\n[[runners]]\n  name = "crashy"\n  url = "${t.url}"\n  token = "${runnerToken}"\n  builds_dir = "${d.builds}"\n  executor = "shell"\n`);
-    const p = await t.pipeline(`orphan:\n  script:\n    - ${escapee(pidFile)}\n    - echo started\n    - sleep 1000\n`);
+    const p = await t.pipeline(`orphan:\n  script:\n    - ${escapee(pidFile)}\n    - echo started\n    - sleep 1100\n`);
     const jobId = p.jobs[0]!.id;
     const first = execa('node', [CLI, 'run', '-c', config], { reject: false, stdin: 'ignore' });
     await waitUntil(async () => (await pidsIn(pidFile)).length === 1 && (await trace(jobId)).includes('started'), 30_000, 'job started');

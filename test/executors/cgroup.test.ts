@@ -103,7 +103,7 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     const executor = await ShellExecutor.create({ shell: 'sh', killGraceMs: 500 });
     const pidFile = join(dir, 'pid');
     const controller = new AbortController();
-    const running = stage(executor, dir, [escapee(pidFile), 'sleep 1000'], controller.signal);
+    const running = stage(executor, dir, [escapee(pidFile), 'sleep 1102'], controller.signal);
     const pid = await pidIn(pidFile);
     expect(await processAlive(pid)).toBe(true);
     controller.abort(new Error('canceled'));
@@ -143,7 +143,7 @@ describe.skipIf(!cgroups)('recovering a crashed job', () => {
     const executor = await ShellExecutor.create({ shell: 'sh', killGraceMs: 500 });
     const dir = await mkdtemp(join(tmpdir(), 'cgroup-live-'));
     const controller = new AbortController();
-    const running = stage(executor, dir, ['sleep 1000'], controller.signal);
+    const running = stage(executor, dir, ['sleep 1101'], controller.signal);
     await waitFor(async () => (await listProcs(executor.cgroup!)).length > 0);
     expect(await killRecordedCgroup(executor.cgroup!)).toBe(0);
     expect(await isPopulated(executor.cgroup!)).toBe(true);
