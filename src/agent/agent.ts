@@ -12,13 +12,13 @@
  */
 import { backoffDelay } from '../client/backoff.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
+import { processContainment } from '../executors/cgroup/containment.js';
 import type { Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
-import { processContainment } from '../executors/cgroup/containment.js';
 import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
 
