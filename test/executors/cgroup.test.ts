@@ -86,6 +86,16 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     expect(existsSync(executor.cgroup!)).toBe(false);
   });
 
+  it('refuses to run a stage it could not move into the job cgroup', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cgroup-gone-'));
+    const executor = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500 });
+    await executor.cleanup();
+    const { result, output } = await stage(executor, dir, ['echo uncontained']);
+    expect(result.exitCode).toBe(1);
+    expect(output).toContain(`ERROR: the runner could not move this stage into its cgroup (${executor.cgroup}/cgroup.procs)`);
+    expect(output).not.toContain('uncontained');
+  });
+
   it('kills a child that called setsid and cleared its environment when its stage ends', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cgroup-end-'));
     const executor = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500 });
