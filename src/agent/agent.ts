@@ -12,6 +12,7 @@
  */
 import { backoffDelay } from '../client/backoff.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
+import { processContainment } from '../executors/cgroup/containment.js';
 import type { Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { ClientPool } from './clients.js';
@@ -202,6 +203,9 @@ export class Agent {
 
   /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
   private async recover(entry: Entry): Promise<void> {
+    // Once per process, alongside the first poll (a job's executor waits for it): logs which
+    // containment jobs get and removes the job cgroups of a dead earlier run.
+    void processContainment(this.logger).catch((error: unknown) => this.logger.warn({ err: error }, 'could not set up job cgroups'));
     const dirs = await findJobStateDirs(entry.config).catch(() => []);
     if (dirs.length === 0) return;
     const log = this.logger.child({ runner: entry.config.name });

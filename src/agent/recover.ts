@@ -9,10 +9,11 @@ import { dirname, join } from 'node:path';
 import { classify } from '../client/outcome.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
+import { killRecordedCgroup } from '../executors/cgroup/job-cgroup.js';
 import { sweepMarked } from '../executors/shell/process-group.js';
 import type { RunnerConfig } from './config/schema.js';
 import { isKeptLogDir, pruneKeptLogs } from './job/kept-logs.js';
-import { MARKER_FILE } from './job/run-job.js';
+import { CGROUP_FILE, MARKER_FILE } from './job/run-job.js';
 
 const MAX_DEPTH = 8;
 
@@ -52,7 +53,13 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
         await pruneKeptLogs(dirname(dir), SPOOL_FILE);
         continue;
       }
-      // Processes of a job whose daemon died are still running; they go first.
+      // Processes of a job whose daemon died are still running; they go first: its cgroup (which
+      // holds even those that called setsid and dropped the marker), then anything marked.
+      const cgroup = (await readFile(join(dir, CGROUP_FILE), 'utf8').catch(() => '')).trim();
+      if (cgroup) {
+        const killed = await killRecordedCgroup(cgroup);
+        if (killed > 0) logger.info({ dir, cgroup, killed }, 'killed processes left in the cgroup of a job from an earlier run');
+      }
       const marker = (await readFile(join(dir, MARKER_FILE), 'utf8').catch(() => '')).trim();
       if (/^[0-9a-f]{8,}$/.test(marker)) {
         const killed = await sweepMarked(marker);

@@ -20,7 +20,7 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger): Pro
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${runner.executor} executor is not available in this version; use executor = "shell"`);
   }
   const { ShellExecutor } = await import('../executors/shell/index.js');
-  return new ShellExecutor({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}) });
+  return ShellExecutor.create({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}) });
 }
 
 /** The production services. */

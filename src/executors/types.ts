@@ -42,6 +42,10 @@ export interface Executor {
   readonly name: string;
   /** Tags the job's processes; saved in the job's state dir so a restarted daemon can kill leftovers. */
   readonly marker?: string;
+  /** Which containment the job's processes are in, for the job log (e.g. `cgroup v2 <dir>`). */
+  readonly containment?: string;
+  /** The job's cgroup directory; saved in the job's state dir so a restarted daemon can kill it. */
+  readonly cgroup?: string;
   runStage(request: StageRequest): Promise<StageResult>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;

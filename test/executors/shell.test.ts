@@ -87,6 +87,8 @@ describe.each(['bash', 'sh'] as const)('shell executor (%s)', (shell) => {
   });
 });
 
+// These run with the fallback (process group + marker sweep): `new ShellExecutor` makes no cgroup.
+// The cgroup's own tests are in cgroup.test.ts.
 describe('killing a job', () => {
   const executor = new ShellExecutor({ shell: 'bash', killGraceMs: 500 });
 

@@ -39,6 +39,8 @@ export const DEFAULT_JOB_TIMEOUT_S = 7200;
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
 /** File in the job's state dir holding the executor's process marker (for crash recovery). */
 export const MARKER_FILE = 'process-marker';
+/** File in the job's state dir holding the job's cgroup directory, when it has one (for crash recovery). */
+export const CGROUP_FILE = 'process-cgroup';
 
 export interface JobServices {
   runner: RunnerConfig;
@@ -80,7 +82,8 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
-    logger.debug({ ms: Date.now() - started }, 'dirs ready');
+    if (executor.cgroup) await writeFile(join(dirs.stateDir, CGROUP_FILE), executor.cgroup, { mode: 0o600 });
+    logger.debug({ ms: Date.now() - started, containment: executor.containment }, 'dirs ready');
     const trace = await services.startTrace({
       build,
       client: services.client,
@@ -187,6 +190,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     // 1. prepare
     write(notice(`Using ${executor.name === 'shell' ? 'Shell' : executor.name} executor...`));
     write(`Running on ${hostname()}...\n`);
+    if (executor.containment) write(`Process containment: ${executor.containment}\n`);
     const expanded = expandVariables(
       collectVariables({
         build,

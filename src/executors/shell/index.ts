@@ -1,16 +1,20 @@
 /**
  * The shell executor: each stage is a generated bash/sh script run on this host as a plain (non-login)
- * shell — a login shell per stage costs ~100 ms for nothing. The stage is its own process group; an
- * abort sends SIGTERM to the group, then SIGKILL after the grace period. When the stage's shell exits,
- * whatever it left running in its group is killed too, so background processes never outlive a stage
- * (and never hold its output pipe open). `cleanup` sweeps processes that escaped the group.
+ * shell — a login shell per stage costs ~100 ms for nothing. The stage is its own process group and,
+ * where the host allows it, runs inside the job's own cgroup (containment.ts). An abort sends SIGTERM
+ * to the group and the cgroup, then SIGKILL after the grace period. When the stage's shell exits,
+ * whatever it left running is killed too, so background processes never outlive a stage (and never
+ * hold its output pipe open): with a cgroup that includes `setsid` escapees; without one, `cleanup`
+ * sweeps those by their environment marker at the end of the job.
  */
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from '../../log.js';
+import type { JobCgroup } from '../cgroup/job-cgroup.js';
 import type { Executor, StageRequest, StageResult } from '../types.js';
+import { containJob, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { generateScript, type ShellName } from './script.js';
 
@@ -19,15 +23,37 @@ export interface ShellExecutorOptions {
   /** Time between SIGTERM and SIGKILL, ms. */
   killGraceMs: number;
   logger?: Logger;
+  /** false: process group + marker sweep even where a cgroup could be made (default: a cgroup where possible). */
+  useCgroups?: boolean;
 }
 
-/** Runs a job's stages as local bash/sh processes; one instance per job. */
+/** Runs a job's stages as local bash/sh processes; one instance per job (make it with `create`). */
 export class ShellExecutor implements Executor {
   readonly name = 'shell';
-  /** Tags every process of this job (see process-group.ts). */
-  readonly marker = randomBytes(12).toString('hex');
+  /** Tags every process of this job (see process-group.ts); also names its cgroup. */
+  readonly marker: string;
+  readonly containment: string;
+  /** The job's cgroup directory, when it has one. */
+  readonly cgroup?: string;
+  private readonly jobCgroup: JobCgroup | undefined;
 
-  constructor(private readonly options: ShellExecutorOptions) {}
+  /** An executor whose job has its own cgroup where this host allows it. */
+  static async create(options: ShellExecutorOptions): Promise<ShellExecutor> {
+    const marker = randomBytes(12).toString('hex');
+    return new ShellExecutor(options, await containJob(marker, options), marker);
+  }
+
+  /** Without `containment` (use `create`), the job gets the process-group fallback. */
+  constructor(
+    private readonly options: ShellExecutorOptions,
+    containment: JobContainment = { description: 'process group + marker sweep (cgroups not available: not requested)' },
+    marker = randomBytes(12).toString('hex'),
+  ) {
+    this.marker = marker;
+    this.containment = containment.description;
+    this.jobCgroup = containment.cgroup;
+    if (containment.cgroup) this.cgroup = containment.cgroup.dir;
+  }
 
   async runStage(request: StageRequest): Promise<StageResult> {
     const script = generateScript({
@@ -50,7 +76,9 @@ export class ShellExecutor implements Executor {
 
   private async spawn(scriptPath: string, request: StageRequest): Promise<StageResult> {
     if (request.signal.aborted) return { exitCode: null, aborted: true };
-    const child = execa(this.options.shell, [scriptPath], {
+    const cgroup = this.jobCgroup;
+    const [file, args] = stageCommand(this.options.shell, scriptPath, cgroup);
+    const child = execa(file, args, {
       cwd: request.scriptDir,
       detached: true,
       stdin: 'ignore',
@@ -71,7 +99,8 @@ export class ShellExecutor implements Executor {
       aborted = true;
       if (pgid === undefined) return;
       signalGroup(pgid, 'SIGTERM');
-      forceTimer = setTimeout(() => this.forceKill(pgid), this.options.killGraceMs);
+      void cgroup?.signal('SIGTERM').catch(() => undefined);
+      forceTimer = setTimeout(() => void this.forceKill(pgid), this.options.killGraceMs);
     };
     request.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -82,22 +111,36 @@ export class ShellExecutor implements Executor {
     });
     const { code, signal } = await exited;
     request.signal.removeEventListener('abort', onAbort);
-    if (pgid !== undefined && (await groupAlive(pgid))) {
-      signalGroup(pgid, 'SIGTERM');
-      await waitGroupGone(pgid, aborted ? this.options.killGraceMs : Math.min(this.options.killGraceMs, 1000));
-      this.forceKill(pgid);
-    }
+    if (pgid !== undefined) await this.stopLeftovers(pgid, aborted ? this.options.killGraceMs : Math.min(this.options.killGraceMs, 1000));
     if (forceTimer) clearTimeout(forceTimer);
-    // Escapees (setsid) are looked for after an abort here, and always at the end of the job
-    // (`cleanup`); a /proc scan per normal stage would cost more than the stage itself.
+    // Without a cgroup, escapees (setsid) are looked for after an abort here, and always at the end of
+    // the job (`cleanup`); a /proc scan per normal stage would cost more than the stage itself.
     if (aborted) await this.sweep();
     // The pipes close once every writer is gone; bounded in case something unkillable holds them.
     await Promise.race([child.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     return { exitCode: code, ...(signal ? { signal } : {}), aborted };
   }
 
-  private forceKill(pgid: number): void {
+  /** What a stage left running gets SIGTERM, `graceMs` to go, then SIGKILL. */
+  private async stopLeftovers(pgid: number, graceMs: number): Promise<void> {
+    const cgroup = this.jobCgroup;
+    const groupLeft = await groupAlive(pgid);
+    const cgroupLeft = cgroup ? await cgroup.populated().catch(() => false) : false;
+    if (!groupLeft && !cgroupLeft) return;
+    signalGroup(pgid, 'SIGTERM');
+    if (cgroup) await cgroup.signal('SIGTERM').catch(() => 0);
+    const deadline = Date.now() + graceMs;
+    await waitGroupGone(pgid, graceMs);
+    if (cgroup) await cgroup.waitEmpty(Math.max(0, deadline - Date.now())).catch(() => false);
+    await this.forceKill(pgid);
+    if (cgroupLeft) this.options.logger?.debug({ cgroup: cgroup?.dir }, 'killed processes a stage left in the job cgroup');
+  }
+
+  private async forceKill(pgid: number): Promise<void> {
     signalGroup(pgid, 'SIGKILL');
+    if (this.jobCgroup && !(await this.jobCgroup.kill().catch(() => false))) {
+      this.options.logger?.warn({ cgroup: this.jobCgroup.dir }, 'processes in the job cgroup did not die of SIGKILL');
+    }
   }
 
   private async sweep(): Promise<void> {
@@ -105,7 +148,11 @@ export class ShellExecutor implements Executor {
     if (killed > 0) this.options.logger?.debug({ killed }, 'killed processes that left the stage process group');
   }
 
+  /** Kills and removes the job's cgroup, then sweeps marked processes. The executor is done after it. */
   async cleanup(): Promise<void> {
+    if (this.jobCgroup && !(await this.jobCgroup.destroy().catch(() => false))) {
+      this.options.logger?.warn({ cgroup: this.jobCgroup.dir }, 'could not remove the job cgroup; the next start of the runner removes it');
+    }
     await this.sweep();
   }
 }

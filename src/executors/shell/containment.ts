@@ -1,0 +1,50 @@
+/**
+ * How the shell executor holds one job's processes: the job's cgroup when the host allows one
+ * (nothing can leave it), else each stage's process group plus the /proc marker sweep. The marker
+ * sweep runs in both cases, as a second net (a root job can move itself out of its cgroup).
+ */
+import type { Logger } from '../../log.js';
+import { describeContainment, processContainment } from '../cgroup/containment.js';
+import { JobCgroup } from '../cgroup/job-cgroup.js';
+
+/**
+ * `sh -c` program a stage starts with when it has a cgroup: the shell writes its own pid to
+ * `cgroup.procs` ($1) and only then execs the stage's shell ($2…), keeping its pid (the process-group
+ * leader). The move is done by the process itself before any user code exists, so nothing can fork
+ * outside the cgroup, whatever the timing; a failed move stops the stage instead of running it
+ * uncontained.
+ */
+export const ENTER_CGROUP_PROGRAM =
+  '{ echo $$ > "$1"; } 2>/dev/null || { echo "ERROR: the runner could not move this stage into its cgroup ($1)" >&2; exit 1; }; shift; exec "$@"';
+
+export interface JobContainment {
+  /** The job's cgroup, when there is one. */
+  cgroup?: JobCgroup;
+  /** For the job log: `cgroup v2 <dir>` or `process group + marker sweep (cgroups not available: <why>)`. */
+  description: string;
+}
+
+/**
+ * Gives a job its containment: a new cgroup named after the job's marker when this process can make
+ * one, else the fallback with the reason. `useCgroups: false` asks for the fallback.
+ */
+export async function containJob(marker: string, options: { useCgroups?: boolean; logger?: Logger }): Promise<JobContainment> {
+  if (options.useCgroups === false) return { description: describeContainment({ kind: 'process-group', reason: 'turned off for this executor' }) };
+  const containment = await processContainment(options.logger);
+  if (containment.kind !== 'cgroup') return { description: describeContainment(containment) };
+  try {
+    const cgroup = await JobCgroup.create(containment, marker);
+    options.logger?.debug({ cgroup: cgroup.dir }, 'job cgroup created');
+    return { cgroup, description: describeContainment(containment, cgroup.dir) };
+  } catch (error) {
+    const reason = `cannot create a job cgroup under ${containment.daemonDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    options.logger?.warn({ reason }, 'this job runs without a cgroup');
+    return { description: describeContainment({ kind: 'process-group', reason }) };
+  }
+}
+
+/** The command line that starts `shell script`, entering `cgroup` first when there is one. */
+export function stageCommand(shell: string, scriptPath: string, cgroup: JobCgroup | undefined): [string, string[]] {
+  if (!cgroup) return [shell, [scriptPath]];
+  return ['/bin/sh', ['-c', ENTER_CGROUP_PROGRAM, 'ci-runner-stage', cgroup.procsFile, shell, scriptPath]];
+}
