@@ -14,6 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import { silentLogger } from '../src/log.js';
 import { TraceCapture } from '../src/trace/capture.js';
+import { withSecretLines } from '../src/trace/secrets.js';
 import { SpoolWriter } from '../src/trace/spool.js';
 import type { BuildPayload } from '../src/protocol/types.js';
 import { startTrace, type JobTrace } from '../src/trace/index.js';
@@ -56,10 +57,21 @@ function outputChunk(): Buffer {
   return Buffer.concat(Array(Math.ceil((64 * 1024) / line.length)).fill(line)).subarray(0, 64 * 1024);
 }
 
-async function captureOnly(): Promise<void> {
+/** A PEM-shaped private key (random base64 in 64-character lines), like a deploy key in a secret variable. */
+function pemKey(): string {
+  let seed = 42;
+  const bytes = Buffer.from(
+    Uint8Array.from({ length: 2400 }, () => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return seed >>> 24;
+    }),
+  );
+  const body = bytes.toString('base64').match(/.{1,64}/g) ?? [];
+  return ['-----BEGIN RSA PRIVATE KEY-----', ...body, '-----END RSA PRIVATE KEY-----'].join('\n');
+}
+
+async function captureOnly(label: string, secrets: string[]): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-capture-'));
-  // Three secrets of token length, like a build token, a runner token and one secret variable.
-  const secrets = ['q9YtR2vL7mK4xN8bW1cZ', 'a3f09c6e1b2d4f5a6c7e8d9b0a1f2e3d', 'hunter2-but-longer'];
   const chunk = outputChunk();
   const pass = async (total: number): Promise<number> => {
     const spool = SpoolWriter.create(join(dir, 'trace.log'));
@@ -84,7 +96,7 @@ async function captureOnly(): Promise<void> {
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
   process.stdout.write(
-    `capture pipeline alone, 100 MiB (sanitise, mask 3 secrets, limit, spool): ${rate.toFixed(0)} MB/s, ` +
+    `capture pipeline alone, 100 MiB (sanitise, mask ${label}, limit, spool): ${rate.toFixed(0)} MB/s, ` +
       `RSS +${((peak - baseline) / MiB).toFixed(0)} MiB (peak ${(peak / MiB).toFixed(0)} MiB)\n`,
   );
   await rm(dir, { recursive: true, force: true });
@@ -162,7 +174,11 @@ export async function run(): Promise<void> {
   const client = new RunnerApiClient({ url: ts.url, executor: 'shell' });
   try {
     const runner = await ts.registerRunner();
-    await captureOnly();
+    // Three secrets of token length, like a build token, a runner token and one secret variable…
+    const tokens = ['q9YtR2vL7mK4xN8bW1cZ', 'a3f09c6e1b2d4f5a6c7e8d9b0a1f2e3d', 'hunter2-but-longer'];
+    await captureOnly('3 secrets', tokens);
+    // …and the same with a multi-line secret (each of its lines is masked too).
+    await captureOnly('3 secrets + a 52-line PEM key', [...withSecretLines([...tokens, pemKey()])]);
     await throughput(ts, client, runner.token);
     await latency(ts, client, runner.token);
   } finally {

@@ -2,7 +2,8 @@
  * Crash recovery at daemon start: a job whose final update was still owed when the runner stopped
  * (network down, killed) keeps its state dir (`<project>.tmp/build-<id>`). This finds those dirs
  * under a runner's builds dir and sends what is owed — a job that never finished is reported
- * `failed` — then removes them, so no assigned build is left `running` on the server.
+ * `failed`, its trace ending with why (the runner stopped while it ran) and when it was recovered —
+ * then removes them, so no assigned build is left `running` on the server.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -61,11 +62,11 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
         if (killed > 0) logger.info({ dir, cgroup, killed }, 'killed processes left in the cgroup of a job from an earlier run');
       }
       const marker = (await readFile(join(dir, MARKER_FILE), 'utf8').catch(() => '')).trim();
-      if (/^[0-9a-f]{8,}$/.test(marker)) {
-        const killed = await sweepMarked(marker);
-        if (killed > 0) logger.info({ dir, killed }, 'killed processes left by a job from an earlier run');
-      }
-      const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger });
+      const killed = /^[0-9a-f]{8,}$/.test(marker) ? await sweepMarked(marker) : 0;
+      if (killed > 0) logger.info({ dir, killed }, 'killed processes left by a job from an earlier run');
+      // A job that never finished gets lines in its trace saying the runner died and when it was recovered.
+      const detail = killed > 0 ? `killed ${killed} process${killed === 1 ? '' : 'es'} the job left behind` : undefined;
+      const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger, ...(detail ? { unfinishedDetail: detail } : {}) });
       if (result) logger.info({ dir, delivered: result.delivered, status: result.status }, 'sent the final update of a job from an earlier run');
       if (!result || result.delivered || classify('updateBuild', result.status) === 'final') await rm(dir, { recursive: true, force: true });
     } catch (error) {

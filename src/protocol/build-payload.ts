@@ -2,89 +2,114 @@
  * Validation of the E4 `201` body (PROTOCOL.md §5.1): the legacy client decoded into typed fields and
  * dropped builds whose JSON did not fit. Ours validates, and the caller reports an invalid build as
  * `failed` instead of dropping it (§12 item 22).
+ *
+ * What is accepted, field by field (the real server is GitLab 8.x–9.x):
+ * - `null` anywhere means absent (json-nulls.ts), and unknown keys are kept.
+ * - Fields the runner needs and cannot guess — `id`, `token`, `sha` (≥ 8 chars), `ref`, `name`,
+ *   `project_id`, `repo_url` — refuse the build when absent; the message names them.
+ * - Fields the runner uses but has a documented default for (`tag`, `commands`, `before_sha`,
+ *   `stage`, `allow_git_fetch`, `options`, `timeout`, `variables`, `depends_on_builds`) take it when
+ *   absent; a wrong JSON type still refuses the build, naming the field.
+ * - Fields the runner does not use (`status`, `project_name`, `artifacts_expire_at`, the build's own
+ *   `artifacts_file`, `credentials` with the shell executor, most of a dependency) never refuse a
+ *   build: what cannot be read is dropped or defaulted.
+ * - A variable without a key is dropped; a scalar value is exported as its text; a variable whose
+ *   `public` is absent counts as secret (masked), as the legacy client's zero value `false` did.
+ * - A dependency's `id` and `token` are needed only when its artifacts are downloaded.
  */
 import { z } from 'zod';
-import type { BuildPayload } from './types.js';
+import { optionsSchema } from './build-options.js';
+import { withoutNulls } from './json-nulls.js';
+import type { BuildPayload, BuildStatus } from './types.js';
 
-const statusSchema = z.enum(['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual']);
+const statuses = ['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual'] as const;
 
-const artifactsFileSchema = z.object({ filename: z.string(), size: z.int().nonnegative() });
+/** For a field the runner does not read: anything unreadable becomes `fallback`. */
+const status = (fallback: BuildStatus) => z.enum(statuses).catch(fallback);
+const unusedString = z.string().catch('');
 
-const variableSchema = z.object({
+const variableSchema = z.looseObject({
   key: z.string(),
-  value: z.string(),
-  public: z.boolean(),
+  value: z.union([z.string(), z.number(), z.boolean()]).transform(String).default(''),
+  public: z.boolean().default(false),
   file: z.boolean().optional(),
 });
 
+/** Entries without a key name nothing the job could see; they are dropped, not refused. */
+const variablesSchema = z
+  .array(z.unknown())
+  .transform((entries) => entries.filter((entry) => !(typeof entry === 'object' && entry !== null && !('key' in entry))))
+  .pipe(z.array(variableSchema));
+
+const artifactsFileSchema = z.looseObject({
+  filename: z.string().default(''),
+  // Only checked against the download when present; GitLab 8.x sends null for old artifacts.
+  size: z.int().nonnegative().optional().catch(undefined),
+});
+
 const dependencySchema = z.looseObject({
-  id: z.int(),
-  ref: z.string().default(''),
-  tag: z.boolean().default(false),
-  sha: z.string().default(''),
-  status: statusSchema.default('success'),
-  name: z.string(),
-  token: z.string(),
-  stage: z.string().default(''),
-  project_id: z.int().default(0),
-  project_name: z.string().default(''),
+  id: z.int().optional(),
+  name: z.string().default(''),
+  token: z.string().default(''),
   artifacts_file: artifactsFileSchema.optional(),
+  ref: unusedString,
+  tag: z.boolean().catch(false),
+  sha: unusedString,
+  status: status('success'),
+  stage: unusedString,
+  project_id: z.int().catch(0),
+  project_name: unusedString,
 });
 
-const optionsSchema = z.looseObject({
-  image: z.string().optional(),
-  services: z.array(z.string()).optional(),
-  artifacts: z
-    .object({
-      name: z.string().optional(),
-      paths: z.array(z.string()).optional(),
-      untracked: z.boolean().optional(),
-      when: z.enum(['on_success', 'on_failure', 'always']).optional(),
-      expire_in: z.string().optional(),
-    })
-    .optional(),
-  cache: z
-    .object({
-      key: z.string().optional(),
-      paths: z.array(z.string()).optional(),
-      untracked: z.boolean().optional(),
-    })
-    .optional(),
-  dependencies: z.array(z.string()).optional(),
-  after_script: z.array(z.string()).optional(),
-});
+const credentialSchema = z.looseObject({ type: unusedString, url: unusedString, username: unusedString, password: unusedString });
 
-/** Drops `null` values the way the legacy client skipped them (§5.3). */
-function withoutNulls(value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
-}
+/** Unused by the shell executor; entries that are not objects are dropped. */
+const credentialsSchema = z
+  .array(z.unknown())
+  .transform((entries) => entries.flatMap((entry) => {
+    const parsed = credentialSchema.safeParse(entry);
+    return parsed.success ? [parsed.data] : [];
+  }))
+  .catch([]);
 
-const buildSchema = z.looseObject({
-  id: z.int(),
-  ref: z.string(),
-  tag: z.boolean().default(false),
-  sha: z.string().min(8, 'sha must have at least 8 characters'),
-  status: statusSchema.default('running'),
-  name: z.string(),
-  token: z.string().min(1),
-  stage: z.string().default(''),
-  project_id: z.int(),
-  project_name: z.string().default(''),
-  commands: z.string().default(''),
-  repo_url: z.string(),
-  before_sha: z.string().default(''),
-  allow_git_fetch: z.boolean().default(false),
-  artifacts_expire_at: z.string().optional(),
-  artifacts_file: artifactsFileSchema.optional(),
-  options: z.preprocess(withoutNulls, optionsSchema).default({}),
-  timeout: z.int().default(0),
-  variables: z.array(variableSchema).default([]),
-  depends_on_builds: z.array(dependencySchema).default([]),
-  credentials: z
-    .array(z.object({ type: z.string(), url: z.string(), username: z.string(), password: z.string() }))
-    .default([]),
-});
+const buildSchema = z
+  .looseObject({
+    id: z.int(),
+    ref: z.string(),
+    tag: z.boolean().default(false),
+    sha: z.string().min(8, 'must have at least 8 characters'),
+    status: status('running'),
+    name: z.string(),
+    token: z.string().min(1, 'must not be empty'),
+    stage: z.string().default(''),
+    project_id: z.int(),
+    project_name: unusedString,
+    commands: z.string().default(''),
+    repo_url: z.string().min(1, 'must not be empty'),
+    before_sha: z.string().default(''),
+    allow_git_fetch: z.boolean().default(false),
+    artifacts_expire_at: z.string().optional().catch(undefined),
+    artifacts_file: artifactsFileSchema.optional().catch(undefined),
+    options: optionsSchema.default({}),
+    timeout: z.int().default(0),
+    variables: variablesSchema.default([]),
+    depends_on_builds: z.array(dependencySchema).default([]),
+    credentials: credentialsSchema.default([]),
+  })
+  .superRefine((build, ctx) => {
+    const filter = build.options.dependencies;
+    build.depends_on_builds.forEach((dep, index) => {
+      const downloaded = dep.artifacts_file?.filename && (filter === undefined || filter.includes(dep.name));
+      if (!downloaded) return;
+      const why = `needed to download the artifacts of "${dep.name}"`;
+      if (dep.id === undefined) ctx.addIssue({ code: 'custom', path: ['depends_on_builds', index, 'id'], message: `missing (${why})` });
+      if (dep.token === '') ctx.addIssue({ code: 'custom', path: ['depends_on_builds', index, 'token'], message: `missing (${why})` });
+    });
+  })
+  .transform((build) => ({
+    ...build,
+    depends_on_builds: build.depends_on_builds.map((dep) => ({ ...dep, id: dep.id ?? 0 })),
+  }));
 
 export type BuildPayloadResult =
   | { ok: true; build: BuildPayload }
@@ -92,14 +117,23 @@ export type BuildPayloadResult =
 
 /** Validates a decoded E4 body. Never throws. */
 export function parseBuildPayload(body: unknown): BuildPayloadResult {
-  const result = buildSchema.safeParse(body);
+  const input = withoutNulls(body);
+  const result = buildSchema.safeParse(input, { reportInput: true });
   if (result.success) return { ok: true, build: result.data as BuildPayload };
   const message = result.error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${describeIssue(issue)}`)
     .join('; ');
-  const raw = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const raw = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const id = Number.isSafeInteger(raw.id) ? (raw.id as number) : undefined;
-  const token = typeof raw.token === 'string' ? raw.token : undefined;
+  const token = typeof raw.token === 'string' && raw.token !== '' ? raw.token : undefined;
   return { ok: false, message, ...(id !== undefined ? { id } : {}), ...(token !== undefined ? { token } : {}) };
+}
+
+/** Says what is wrong without echoing the value (it may be a secret). */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'invalid_type') return issue.message;
+  if (issue.input === undefined) return 'missing or null (the runner needs it)';
+  const got = Array.isArray(issue.input) ? 'array' : typeof issue.input;
+  return `expected ${issue.expected === 'int' ? 'an integer' : issue.expected}, got ${got}`;
 }

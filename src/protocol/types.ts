@@ -82,7 +82,7 @@ export interface CacheOptions {
   untracked?: boolean;
 }
 
-/** `options` of the build payload (§5.3). Unknown keys are kept and warned about by the runner. */
+/** `options` of the build payload (§5.3). Unknown keys are kept (and ignored). */
 export interface BuildOptions {
   image?: string;
   services?: string[];
@@ -123,7 +123,10 @@ export interface BuildCredential {
   password: string;
 }
 
-/** The E4 `201` body (§5.1). */
+/**
+ * The E4 `201` body (§5.1), as `parseBuildPayload` returns it: `null`s are gone and absent optional
+ * fields hold their defaults (see build-payload.ts for what is accepted).
+ */
 export interface BuildPayload {
   id: number;
   ref: string;

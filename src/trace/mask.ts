@@ -18,12 +18,20 @@ export class Masker {
   /** Longest first, so that a tie at one position picks the longest secret. */
   private readonly secrets: Buffer[];
   private readonly maxLength: number;
+  /**
+   * For each byte value `b`, pairs (secret index, k) with `secret[k − 1] === b` and `k` shorter than
+   * the secret: output ending in `b` can end with the first `k` bytes of that secret. Finding the
+   * undecided tail then costs one check per pair instead of one per (position, secret), which keeps
+   * many secrets (every line of a key) or a long one as cheap as a few tokens.
+   */
+  private readonly prefixEnds: Uint32Array[];
   private held: Buffer = EMPTY;
 
   constructor(secrets: readonly string[]) {
     const unique = [...new Set(secrets.filter((secret) => secret.length > 0))];
     this.secrets = unique.map((secret) => Buffer.from(secret)).sort((a, b) => b.length - a.length);
     this.maxLength = this.secrets[0]?.length ?? 0;
+    this.prefixEnds = prefixEndTable(this.secrets);
   }
 
   /** Masks what can be decided so far; holds back at most `maxLength − 1` bytes. */
@@ -77,17 +85,26 @@ export class Masker {
 
   /** Ascending positions whose bytes up to the end are a proper prefix of some secret. */
   private undecidedPositions(data: Buffer): number[] {
-    const positions: number[] = [];
     const length = data.length;
-    for (let at = Math.max(0, length - this.maxLength + 1); at < length; at++) {
-      const tail = length - at;
-      for (const secret of this.secrets) {
-        if (secret.length > tail && secret.compare(data, at, length, 0, tail) === 0) {
-          positions.push(at);
-          break;
-        }
-      }
+    if (length === 0) return [];
+    const pairs = this.prefixEnds[data[length - 1] as number] as Uint32Array;
+    const positions: number[] = [];
+    for (let p = 0; p < pairs.length; p += 2) {
+      const secret = this.secrets[pairs[p] as number] as Buffer;
+      const k = pairs[p + 1] as number;
+      const at = length - k;
+      if (at < 0 || data[at] !== secret[0]) continue;
+      if (secret.compare(data, at, length, 0, k) === 0) positions.push(at);
     }
+    if (positions.length > 1) positions.sort((a, b) => a - b);
     return positions;
   }
+}
+
+function prefixEndTable(secrets: readonly Buffer[]): Uint32Array[] {
+  const pairs: number[][] = Array.from({ length: 256 }, () => []);
+  secrets.forEach((secret, index) => {
+    for (let k = 1; k < secret.length; k++) (pairs[secret[k - 1] as number] as number[]).push(index, k);
+  });
+  return pairs.map((list) => Uint32Array.from(list));
 }

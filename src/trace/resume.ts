@@ -1,12 +1,14 @@
 /**
  * Finishing a delivery after a restart: reads a job state directory's delivery record and spool and
- * sends the final update that is still owed (crash recovery uses this).
+ * sends the final update that is still owed (crash recovery uses this). A job that never finished
+ * gets lines at the end of its trace saying the runner stopped while it ran and when it was recovered.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import { silentLogger, type Logger } from '../log.js';
 import { sendFinalUpdate } from './final.js';
+import { interruptedNotice } from './interrupted.js';
 import { SpoolReader } from './spool.js';
 import { DeliveryStateStore, isPending, readDeliveryState, SPOOL_FILE } from './state.js';
 import { SentTrace } from './view.js';
@@ -19,6 +21,10 @@ export interface ResumeDeliveryOptions {
   /** State to report for a job that never finished (the runner died mid-job). Absent: such a job is
    *  left alone and `undefined` is returned. */
   unfinishedState?: 'success' | 'failed';
+  /** For a job that never finished: what else recovery did, said in its trace's last line. */
+  unfinishedDetail?: string;
+  /** The clock, for the recovery time in that line. Default `() => new Date()`. */
+  now?: () => Date;
   logger?: Logger;
 }
 
@@ -41,14 +47,14 @@ export async function resumeDelivery(
   const logger = (options.logger ?? silentLogger()).child({ component: 'trace', jobId: record.buildId });
 
   const spoolPath = join(stateDir, SPOOL_FILE);
-  const { size } = await stat(spoolPath);
+  const { size, mtime } = await stat(spoolPath);
   const reader = await SpoolReader.open(spoolPath);
   const trace = new SentTrace({ length: size }, reader);
-  if (record.limitCut !== undefined && record.limitNotice !== undefined) {
-    trace.setCut(Math.min(record.limitCut, size), record.limitNotice);
-  }
+  const cut = record.limitCut !== undefined && record.limitNotice !== undefined ? Math.min(record.limitCut, size) : undefined;
   const store = new DeliveryStateStore(stateDir, { ...record, finalState: state });
   try {
+    const endNotice = record.finalState === undefined ? await recordInterruption(store, reader, size, mtime, cut, options, logger) : record.endNotice;
+    if (cut !== undefined || endNotice !== undefined) trace.setCut(cut ?? size, `${cut !== undefined ? record.limitNotice : ''}${endNotice ?? ''}`);
     const result = await sendFinalUpdate({
       client,
       buildId: record.buildId,
@@ -65,4 +71,29 @@ export async function resumeDelivery(
   } finally {
     await reader.close();
   }
+}
+
+/** The lines that explain a job that never finished, recorded before sending so a later attempt (after
+ *  another restart) sends this same trace. */
+async function recordInterruption(
+  store: DeliveryStateStore,
+  reader: SpoolReader,
+  size: number,
+  mtime: Date,
+  cut: number | undefined,
+  options: ResumeDeliveryOptions,
+  logger: Logger,
+): Promise<string> {
+  // The limit notice ends in a newline; the job's own output may not.
+  const midLine = cut === undefined && size > 0 && (await reader.read(size - 1, size))[0] !== 0x0a;
+  const endNotice = interruptedNotice(
+    {
+      ...(size > 0 ? { lastOutputAt: mtime } : {}),
+      recoveredAt: options.now?.() ?? new Date(),
+      ...(options.unfinishedDetail ? { detail: options.unfinishedDetail } : {}),
+    },
+    midLine,
+  );
+  await store.update({ endNotice }).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the trace delivery record'));
+  return endNotice;
 }

@@ -1,7 +1,8 @@
 /**
  * Which values the runner masks in a job's trace (issue #3): the build token, the runner token, the
  * values of non-public variables, dependency build tokens, registry passwords, passwords in URLs,
- * and any extra values the caller names.
+ * and any extra values the caller names. A multi-line value (a PEM key, a JSON credentials file) is
+ * masked whole and also line by line, so a job that prints one line of it does not leak that line.
  */
 import type { BuildPayload } from '../protocol/types.js';
 
@@ -25,6 +26,30 @@ export function urlPasswords(text: string): string[] {
   return found;
 }
 
+/**
+ * `values`, and for a multi-line one each of its lines too, without its line ending (LF, CRLF or CR)
+ * and surrounding blanks. Lines shorter than {@link MIN_SECRET_LENGTH} are left out (a `}` or an
+ * empty line is no secret); the whole value is still masked wherever it is printed whole. Line breaks
+ * that open or close a value are not part of what is masked, so `cat` of a key file keeps its last
+ * newline.
+ */
+export function withSecretLines(values: readonly string[]): string[] {
+  const all: string[] = [];
+  for (const value of values) {
+    if (!/[\r\n]/.test(value)) {
+      all.push(value);
+      continue;
+    }
+    const whole = value.replace(/^[\r\n]+|[\r\n]+$/g, '');
+    if (whole.length >= MIN_SECRET_LENGTH) all.push(whole);
+    for (const line of whole.split(/\r\n|\r|\n/)) {
+      const text = line.trim();
+      if (text.length >= MIN_SECRET_LENGTH) all.push(text);
+    }
+  }
+  return all;
+}
+
 /** Collects the secrets to mask for one build; short and duplicate values are dropped. */
 export function collectSecrets(build: BuildPayload, runnerToken: string, extra: readonly string[] = []): string[] {
   const values = [build.token, runnerToken, ...extra, ...urlPasswords(build.repo_url)];
@@ -34,5 +59,6 @@ export function collectSecrets(build: BuildPayload, runnerToken: string, extra: 
   }
   for (const dependency of build.depends_on_builds) values.push(dependency.token);
   for (const credential of build.credentials) values.push(credential.password, ...urlPasswords(credential.url));
-  return [...new Set(values.filter((value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH))];
+  const long = values.filter((value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH);
+  return [...new Set(withSecretLines(long))];
 }

@@ -19,6 +19,9 @@ export interface DeliveryState {
   limitCut?: number;
   /** …and the notice that follows it. */
   limitNotice?: string;
+  /** Lines that end the sent trace after the spool (and the limit notice): why a job that never
+   *  finished is reported failed. Recorded once, so every later attempt sends the same trace. */
+  endNotice?: string;
   /** The job's result, once it ended: the final update owes this state. */
   finalState?: Exclude<RunnerBuildState, 'running'>;
   /** The server answered the final update with 200. */

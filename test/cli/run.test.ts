@@ -227,4 +227,36 @@ describe('run after a crash', () => {
       await second.child;
     }
   });
+
+  it('ends the recovered job\'s trace saying the runner was killed and when the job was recovered', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeConfig(config, d.builds, [{ name: 'crashy', token }]);
+    const p = await t.pipeline('lost:\n  script:\n    - echo started\n    - printf \'half a %s\' line; sleep 1000\n');
+    const jobId = p.jobs[0]!.id;
+    const first = startDaemon(config);
+    // The masker may hold back the last character or two (they could begin a secret): those die with the daemon.
+    await waitUntil(async () => (await trace(jobId)).includes('half a li'), 30_000, 'job printed its last output');
+    const killedAt = Date.now();
+    first.child.kill('SIGKILL');
+    await first.child;
+
+    const second = startDaemon(config);
+    try {
+      await t.waitForJob(jobId, (j) => j.status === 'failed', 30_000);
+      const text = await trace(jobId);
+      // The job's output, then (on a line of its own) why it stopped and when it was recovered, last.
+      const match = /half a li(?:ne?)?\n\u001b\[0;33mWARNING: The runner stopped \(killed or crashed\) while this job was running; its last output above was written at (\S+)\.\u001b\[0;m\n\u001b\[31;1mERROR: Job failed \(system failure\): the runner recovered the job at (\S+) when it started again, killed \d+ process(es)? the job left behind, and reports it failed\.\u001b\[0;m\n$/.exec(text);
+      expect(match, text).not.toBeNull();
+      const lastOutput = Date.parse(match![1]!);
+      const recovered = Date.parse(match![2]!);
+      expect(lastOutput).toBeLessThanOrEqual(killedAt);
+      expect(recovered).toBeGreaterThanOrEqual(killedAt);
+      expect(recovered).toBeLessThanOrEqual(Date.now());
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.child;
+    }
+  });
 });

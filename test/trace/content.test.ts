@@ -65,4 +65,25 @@ describe('what the trace contains', () => {
     expect(stored).toContain('repo=http://gitlab-ci-token:[MASKED]@');
     expect(await readFile(trace.logPath, 'utf8')).toBe(expected);
   });
+
+  it('masks each printed line of a multi-line secret variable, split across writes, with LF or CRLF', async () => {
+    const key = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\nab\n-----END RSA PRIVATE KEY-----\n';
+    job = await runningJob({}, { DEPLOY_KEY: key });
+    const trace = await startJobTrace(job);
+    const text =
+      `second line: ${key.split('\n')[1]}\n` +
+      `third line, CRLF: ${key.split('\n')[2]}\r\n` +
+      key.replaceAll('\n', '\r\n') +
+      'a short line of it stays: ab\n';
+    const bytes = Buffer.from(text);
+    for (let offset = 0, size = 1; offset < bytes.length; offset += size, size = (size % 7) + 1) trace.write(bytes.subarray(offset, offset + size));
+    await trace.finish('success');
+    const stored = (await job.ts.server.getTrace(job.build.id)).toString();
+    expect(stored).toBe(
+      'second line: [MASKED]\n' +
+        'third line, CRLF: [MASKED]\r\n' +
+        '[MASKED]\r\n[MASKED]\r\n[MASKED]\r\nab\r\n[MASKED]\r\n' +
+        'a short line of it stays: ab\n',
+    );
+  });
 });

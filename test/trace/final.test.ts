@@ -83,9 +83,69 @@ describe('the final update', () => {
     expect(resumed).toEqual({ delivered: true, status: 200 });
     const stored = (await job.ts.server.getTrace(job.build.id)).toString();
     expect(stored.startsWith('x'.repeat(1024) + '\n')).toBe(true);
-    expect(stored).toContain('exceeded limit');
+    // The limit notice, then why the job stopped: the sent trace ended at the limit, not at the crash.
+    expect(stored).toMatch(/exceeded limit of 1024 bytes[^\n]*\n\u001b\[0;33mWARNING: The runner stopped \(killed or crashed\) while this job was running[^\n]*\n[^\n]*ERROR: Job failed \(system failure\)[^\n]*\n$/);
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('failed');
     await trace.finish('failed');
+  });
+});
+
+describe('recovering a job the runner lost mid-run', () => {
+  it('ends its trace with why it stopped and when it was recovered, after the last output', async () => {
+    job = await runningJob();
+    const daemon = new AbortController();
+    const trace = await startJobTrace(job, { signal: daemon.signal });
+    trace.write('step 1 done\nstep 2: 42%');
+    const current = job;
+    await waitForRecord(async () => ((await readDeliveryState(current.stateDir))?.sentOffset ?? 0) > 0);
+    daemon.abort(); // the runner dies: nothing more is sent live, and no final update
+    const recoveredAt = new Date('2026-11-23T09:01:13.456Z');
+    const resumed = await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000), {
+      unfinishedState: 'failed',
+      unfinishedDetail: 'killed 2 processes the job left behind',
+      now: () => recoveredAt,
+    });
+    expect(resumed).toEqual({ delivered: true, status: 200 });
+    const stored = (await job.ts.server.getTrace(job.build.id)).toString();
+    // The job's last line had no newline: the explanation starts on a line of its own.
+    const output = 'step 1 done\nstep 2: 42%\n';
+    expect(stored.startsWith(output)).toBe(true);
+    const [warning, error, rest] = stored.slice(output.length).split('\n');
+    expect(warning).toMatch(/^\u001b\[0;33mWARNING: The runner stopped \(killed or crashed\) while this job was running; its last output above was written at \d{4}-\d\d-\d\dT[\d:.]+Z\.\u001b\[0;m$/);
+    expect(error).toBe(
+      '\u001b[31;1mERROR: Job failed (system failure): the runner recovered the job at 2026-11-23T09:01:13.456Z when it started again, ' +
+        'killed 2 processes the job left behind, and reports it failed.\u001b[0;m',
+    );
+    expect(rest).toBe('');
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('failed');
+  });
+
+  it('sends the same explanation on a later attempt when the first could not deliver it', async () => {
+    job = await runningJob();
+    const daemon = new AbortController();
+    const trace = await startJobTrace(job, { signal: daemon.signal });
+    trace.write('working\n');
+    daemon.abort();
+    const fault = job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 502 });
+    const first = await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000), {
+      unfinishedState: 'failed',
+      deadlineMs: 1500,
+      now: () => new Date('2026-11-23T09:00:00.000Z'),
+    });
+    expect(first?.delivered).toBe(false);
+    expect(await readDeliveryState(job.stateDir)).toMatchObject({ finalState: 'failed', delivered: false });
+    // The next restart: same record, a later clock.
+    job.ts.server.faults.remove(fault);
+    const second = await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000), {
+      unfinishedState: 'failed',
+      now: () => new Date('2026-11-23T10:00:00.000Z'),
+    });
+    expect(second).toEqual({ delivered: true, status: 200 });
+    const stored = (await job.ts.server.getTrace(job.build.id)).toString();
+    expect(stored.startsWith('working\n\u001b[0;33mWARNING: The runner stopped')).toBe(true);
+    expect(stored).toContain('recovered the job at 2026-11-23T09:00:00.000Z');
+    expect(stored.split('WARNING: The runner stopped').length).toBe(2);
+    expect(stored).not.toContain('10:00:00');
   });
 });
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Masker, MASK } from '../../src/trace/mask.js';
+import { withSecretLines } from '../../src/trace/secrets.js';
 
 function maskInPieces(secrets: string[], input: Buffer, cuts: number[]): string {
   const masker = new Masker(secrets);
@@ -64,6 +65,45 @@ describe('Masker', () => {
     const masker = new Masker([]);
     const chunk = Buffer.from('plain');
     expect(masker.push(chunk)).toBe(chunk);
+  });
+
+  it('masks one printed line of a multi-line secret, at every chunk boundary, with LF or CRLF endings', () => {
+    const key = '-----BEGIN KEY-----\nMIIEpAIBAAKCAQEAxyz\nq9YtR2vL7mK4xN8b\nab\n-----END KEY-----\n';
+    const secrets = withSecretLines([key]);
+    const output = Buffer.from(
+      'line two: MIIEpAIBAAKCAQEAxyz\r\n' + // one line, CRLF after it
+        key.replaceAll('\n', '\r\n') + // the whole key through a terminal: CRLF everywhere
+        key + // the whole key as it is
+        'short: ab\n', // a line below the minimum length stays readable
+    );
+    const expected =
+      'line two: [MASKED]\r\n' +
+      '[MASKED]\r\n[MASKED]\r\n[MASKED]\r\nab\r\n[MASKED]\r\n' +
+      '[MASKED]\n' +
+      'short: ab\n';
+    for (let a = 0; a <= output.length; a++) {
+      expect(maskInPieces(secrets, output, [a]), `cut at ${a}`).toBe(expected);
+      expect(maskInPieces(secrets, output, [a, a + 5, a + 17])).toBe(expected);
+    }
+    // One byte at a time.
+    expect(maskInPieces(secrets, output, Array.from({ length: output.length }, (_, i) => i))).toBe(expected);
+  });
+
+  it('masks multi-line secrets and their lines the same way however the output is split (property)', () => {
+    const alphabet = fc.constantFrom('a', 'b', 'é', '\n', '\r', 'x', ' ');
+    const text = (max: number) => fc.array(alphabet, { minLength: 1, maxLength: max }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(fc.array(text(12), { minLength: 1, maxLength: 3 }), fc.array(text(8), { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 12 }), (values, pieces, cuts) => {
+        const secrets = withSecretLines(values).filter((secret) => secret.length > 0);
+        // Output made of the secrets, their lines and noise.
+        const output = pieces.map((piece, i) => (i % 3 === 1 ? (secrets[i % secrets.length] ?? piece) : piece)).join('');
+        const input = Buffer.from(output);
+        const expected = referenceMask(secrets, output);
+        expect(maskInPieces(secrets, input, [])).toBe(expected);
+        expect(maskInPieces(secrets, input, cuts)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('gives identical masked traces for random splits of the same output (property)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
-import { collectSecrets, urlPasswords } from '../../src/trace/secrets.js';
+import { collectSecrets, urlPasswords, withSecretLines } from '../../src/trace/secrets.js';
 
 function build(overrides: Partial<BuildPayload> = {}): BuildPayload {
   return {
@@ -37,5 +37,20 @@ describe('collectSecrets', () => {
 
   it('finds passwords in URLs but not user names or hosts', () => {
     expect(urlPasswords('clone http://user:pw123@host/x and ssh://git@host/y')).toEqual(['pw123']);
+  });
+
+  it('masks each line of a multi-line secret as well as the whole, without its line endings', () => {
+    const key = '-----BEGIN KEY-----\r\nMIIEpAIBAAKCAQEA\r\n  indented-line  \r\nab\r\n\r\n-----END KEY-----\r\n';
+    const secrets = collectSecrets(build({ variables: [{ key: 'DEPLOY_KEY', value: key, public: false }] }), 'runner-token-xyz');
+    const whole = key.replace(/\r\n$/, '');
+    expect(secrets).toEqual(expect.arrayContaining([whole, '-----BEGIN KEY-----', 'MIIEpAIBAAKCAQEA', 'indented-line', '-----END KEY-----']));
+    // Lines shorter than the minimum (`ab`, the empty line) are not masked on their own.
+    expect(secrets).not.toContain('ab');
+    expect(secrets).not.toContain('');
+    expect(secrets.filter((secret) => /\r|\n/.test(secret))).toEqual([whole]);
+  });
+
+  it('splits on LF, CRLF and lone CR alike', () => {
+    expect(withSecretLines(['one-line', 'aaa\nbbb\r\nccc\rddd'])).toEqual(['one-line', 'aaa\nbbb\r\nccc\rddd', 'aaa', 'bbb', 'ccc', 'ddd']);
   });
 });
