@@ -131,11 +131,6 @@ export class Agent {
   }
 
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
-    if (runner.executor !== 'shell') {
-      // Taking jobs that cannot run would only fail them; leave them to runners that can.
-      this.logger.error({ runner: runner.name, executor: runner.executor }, `runner "${runner.name}" uses the ${runner.executor} executor, which this version cannot run; it will not take jobs (use executor = "shell")`);
-      return;
-    }
     const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false };
     this.entries.set(entry.key, entry);
     // `request_concurrency` loops per entry: each holds at most one job request at a time.

@@ -139,9 +139,6 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   const hostList = collect(dirs.projectDir, runner.builds_dir);
   const controls = readControls(hostList, build.allow_git_fetch);
   const host = await materializeFileVariables(hostList, dirs.stateDir);
-  const buildVariables = executor.buildPath
-    ? await materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path))
-    : host;
   await mkdir(dirs.slotDir, { recursive: true });
   job.check();
   if (executor.prepare) {
@@ -158,6 +155,10 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
     });
     job.check();
   }
+  // The build stages may see other paths (docker: /builds/…), known once the executor is prepared.
+  const buildVariables = executor.buildPath
+    ? await materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path))
+    : host;
   run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
   return { controls, host, build: buildVariables };
 }
