@@ -66,18 +66,4 @@ describe('poll loop', () => {
       await agent.done();
     }
   });
-
-  it('does not take jobs for a runner whose executor it cannot run', async () => {
-    const { token } = await t.registerRunner();
-    const p = await t.pipeline('j:\n  script:\n    - echo never\n');
-    const { agent, lines } = await agentFor(token, {}, { executor: 'docker' });
-    agent.start();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    agent.shutdown();
-    await agent.done();
-    expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('pending');
-    t.server.cancelJob(p.jobs[0]!.id);
-    expect(lines.some((l) => String(l.msg).includes('uses the docker executor, which this version cannot run'))).toBe(true);
-    expect(lines.some((l) => l.msg === 'job received')).toBe(false);
-  });
 });

@@ -36,7 +36,9 @@ export function wrapperScript(owner?: StageContainer['owner']): string {
 /** Runs the stage; on abort stops the container (SIGTERM, SIGKILL after the grace period). */
 export async function runStageContainer(c: StageContainer, request: StageRequest): Promise<StageResult> {
   if (request.signal.aborted) return { exitCode: null, aborted: true };
-  const child = c.docker.spawn(['run', '--rm', '--name', c.name, ...c.flags, '--entrypoint', '/bin/sh', c.image, '-c', wrapperScript(c.owner), c.script]);
+  // The trace is the container's log: the default json-file driver would also write every byte to
+  // disk on the way, which makes large outputs ~20× slower.
+  const child = c.docker.spawn(['run', '--rm', '--name', c.name, '--log-driver', 'none', ...c.flags, '--entrypoint', '/bin/sh', c.image, '-c', wrapperScript(c.owner), c.script]);
   child.stdout.on('data', (chunk: Uint8Array) => request.output(chunk));
   child.stderr.on('data', (chunk: Uint8Array) => request.output(chunk));
   let aborted = false;

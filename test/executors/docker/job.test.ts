@@ -3,13 +3,9 @@
  * bash or sh, the in-container paths, and clear failures for images the runner cannot or may not use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runnerSchema } from '../../../src/agent/config/schema.js';
-import { runOnce } from '../../../src/agent/run-once.js';
-import { defaultServices } from '../../../src/agent/services.js';
-import { silentLogger } from '../../../src/log.js';
-import { workDirs } from '../../cli/helpers.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
+import { runDockerJob } from './jobs.js';
 
 let t: TestServer;
 let token: string;
@@ -21,21 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
-
-/** Queues `yaml`, runs its first job with a docker runner, returns status and trace. */
-export async function runDockerJob(server: TestServer, runnerToken: string, yaml: string, docker: Record<string, unknown> = {}, runner: Record<string, unknown> = {}) {
-  const d = await workDirs();
-  const p = await server.pipeline(yaml);
-  const config = runnerSchema.parse({
-    name: 'docker-test', url: server.url, token: runnerToken, executor: 'docker', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2,
-    docker: { image: IMAGES.sh, pull_policy: 'if-not-present', ...docker },
-    ...runner,
-  });
-  const never = new AbortController().signal;
-  const result = await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
-  const id = p.jobs[0]!.id;
-  return { result, id, dirs: d, status: server.server.getJob(id)?.status, trace: (await server.server.getTrace(id)).toString('utf8') };
-}
 
 describe.skipIf(skipDocker)('docker executor jobs', () => {
   it('runs the script in the runner default image, in the project checkout mounted under /builds', async () => {
@@ -61,20 +42,20 @@ describe.skipIf(skipDocker)('docker executor jobs', () => {
   });
 
   it('fails with a clear line when neither the job nor the runner names an image', async () => {
-    const { status, trace } = await runDockerJob(t, token, 'j:\n  script:\n    - echo never\n', { image: undefined });
+    const { status, trace } = await runDockerJob(t, token, 'j:\n  script:\n    - echo never\n', { docker: { image: undefined } });
     expect(status).toBe('failed');
     expect(trace).toContain('ERROR: Job failed: no image: the job names none and [runners.docker] image is not set');
   });
 
   it('fails saying what was tried when pull_policy = never and the image is missing', async () => {
-    const { status, trace } = await runDockerJob(t, token, 'j:\n  image: ci-runner-test/missing:404\n  script:\n    - echo never\n', { pull_policy: 'never' });
+    const { status, trace } = await runDockerJob(t, token, 'j:\n  image: ci-runner-test/missing:404\n  script:\n    - echo never\n', { docker: { pull_policy: 'never' } });
     expect(status).toBe('failed');
     expect(trace).toContain('could not get image "ci-runner-test/missing:404": not present locally and pull_policy = never');
     expect(trace).not.toContain('$ echo never');
   });
 
   it('refuses an image outside allowed_images, naming the list', async () => {
-    const { status, trace } = await runDockerJob(t, token, `j:\n  image: ${IMAGES.bash}\n  script:\n    - echo never\n`, { allowed_images: ['ci-runner-test/sh:*'] });
+    const { status, trace } = await runDockerJob(t, token, `j:\n  image: ${IMAGES.bash}\n  script:\n    - echo never\n`, { docker: { allowed_images: ['ci-runner-test/sh:*'] } });
     expect(status).toBe('failed');
     expect(trace).toContain(`the image "${IMAGES.bash}" is not allowed by [runners.docker] allowed_images ("ci-runner-test/sh:*")`);
   });
