@@ -18,7 +18,7 @@ import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
-import { findJobStateDirs, recoverDeliveries } from './recover.js';
+import { findJobStateDirs, recoverDeliveries, removeExecutorLeftovers } from './recover.js';
 import type { SharedServices } from './services.js';
 
 export interface AgentEvents {
@@ -146,6 +146,7 @@ export class Agent {
 
   /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
   private async recover(entry: Entry): Promise<void> {
+    await removeExecutorLeftovers(entry.config, this.logger);
     const dirs = await findJobStateDirs(entry.config).catch(() => []);
     if (dirs.length === 0) return;
     const recovery = recoverDeliveries(dirs, entry.config, entry.client, this.stopJobs.signal, this.logger.child({ runner: entry.config.name }));
