@@ -85,4 +85,13 @@ describe.skipIf(skipDocker)('docker options in a job', () => {
     expect(status).toBe('failed');
     expect(trace).toMatch(/could not get image "127\.0\.0\.1:1\/nothing\/here:1": pull_policy = if-not-present: pull failed: .*connection refused/);
   });
+
+  it('talks to the engine that host names (DOCKER_HOST), and fails clearly when it does not answer', async () => {
+    const ok = await runDockerJob(t, token, 'j:\n  script:\n    - echo through the socket\n', { docker: { host: 'unix:///var/run/docker.sock' } });
+    expect(ok.status, ok.trace).toBe('success');
+    const { status, trace } = await runDockerJob(t, token, 'j:\n  script:\n    - echo never\n', { docker: { host: 'unix:///nonexistent/docker.sock' } });
+    expect(status).toBe('failed');
+    expect(trace).toContain('unix:///nonexistent/docker.sock');
+    expect(trace).not.toContain('$ echo never');
+  });
 });
