@@ -142,7 +142,9 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   await mkdir(dirs.slotDir, { recursive: true });
   job.check();
   if (executor.prepare) {
-    await executor.prepare({
+    // A stop during preparation (a pull, the wait for services) is reported as the stop, not as the
+    // abort error it surfaces as.
+    const prepared = executor.prepare({
       build,
       slot: run.slot,
       variables: host,
@@ -152,6 +154,10 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
       log: (line) => write(`${line}\n`),
       warn: (line) => write(warning(line)),
       signal: job.signal,
+    });
+    await prepared.catch((error: unknown) => {
+      job.check();
+      throw error;
     });
     job.check();
   }

@@ -84,6 +84,17 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
     expect(await labelled(jobLabel(job.id))).toEqual({ containers: [], networks: [] });
   }, 60_000);
 
+  it('stops a job canceled while it waits for its services, reporting the cancel', async () => {
+    const job = await startDockerJob(t, token, 'j:\n  services:\n    - ci-runner-test/nolisten:1\n  script:\n    - echo never\n', { docker: { wait_for_services_timeout: 120 } });
+    await waitUntil(async () => (await t.server.getTrace(job.id)).toString('utf8').includes('Waiting for services'), 60_000, 'the wait for services');
+    t.server.cancelJob(job.id);
+    const { status, trace, result } = await job.done;
+    expect(status).toBe('canceled');
+    expect(result.kind === 'job' ? result.outcome.reason : undefined).toBe('canceled');
+    expect(trace).not.toContain('$ echo never');
+    expect(await labelled(jobLabel(job.id))).toEqual({ containers: [], networks: [] });
+  }, 60_000);
+
   it('fails a job past its timeout, saying so, and removes its containers', async () => {
     const job = await startDockerJob(t, token, 'j:\n  timeout: 3s\n  script:\n    - echo started\n    - sleep 300\n', { runner: { kill_grace_period: 1 } });
     const { status, trace } = await job.done;
