@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { CLI } from '../cli/cli.js';
 import { waitUntil, workDirs } from '../cli/helpers.js';
-import { IMAGES, labelled, skipDocker } from '../executors/docker/engine.js';
+import { IMAGES, jobLabels, labelled, skipDocker } from '../executors/docker/engine.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -92,7 +92,7 @@ describe.skipIf(skipDocker)('daemon with docker entries', () => {
     await waitUntil(async () => (await t.server.getTrace(id)).toString('utf8').includes('started'), 60_000, 'the job to start');
     first.child.kill('SIGKILL');
     await first.child;
-    const left = await labelled(`com.ci-runner.job=${id}`);
+    const left = await labelled(...jobLabels(token, id));
     expect(left.containers.length).toBeGreaterThan(0);
     expect(left.networks).toHaveLength(1);
 
@@ -100,7 +100,7 @@ describe.skipIf(skipDocker)('daemon with docker entries', () => {
     try {
       await t.waitForJob(id, (j) => j.status === 'failed', 60_000);
       await waitUntil(async () => {
-        const now = await labelled(`com.ci-runner.job=${id}`);
+        const now = await labelled(...jobLabels(token, id));
         return now.containers.length === 0 && now.networks.length === 0;
       }, 30_000, 'the leftovers to be removed');
     } finally {

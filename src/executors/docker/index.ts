@@ -139,7 +139,9 @@ export class DockerExecutor implements Executor {
         },
         request,
       );
-      if (result.aborted || result.exitCode === null || result.exitCode >= 125) this.needsOwnerFix = this.owner !== undefined;
+      // Killed, stopped or never started (125: docker's own error): the wrapper may not have handed
+      // the files back, and the container may still exist.
+      if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix = this.owner !== undefined;
       else this.containers.delete(name);
       return result;
     } finally {

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { runnerLabel } from '../../../src/executors/docker/labels.js';
 
 const run = promisify(execFile);
 
@@ -37,11 +38,17 @@ export async function docker(args: string[]): Promise<string> {
   return (await run('docker', args, { maxBuffer: 64 * 1024 * 1024 })).stdout.trim();
 }
 
-/** Names of containers (any state) and networks carrying `label`. */
-export async function labelled(label: string): Promise<{ containers: string[]; networks: string[] }> {
-  const containers = (await docker(['ps', '-a', '--filter', `label=${label}`, '--format', '{{.Names}}'])).split('\n').filter(Boolean);
-  const networks = (await docker(['network', 'ls', '--filter', `label=${label}`, '--format', '{{.Name}}'])).split('\n').filter(Boolean);
+/** Names of containers (any state) and networks carrying every one of `labels`. */
+export async function labelled(...labels: string[]): Promise<{ containers: string[]; networks: string[] }> {
+  const filters = labels.flatMap((label) => ['--filter', `label=${label}`]);
+  const containers = (await docker(['ps', '-a', ...filters, '--format', '{{.Names}}'])).split('\n').filter(Boolean);
+  const networks = (await docker(['network', 'ls', ...filters, '--format', '{{.Name}}'])).split('\n').filter(Boolean);
   return { containers, networks };
+}
+
+/** The labels of one job of one runner (job ids repeat across the test servers running in parallel). */
+export function jobLabels(runnerToken: string, jobId: number): string[] {
+  return [`com.ci-runner.runner=${runnerLabel(runnerToken)}`, `com.ci-runner.job=${jobId}`];
 }
 
 const reason = await dockerUnavailable();

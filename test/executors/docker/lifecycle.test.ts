@@ -13,7 +13,7 @@ import { DockerExecutor } from '../../../src/executors/docker/index.js';
 import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
 import { waitUntil } from '../../cli/helpers.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
-import { docker, labelled, skipDocker } from './engine.js';
+import { docker, jobLabels, labelled, skipDocker } from './engine.js';
 import { runDockerJob, startDockerJob } from './jobs.js';
 
 const execFileP = promisify(execFile);
@@ -29,12 +29,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-const jobLabel = (id: number): string => `com.ci-runner.job=${id}`;
-
 async function waitForBuildContainer(id: number): Promise<string> {
   let name = '';
   await waitUntil(async () => {
-    const names = (await docker(['ps', '--filter', `label=${jobLabel(id)}`, '--format', '{{.Names}}'])).split('\n');
+    const names = (await docker(['ps', ...jobLabels(token, id).flatMap((l) => ['--filter', `label=${l}`]), '--format', '{{.Names}}'])).split('\n');
     name = names.find((n) => n.endsWith('-build-script')) ?? '';
     return name !== '';
   }, 60_000, 'the build container to run');
@@ -76,12 +74,12 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
   it('stops a canceled job and removes its containers and network', async () => {
     const job = await startDockerJob(t, token, 'j:\n  services:\n    - ci-runner-test/httpd:1\n  script:\n    - echo started\n    - sleep 300\n', { runner: { kill_grace_period: 1 } });
     await waitForBuildContainer(job.id);
-    expect((await labelled(jobLabel(job.id))).networks).toHaveLength(1);
+    expect((await labelled(...jobLabels(token, job.id))).networks).toHaveLength(1);
     t.server.cancelJob(job.id);
     const { status, trace } = await job.done;
     expect(status).toBe('canceled');
     expect(trace).toContain('started');
-    expect(await labelled(jobLabel(job.id))).toEqual({ containers: [], networks: [] });
+    expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 60_000);
 
   it('stops a job canceled while it waits for its services, reporting the cancel', async () => {
@@ -92,7 +90,7 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
     expect(status).toBe('canceled');
     expect(result.kind === 'job' ? result.outcome.reason : undefined).toBe('canceled');
     expect(trace).not.toContain('$ echo never');
-    expect(await labelled(jobLabel(job.id))).toEqual({ containers: [], networks: [] });
+    expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 60_000);
 
   it('fails a job past its timeout, saying so, and removes its containers', async () => {
@@ -100,7 +98,7 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
     const { status, trace } = await job.done;
     expect(status).toBe('failed');
     expect(trace).toContain('ERROR: Job failed: execution took longer than 3 seconds');
-    expect(await labelled(jobLabel(job.id))).toEqual({ containers: [], networks: [] });
+    expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 60_000);
 
   it('hands files a container wrote into the checkout back to the runner user, so the next job can fetch and clean', async () => {

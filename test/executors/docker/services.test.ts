@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceAliases } from '../../../src/executors/docker/services.js';
 import { waitUntil } from '../../cli/helpers.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
-import { docker, IMAGES, labelled, skipDocker } from './engine.js';
+import { docker, IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
 import { runDockerJob, startDockerJob } from './jobs.js';
 
 let t: TestServer;
@@ -47,7 +47,7 @@ describe.skipIf(skipDocker)('docker services', () => {
     });
     let env: string[] = [];
     await waitUntil(async () => {
-      const names = (await labelled(`com.ci-runner.job=${job.id}`)).containers.filter((n) => n.includes('-service-'));
+      const names = (await labelled(...jobLabels(token, job.id))).containers.filter((n) => n.includes('-service-'));
       if (names.length === 0) return false;
       env = JSON.parse(await docker(['inspect', '--format', '{{json .Config.Env}}', names[0]!])) as string[];
       return true;
@@ -58,7 +58,7 @@ describe.skipIf(skipDocker)('docker services', () => {
     expect(trace).toMatch(/Waited for services for \d+\.\d s/);
     expect(env).toContain('SERVICE_PASSWORD=pw-for-the-service');
     expect(env.some((e) => e.startsWith('CI_BUILD_TOKEN=') || e.startsWith('CI_JOB_TOKEN=') || e.startsWith('CI_BUILD_REPO='))).toBe(false);
-    expect(await labelled(`com.ci-runner.job=${job.id}`)).toEqual({ containers: [], networks: [] });
+    expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 90_000);
 
   it('warns with the service log when a service never listens, and runs the job anyway', async () => {
