@@ -20,7 +20,7 @@ import type { Config, RunnerConfig } from './config/schema.js';
 import { checkExecutor, waitForExecutor, type CheckExecutor } from './executor-check.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
-import { findJobStateDirs, recoverDeliveries } from './recover.js';
+import { findJobStateDirs, recoverDeliveries, removeExecutorLeftovers } from './recover.js';
 import type { SharedServices } from './services.js';
 import { setLongTimeout, type LongTimer } from '../timers.js';
 
@@ -206,6 +206,7 @@ export class Agent {
     // Once per process, alongside the first poll (a job's executor waits for it): logs which
     // containment jobs get and removes the job cgroups of a dead earlier run.
     void processContainment(this.logger).catch((error: unknown) => this.logger.warn({ err: error }, 'could not set up job cgroups'));
+    await removeExecutorLeftovers(entry.config, this.logger);
     const dirs = await findJobStateDirs(entry.config).catch(() => []);
     if (dirs.length === 0) return;
     const log = this.logger.child({ runner: entry.config.name });

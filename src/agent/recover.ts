@@ -75,3 +75,21 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
     }
   }
 }
+
+/** How long the start-up sweep of an executor's leftovers may take (an engine that hangs must not hold the entry). */
+const LEFTOVER_SWEEP_TIMEOUT_MS = 60_000;
+
+/**
+ * Removes what the entry's executor left from an earlier process (docker: its labelled containers and
+ * networks). Never rejects: a failure is logged and the entry goes on.
+ */
+export async function removeExecutorLeftovers(runner: RunnerConfig, logger: Logger): Promise<void> {
+  if (runner.executor !== 'docker') return;
+  try {
+    const [{ removeDockerLeftovers }, { dockerOptionsOf }] = await Promise.all([import('../executors/docker/leftovers.js'), import('../executors/docker/defaults.js')]);
+    const removed = await removeDockerLeftovers(dockerOptionsOf(runner), runner.token, AbortSignal.timeout(LEFTOVER_SWEEP_TIMEOUT_MS));
+    if (removed.containers + removed.networks > 0) logger.info({ runner: runner.name, ...removed }, 'removed containers and networks left by an earlier run');
+  } catch (error) {
+    logger.warn({ err: error, runner: runner.name }, 'could not remove containers and networks left by an earlier run');
+  }
+}

@@ -1,5 +1,5 @@
 /**
- * The default wiring of a job: the shell executor, the trace streamer and the artifact stages. Tests
+ * The default wiring of a job: the executor the entry names (shell or docker), the trace streamer and the artifact stages. Tests
  * and the benchmark replace parts of it.
  */
 import type { Logger } from '../log.js';
@@ -16,8 +16,18 @@ export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
  * first job, so an idle daemon does not carry them (process and stream libraries cost ~15 MB).
  */
 export async function createExecutor(runner: RunnerConfig, logger?: Logger): Promise<Executor> {
+  if (runner.executor === 'docker') {
+    const [{ DockerExecutor }, { dockerOptionsOf }] = await Promise.all([import('../executors/docker/index.js'), import('../executors/docker/defaults.js')]);
+    return new DockerExecutor({
+      docker: dockerOptionsOf(runner),
+      runnerToken: runner.token,
+      killGraceMs: runner.kill_grace_period * 1000,
+      hostShell: runner.shell,
+      ...(logger ? { logger } : {}),
+    });
+  }
   if (runner.executor !== 'shell') {
-    throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${runner.executor} executor is not available in this version; use executor = "shell"`);
+    throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);
   }
   const { ShellExecutor } = await import('../executors/shell/index.js');
   return ShellExecutor.create({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}) });

@@ -3,6 +3,9 @@
  * how it ended. Stages are separate processes (PROTOCOL.md §9.2); the executor owns killing them.
  */
 
+import { CiRunnerError } from '../errors.js';
+import type { BuildPayload } from '../protocol/types.js';
+
 /** One exported variable, already expanded (values are literal from here on). */
 export interface ExportedVariable {
   key: string;
@@ -38,6 +41,26 @@ export interface StageResult {
   aborted: boolean;
 }
 
+/** What an executor learns about the job before its first stage (docker: image, services, network). */
+export interface PrepareRequest {
+  build: BuildPayload;
+  slot: number;
+  /** The job's variables as the host stages see them (image names and service environments expand from them). */
+  variables: ExportedVariable[];
+  /** `<builds_dir>/<token8>/<slot>`, the project dir and the job's private state dir, on the host. */
+  slotDir: string;
+  projectDir: string;
+  stateDir: string;
+  /** Lines for the trace. */
+  log: (line: string) => void;
+  warn: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/** A job cannot run on this executor as configured (no image, image refused or not pullable). The
+ *  message is the trace's `ERROR: Job failed: <message>`. */
+export class ExecutorSetupError extends CiRunnerError {}
+
 export interface Executor {
   readonly name: string;
   /** Tags the job's processes; saved in the job's state dir so a restarted daemon can kill leftovers. */
@@ -46,6 +69,18 @@ export interface Executor {
   readonly containment?: string;
   /** The job's cgroup directory; saved in the job's state dir so a restarted daemon can kill it. */
   readonly cgroup?: string;
+  /**
+   * Runs the stages that belong to the host (get_sources) when the build stages run elsewhere; absent
+   * when this executor runs them itself.
+   */
+  readonly host?: Executor;
+  /** Called once before get_sources; may fail the job with an {@link ExecutorSetupError}. */
+  prepare?(request: PrepareRequest): Promise<void>;
+  /**
+   * The path the build stages see for a host path under the slot dir (docker: `/builds/…`); identity
+   * when absent. Used for CI_PROJECT_DIR, CI_BUILDS_DIR, file variables and work dirs.
+   */
+  buildPath?(hostPath: string): string;
   runStage(request: StageRequest): Promise<StageResult>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;

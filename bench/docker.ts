@@ -1,0 +1,113 @@
+/**
+ * Docker executor benchmark (issue #8): per-job time of a trivial job in a small image (pickup → final
+ * state accepted; the script `true` itself takes ~nothing), p50/p95 over 20 jobs, next to the floor
+ * measured in the same run (`docker run --rm IMAGE true`, median of 10); with git (fetch into the slot)
+ * and without (GIT_STRATEGY none); then the wall of 20 trivial jobs at concurrent = 4. The reference
+ * server runs in this process. Needs a docker engine; builds the test images if missing.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { Agent } from '../src/agent/agent.js';
+import { configSchema } from '../src/agent/config/schema.js';
+import { defaultServices } from '../src/agent/services.js';
+import { RunnerApiClient } from '../src/client/runner-api.js';
+import { silentLogger } from '../src/log.js';
+import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
+import { createGitRepo } from '../test/helpers/git.js';
+
+const IMAGE = 'ci-runner-test/sh:1';
+const IMAGES_SCRIPT = fileURLToPath(new URL('../.ci/docker-test-images.sh', import.meta.url));
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+async function register(server: ReferenceServer): Promise<string> {
+  const client = new RunnerApiClient({ url: server.url });
+  const result = await client.registerRunner({ token: server.registrationToken, description: 'bench', runUntagged: true });
+  await client.close();
+  if (!result.runner) throw new Error(`registration failed: ${result.status}`);
+  return result.runner.token;
+}
+
+async function floor(runs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const t0 = performance.now();
+    await execa('docker', ['run', '--rm', IMAGE, 'true']);
+    times.push(performance.now() - t0);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, gitStrategy?: string) {
+  const token = await register(server);
+  const config = configSchema.parse({
+    concurrent,
+    check_interval: 3,
+    runners: [{
+      name: 'bench-docker', url: server.url, token, executor: 'docker',
+      builds_dir: join(root, `builds-${concurrent}-${gitStrategy ?? 'default'}`), cache_dir: join(root, 'cache'),
+      docker: { image: IMAGE, pull_policy: ['if-not-present'] },
+    }],
+  });
+  const picked = new Map<number, number>();
+  const perJob: number[] = [];
+  const agent = new Agent(config, defaultServices(silentLogger()), {
+    jobStarted: (_r, build) => picked.set(build.id, performance.now()),
+    jobFinished: (_r, build, outcome) => {
+      if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
+      perJob.push(performance.now() - (picked.get(build.id) ?? 0));
+    },
+  });
+  const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
+  const yaml = vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
+  const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });
+  const t0 = performance.now();
+  agent.start();
+  for (;;) {
+    const view = server.getPipeline(pipeline.id);
+    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const wall = performance.now() - t0;
+  agent.shutdown();
+  await agent.done();
+  return { wall, perJob: perJob.sort((a, b) => a - b) };
+}
+
+export async function run(): Promise<void> {
+  try {
+    await execa('docker', ['version', '--format', '{{.Server.Version}}'], { timeout: 20_000 });
+    await execa(IMAGES_SCRIPT);
+  } catch (error) {
+    process.stdout.write(`skipped: no docker engine or test images (${(error as Error).message.split('\n')[0]})\n`);
+    return;
+  }
+  const root = await mkdtemp(join(tmpdir(), 'ci-runner-bench-docker-'));
+  const repo = await createGitRepo({ 'README.md': '# bench\n' });
+  const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
+  const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
+  try {
+    await floor(2); // warm the engine and the image's layers
+    const before = await floor(10);
+    const withGit = await runPipeline(server, root, 20, 1);
+    const noGit = await runPipeline(server, root, 20, 1, 'none');
+    const after = await floor(10);
+    const floorMs = percentile([...before, ...after].sort((a, b) => a - b), 50);
+    process.stdout.write(`floor \`docker run --rm ${IMAGE} true\`: p50 ${fmt(floorMs)} (20 runs around the jobs)\n`);
+    for (const [label, r] of [['with git fetch', withGit], ['GIT_STRATEGY none', noGit]] as const) {
+      const p50 = percentile(r.perJob, 50);
+      process.stdout.write(`per-job, 20 trivial jobs, concurrent=1, ${label}: p50 ${fmt(p50)}, p95 ${fmt(percentile(r.perJob, 95))}; p50 minus floor ${fmt(p50 - floorMs)}\n`);
+    }
+    const four = await runPipeline(server, root, 20, 4);
+    process.stdout.write(`20 trivial jobs, concurrent=4: wall ${(four.wall / 1000).toFixed(2)} s (per job p50 ${fmt(percentile(four.perJob, 50))})\n`);
+  } finally {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+    await rm(repo, { recursive: true, force: true });
+  }
+}

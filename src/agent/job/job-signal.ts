@@ -1,0 +1,48 @@
+/**
+ * The signal a job's stages run under: the server's cancel (trace), the job timeout and the daemon's
+ * stop, combined; whichever fires first names the reason the job stopped.
+ */
+import { setLongTimeout } from '../../timers.js';
+
+/** Job timeout when the payload has none (≤ 0), as in GitLab Runner (§10.5). */
+export const DEFAULT_JOB_TIMEOUT_S = 7200;
+
+/** Why a job stopped early; the message is the trace's `ERROR: Job failed: <message>`. */
+export class JobStop extends Error {}
+
+export interface JobSignal {
+  signal: AbortSignal;
+  /** `canceled`, the timeout's message or the daemon's stop reason. */
+  reason(): string;
+  /** Throws a {@link JobStop} once the job signal fired. */
+  check(): void;
+  /** Clears the timer and the listener. */
+  dispose(): void;
+}
+
+/** Starts the job timeout; `onStop` runs once when any of the three fires. */
+export function jobSignal(timeoutSeconds: number, cancel: AbortSignal, stop: AbortSignal, onStop: (reason: string, canceled: boolean) => void): JobSignal {
+  const timeoutS = timeoutSeconds > 0 ? timeoutSeconds : DEFAULT_JOB_TIMEOUT_S;
+  const timeout = new AbortController();
+  // A long timer: a timeout past ~24.8 days must not fire at once (Node's own timers would).
+  const timer = setLongTimeout(() => timeout.abort(new JobStop(`execution took longer than ${timeoutS} seconds`)), timeoutS * 1000, { unref: true });
+  const signal = AbortSignal.any([cancel, timeout.signal, stop]);
+  const reason = (): string => {
+    if (cancel.aborted) return 'canceled';
+    const why: unknown = timeout.signal.aborted ? timeout.signal.reason : stop.reason;
+    return why instanceof Error ? why.message : 'canceled';
+  };
+  const listener = (): void => onStop(reason(), cancel.aborted);
+  signal.addEventListener('abort', listener, { once: true });
+  return {
+    signal,
+    reason,
+    check() {
+      if (signal.aborted) throw new JobStop(reason());
+    },
+    dispose() {
+      timer.clear();
+      signal.removeEventListener('abort', listener);
+    },
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * The one stage sequence of a job, for every executor (PROTOCOL.md §9.1): prepare → get_sources →
+ * download_artifacts → restore_cache → build_script → after_script → archive_cache → upload_artifacts.
+ *
+ * Where each runs: get_sources on the host through the executor's host shell (`executor.host`, the
+ * executor itself for the shell executor); artifacts and cache in this process on the host;
+ * build_script and after_script through the executor. after_script is not interrupted by cancel or
+ * timeout (it has its own 5-minute limit), only by the daemon's stop.
+ */
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { ExtractBudget } from '../../artifacts/budget.js';
+import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
+import { ExecutorSetupError } from '../../executors/types.js';
+import type { Logger } from '../../log.js';
+import type { BuildPayload } from '../../protocol/types.js';
+import type { JobTrace } from '../../trace/index.js';
+import { VERSION } from '../../version.js';
+import type { RunnerConfig } from '../config/schema.js';
+import type { StageContext } from './artifact-stages.js';
+import type { JobDirs } from './build-dir.js';
+import { JobSetupError, readControls, type JobControls } from './control-variables.js';
+import { materializeFileVariables } from './file-variables.js';
+import { gitSourcesCommands } from './git-sources.js';
+import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
+import { errorLine, header, notice, warning } from './messages.js';
+import type { JobServices } from './run-job.js';
+import { collectVariables, expandString, expandVariables } from './variables.js';
+
+/** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
+export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
+
+export interface StageRun {
+  started: number;
+  slot: number;
+  dirs: JobDirs;
+  trace: JobTrace;
+  write: (chunk: string | Uint8Array) => void;
+  executor: Executor;
+  stop: AbortSignal;
+  logger: Logger;
+}
+
+export interface StagesResult {
+  state: 'success' | 'failed';
+  reason?: string;
+}
+
+/** A stage ended the job; its message is the failure reason. */
+class StageFailed extends Error {}
+
+/** The job's variables as host stages and as build stages see them (they differ for docker). */
+interface JobEnv {
+  controls: JobControls;
+  host: ExportedVariable[];
+  build: ExportedVariable[];
+}
+
+type ShellRun = (executor: Executor, stage: string, commands: string[], options: { echo: boolean; workDir: string; variables: ExportedVariable[]; signal: AbortSignal; debug?: boolean }) => ReturnType<Executor['runStage']>;
+
+/** Runs every stage of `build`; never rejects. */
+export async function executeStages(build: BuildPayload, services: JobServices, run: StageRun): Promise<StagesResult> {
+  const { runner } = services;
+  const { dirs, write, executor } = run;
+  write(header(VERSION, runner.name, runner.token));
+  const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
+    write(`\n${errorLine(canceled ? 'The job was canceled on the server; stopping it.' : `Stopping the job: ${reason}`)}`);
+  });
+  const ctx: StageContext = {
+    build,
+    client: services.client,
+    projectDir: dirs.projectDir,
+    stateDir: dirs.stateDir,
+    log: (line) => write(line.endsWith('\n') ? line : `${line}\n`),
+    signal: job.signal,
+    ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
+  };
+  const shell: ShellRun = (target, stage, commands, options) => {
+    const request: StageRequest = {
+      stage,
+      commands,
+      echoCommands: options.echo,
+      variables: options.variables,
+      workDir: target === executor ? buildPath(executor, options.workDir) : options.workDir,
+      scriptDir: dirs.stateDir,
+      ...(options.debug ? { debugTrace: true } : {}),
+      output: (chunk) => write(chunk),
+      signal: options.signal,
+    };
+    return target.runStage(request);
+  };
+
+  let buildRan = false;
+  let ok = true;
+  let reason: string | undefined;
+  let env: JobEnv | undefined;
+  try {
+    env = await prepare(build, services, run, job);
+    await getSources(build, services, run, job, env, shell);
+    await downloadAndRestore(build, services, ctx, job, env);
+    run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
+    // 5. build_script
+    const commands = [...lines(runner.pre_build_script), ...lines(build.commands), ...lines(runner.post_build_script)];
+    write(notice('Executing the job script...'));
+    buildRan = true;
+    const result = await shell(executor, 'build_script', commands, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace });
+    job.check();
+    if (result.exitCode !== 0) throw new StageFailed(result.exitCode === null ? `killed by ${result.signal ?? 'a signal'}` : `exit status ${result.exitCode}`);
+  } catch (error) {
+    ok = false;
+    const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError;
+    reason = known ? error.message : `runner error: ${(error as Error).message}`;
+    if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
+  }
+  run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
+
+  // 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
+  const afterScript = build.options.after_script ?? [];
+  if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
+    write(notice('Running after script...'));
+    const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
+    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace });
+    if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+    else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
+  }
+
+  // 7. archive_cache, 8. upload_artifacts
+  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
+  job.dispose();
+  return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
+}
+
+/** 1. prepare: variables, controls, the executor's own preparation (docker: image, services). */
+async function prepare(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal): Promise<JobEnv> {
+  const { runner } = services;
+  const { dirs, executor, write } = run;
+  write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
+  write(`Running on ${hostname()}...\n`);
+  if (executor.containment) write(`Process containment: ${executor.containment}\n`);
+  const collect = (projectDir: string, buildsDir: string) =>
+    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token }));
+  const hostList = collect(dirs.projectDir, runner.builds_dir);
+  const controls = readControls(hostList, build.allow_git_fetch);
+  const host = await materializeFileVariables(hostList, dirs.stateDir);
+  await mkdir(dirs.slotDir, { recursive: true });
+  job.check();
+  if (executor.prepare) {
+    // A stop during preparation (a pull, the wait for services) is reported as the stop, not as the
+    // abort error it surfaces as.
+    const prepared = executor.prepare({
+      build,
+      slot: run.slot,
+      variables: host,
+      slotDir: dirs.slotDir,
+      projectDir: dirs.projectDir,
+      stateDir: dirs.stateDir,
+      log: (line) => write(`${line}\n`),
+      warn: (line) => write(warning(line)),
+      signal: job.signal,
+    });
+    await prepared.catch((error: unknown) => {
+      job.check();
+      throw error;
+    });
+    job.check();
+  }
+  // The build stages may see other paths (docker: /builds/…), known once the executor is prepared.
+  const buildVariables = executor.buildPath
+    ? await materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path))
+    : host;
+  run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
+  return { controls, host, build: buildVariables };
+}
+
+/** 2. get_sources, on the host, with its retries. */
+async function getSources(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal, env: JobEnv, shell: ShellRun): Promise<void> {
+  const { runner } = services;
+  const { dirs, write, executor } = run;
+  const { controls } = env;
+  // With nothing to fetch and no pre-clone script there is nothing for a shell to do.
+  if (controls.gitStrategy === 'none' && !runner.pre_clone_script) {
+    write(notice('Skipping Git repository setup'));
+    await mkdir(dirs.projectDir, { recursive: true });
+    return;
+  }
+  const sources = gitSourcesCommands({
+    build,
+    projectDir: dirs.projectDir,
+    strategy: controls.gitStrategy,
+    depth: controls.gitDepth,
+    submodules: controls.submodules,
+    ...(runner.pre_clone_script ? { preCloneScript: runner.pre_clone_script } : {}),
+  });
+  for (let attempt = 1; ; attempt += 1) {
+    const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: env.host, signal: job.signal });
+    job.check();
+    if (result.exitCode === 0) return;
+    if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);
+    write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
+  }
+}
+
+/** 3. download_artifacts, 4. restore_cache. */
+async function downloadAndRestore(build: BuildPayload, services: JobServices, ctx: StageContext, job: JobSignal, env: JobEnv): Promise<void> {
+  await services.stages.downloadArtifacts(ctx, { attempts: env.controls.artifactDownloadAttempts }).catch((error: unknown) => {
+    job.check();
+    throw new StageFailed(`downloading artifacts failed: ${(error as Error).message}`);
+  });
+  job.check();
+  if (build.options.cache) {
+    await services.stages.restoreCache(ctx, cacheRequest(build, services.runner, env.host)).catch((error: unknown) => {
+      ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
+    });
+    job.check();
+  }
+}
+
+/** 7. archive_cache (only after success), 8. upload_artifacts (per artifacts.when). */
+async function archiveAndUpload(
+  build: BuildPayload,
+  services: JobServices,
+  ctx: StageContext,
+  job: JobSignal,
+  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined },
+): Promise<{ ok: boolean; reason?: string }> {
+  let { ok, reason } = sofar;
+  if (ok && build.options.cache && sofar.env && !job.signal.aborted) {
+    await services.stages.archiveCache(ctx, cacheRequest(build, services.runner, sofar.env.host)).catch((error: unknown) => {
+      ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
+    });
+  }
+  // A failure to upload fails an otherwise successful job.
+  if (build.options.artifacts && sofar.buildRan && !job.signal.aborted) {
+    try {
+      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok });
+    } catch (error) {
+      if (ok) {
+        ok = false;
+        reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
+      } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
+    }
+  }
+  if (ok && job.signal.aborted) {
+    ok = false;
+    reason = job.reason();
+  }
+  return { ok, ...(reason ? { reason } : {}) };
+}
+
+function buildPath(executor: Executor, hostPath: string): string {
+  return executor.buildPath ? executor.buildPath(hostPath) : hostPath;
+}
+
+function lines(text: string | undefined): string[] {
+  return text ? text.split('\n') : [];
+}
+
+function cacheRequest(build: BuildPayload, runner: RunnerConfig, variables: ExportedVariable[]) {
+  const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
+  const key = expandString(build.options.cache?.key ?? '', lookup).trim() || 'default';
+  return { cacheDir: runner.cache_dir, runnerName: runner.name, key };
+}

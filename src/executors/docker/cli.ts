@@ -1,0 +1,66 @@
+/**
+ * The docker CLI (or a compatible one, e.g. podman's), called through execa. Every call gets the
+ * daemon's environment minus the runner's own secrets, plus DOCKER_HOST when `host` is set.
+ */
+import { execa, type ResultPromise } from 'execa';
+import { CiRunnerError } from '../../errors.js';
+
+/** A docker command failed; the message carries the CLI's last error line. */
+export class DockerCommandError extends CiRunnerError {
+  constructor(
+    message: string,
+    readonly exitCode: number | undefined,
+  ) {
+    super('DOCKER_COMMAND_FAILED', message);
+  }
+}
+
+export interface DockerCliOptions {
+  cli: string;
+  host?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Extra environment for this call (values passed as `-e NAME`, never on the command line). */
+  env?: Record<string, string>;
+}
+
+export class DockerCli {
+  constructor(private readonly options: DockerCliOptions) {}
+
+  private env(extra: Record<string, string> = {}): Record<string, string | undefined> {
+    return { CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined, ...(this.options.host ? { DOCKER_HOST: this.options.host } : {}), ...extra };
+  }
+
+  /** Runs `docker …args` to completion; resolves with stdout (trimmed); rejects with the CLI's error. */
+  async run(args: string[], options: CallOptions = {}): Promise<string> {
+    const result = await execa(this.options.cli, args, {
+      env: this.env(options.env),
+      stdin: 'ignore',
+      reject: false,
+      maxBuffer: 16 * 1024 * 1024,
+      ...(options.signal ? { cancelSignal: options.signal } : {}),
+    });
+    if (result.failed) {
+      const detail = lastLine(result.stderr) || lastLine(result.stdout) || result.shortMessage;
+      throw new DockerCommandError(`${this.options.cli} ${args[0] ?? ''}: ${detail}`, result.exitCode);
+    }
+    return result.stdout.trim();
+  }
+
+  /** Starts `docker …args` streaming (stdout and stderr not buffered). */
+  spawn(args: string[], options: CallOptions = {}): ResultPromise<{ buffer: false; reject: false; stdin: 'ignore' }> {
+    return execa(this.options.cli, args, { env: this.env(options.env), stdin: 'ignore', buffer: false, reject: false });
+  }
+
+  get name(): string {
+    return this.options.cli;
+  }
+}
+
+function lastLine(text: unknown): string {
+  if (typeof text !== 'string') return '';
+  const lines = text.trim().split('\n');
+  return (lines[lines.length - 1] ?? '').trim();
+}

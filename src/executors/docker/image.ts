@@ -1,0 +1,100 @@
+/**
+ * Which image a job runs in, whether the runner allows it, and getting it per the pull policy list
+ * (tried in order, as GitLab Runner 15+). A pull's progress reaches the trace as a few lines: the
+ * per-layer lines the CLI prints are counted, not copied.
+ */
+import picomatch from 'picomatch';
+import { expandString } from '../../agent/job/variables.js';
+import type { ExportedVariable } from '../types.js';
+import { ExecutorSetupError } from '../types.js';
+import type { DockerCli } from './cli.js';
+import type { PullPolicy } from './options.js';
+
+/** Expands `$VAR`/`${VAR}` in an image or service name against the job's variables. */
+export function expandName(name: string, variables: readonly ExportedVariable[]): string {
+  const lookup = (key: string): string => variables.findLast((v) => v.key === key)?.value ?? '';
+  return expandString(name, lookup).trim();
+}
+
+/** The job's image (`options.image`, expanded), else the runner's default; neither fails the job. */
+export function selectImage(jobImage: string | undefined, runnerImage: string | undefined, variables: readonly ExportedVariable[]): string {
+  const fromJob = jobImage ? expandName(jobImage, variables) : '';
+  const image = fromJob || runnerImage || '';
+  if (!image) throw new ExecutorSetupError('NO_IMAGE', 'no image: the job names none and [runners.docker] image is not set');
+  if (/\s/.test(image)) throw new ExecutorSetupError('BAD_IMAGE', `invalid image name "${image}"`);
+  return image;
+}
+
+/** GitLab Runner semantics: an empty list allows anything; otherwise one glob must match. */
+export function checkAllowed(image: string, allowed: readonly string[], listName: 'allowed_images' | 'allowed_services', what: string): void {
+  if (allowed.length === 0) return;
+  if (allowed.some((glob) => picomatch.isMatch(image, glob, { dot: true }))) return;
+  throw new ExecutorSetupError('IMAGE_NOT_ALLOWED', `the ${what} "${image}" is not allowed by [runners.docker] ${listName} (${allowed.map((g) => `"${g}"`).join(', ')})`);
+}
+
+export interface EnsureOptions {
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/** The image's ID once it is present per `policies`; fails saying what each policy found. */
+export async function ensureImage(docker: DockerCli, image: string, policies: readonly PullPolicy[], options: EnsureOptions): Promise<string> {
+  const tried: string[] = [];
+  for (const policy of policies.length > 0 ? policies : (['always'] as const)) {
+    if (policy !== 'always') {
+      const id = await localId(docker, image, options.signal);
+      if (id) return id;
+      if (policy === 'never') {
+        tried.push('not present locally and pull_policy = never');
+        continue;
+      }
+    }
+    try {
+      await pull(docker, image, options);
+      const id = await localId(docker, image, options.signal);
+      if (id) return id;
+      tried.push(`pull_policy = ${policy}: pulled but not found afterwards`);
+    } catch (error) {
+      options.signal.throwIfAborted();
+      tried.push(`pull_policy = ${policy}: pull failed: ${(error as Error).message}`);
+    }
+  }
+  throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `could not get image "${image}": ${tried.join('; ')}`);
+}
+
+async function localId(docker: DockerCli, image: string, signal: AbortSignal): Promise<string | undefined> {
+  try {
+    return (await docker.run(['image', 'inspect', '--format', '{{.Id}}', image], { signal })) || undefined;
+  } catch {
+    signal.throwIfAborted();
+    return undefined;
+  }
+}
+
+async function pull(docker: DockerCli, image: string, options: EnsureOptions): Promise<void> {
+  options.log(`Pulling docker image ${image} ...`);
+  const child = docker.spawn(['pull', image]);
+  const onAbort = (): void => void child.kill();
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  const layers = new Set<string>();
+  let pending = '';
+  let lastError = '';
+  const onData = (chunk: Buffer): void => {
+    pending += chunk.toString('utf8');
+    const lines = pending.split(/\r?\n/);
+    pending = lines.pop() ?? '';
+    for (const line of lines.map((l) => l.trim()).filter(Boolean)) {
+      const layer = /^([0-9a-f]{12}): /.exec(line);
+      if (layer?.[1]) layers.add(layer[1]);
+      else if (/^(Digest|Status):/.test(line)) options.log(line);
+      else lastError = line;
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const result = await child;
+  options.signal.removeEventListener('abort', onAbort);
+  options.signal.throwIfAborted();
+  if (result.exitCode !== 0) throw new Error((pending.trim() || lastError || `exit status ${result.exitCode}`).slice(0, 500));
+  if (layers.size > 0) options.log(`Pulled ${layers.size} layer${layers.size === 1 ? '' : 's'}`);
+}

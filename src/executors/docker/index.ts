@@ -1,0 +1,175 @@
+/**
+ * The docker executor: build_script and after_script run in containers of the job's image, each stage
+ * its own `docker run`, with the slot's project dir bind-mounted at `/builds/<namespace>/<project>`.
+ * get_sources runs on the host through a shell executor (`host`); artifacts and cache are the runner's.
+ * Services run on a network made for the job. Everything carries the job's labels and is removed in
+ * `cleanup`, whatever the outcome.
+ */
+import { randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Logger } from '../../log.js';
+import { ShellExecutor } from '../shell/index.js';
+import { generateScript, type ShellName } from '../shell/script.js';
+import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
+import { DockerCli } from './cli.js';
+import { containerFlags } from './create-args.js';
+import { checkAllowed, ensureImage, expandName, selectImage } from './image.js';
+import { jobLabelArgs } from './labels.js';
+import type { DockerOptions } from './options.js';
+import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { runStageContainer } from './stage-container.js';
+
+/** Where the slot dir appears in the container (GitLab Runner's path). */
+export const CONTAINER_BUILDS_DIR = '/builds';
+
+export interface DockerExecutorOptions {
+  docker: DockerOptions;
+  runnerToken: string;
+  /** Time between SIGTERM and SIGKILL, ms. */
+  killGraceMs: number;
+  /** Shell for the host stages (get_sources). */
+  hostShell: ShellName;
+  /** Uid/gid files written in the project dir are handed back to; default: ours when we are not root. */
+  owner?: { uid: number; gid: number };
+  logger?: Logger;
+}
+
+interface JobState {
+  id: number;
+  prefix: string;
+  labels: string[];
+  image: string;
+  slotDir: string;
+  projectDir: string;
+  stateDir: string;
+  network?: string;
+}
+
+export class DockerExecutor implements Executor {
+  readonly name = 'docker';
+  readonly host: ShellExecutor;
+  readonly marker: string;
+  private readonly docker: DockerCli;
+  private readonly owner: { uid: number; gid: number } | undefined;
+  private job: JobState | undefined;
+  /** Containers that may still exist (services, a stage container whose run was interrupted). */
+  private readonly containers = new Set<string>();
+  private needsOwnerFix = false;
+
+  constructor(private readonly options: DockerExecutorOptions) {
+    this.host = new ShellExecutor({ shell: options.hostShell, killGraceMs: options.killGraceMs, ...(options.logger ? { logger: options.logger } : {}) });
+    this.marker = this.host.marker;
+    this.docker = new DockerCli({ cli: options.docker.cli, ...(options.docker.host ? { host: options.docker.host } : {}) });
+    const uid = process.getuid?.() ?? 0;
+    this.owner = options.owner ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : undefined);
+  }
+
+  buildPath(hostPath: string): string {
+    const slotDir = this.job?.slotDir;
+    if (slotDir === undefined) return hostPath;
+    if (hostPath === slotDir) return CONTAINER_BUILDS_DIR;
+    return hostPath.startsWith(`${slotDir}/`) ? `${CONTAINER_BUILDS_DIR}${hostPath.slice(slotDir.length)}` : hostPath;
+  }
+
+  async prepare(request: PrepareRequest): Promise<void> {
+    const o = this.options.docker;
+    const { build } = request;
+    const prefix = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
+    const image = selectImage(build.options.image, o.image, request.variables);
+    checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
+    const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
+    for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
+    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir };
+    request.log(`Using docker image ${image} ...`);
+    const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
+    request.log(`Using docker image ${image} with ID ${id}`);
+    if (services.length === 0) return;
+    if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
+    const network = `${prefix}-network`;
+    await this.docker.run(['network', 'create', ...this.job.labels, network], { signal: request.signal });
+    this.job.network = network;
+    const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
+    const started: StartedService[] = [];
+    for (const [i, spec] of services.entries()) {
+      request.log(`Starting service ${spec.name} ...`);
+      await ensureImage(this.docker, spec.name, o.pull_policy, { log: request.log, signal: request.signal });
+      const container = `${prefix}-service-${i}`;
+      this.containers.add(container);
+      await this.docker.run(serviceRunArgs(spec, { container, network, labels: this.job.labels, env, privileged: o.privileged }), { env, signal: request.signal });
+      started.push({ container, image: spec.name });
+    }
+    await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
+  }
+
+  async runStage(request: StageRequest): Promise<StageResult> {
+    const job = this.job;
+    if (!job) throw new Error('docker executor: runStage before prepare');
+    const script = generateScript({
+      shell: 'sh',
+      variables: request.variables,
+      workDir: request.workDir,
+      commands: request.commands,
+      echoCommands: request.echoCommands,
+      ...(request.debugTrace ? { debugTrace: true } : {}),
+    });
+    const scriptPath = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
+    await writeFile(scriptPath, script, { mode: 0o600 });
+    const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
+    this.containers.add(name);
+    try {
+      const projectInContainer = this.buildPath(job.projectDir);
+      const flags = [
+        ...job.labels,
+        ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
+        ...containerFlags(this.options.docker),
+        '--volume', `${job.projectDir}:${projectInContainer}`,
+        '--volume', `${request.scriptDir}:${this.buildPath(request.scriptDir)}:ro`,
+        '--workdir', projectInContainer,
+      ];
+      const result = await runStageContainer(
+        {
+          docker: this.docker,
+          name,
+          flags,
+          image: job.image,
+          script: this.buildPath(scriptPath),
+          killGraceMs: this.options.killGraceMs,
+          ...(this.owner ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
+        },
+        request,
+      );
+      // Killed, stopped or never started (125: docker's own error): the wrapper may not have handed
+      // the files back, and the container may still exist.
+      if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix = this.owner !== undefined;
+      else this.containers.delete(name);
+      return result;
+    } finally {
+      await rm(scriptPath, { force: true });
+    }
+  }
+
+  async cleanup(): Promise<void> {
+    const job = this.job;
+    try {
+      if (job && this.needsOwnerFix && this.owner) await this.fixOwner(job, this.owner);
+      if (this.containers.size > 0) await this.docker.run(['rm', '--force', '--volumes', ...this.containers]).catch((error: unknown) => this.warn(error, 'removing the job\'s containers failed'));
+      this.containers.clear();
+      if (job?.network) await this.docker.run(['network', 'rm', job.network]).catch((error: unknown) => this.warn(error, 'removing the job\'s network failed'));
+    } finally {
+      await this.host.cleanup();
+    }
+  }
+
+  /** A stage stopped before its wrapper could hand files back: a short container does it. */
+  private async fixOwner(job: JobState, owner: { uid: number; gid: number }): Promise<void> {
+    const dir = this.buildPath(job.projectDir);
+    await this.docker
+      .run(['run', '--rm', ...job.labels, '--user', '0', '--volume', `${job.projectDir}:${dir}`, '--entrypoint', '/bin/sh', job.image, '-c', `chown -R ${owner.uid}:${owner.gid} "$0"`, dir])
+      .catch((error: unknown) => this.warn(error, `handing ${basename(job.projectDir)} back to uid ${owner.uid} failed`));
+  }
+
+  private warn(error: unknown, message: string): void {
+    this.options.logger?.warn({ err: error }, message);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Services: one container each on the job's network, reachable by GitLab Runner's aliases, with the
+ * job's variables (minus the job's and the runner's credentials) as environment; then a bounded wait
+ * until every exposed TCP port accepts a connection.
+ */
+import { connect } from 'node:net';
+import type { ExportedVariable } from '../types.js';
+import type { DockerCli } from './cli.js';
+import type { ServiceSpec } from './options.js';
+
+/** `registry.example.com/group/redis:3` → `registry.example.com__group__redis`, `registry.example.com-group-redis`. */
+export function serviceAliases(spec: ServiceSpec): string[] {
+  let name = spec.name.replace(/@.*$/, '');
+  const colon = name.lastIndexOf(':');
+  if (colon > name.lastIndexOf('/')) name = name.slice(0, colon);
+  const aliases = [name.replace(/\//g, '__'), name.replace(/\//g, '-')];
+  if (spec.alias) aliases.push(...spec.alias.split(/[\s,]+/).filter(Boolean));
+  return [...new Set(aliases)];
+}
+
+/** The job's variables a service may see: nothing carrying the job token or the runner token. */
+export function serviceEnvironment(variables: readonly ExportedVariable[], secrets: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  const hidden = secrets.filter((s) => s.length > 0);
+  for (const { key, value } of variables) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) continue;
+    if (key === 'CI_JOB_TOKEN' || key === 'CI_BUILD_TOKEN' || hidden.some((s) => value.includes(s))) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+export interface StartedService {
+  container: string;
+  image: string;
+}
+
+/** `docker run -d` arguments for one service; the environment goes by name only (`-e KEY`). */
+export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; env: Record<string, string>; privileged: boolean }): string[] {
+  const args = ['run', '-d', '--name', options.container, ...options.labels, '--network', options.network];
+  for (const alias of serviceAliases(spec)) args.push('--network-alias', alias);
+  if (options.privileged) args.push('--privileged');
+  for (const key of Object.keys(options.env)) args.push('-e', key);
+  const [entrypoint, ...entryArgs] = spec.entrypoint ?? [];
+  if (entrypoint !== undefined) args.push('--entrypoint', entrypoint);
+  args.push(spec.name, ...entryArgs, ...(spec.command ?? []));
+  return args;
+}
+
+export interface WaitOptions {
+  timeoutS: number;
+  log: (line: string) => void;
+  warn: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/** Waits for every exposed TCP port of every service; a service still closed at the deadline is warned about. */
+export async function waitForServices(docker: DockerCli, services: readonly StartedService[], options: WaitOptions): Promise<void> {
+  if (options.timeoutS < 0 || services.length === 0) return;
+  const started = Date.now();
+  options.log(`Waiting for services to be up and running (timeout ${options.timeoutS} seconds)...`);
+  const deadline = started + options.timeoutS * 1000;
+  const results = await Promise.all(services.map(async (service) => ({ service, missing: await waitOne(docker, service, deadline, options.signal) })));
+  options.signal.throwIfAborted();
+  for (const { service, missing } of results) {
+    if (missing.length === 0) continue;
+    const logs = await docker.run(['logs', '--tail', '10', service.container]).catch(() => '');
+    options.warn(`*** WARNING: Service ${service.image} probably didn't start properly: nothing accepted a connection on ${missing.join(', ')} within ${options.timeoutS} seconds.`);
+    if (logs) options.warn(`Service ${service.image} last log lines:\n${logs}`);
+  }
+  options.log(`Waited for services for ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+async function waitOne(docker: DockerCli, service: StartedService, deadline: number, signal: AbortSignal): Promise<string[]> {
+  const info = await docker
+    .run(['inspect', '--format', '{{json .Config.ExposedPorts}}|{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', service.container], { signal })
+    .catch(() => '');
+  const [portsJson = 'null', ips = ''] = info.split('|');
+  const ip = ips.trim().split(/\s+/)[0] ?? '';
+  const ports = Object.keys((JSON.parse(portsJson) as Record<string, unknown> | null) ?? {})
+    .filter((p) => p.endsWith('/tcp'))
+    .map((p) => Number.parseInt(p, 10));
+  if (!ip) return ports.map((p) => `port ${p}`);
+  let pending = ports;
+  while (pending.length > 0 && Date.now() < deadline && !signal.aborted) {
+    const open = await Promise.all(pending.map((port) => accepts(ip, port, Math.max(100, Math.min(1000, deadline - Date.now())))));
+    pending = pending.filter((_, i) => !open[i]);
+    if (pending.length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return pending.map((p) => `${ip}:${p}`);
+}
+
+function accepts(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: timeoutMs });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}

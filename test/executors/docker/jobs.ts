@@ -1,0 +1,42 @@
+/** Runs docker jobs of the reference server in-process (run-once), for the docker tests. */
+import { runnerSchema } from '../../../src/agent/config/schema.js';
+import { runOnce } from '../../../src/agent/run-once.js';
+import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
+import { silentLogger } from '../../../src/log.js';
+import { workDirs } from '../../cli/helpers.js';
+import type { TestServer } from '../../helpers/server.js';
+import { IMAGES } from './engine.js';
+
+export interface DockerJobOptions {
+  docker?: Record<string, unknown>;
+  runner?: Record<string, unknown>;
+  variables?: Record<string, string>;
+  /** Reuse these dirs (a second job in the same slot). */
+  dirs?: { builds: string; cache: string };
+  stopJob?: AbortSignal;
+  /** Replaces parts of the default wiring (e.g. an executor with other options). */
+  services?: Partial<SharedServices>;
+}
+
+/** Queues `yaml` and starts its first job on a docker runner; `done` resolves with status and trace. */
+export async function startDockerJob(server: TestServer, token: string, yaml: string, options: DockerJobOptions = {}) {
+  const dirs = options.dirs ?? (await workDirs());
+  const p = await server.pipeline(yaml, options.variables);
+  const config = runnerSchema.parse({
+    name: 'docker-test', url: server.url, token, executor: 'docker', builds_dir: dirs.builds, cache_dir: dirs.cache, trace_update_interval: 0.2,
+    docker: { image: IMAGES.sh, pull_policy: 'if-not-present', ...options.docker },
+    ...options.runner,
+  });
+  const never = new AbortController().signal;
+  const id = p.jobs[0]!.id;
+  const done = runOnce({ runner: config, services: { ...defaultServices(silentLogger()), ...options.services }, waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: options.stopJob ?? never }).then(
+    async (result) => ({ result, status: server.server.getJob(id)?.status, trace: (await server.server.getTrace(id)).toString('utf8') }),
+  );
+  return { id, dirs, config, done };
+}
+
+/** Queues `yaml`, runs its first job on a docker runner, returns status and trace. */
+export async function runDockerJob(server: TestServer, token: string, yaml: string, options: DockerJobOptions = {}) {
+  const job = await startDockerJob(server, token, yaml, options);
+  return { ...job, ...(await job.done) };
+}

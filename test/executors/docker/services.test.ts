@@ -1,0 +1,78 @@
+/**
+ * Services: reachable from the build by GitLab Runner's aliases on the job's network, configured by
+ * the job's variables but never given its token, and waited for up to wait_for_services_timeout.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceAliases } from '../../../src/executors/docker/services.js';
+import { waitUntil } from '../../cli/helpers.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { docker, IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
+import { runDockerJob, startDockerJob } from './jobs.js';
+
+let t: TestServer;
+let token: string;
+beforeAll(async () => {
+  if (skipDocker) return;
+  t = await startTestServer({ files: { 'README.md': '# p\n' } });
+  ({ token } = await t.registerRunner());
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('service aliases', () => {
+  it('names a service as GitLab Runner does', () => {
+    expect(serviceAliases({ name: 'postgres:9.6' })).toEqual(['postgres']);
+    expect(serviceAliases({ name: 'registry.example.com/group/redis:3' })).toEqual(['registry.example.com__group__redis', 'registry.example.com-group-redis']);
+    expect(serviceAliases({ name: 'registry.example.com:5000/redis@sha256:abc', alias: 'cache' })).toEqual(['registry.example.com:5000__redis', 'registry.example.com:5000-redis', 'cache']);
+  });
+});
+
+describe.skipIf(skipDocker)('docker services', () => {
+  it('reaches a service by each alias, and gives it the job variables but not the job token', async () => {
+    const yaml = [
+      'j:',
+      '  services:',
+      `    - ${IMAGES.httpd}`,
+      '  script:',
+      '    - wget -q -O - http://ci-runner-test__httpd/',
+      '    - wget -q -O - http://ci-runner-test-httpd/',
+      '    - wget -q -O - http://web/',
+      '    - sleep 2',
+      '',
+    ].join('\n');
+    const job = await startDockerJob(t, token, yaml, {
+      docker: { services: [{ name: IMAGES.httpd, alias: 'web' }] },
+      variables: { SERVICE_PASSWORD: 'pw-for-the-service' },
+    });
+    let env: string[] = [];
+    await waitUntil(async () => {
+      const names = (await labelled(...jobLabels(token, job.id))).containers.filter((n) => n.includes('-service-'));
+      if (names.length === 0) return false;
+      env = JSON.parse(await docker(['inspect', '--format', '{{json .Config.Env}}', names[0]!])) as string[];
+      return true;
+    }, 60_000, 'a service container');
+    const { status, trace } = await job.done;
+    expect(status, trace).toBe('success');
+    expect(trace.match(/hello from the service/g)).toHaveLength(3);
+    expect(trace).toMatch(/Waited for services for \d+\.\d s/);
+    expect(env).toContain('SERVICE_PASSWORD=pw-for-the-service');
+    expect(env.some((e) => e.startsWith('CI_BUILD_TOKEN=') || e.startsWith('CI_JOB_TOKEN=') || e.startsWith('CI_BUILD_REPO='))).toBe(false);
+    expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
+  }, 90_000);
+
+  it('warns with the service log when a service never listens, and runs the job anyway', async () => {
+    const { status, trace } = await runDockerJob(t, token, `j:\n  services:\n    - ${IMAGES.nolisten}\n  script:\n    - echo job went on\n`, { docker: { wait_for_services_timeout: 2 } });
+    expect(status, trace).toBe('success');
+    expect(trace).toContain(`*** WARNING: Service ${IMAGES.nolisten} probably didn't start properly`);
+    expect(trace).toContain(':5432 within 2 seconds');
+    expect(trace).toContain('service starting but never listening');
+    expect(trace).toContain('job went on');
+  }, 60_000);
+
+  it('refuses a service outside allowed_services', async () => {
+    const { status, trace } = await runDockerJob(t, token, `j:\n  services:\n    - ${IMAGES.nolisten}\n  script:\n    - echo never\n`, { docker: { allowed_services: ['ci-runner-test/httpd:*'] } });
+    expect(status).toBe('failed');
+    expect(trace).toContain(`the service "${IMAGES.nolisten}" is not allowed by [runners.docker] allowed_services ("ci-runner-test/httpd:*")`);
+  });
+});
