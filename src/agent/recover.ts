@@ -57,13 +57,12 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
       // Processes of a job whose daemon died are still running; they go first: its cgroup (which
       // holds even those that called setsid and dropped the marker), then anything marked.
       const cgroup = (await readFile(join(dir, CGROUP_FILE), 'utf8').catch(() => '')).trim();
-      if (cgroup) {
-        const killed = await killRecordedCgroup(cgroup);
-        if (killed > 0) logger.info({ dir, cgroup, killed }, 'killed processes left in the cgroup of a job from an earlier run');
-      }
+      const inCgroup = cgroup ? await killRecordedCgroup(cgroup) : 0;
+      if (inCgroup > 0) logger.info({ dir, cgroup, killed: inCgroup }, 'killed processes left in the cgroup of a job from an earlier run');
       const marker = (await readFile(join(dir, MARKER_FILE), 'utf8').catch(() => '')).trim();
-      const killed = /^[0-9a-f]{8,}$/.test(marker) ? await sweepMarked(marker) : 0;
-      if (killed > 0) logger.info({ dir, killed }, 'killed processes left by a job from an earlier run');
+      const marked = /^[0-9a-f]{8,}$/.test(marker) ? await sweepMarked(marker) : 0;
+      if (marked > 0) logger.info({ dir, killed: marked }, 'killed processes left by a job from an earlier run');
+      const killed = inCgroup + marked;
       // A job that never finished gets lines in its trace saying the runner died and when it was recovered.
       const detail = killed > 0 ? `killed ${killed} process${killed === 1 ? '' : 'es'} the job left behind` : undefined;
       const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger, ...(detail ? { unfinishedDetail: detail } : {}) });
