@@ -20,10 +20,12 @@ import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import { setLongTimeout } from '../../timers.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
+import type { RunAs } from '../run-as.js';
 import type { ArtifactStages, StageContext } from './artifact-stages.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
+import { giveFilesToUser, giveProjectToUser, prepareDirsForUser } from './job-user.js';
 import { materializeFileVariables } from './file-variables.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, header, notice, warning } from './messages.js';
@@ -48,6 +50,8 @@ export interface JobServices {
   startTrace: (options: StartTraceOptions) => Promise<JobTrace>;
   createExecutor: (runner: RunnerConfig) => Executor | Promise<Executor>;
   logger: Logger;
+  /** The user shell jobs run as (global `user`); the job's dirs are made usable by it. */
+  runAs?: RunAs;
   /** Observes each job's trace writes (the demo prints live logs). */
   onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
 }
@@ -79,6 +83,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   try {
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
+    if (services.runAs) await prepareDirsForUser(services.runAs, runner.builds_dir, dirs);
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
     logger.debug({ ms: Date.now() - started }, 'dirs ready');
     const trace = await services.startTrace({
@@ -199,6 +204,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     );
     controls = readControls(expanded, build.allow_git_fetch);
     variables = await materializeFileVariables(expanded, dirs.stateDir);
+    if (services.runAs) await giveFilesToUser(services.runAs, variables.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
     await mkdir(dirs.slotDir, { recursive: true });
     checkStop(jobSignal, stopReason);
 
@@ -238,6 +244,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
       });
       checkStop(jobSignal, stopReason);
     }
+    if (services.runAs) await giveProjectToUser(services.runAs, dirs.projectDir);
 
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from '../../log.js';
 import type { Executor, StageRequest, StageResult } from '../types.js';
+import type { RunAs } from '../../agent/run-as.js';
+import { commandAsUser, giveScript } from './as-user.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { generateScript, type ShellName } from './script.js';
 
@@ -19,6 +21,8 @@ export interface ShellExecutorOptions {
   /** Time between SIGTERM and SIGKILL, ms. */
   killGraceMs: number;
   logger?: Logger;
+  /** Run the stages as this user (uid, gid, supplementary groups, HOME/USER/LOGNAME); the daemon stays root. */
+  runAs?: RunAs;
 }
 
 /** Runs a job's stages as local bash/sh processes; one instance per job. */
@@ -41,6 +45,7 @@ export class ShellExecutor implements Executor {
     // A file rather than stdin: a job command that reads stdin would otherwise eat the rest of the script.
     const scriptPath = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
     await writeFile(scriptPath, script, { mode: 0o600 });
+    if (this.options.runAs) await giveScript(this.options.runAs, scriptPath);
     try {
       return await this.spawn(scriptPath, request);
     } finally {
@@ -50,14 +55,15 @@ export class ShellExecutor implements Executor {
 
   private async spawn(scriptPath: string, request: StageRequest): Promise<StageResult> {
     if (request.signal.aborted) return { exitCode: null, aborted: true };
-    const child = execa(this.options.shell, [scriptPath], {
+    const asUser = this.options.runAs ? commandAsUser(this.options.runAs, this.options.shell, scriptPath) : undefined;
+    const child = execa(asUser?.file ?? this.options.shell, asUser?.args ?? [scriptPath], {
       cwd: request.scriptDir,
       detached: true,
       stdin: 'ignore',
       buffer: false,
       reject: false,
       // The daemon's environment, minus the runner's own secrets (run-once reads its token from it).
-      env: { [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined },
+      env: { ...asUser?.env, [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined },
       // We kill the group ourselves; execa's own kill only reaches the leader.
       forceKillAfterDelay: false,
     });

@@ -1,0 +1,36 @@
+/**
+ * Making a job's directories usable by the job user (global `user`) while the daemon stays root.
+ * The user owns the dirs from builds_dir down to the project's parent (get_sources creates and clones
+ * the project there); the state dir and its parent stay root's, only traversable (0711), because the
+ * daemon writes the trace spool there and a user-owned dir would let a job swap a file for a symlink.
+ * The scripts and file variables the job reads are handed over one by one.
+ */
+import { chmod, lchown } from 'node:fs/promises';
+import { dirname, relative, sep, join } from 'node:path';
+import type { RunAs } from '../run-as.js';
+import { giveToUser } from '../run-as.js';
+import type { JobDirs } from './build-dir.js';
+
+/** Called once the state dir exists. */
+export async function prepareDirsForUser(runAs: RunAs, buildsDir: string, dirs: JobDirs): Promise<void> {
+  const parent = dirname(dirs.projectDir);
+  const steps = relative(buildsDir, parent).split(sep).filter(Boolean);
+  let path = buildsDir;
+  await lchown(path, runAs.uid, runAs.gid);
+  for (const step of steps) {
+    path = join(path, step);
+    await lchown(path, runAs.uid, runAs.gid);
+  }
+  await chmod(dirs.tmpDir, 0o711);
+  await chmod(dirs.stateDir, 0o711);
+}
+
+/** Hands files the daemon wrote for the job (file variables) to the job user. */
+export async function giveFilesToUser(runAs: RunAs, paths: string[]): Promise<void> {
+  for (const path of paths) await lchown(path, runAs.uid, runAs.gid);
+}
+
+/** After the daemon extracted artifacts and the cache into the project as root. Symlinks are not followed. */
+export async function giveProjectToUser(runAs: RunAs, projectDir: string): Promise<void> {
+  await giveToUser(runAs, projectDir, true);
+}
