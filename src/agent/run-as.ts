@@ -21,7 +21,7 @@ export class UnknownUserError extends CiRunnerError {
   readonly exitCode = 2;
 }
 
-/** Looks `name` up; an unknown user or a daemon that cannot switch users is an UnknownUserError. */
+/** Looks `name` up; an unknown user is an UnknownUserError. */
 export async function lookupUser(name: string): Promise<RunAs> {
   const entry = await execa('getent', ['passwd', name], { reject: false, stdin: 'ignore' });
   const fields = String(entry.stdout ?? '').trim().split(':');
@@ -32,10 +32,15 @@ export async function lookupUser(name: string): Promise<RunAs> {
   const gid = Number(fields[3]);
   const ids = await execa('id', ['-G', name], { reject: false, stdin: 'ignore' });
   const groups = String(ids.stdout ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
-  if (process.getuid?.() !== 0 && process.getuid?.() !== uid) {
-    throw new UnknownUserError('CANNOT_SWITCH_USER', `jobs cannot run as "${name}": the daemon is not running as root; run it as root or drop the \`user\` setting`);
-  }
   return { name, uid, gid, groups: groups.length > 0 ? groups : [gid], home: fields[5] || '/' };
+}
+
+/** Throws unless this process may switch to `runAs` (root, or already that user). */
+export function checkCanSwitchTo(runAs: RunAs): void {
+  const uid = process.getuid?.();
+  if (uid !== 0 && uid !== runAs.uid) {
+    throw new UnknownUserError('CANNOT_SWITCH_USER', `jobs cannot run as "${runAs.name}": the daemon is not running as root; run it as root or drop the \`user\` setting`);
+  }
 }
 
 /** Makes `path` (and, with `recursive`, everything under it) owned by the job user. Symlinks are not followed. */

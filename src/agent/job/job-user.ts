@@ -1,22 +1,25 @@
 /**
  * Making a job's directories usable by the job user (global `user`) while the daemon stays root.
- * The user owns the dirs from builds_dir down to the project's parent (get_sources creates and clones
- * the project there); the state dir and its parent stay root's, only traversable (0711), because the
+ * The user owns the runner's dirs under builds_dir down to the project's parent (get_sources creates
+ * and clones the project there); the state dir and its parent stay root's, only traversable (0711), because the
  * daemon writes the trace spool there and a user-owned dir would let a job swap a file for a symlink.
  * The scripts and file variables the job reads are handed over one by one.
  */
-import { chmod, lchown } from 'node:fs/promises';
+import { chmod, lchown, stat } from 'node:fs/promises';
 import { dirname, relative, sep, join } from 'node:path';
 import type { RunAs } from '../run-as.js';
 import { giveToUser } from '../run-as.js';
 import type { JobDirs } from './build-dir.js';
 
-/** Called once the state dir exists. */
+/**
+ * Called once the state dir exists. builds_dir itself is only made traversable (o+x, no listing), never
+ * given away: it may be a shared directory (`/home`); the runner's own `<token8>` subtree is the user's.
+ */
 export async function prepareDirsForUser(runAs: RunAs, buildsDir: string, dirs: JobDirs): Promise<void> {
-  const parent = dirname(dirs.projectDir);
-  const steps = relative(buildsDir, parent).split(sep).filter(Boolean);
+  const info = await stat(buildsDir);
+  if ((info.mode & 0o001) === 0 && info.uid !== runAs.uid) await chmod(buildsDir, (info.mode & 0o7777) | 0o001);
+  const steps = relative(buildsDir, dirname(dirs.projectDir)).split(sep).filter(Boolean);
   let path = buildsDir;
-  await lchown(path, runAs.uid, runAs.gid);
   for (const step of steps) {
     path = join(path, step);
     await lchown(path, runAs.uid, runAs.gid);

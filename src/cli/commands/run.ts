@@ -7,7 +7,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
-import { lookupUser, type RunAs } from '../../agent/run-as.js';
+import { checkCanSwitchTo, lookupUser, type RunAs } from '../../agent/run-as.js';
 
 interface RunArgs {
   config?: string;
@@ -58,5 +58,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
 
 /** The job user, looked up once at start (a change of `user` needs a restart): an unknown one is exit 2. */
 async function jobUser(name: string | undefined): Promise<RunAs | undefined> {
-  return name === undefined ? undefined : lookupUser(name);
+  if (name === undefined) return undefined;
+  const runAs = await lookupUser(name);
+  checkCanSwitchTo(runAs);
+  return runAs;
 }
