@@ -50,10 +50,11 @@ const TEMPLATE = `# systemd unit for the ci-runner daemon, written by \`ci-runne
 # the whole cgroup) before they are reported. \`systemctl reload\` sends SIGHUP: config.toml is re-read.
 #
 # The daemon runs as root (job processes run as \`--user\` when given); it needs to switch users, reach
-# the docker engine and own its state. Hardening below is what no shell job should miss. Left out on
+# the docker engine and own its state. The hardening below takes only what no shell job needs. Left out on
 # purpose: ProtectSystem/ProtectHome/PrivateTmp/PrivateDevices (jobs install packages, use /home, /tmp
-# and devices; docker bind-mounts host paths), NoNewPrivileges (sudo in jobs), ProtectControlGroups
-# (job containment creates cgroups), RestrictNamespaces and @mount/@debug (unshare, ptrace in jobs),
+# and devices; docker bind-mounts host paths), NoNewPrivileges (sudo in jobs), ProtectControlGroups and
+# ProtectKernelTunables (both make /sys/fs/cgroup read-only; job containment creates cgroups in the
+# subtree Delegate= hands to the daemon), RestrictNamespaces and @mount/@debug (unshare, ptrace in jobs),
 # MemoryDenyWriteExecute (Node's JIT).
 
 [Unit]
@@ -72,12 +73,12 @@ ExecReload=/bin/kill -HUP $MAINPID
 WorkingDirectory={{workingDirectory}}
 StateDirectory={{service}}
 KillMode=mixed
+Delegate=yes
 KillSignal=SIGTERM
 TimeoutStopSec={{timeoutStopSec}}
 Restart=always
 RestartSec=5
 Environment=NODE_ENV=production
-ProtectKernelTunables=yes
 ProtectKernelModules=yes
 ProtectKernelLogs=yes
 ProtectClock=yes
