@@ -23,6 +23,10 @@ export class UnknownUserError extends CiRunnerError {
 
 /** Looks `name` up; an unknown user is an UnknownUserError. */
 export async function lookupUser(name: string): Promise<RunAs> {
+  // Checked before it reaches getent's command line: "-s" would be read as an option.
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$/.test(name)) {
+    throw new UnknownUserError('UNKNOWN_USER', `user ${JSON.stringify(name)} (config.toml \`user\` / --user) is not a valid user name`);
+  }
   const entry = await execa('getent', ['passwd', name], { reject: false, stdin: 'ignore' });
   const fields = String(entry.stdout ?? '').trim().split(':');
   if (entry.exitCode !== 0 || fields.length < 7) {

@@ -46,6 +46,9 @@ describe('ci-runner install / uninstall --unit-dir', () => {
     const user = await cli(['install', '--unit-dir', dir, '--config', join(dir, 'c.toml'), '--user', 'no-such-user-ci-runner']);
     expect(user.exitCode).toBe(2);
     expect(user.all).toContain('user "no-such-user-ci-runner"');
+    const dash = await cli(['install', '--unit-dir', dir, '--config', join(dir, 'c.toml'), '--user=-s']);
+    expect(dash.exitCode).toBe(2);
+    expect(dash.all).toContain('not a valid user name');
     const name = await cli(['install', '--unit-dir', dir, '--service', '../evil']);
     expect(name.exitCode).toBe(2);
     await expect(stat(join(dir, 'ci-runner.service'))).rejects.toThrow();

@@ -49,8 +49,12 @@ export const installCommand: CommandModule<object, InstallArgs> = {
       ...(argv.user ? { user: argv.user } : {}),
       timeoutStopSec: stopTimeoutFor(await shutdownTimeout(config)),
     });
-    await mkdir(unitDir, { recursive: true });
-    await writeFile(unitPath, text, { mode: 0o644 });
+    try {
+      await mkdir(unitDir, { recursive: true });
+      await writeFile(unitPath, text, { mode: 0o644 });
+    } catch (error) {
+      throw new CommandError(EXIT.jobFailed, `cannot write ${unitPath}: ${(error as Error).message}${(error as NodeJS.ErrnoException).code === 'EACCES' ? ' (run install as root)' : ''}`);
+    }
     process.stdout.write(`${service}: wrote ${unitPath}\n`);
     if (argv['unit-dir']) return;
     await systemctl(['daemon-reload']);
