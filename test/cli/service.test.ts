@@ -29,6 +29,9 @@ describe('ci-runner install / uninstall --unit-dir', () => {
     expect(unit).toContain('TimeoutStopSec=360\n');
     expect(unit).toContain('StateDirectory=ci-runner-test\n');
     expect((await stat(join(dir, 'units', 'ci-runner-test.service'))).mode & 0o777).toBe(0o644);
+    // The ExecStart line works as written (absolute paths; these have no spaces to unquote).
+    const words = /^ExecStart=(.*)$/m.exec(unit)![1]!.split(' ');
+    expect((await execa(words[0]!, [words[1]!, '--version'], { reject: false })).exitCode).toBe(0);
     const analyze = await execa('systemd-analyze', ['verify', join(dir, 'units', 'ci-runner-test.service')], { reject: false, all: true, env: { SYSTEMD_LOG_TARGET: 'console' } });
     if (analyze.exitCode !== undefined) expect(analyze.all).toBe(''); // undefined: systemd-analyze is not installed
 

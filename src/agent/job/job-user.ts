@@ -9,6 +9,7 @@ import { chmod, lchown, stat } from 'node:fs/promises';
 import { dirname, relative, sep, join } from 'node:path';
 import type { RunAs } from '../run-as.js';
 import { giveToUser } from '../run-as.js';
+import type { BuildPayload } from '../../protocol/types.js';
 import type { JobDirs } from './build-dir.js';
 
 /**
@@ -33,7 +34,16 @@ export async function giveFilesToUser(runAs: RunAs, paths: string[]): Promise<vo
   for (const path of paths) await lchown(path, runAs.uid, runAs.gid);
 }
 
-/** After the daemon extracted artifacts and the cache into the project as root. Symlinks are not followed. */
-export async function giveProjectToUser(runAs: RunAs, projectDir: string): Promise<void> {
-  await giveToUser(runAs, projectDir, true);
+/**
+ * After get_sources, download_artifacts and restore_cache: the project dir itself (the daemon makes it
+ * when there is nothing to fetch) and, when the daemon extracted something into it as root, the whole
+ * tree (a walk of the checkout, so only then). Symlinks are not followed.
+ */
+export async function giveProjectToUser(runAs: RunAs, projectDir: string, extracted: boolean): Promise<void> {
+  await giveToUser(runAs, projectDir, extracted);
+}
+
+/** Whether the daemon may have extracted artifacts or a cache into this job's project dir. */
+export function extractedInto(build: BuildPayload): boolean {
+  return Boolean(build.options.cache) || build.depends_on_builds.some((d) => d.artifacts_file);
 }

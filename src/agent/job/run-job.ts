@@ -25,7 +25,7 @@ import type { ArtifactStages, StageContext } from './artifact-stages.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
-import { giveFilesToUser, giveProjectToUser, prepareDirsForUser } from './job-user.js';
+import { extractedInto, giveFilesToUser, giveProjectToUser, prepareDirsForUser } from './job-user.js';
 import { materializeFileVariables } from './file-variables.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, header, notice, warning } from './messages.js';
@@ -244,7 +244,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
       });
       checkStop(jobSignal, stopReason);
     }
-    if (services.runAs) await giveProjectToUser(services.runAs, dirs.projectDir);
+    if (services.runAs) await giveProjectToUser(services.runAs, dirs.projectDir, extractedInto(build));
 
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
