@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { Executor } from '../executors/types.js';
 import { CiRunnerError } from '../errors.js';
 import type { RunnerConfig } from './config/schema.js';
+import type { RunAs } from './run-as.js';
 import { artifactStages } from './job/artifact-stages.js';
 import type { JobServices } from './job/run-job.js';
 
@@ -15,7 +16,7 @@ export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
  * Creates the executor a runner entry asks for. The executor and trace modules are loaded on the
  * first job, so an idle daemon does not carry them (process and stream libraries cost ~15 MB).
  */
-export async function createExecutor(runner: RunnerConfig, logger?: Logger): Promise<Executor> {
+export async function createExecutor(runner: RunnerConfig, logger?: Logger, runAs?: RunAs): Promise<Executor> {
   if (runner.executor === 'docker') {
     const [{ DockerExecutor }, { dockerOptionsOf }] = await Promise.all([import('../executors/docker/index.js'), import('../executors/docker/defaults.js')]);
     return new DockerExecutor({
@@ -30,15 +31,16 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger): Pro
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);
   }
   const { ShellExecutor } = await import('../executors/shell/index.js');
-  return ShellExecutor.create({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}) });
+  return ShellExecutor.create({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}), ...(runAs ? { runAs } : {}) });
 }
 
-/** The production services. */
-export function defaultServices(logger: Logger): SharedServices {
+/** The production services; with `runAs`, shell jobs run as that user. */
+export function defaultServices(logger: Logger, runAs?: RunAs): SharedServices {
   return {
+    ...(runAs ? { runAs } : {}),
     stages: artifactStages,
     startTrace: async (options) => (await import('../trace/index.js')).startTrace(options),
-    createExecutor: (runner) => createExecutor(runner, logger),
+    createExecutor: (runner) => createExecutor(runner, logger, runAs),
     logger,
   };
 }

@@ -71,6 +71,8 @@ export const configSchema = z.strictObject({
   log_format: z.enum(['runner', 'text', 'json']).default('runner'),
   /** Seconds running jobs get to finish after SIGTERM before they are cancelled. */
   shutdown_timeout: nonNegativeInt.default(30),
+  /** GitLab Runner's: shell jobs run as this user (looked up at start); the daemon stays root. */
+  user: z.string().min(1).optional(),
   runners: z.array(runnerSchema).default([]),
 });
 
@@ -79,7 +81,7 @@ export type Config = z.output<typeof configSchema>;
 
 /** GitLab Runner global keys with no effect here: a warning names them. */
 export const IGNORED_GLOBAL_KEYS = new Set([
-  'user', 'metrics_server', 'listen_address', 'sentry_dsn', 'session_server', 'connection_max_age',
+  'metrics_server', 'listen_address', 'sentry_dsn', 'session_server', 'connection_max_age',
   'prometheus_address', 'shutdown_timeout_kill',
 ]);
 

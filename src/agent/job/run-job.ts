@@ -13,7 +13,9 @@ import type { BuildPayload } from '../../protocol/types.js';
 import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { ArtifactStages } from './artifact-stages.js';
+import type { RunAs } from '../run-as.js';
 import { jobDirs } from './build-dir.js';
+import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, notice } from './messages.js';
 import { reportBuildFailed } from './report-failed.js';
@@ -36,6 +38,8 @@ export interface JobServices {
   startTrace: (options: StartTraceOptions) => Promise<JobTrace>;
   createExecutor: (runner: RunnerConfig) => Executor | Promise<Executor>;
   logger: Logger;
+  /** The user shell jobs run as (global `user`); the job's dirs are made usable by it. */
+  runAs?: RunAs;
   /** Observes each job's trace writes (the demo prints live logs). */
   onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
 }
@@ -62,6 +66,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   try {
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
+    if (services.runAs && executor.name === 'shell') await prepareDirsForUser(services.runAs, runner.builds_dir, dirs);
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
     if (executor.cgroup) await writeFile(join(dirs.stateDir, CGROUP_FILE), executor.cgroup, { mode: 0o600 });
     logger.debug({ ms: Date.now() - started, containment: executor.containment }, 'dirs ready');

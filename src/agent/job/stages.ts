@@ -9,6 +9,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
@@ -17,12 +18,14 @@ import type { BuildPayload } from '../../protocol/types.js';
 import type { JobTrace } from '../../trace/index.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
+import type { RunAs } from '../run-as.js';
 import type { StageContext } from './artifact-stages.js';
 import type { JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { materializeFileVariables } from './file-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
+import { extractedInto, giveFilesToUser, giveProjectToUser } from './job-user.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './run-job.js';
 import { collectVariables, expandString, expandVariables } from './variables.js';
@@ -98,6 +101,8 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     env = await prepare(build, services, run, job);
     await getSources(build, services, run, job, env, shell);
     await downloadAndRestore(build, services, ctx, job, env);
+    const runAs = jobUser(services, executor);
+    if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
     const commands = [...lines(runner.pre_build_script), ...lines(build.commands), ...lines(runner.post_build_script)];
@@ -142,6 +147,8 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   const hostList = collect(dirs.projectDir, runner.builds_dir);
   const controls = readControls(hostList, build.allow_git_fetch);
   const host = await materializeFileVariables(hostList, dirs.stateDir);
+  const runAs = jobUser(services, executor);
+  if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
   await mkdir(dirs.slotDir, { recursive: true });
   job.check();
   if (executor.prepare) {
@@ -259,4 +266,9 @@ function cacheRequest(build: BuildPayload, runner: RunnerConfig, variables: Expo
   const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
   const key = expandString(build.options.cache?.key ?? '', lookup).trim() || 'default';
   return { cacheDir: runner.cache_dir, runnerName: runner.name, key };
+}
+
+/** The user the shell executor runs the job as (global `user`); the docker executor ignores it. */
+function jobUser(services: JobServices, executor: Executor): RunAs | undefined {
+  return executor.name === 'shell' ? services.runAs : undefined;
 }

@@ -17,6 +17,12 @@ const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyComm
   ['list', async () => (await import('./list.js')).listCommand],
   ['run', async () => (await import('./run.js')).runCommand],
   ['demo', async () => (await import('./demo.js')).demoCommand],
+  ['install', async () => (await import('./install.js')).installCommand],
+  ['uninstall', async () => (await import('./install.js')).uninstallCommand],
+  ['start', async () => (await import('./service-control.js')).startCommand],
+  ['stop', async () => (await import('./service-control.js')).stopCommand],
+  ['restart', async () => (await import('./service-control.js')).restartCommand],
+  ['status', async () => (await import('./service-control.js')).statusCommand],
 ];
 
 /** The command modules needed to parse `argv`: the one it names, or all of them. */

@@ -7,10 +7,12 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
+import { checkCanSwitchTo, lookupUser, type RunAs } from '../../agent/run-as.js';
 
 interface RunArgs {
   config?: string;
   'working-directory'?: string;
+  user?: string;
 }
 
 export const runCommand: CommandModule<object, RunArgs> = {
@@ -20,7 +22,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
     y
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
       .option('working-directory', { alias: 'd', type: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' })
-      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config.\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid.') as unknown as Argv<RunArgs>,
+      .option('user', { alias: 'u', type: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' })
+      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config.\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid, or the job user does not exist.') as unknown as Argv<RunArgs>,
   handler: async (argv: ArgumentsCamelCase<RunArgs>) => {
     if (argv['working-directory']) process.chdir(argv['working-directory']);
     const configPath = resolveConfigPath(argv.config);
@@ -33,7 +36,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     ]);
     const logger = createLogger({ level: loaded.config.log_level === 'panic' ? 'fatal' : loaded.config.log_level, format: loaded.config.log_format });
     keepRunningOnUnhandledRejection(logger);
-    const agent = new Agent(loaded.config, defaultServices(logger));
+    const agent = new Agent(loaded.config, defaultServices(logger, await jobUser(argv.user ?? loaded.config.user)));
     const signals = handleStopSignals(logger, () => agent.shutdown(), () => agent.shutdown());
     const onHup = (): void => {
       loadConfigWithWarnings(configPath)
@@ -52,3 +55,11 @@ export const runCommand: CommandModule<object, RunArgs> = {
     logger.info('ci-runner stopped');
   },
 };
+
+/** The job user, looked up once at start (a change of `user` needs a restart): an unknown one is exit 2. */
+async function jobUser(name: string | undefined): Promise<RunAs | undefined> {
+  if (name === undefined) return undefined;
+  const runAs = await lookupUser(name);
+  checkCanSwitchTo(runAs);
+  return runAs;
+}

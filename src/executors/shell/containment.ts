@@ -43,8 +43,9 @@ export async function containJob(marker: string, options: { useCgroups?: boolean
   }
 }
 
-/** The command line that starts `shell script`, entering `cgroup` first when there is one. */
-export function stageCommand(shell: string, scriptPath: string, cgroup: JobCgroup | undefined): [string, string[]] {
-  if (!cgroup) return [shell, [scriptPath]];
-  return ['/bin/sh', ['-c', ENTER_CGROUP_PROGRAM, 'ci-runner-stage', cgroup.procsFile, shell, scriptPath]];
+/** The command line that runs `command` (the shell and its script), entering `cgroup` first when there is one. */
+export function stageCommand(command: [string, ...string[]], cgroup: JobCgroup | undefined): [string, string[]] {
+  const [file, ...args] = command;
+  if (!cgroup) return [file, args];
+  return ['/bin/sh', ['-c', ENTER_CGROUP_PROGRAM, 'ci-runner-stage', cgroup.procsFile, ...command]];
 }

@@ -14,6 +14,8 @@ import { execa } from 'execa';
 import type { Logger } from '../../log.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
 import type { Executor, StageRequest, StageResult } from '../types.js';
+import type { RunAs } from '../../agent/run-as.js';
+import { commandAsUser, giveScript } from './as-user.js';
 import { containJob, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { generateScript, type ShellName } from './script.js';
@@ -25,6 +27,8 @@ export interface ShellExecutorOptions {
   logger?: Logger;
   /** false: process group + marker sweep even where a cgroup could be made (default: a cgroup where possible). */
   useCgroups?: boolean;
+  /** Run the stages as this user (uid, gid, supplementary groups, HOME/USER/LOGNAME); the daemon stays root. */
+  runAs?: RunAs;
 }
 
 /** Runs a job's stages as local bash/sh processes; one instance per job (make it with `create`). */
@@ -67,6 +71,7 @@ export class ShellExecutor implements Executor {
     // A file rather than stdin: a job command that reads stdin would otherwise eat the rest of the script.
     const scriptPath = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
     await writeFile(scriptPath, script, { mode: 0o600 });
+    if (this.options.runAs) await giveScript(this.options.runAs, scriptPath);
     try {
       return await this.spawn(scriptPath, request);
     } finally {
@@ -77,7 +82,9 @@ export class ShellExecutor implements Executor {
   private async spawn(scriptPath: string, request: StageRequest): Promise<StageResult> {
     if (request.signal.aborted) return { exitCode: null, aborted: true };
     const cgroup = this.jobCgroup;
-    const [file, args] = stageCommand(this.options.shell, scriptPath, cgroup);
+    // As the job user through setpriv when `user` is set; the move into the cgroup comes first, as root.
+    const asUser = this.options.runAs ? commandAsUser(this.options.runAs, this.options.shell, scriptPath) : undefined;
+    const [file, args] = stageCommand(asUser ? [asUser.file, ...asUser.args] : [this.options.shell, scriptPath], cgroup);
     const child = execa(file, args, {
       cwd: request.scriptDir,
       detached: true,
@@ -85,7 +92,7 @@ export class ShellExecutor implements Executor {
       buffer: false,
       reject: false,
       // The daemon's environment, minus the runner's own secrets (run-once reads its token from it).
-      env: { [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined },
+      env: { ...asUser?.env, [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined },
       // We kill the group ourselves; execa's own kill only reaches the leader.
       forceKillAfterDelay: false,
     });
