@@ -29,6 +29,11 @@ export interface FinalUpdateOptions {
   logger: Logger;
   /** Called after each attempt with its status (-1 = transport error or timeout). */
   onAttempt?(status: number): void;
+  /**
+   * Called once when the server refuses the whole trace as too large (413), before the state goes
+   * alone: delivers the trace's tail another way (PATCH), since the state-only update carries none.
+   */
+  beforeStateOnly?(): Promise<void>;
 }
 
 export interface FinalUpdateResult {
@@ -77,8 +82,9 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
     }
     answerLost ||= status === -1 || status >= 500;
     if (status === 413 && withTrace) {
-      logger.warn({ buildId, bytes: length }, 'the server refuses a trace this large; sending the final state alone');
+      logger.warn({ buildId, bytes: length }, 'the server refuses a trace this large; sending the rest of it by PATCH, then the final state alone');
       withTrace = false;
+      await options.beforeStateOnly?.();
       continue;
     }
     logger.warn({ status, buildId, attempt }, 'final update failed; retrying');

@@ -76,6 +76,8 @@ export interface JobTrace {
 
 /** Longest final-update attempt once the daemon is shutting down. */
 const SHUTDOWN_FINAL_DEADLINE_MS = 10_000;
+/** How long the tail of a trace too large for one final PUT may take to go out by PATCH. */
+const DRAIN_DEADLINE_MS = 10 * 60_000;
 
 /** Starts capturing and streaming one job's trace. */
 export async function startTrace(options: StartTraceOptions): Promise<JobTrace> {
@@ -145,6 +147,11 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       requestTimeoutMs: Math.max(requestTimeoutMs, 60_000),
       ...(shuttingDown ? {} : { signal }),
       logger,
+      beforeStateOnly: async () => {
+        const whole = await sender.drain(AbortSignal.timeout(DRAIN_DEADLINE_MS));
+        await record({ sentOffset: sender.acknowledged });
+        if (!whole) logger.warn({ acknowledged: sender.acknowledged, length: trace.length }, 'could not deliver the rest of the trace by PATCH; the server keeps what it has');
+      },
     });
     await record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status });
     spool.close();

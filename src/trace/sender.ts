@@ -8,7 +8,7 @@
  * 404 switches to full-trace PUTs for the rest of the job (§7.5); failures retry from the same offset
  * with backoff. Nothing is skipped or sent twice: the cursor only moves on what the server says it has.
  */
-import { backoffDelay } from '../client/backoff.js';
+import { backoffDelay, sleep } from '../client/backoff.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import { JobAbortedError } from './errors.js';
@@ -19,6 +19,8 @@ export const MAX_PATCH_BYTES = 1024 * 1024;
 /** Consecutive 416s within one tick before it counts as a failure (then backoff, fresh round-trip). */
 const MAX_MISMATCHES = 2;
 const RETRY_BACKOFF = { baseMs: 500, maxMs: 10_000 };
+/** Failed PATCH rounds `drain` tolerates before giving up on the tail. */
+const DRAIN_ATTEMPTS = 8;
 
 export interface SenderOptions {
   client: RunnerApiClient;
@@ -81,6 +83,23 @@ export class TraceSender {
     this.stopping = true;
     this.wake?.();
     await this.loop;
+  }
+
+  /**
+   * After `stop()`: delivers what the server does not have yet by PATCH, until it has all of it, the
+   * deadline passes or the server keeps failing. For a final update whose whole trace the server
+   * refuses as too large (413): the state then goes alone, and the tail must not be lost.
+   * Returns whether the server has the whole trace.
+   */
+  async drain(deadline: AbortSignal): Promise<boolean> {
+    let failures = 0;
+    while (this.mode === 'incremental' && !this.halted && this.sentOffset < this.options.trace.length && !deadline.aborted && !this.options.signal.aborted) {
+      const result: TickResult = await this.tick().catch(() => 'failed' as const);
+      if (result === 'ok') continue;
+      if (++failures > DRAIN_ATTEMPTS) break;
+      await sleep(backoffDelay(failures - 1, RETRY_BACKOFF), deadline).catch(() => undefined);
+    }
+    return this.sentOffset >= this.options.trace.length;
   }
 
   private async run(): Promise<void> {

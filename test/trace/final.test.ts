@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { isPending, readDeliveryState, resumeDelivery } from '../../src/trace/index.js';
-import { runningJob, type RunningJob, startJobTrace } from './job.js';
+import { runningJob, type RunningJob, sampleOutput, startJobTrace, waitFor } from './job.js';
 
 let job: RunningJob | undefined;
 afterEach(async () => {
@@ -42,6 +42,20 @@ describe('the final update', () => {
     const log = lines.join('');
     expect(log).toContain('most likely applied by an earlier attempt whose answer was lost');
     expect(log).not.toContain('refused the final update');
+  });
+
+  it('sends the tail by PATCH when the server refuses the whole trace as too large, then the state alone', async () => {
+    job = await runningJob();
+    const trace = await startJobTrace(job, { updateIntervalMs: 60_000 });
+    trace.write('first line\n');
+    await waitFor('the first PATCH', async () => (await job!.ts.server.getTrace(job!.build.id)).length > 0);
+    const tail = sampleOutput(3 * 1024 * 1024, 7);
+    trace.write(tail);
+    job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 413, count: 1 });
+    expect((await trace.finish('success')).delivered).toBe(true);
+    const stored = await job.ts.server.getTrace(job.build.id);
+    expect(stored.equals(Buffer.concat([Buffer.from('first line\n'), tail]))).toBe(true);
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
   });
 
   it('gives up at the deadline, records the pending update, and resumeDelivery sends it later', async () => {
