@@ -19,6 +19,7 @@ import type { Config, RunnerConfig } from './config/schema.js';
 import { checkExecutor, waitForExecutor, type CheckExecutor } from './executor-check.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
+import { entryReadiness, type RunnerReadiness } from './readiness.js';
 import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
 import { setLongTimeout, type LongTimer } from '../timers.js';
@@ -28,6 +29,8 @@ export interface AgentOptions {
   checkExecutor?: CheckExecutor;
   /** Pause between checks of an executor that cannot work yet; default one minute. */
   executorRecheckMs?: number;
+  /** Wraps each entry's API client (metrics observe every call); `runner` reads the entry's config now. */
+  wrapClient?: (client: RunnerApiClient, runner: () => RunnerConfig) => RunnerApiClient;
 }
 
 export interface AgentEvents {
@@ -49,6 +52,11 @@ interface Entry {
   reloaded: AbortController;
   /** Aborted by a reload that changed the entry (or check_interval): ends its poll pause early. */
   changed: AbortController;
+  /** Poll loops running; a reload raising or lowering `request_concurrency` adds or ends some. */
+  loopCount: number;
+  /** The executor check's last answer (undefined until the first). */
+  executorOk?: boolean;
+  executorReason?: string;
 }
 
 /** The `run` daemon: owns the poll loops, job slots and two-step shutdown of one process. */
@@ -67,7 +75,7 @@ export class Agent {
   private readonly waiters = new Set<() => void>();
   private shutdowns = 0;
   private shutdownTimer: LongTimer | undefined;
-  private readonly logger: Logger;
+  private logger: Logger;
   /** Settles when shutdown starts: until then the daemon runs, even with nothing to poll. */
   private readonly stopped: Promise<void>;
   /** A pending promise does not keep Node's event loop alive; this timer does, until shutdown. */
@@ -75,7 +83,7 @@ export class Agent {
 
   constructor(
     config: Readonly<Config>,
-    private readonly services: SharedServices,
+    private services: SharedServices,
     private readonly events: AgentEvents = {},
     private readonly options: AgentOptions = {},
   ) {
@@ -90,10 +98,28 @@ export class Agent {
     return this.jobs.size;
   }
 
+  /** Per entry: can it take jobs now, and if not, why (`/readyz`). */
+  readiness(): RunnerReadiness[] {
+    return [...this.entries.values()].map((entry) =>
+      entryReadiness({ name: entry.config.name, executorOk: entry.executorOk, executorReason: entry.executorReason, lastStatus: entry.lastStatus, failures: entry.failures }),
+    );
+  }
+
+  /** True once shutdown has started. */
+  get stopping(): boolean {
+    return this.stopPolling.signal.aborted;
+  }
+
+  /** A new root logger (reloaded `log_level` / `log_format`): used from the next log line and job on. */
+  setLogger(logger: Logger): void {
+    this.services = { ...this.services, logger };
+    this.logger = logger.child({ component: 'agent' });
+  }
+
   /** Starts a poll loop for each runner entry. */
   start(): void {
     this.keepAlive ??= setInterval(() => undefined, 2 ** 31 - 1);
-    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register`, then reload (SIGHUP); waiting');
+    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register` or edit the config file (changes are picked up as they are saved); waiting');
     for (const runner of this.config.runners) this.addEntry(runner, { recover: true });
     this.logger.info({ runners: this.config.runners.length, concurrent: this.config.concurrent }, 'polling for jobs');
   }
@@ -113,7 +139,7 @@ export class Agent {
       }
       const changed = JSON.stringify(runner) !== JSON.stringify(entry.config);
       entry.config = runner;
-      entry.client = this.clients.get(runner);
+      entry.client = this.client(entry);
       // An unchanged entry keeps its pause and its backoff: rewriting config.toml (register adding
       // another entry) must not make every other entry poll at once, nor forgive a refused token.
       if (changed || intervalChanged) {
@@ -123,6 +149,7 @@ export class Agent {
       }
       entry.reloaded.abort();
       entry.reloaded = new AbortController();
+      if (entry.executorOk) this.fillLoops(entry);
     }
     for (const [key, entry] of this.entries) {
       if (!keep.has(key)) {
@@ -133,7 +160,7 @@ export class Agent {
       }
     }
     this.logger.info({ runners: config.runners.length, concurrent: config.concurrent }, 'configuration reloaded');
-    if (config.runners.length === 0) this.logger.warn('no [[runners]] in the config; nothing to poll until the next reload');
+    if (config.runners.length === 0) this.logger.warn('no [[runners]] in the config; nothing to poll until the config changes');
     this.notify();
   }
 
@@ -177,7 +204,8 @@ export class Agent {
   }
 
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
-    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController(), changed: new AbortController() };
+    const entry: Entry = { key: entryKey(runner), config: runner, running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController(), changed: new AbortController(), loopCount: 0 } as Omit<Entry, 'client'> as Entry;
+    entry.client = this.client(entry);
     this.entries.set(entry.key, entry);
     // Taking jobs whose executor cannot work would only fail them: the entry waits until it works.
     const usable = (): Promise<boolean> =>
@@ -187,17 +215,43 @@ export class Agent {
         logger: this.logger,
         stop: this.stopPolling.signal,
         wake: () => entry.reloaded.signal,
+        onResult: (result) => {
+          entry.executorOk = result.ok;
+          entry.executorReason = result.ok ? undefined : result.reason;
+        },
       });
-    // `request_concurrency` loops per entry: each holds at most one job request at a time.
     const loop: Promise<void> = (options.recover ? this.recover(entry) : Promise.resolve())
       .then(usable)
-      .then((ok) => (ok ? Promise.all(Array.from({ length: entry.config.request_concurrency }, () => this.pollLoop(entry))) : undefined))
-      .then(() => undefined)
+      .then((ok) => {
+        if (ok) this.fillLoops(entry);
+      })
       .catch((error: unknown) => {
-        this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
+        this.logger.error({ err: error, runner: entry.config.name }, 'executor check crashed');
       })
       .finally(() => this.loops.delete(loop));
     this.loops.add(loop);
+  }
+
+  /** The entry's API client, wrapped for metrics when asked to be. */
+  private client(entry: Entry): RunnerApiClient {
+    const client = this.clients.get(entry.config);
+    return this.options.wrapClient ? this.options.wrapClient(client, () => entry.config) : client;
+  }
+
+  /**
+   * Starts poll loops until the entry has `request_concurrency` of them (each holds at most one job
+   * request at a time). Surplus loops after a reload lowered it end themselves (see pollLoop).
+   */
+  private fillLoops(entry: Entry): void {
+    while (entry.loopCount < entry.config.request_concurrency && !entry.removed && !this.stopPolling.signal.aborted) {
+      entry.loopCount += 1;
+      const loop: Promise<void> = this.pollLoop(entry)
+        .catch((error: unknown) => {
+          this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
+        })
+        .finally(() => this.loops.delete(loop));
+      this.loops.add(loop);
+    }
   }
 
   /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
@@ -260,8 +314,22 @@ export class Agent {
   }
 
   private async pollLoop(entry: Entry): Promise<void> {
-    const log = this.logger.child({ runner: entry.config.name });
+    let left = false;
+    try {
+      left = await this.pollUntilStopped(entry);
+    } finally {
+      if (!left) entry.loopCount -= 1;
+    }
+  }
+
+  /** Polls until shutdown or removal; true when it left as a surplus loop (already uncounted). */
+  private async pollUntilStopped(entry: Entry): Promise<boolean> {
     while (!this.stopPolling.signal.aborted && !entry.removed) {
+      if (entry.loopCount > entry.config.request_concurrency) {
+        // Uncounted here, in the same step as the check, so two surplus loops cannot both leave.
+        entry.loopCount -= 1;
+        return true;
+      }
       if (!this.hasSlot(entry)) {
         await this.waitForSlot();
         continue;
@@ -270,7 +338,7 @@ export class Agent {
       entry.polling += 1;
       let got = false;
       try {
-        got = await this.pollOnce(entry, log);
+        got = await this.pollOnce(entry, this.logger.child({ runner: entry.config.name }));
       } finally {
         entry.polling -= 1;
         if (!got) {
@@ -282,6 +350,7 @@ export class Agent {
       const delay = entry.failures > 0 ? this.failureDelay(entry) : jitter(this.config.check_interval * 1000);
       await this.rest(entry, delay);
     }
+    return false;
   }
 
   private failureDelay(entry: Entry): number {

@@ -50,6 +50,8 @@ export interface JobServices {
   logger: Logger;
   /** Observes each job's trace writes (the demo prints live logs). */
   onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
+  /** Told when a job enters a stage (metrics: jobs running by stage). */
+  onStage?: (build: BuildPayload, stage: string) => void;
 }
 
 export interface JobOutcome {
@@ -170,8 +172,9 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
     signal: jobSignal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const shell = (stage: string, commands: string[], options: { echo: boolean; workDir: string; signal: AbortSignal; debug?: boolean }) =>
-    executor.runStage({
+  const shell = (stage: string, commands: string[], options: { echo: boolean; workDir: string; signal: AbortSignal; debug?: boolean }) => {
+    services.onStage?.(build, stage);
+    return executor.runStage({
       stage,
       commands,
       echoCommands: options.echo,
@@ -182,6 +185,7 @@ async function executeStages(build: BuildPayload, services: JobServices, run: St
       output: (chunk) => write(chunk),
       signal: options.signal,
     });
+  };
 
   try {
     // 1. prepare
