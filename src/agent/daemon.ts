@@ -70,6 +70,7 @@ export class Daemon {
       this.logger.warn({ err: (error as Error).message }, 'cannot watch the config file; reload with SIGHUP after editing it');
       return undefined;
     });
+    if (this.watcher) this.logger.info({ config: this.options.configPath }, 'watching the config file for changes');
   }
 
   /** Reads the config again and applies all of it; an invalid file keeps the old config. */
