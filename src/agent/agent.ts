@@ -17,12 +17,14 @@ import type { BuildPayload } from '../protocol/types.js';
 import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
 import { checkExecutor, waitForExecutor, type CheckExecutor } from './executor-check.js';
-import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
+import { JobStop, runJob, type JobOutcome } from './job/run-job.js';
+import { pollOnce } from './poll-once.js';
 import { SlotAllocator } from './job/slots.js';
 import { entryReadiness, type RunnerReadiness } from './readiness.js';
 import { findJobStateDirs, recoverDeliveries } from './recover.js';
 import type { SharedServices } from './services.js';
 import { setLongTimeout, type LongTimer } from '../timers.js';
+import { Waits } from './waits.js';
 
 export interface AgentOptions {
   /** Whether an entry's executor can run jobs now (default: `checkExecutor`; tests swap it). */
@@ -72,7 +74,7 @@ export class Agent {
   private readonly stopJobs = new AbortController();
   private reserved = 0;
   /** Loops pausing until a slot frees, the config changes or shutdown starts. */
-  private readonly waiters = new Set<() => void>();
+  private readonly waits = new Waits();
   private shutdowns = 0;
   private shutdownTimer: LongTimer | undefined;
   private logger: Logger;
@@ -161,7 +163,7 @@ export class Agent {
     }
     this.logger.info({ runners: config.runners.length, concurrent: config.concurrent }, 'configuration reloaded');
     if (config.runners.length === 0) this.logger.warn('no [[runners]] in the config; nothing to poll until the config changes');
-    this.notify();
+    this.waits.wakeAll();
   }
 
   /**
@@ -184,7 +186,7 @@ export class Agent {
       this.abortPolls.abort();
       this.cancelJobs('the runner was stopped (forced shutdown)');
     }
-    this.notify();
+    this.waits.wakeAll();
   }
 
   /**
@@ -267,12 +269,6 @@ export class Agent {
     void recovery.finally(() => this.jobs.delete(recovery));
   }
 
-  private notify(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
-  }
-
   private hasSlot(entry: Entry): boolean {
     const { limit, request_concurrency } = entry.config;
     return this.reserved < this.config.concurrent && (limit === 0 || entry.running + entry.polling < limit) && entry.polling < request_concurrency;
@@ -284,7 +280,7 @@ export class Agent {
    * here: waking them is what the shared waiter set is for.
    */
   private async waitForSlot(): Promise<void> {
-    await this.wait(60_000, [this.stopPolling.signal], true);
+    await this.waits.wait(60_000, [this.stopPolling.signal], true);
   }
 
   /**
@@ -293,24 +289,7 @@ export class Agent {
    * storm); only shutdown, or a reload that changed or removed this entry, ends it early.
    */
   private async rest(entry: Entry, ms: number): Promise<void> {
-    await this.wait(ms, [this.stopPolling.signal, entry.changed.signal], false);
-  }
-
-  private async wait(ms: number, signals: AbortSignal[], wakeOnSlot: boolean): Promise<void> {
-    if (signals.some((signal) => signal.aborted)) return;
-    // Not sleep() in a race, nor AbortSignal.any: timers, listeners and derived signals would pile up
-    // while idle. Everything added here is removed when the wait ends.
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        timer.clear();
-        for (const signal of signals) signal.removeEventListener('abort', done);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setLongTimeout(done, ms);
-      for (const signal of signals) signal.addEventListener('abort', done, { once: true });
-      if (wakeOnSlot) this.waiters.add(done);
-    });
+    await this.waits.wait(ms, [this.stopPolling.signal, entry.changed.signal], false);
   }
 
   private async pollLoop(entry: Entry): Promise<void> {
@@ -343,7 +322,7 @@ export class Agent {
         entry.polling -= 1;
         if (!got) {
           this.reserved -= 1;
-          this.notify();
+          this.waits.wakeAll();
         }
       }
       if (got) continue; // poll again at once while slots are free
@@ -359,50 +338,8 @@ export class Agent {
   }
 
   /** One E4; returns true when a job was started (its slot stays reserved until it ends). */
-  private async pollOnce(entry: Entry, log: Logger): Promise<boolean> {
-    const runner = entry.config;
-    let result;
-    try {
-      result = await entry.client.requestBuild(runner.token, entry.lastUpdate, this.abortPolls.signal);
-    } catch {
-      return false; // forced shutdown abandoned the poll
-    }
-    if ('lastUpdate' in result && result.lastUpdate) entry.lastUpdate = result.lastUpdate;
-    entry.lastStatus = result.status;
-    switch (result.kind) {
-      case 'build':
-        entry.failures = 0;
-        this.startJob(entry, result.build);
-        return true;
-      case 'none':
-        entry.failures = 0;
-        return false;
-      case 'forbidden':
-        entry.failures += 1;
-        log.error({ status: result.status, failures: entry.failures }, `the coordinator refused runner "${runner.name}" (${result.status}): was it deleted or its token revoked? Re-register it or remove it from the config; backing off`);
-        return false;
-      case 'invalid-build':
-        entry.failures = 0;
-        log.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
-        if (result.id !== undefined) {
-          void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, this.stopJobs.signal).then(
-            (ok) => {
-              if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
-            },
-            (error: unknown) => log.error({ err: error, buildId: result.id }, 'could not report the unreadable build as failed'),
-          );
-        } else log.error('the unreadable build carries no id; it cannot be reported and stays running on the server until it times out');
-        return false;
-      default:
-        // 409: another runner won the race for that build (9.x) — nothing for us, and healthy.
-        if (result.status === 409) {
-          entry.failures = 0;
-          return false;
-        }
-        entry.failures += 1;
-        log.warn({ status: result.status, err: result.error?.message, failures: entry.failures }, 'job request failed; backing off');
-        return false;
-    }
+  private pollOnce(entry: Entry, log: Logger): Promise<boolean> {
+    return pollOnce(entry, log, { abortPolls: this.abortPolls.signal, stopJobs: this.stopJobs.signal }, (build) => this.startJob(entry, build));
   }
 
   private startJob(entry: Entry, build: BuildPayload): void {
@@ -416,7 +353,7 @@ export class Agent {
         entry.running -= 1;
         this.reserved -= 1;
         this.jobs.delete(job);
-        this.notify();
+        this.waits.wakeAll();
       });
     this.jobs.add(job);
   }

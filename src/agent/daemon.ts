@@ -13,7 +13,7 @@ import { parseListenAddress } from './metrics/address.js';
 import { observedClient, observedServices } from './metrics/instrument.js';
 import type { ObserverSlot } from './metrics/observer.js';
 import type { RunnerMetrics } from './metrics/registry.js';
-import { startStatusServer, type StatusServer } from './metrics/server.js';
+import type { StatusServer } from './metrics/server.js';
 import { defaultServices } from './services.js';
 
 export interface DaemonOptions {
@@ -59,8 +59,9 @@ export class Daemon {
 
   /** Starts the status server (when asked for), the poll loops and the file watch. */
   async start(): Promise<void> {
-    await this.applyListenAddress();
+    // The agent first: a reload (SIGHUP) arriving while the rest starts finds it running.
     this.agent.start();
+    await this.applyListenAddress();
     this.watcher = await watchConfig(this.options.configPath, {
       logger: this.logger,
       ...(this.options.watchDebounceMs !== undefined ? { debounceMs: this.options.watchDebounceMs } : {}),
@@ -143,6 +144,7 @@ export class Daemon {
     const metrics = this.metrics;
     this.slot.current = metrics;
     try {
+      const { startStatusServer } = await import('./metrics/server.js');
       const server = await startStatusServer(address, {
         readiness: () => ({ stopping: this.agent.stopping, runners: this.agent.readiness() }),
         runningJobs: () => metrics.runningJobs(),

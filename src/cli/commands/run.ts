@@ -30,6 +30,12 @@ export const runCommand: CommandModule<object, RunArgs> = {
     if (listenAddress !== undefined && !parseListenAddress(listenAddress)) {
       throw new CommandError(EXIT.usage, `--listen-address: "${listenAddress}" is not host:port (such as 127.0.0.1:9252 or :9252)`);
     }
+    // SIGHUP's default action ends the process: until the daemon can reload, one is only noted.
+    let earlyHup = false;
+    const noteHup = (): void => {
+      earlyHup = true;
+    };
+    process.on('SIGHUP', noteHup);
     if (argv['working-directory']) process.chdir(argv['working-directory']);
     const configPath = resolveConfigPath(argv.config);
     const loaded = await loadConfigWithWarnings(configPath);
@@ -40,9 +46,11 @@ export const runCommand: CommandModule<object, RunArgs> = {
     keepRunningOnUnhandledRejection(logger);
     const signals = handleStopSignals(logger, () => daemon.agent.shutdown(), () => daemon.agent.shutdown());
     const onHup = (): void => void daemon.reload('SIGHUP');
+    process.off('SIGHUP', noteHup);
     process.on('SIGHUP', onHup);
     logger.info({ config: configPath, pid: process.pid }, 'ci-runner started');
     await daemon.start();
+    if (earlyHup) onHup();
     try {
       await daemon.agent.done();
     } finally {
