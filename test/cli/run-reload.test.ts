@@ -83,4 +83,29 @@ describe('run: reload when config.toml changes', () => {
       expect(await daemon.stop(), daemon.output()).toBe(0);
     }
   });
+
+  it('lets the running job of an entry removed from the file finish, and takes no new job for it', async () => {
+    const d = await workDirs();
+    const a = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    const head = 'check_interval = 1\nlog_format = "json"\n';
+    await writeFile(config, `${head}[[runners]]\n  name = "leaving"\n  url = "${t.url}"\n  token = "${a.token}"\n  builds_dir = "${d.builds}"\n`);
+    const daemon = startDaemon(config);
+    try {
+      await waitUntil(() => daemon.output().includes('watching the config file'), 30_000, 'watching');
+      const p = await t.pipeline('long:\n  script:\n    - echo started\n    - sleep 3\n    - echo done-after-removal\n');
+      const id = p.jobs[0]!.id;
+      await waitUntil(async () => (await t.server.getTrace(id)).toString().includes('started'), 30_000, 'job started');
+      await writeFile(config, head);
+      await waitUntil(() => daemon.output().includes('file change: config reloaded'), 30_000, 'reloaded');
+      const next = await t.pipeline('next:\n  script:\n    - echo never\n');
+      await t.waitForJob(id, (v) => v.status === 'success', 30_000);
+      expect((await t.server.getTrace(id)).toString()).toContain('done-after-removal');
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(t.server.getJob(next.jobs[0]!.id)?.status).toBe('pending');
+      t.server.cancelJob(next.jobs[0]!.id);
+    } finally {
+      expect(await daemon.stop(), daemon.output()).toBe(0);
+    }
+  });
 });
