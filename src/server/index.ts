@@ -15,6 +15,7 @@ import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
+import { ServerStatus } from './status.js';
 import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { Scheduler } from './state/scheduler.js';
@@ -114,7 +115,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
     return (await gitHandler)(req, res, pathname, signal);
   };
-  const server: Server = createServer(createDispatcher(ctx, git));
+  const server: Server = createServer(createDispatcher(ctx, git, new ServerStatus(ctx)));
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
