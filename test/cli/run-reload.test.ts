@@ -108,4 +108,19 @@ describe('run: reload when config.toml changes', () => {
       expect(await daemon.stop(), daemon.output()).toBe(0);
     }
   });
+
+  it('applies a new log_format on reload', async () => {
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    await writeFile(config, 'log_format = "json"\n');
+    const daemon = startDaemon(config);
+    try {
+      await waitUntil(() => daemon.output().includes('watching the config file'), 30_000, 'watching');
+      await writeFile(config, 'log_format = "text"\n');
+      await waitUntil(() => /INFO[^\n]*file change: config reloaded/.test(daemon.output()), 30_000, 'pretty log line');
+      expect(daemon.output()).not.toMatch(/^\{[^\n]*file change: config reloaded/m);
+    } finally {
+      expect(await daemon.stop(), daemon.output()).toBe(0);
+    }
+  });
 });
