@@ -58,8 +58,15 @@ export class Daemon {
   }
 
   /** Starts the status server (when asked for), the poll loops and the file watch. */
-  async start(): Promise<void> {
-    // The agent first: a reload (SIGHUP) arriving while the rest starts finds it running.
+  start(): Promise<void> {
+    // A reload asked for meanwhile (SIGHUP) waits for this in the queue.
+    this.queue = this.startAll();
+    return this.queue;
+  }
+
+  private async startAll(): Promise<void> {
+    // The observer before the first poll, so every request is counted; the server after.
+    if (this.wantedAddress() !== undefined) await this.loadMetrics();
     this.agent.start();
     await this.applyListenAddress();
     this.watcher = await watchConfig(this.options.configPath, {
@@ -76,7 +83,7 @@ export class Daemon {
 
   /** Reads the config again and applies all of it; an invalid file keeps the old config. */
   reload(source: 'SIGHUP' | 'file change'): Promise<void> {
-    this.queue = this.queue.then(() => this.applyReload(source));
+    this.queue = this.queue.catch(() => undefined).then(() => this.applyReload(source));
     return this.queue;
   }
 
@@ -118,9 +125,24 @@ export class Daemon {
     this.agent.setLogger(this.logger);
   }
 
+  private wantedAddress(): string | undefined {
+    return this.options.listenAddress ?? configListenAddress(this.config);
+  }
+
+  /** The metrics, created on first use and observing from then on. */
+  private async loadMetrics(): Promise<RunnerMetrics> {
+    // prom-client is loaded only now: a daemon without a status server does not carry it.
+    if (!this.metrics) {
+      const { RunnerMetrics } = await import('./metrics/registry.js');
+      this.metrics = new RunnerMetrics(() => this.config);
+    }
+    this.slot.current = this.metrics;
+    return this.metrics;
+  }
+
   /** Starts, moves or stops the status server to match the wanted address. */
   private async applyListenAddress(): Promise<void> {
-    const wanted = this.options.listenAddress ?? configListenAddress(this.config);
+    const wanted = this.wantedAddress();
     if (this.status?.address === wanted) return;
     if (this.status) {
       await this.status.server.close();
@@ -136,13 +158,7 @@ export class Daemon {
       this.logger.error({ listenAddress: wanted }, 'listen address is not "host:port"; no status server');
       return;
     }
-    // prom-client is loaded only now: a daemon without a status server does not carry it.
-    if (!this.metrics) {
-      const { RunnerMetrics } = await import('./metrics/registry.js');
-      this.metrics = new RunnerMetrics(() => this.config);
-    }
-    const metrics = this.metrics;
-    this.slot.current = metrics;
+    const metrics = await this.loadMetrics();
     try {
       const { startStatusServer } = await import('./metrics/server.js');
       const server = await startStatusServer(address, {
