@@ -5,6 +5,7 @@
  * the CPU with the agent); the idle daemon is a separate process. Figures are printed, not asserted.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,21 +108,37 @@ async function rssMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-async function idle(server: ReferenceServer, root: string): Promise<{ rss: number; cpuPct: number; seconds: number }> {
+/** A free port on 127.0.0.1 (for the idle daemon's status server). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** Idle RSS and CPU of `run`; with `listen`, its status server is on and scraped once a second. */
+export async function idle(server: ReferenceServer, root: string, listen = false): Promise<{ rss: number; cpuPct: number; seconds: number }> {
   const token = await register(server);
   const config = join(root, 'idle.toml');
-  await writeFile(config, `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlog_format = "json"\n[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n  builds_dir = "${join(root, 'idle-builds')}"\n`);
+  const port = listen ? await freePort() : 0;
+  const scrape = async (): Promise<void> => {
+    if (listen) await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => undefined);
+  };
+  await writeFile(config, `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlog_format = "json"\n${listen ? `listen_address = "127.0.0.1:${port}"\n` : ''}[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n  builds_dir = "${join(root, 'idle-builds')}"\n`);
   const child = execa('node', [CLI, 'run', '-c', config], { reject: false, stdin: 'ignore' });
   const pid = child.pid ?? 0;
   // Past start-up: module compilation, JIT and the first GCs cost ~0.1 s of CPU in the first
   // ~15 s (the first polls run cold code); the steady state is what an idle daemon costs.
   await new Promise((resolve) => setTimeout(resolve, 15_000));
+  await scrape();
   const seconds = 10;
   const before = await cpuTicks(pid);
   const t0 = performance.now();
   let rss = 0;
   for (let i = 0; i < seconds; i += 1) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    await scrape();
     rss = Math.max(rss, await rssMb(pid));
   }
   const ticks = (await cpuTicks(pid)) - before;
@@ -150,6 +167,8 @@ export async function run(): Promise<void> {
     process.stdout.write(`20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
     const quiet = await idle(server, root);
     process.stdout.write(`idle \`run\` (1 runner, check_interval 3 s) over ${quiet.seconds.toFixed(1)} s: RSS ${quiet.rss.toFixed(1)} MB, CPU ${quiet.cpuPct.toFixed(2)} %\n`);
+    const watched = await idle(server, root, true);
+    process.stdout.write(`idle \`run\` with listen_address, /metrics scraped every second, over ${watched.seconds.toFixed(1)} s: RSS ${watched.rss.toFixed(1)} MB, CPU ${watched.cpuPct.toFixed(2)} %\n`);
   } finally {
     await server.close();
     await rm(root, { recursive: true, force: true });

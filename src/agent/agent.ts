@@ -18,17 +18,22 @@ import type { BuildPayload } from '../protocol/types.js';
 import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';
 import { checkExecutor, waitForExecutor, type CheckExecutor } from './executor-check.js';
-import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
+import { JobStop, runJob, type JobOutcome } from './job/run-job.js';
+import { pollOnce } from './poll-once.js';
 import { SlotAllocator } from './job/slots.js';
+import { entryReadiness, type RunnerReadiness } from './readiness.js';
 import { findJobStateDirs, recoverDeliveries, removeExecutorLeftovers } from './recover.js';
 import type { SharedServices } from './services.js';
 import { setLongTimeout, type LongTimer } from '../timers.js';
+import { Waits } from './waits.js';
 
 export interface AgentOptions {
   /** Whether an entry's executor can run jobs now (default: `checkExecutor`; tests swap it). */
   checkExecutor?: CheckExecutor;
   /** Pause between checks of an executor that cannot work yet; default one minute. */
   executorRecheckMs?: number;
+  /** Wraps each entry's API client (metrics observe every call); `runner` reads the entry's config now. */
+  wrapClient?: (client: RunnerApiClient, runner: () => RunnerConfig) => RunnerApiClient;
 }
 
 export interface AgentEvents {
@@ -50,6 +55,11 @@ interface Entry {
   reloaded: AbortController;
   /** Aborted by a reload that changed the entry (or check_interval): ends its poll pause early. */
   changed: AbortController;
+  /** Poll loops running; a reload raising or lowering `request_concurrency` adds or ends some. */
+  loopCount: number;
+  /** The executor check's last answer (undefined until the first). */
+  executorOk?: boolean;
+  executorReason?: string;
 }
 
 /** The `run` daemon: owns the poll loops, job slots and two-step shutdown of one process. */
@@ -65,10 +75,10 @@ export class Agent {
   private readonly stopJobs = new AbortController();
   private reserved = 0;
   /** Loops pausing until a slot frees, the config changes or shutdown starts. */
-  private readonly waiters = new Set<() => void>();
+  private readonly waits = new Waits();
   private shutdowns = 0;
   private shutdownTimer: LongTimer | undefined;
-  private readonly logger: Logger;
+  private logger: Logger;
   /** Settles when shutdown starts: until then the daemon runs, even with nothing to poll. */
   private readonly stopped: Promise<void>;
   /** A pending promise does not keep Node's event loop alive; this timer does, until shutdown. */
@@ -76,7 +86,7 @@ export class Agent {
 
   constructor(
     config: Readonly<Config>,
-    private readonly services: SharedServices,
+    private services: SharedServices,
     private readonly events: AgentEvents = {},
     private readonly options: AgentOptions = {},
   ) {
@@ -91,10 +101,28 @@ export class Agent {
     return this.jobs.size;
   }
 
+  /** Per entry: can it take jobs now, and if not, why (`/readyz`). */
+  readiness(): RunnerReadiness[] {
+    return [...this.entries.values()].map((entry) =>
+      entryReadiness({ name: entry.config.name, executorOk: entry.executorOk, executorReason: entry.executorReason, lastStatus: entry.lastStatus, failures: entry.failures }),
+    );
+  }
+
+  /** True once shutdown has started. */
+  get stopping(): boolean {
+    return this.stopPolling.signal.aborted;
+  }
+
+  /** A new root logger (reloaded `log_level` / `log_format`): used from the next log line and job on. */
+  setLogger(logger: Logger): void {
+    this.services = { ...this.services, logger };
+    this.logger = logger.child({ component: 'agent' });
+  }
+
   /** Starts a poll loop for each runner entry. */
   start(): void {
     this.keepAlive ??= setInterval(() => undefined, 2 ** 31 - 1);
-    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register`, then reload (SIGHUP); waiting');
+    if (this.config.runners.length === 0) this.logger.warn('no [[runners]] in the config; register one with `ci-runner register` or edit the config file (changes are picked up as they are saved); waiting');
     for (const runner of this.config.runners) this.addEntry(runner, { recover: true });
     this.logger.info({ runners: this.config.runners.length, concurrent: this.config.concurrent }, 'polling for jobs');
   }
@@ -114,7 +142,7 @@ export class Agent {
       }
       const changed = JSON.stringify(runner) !== JSON.stringify(entry.config);
       entry.config = runner;
-      entry.client = this.clients.get(runner);
+      entry.client = this.client(entry);
       // An unchanged entry keeps its pause and its backoff: rewriting config.toml (register adding
       // another entry) must not make every other entry poll at once, nor forgive a refused token.
       if (changed || intervalChanged) {
@@ -124,6 +152,7 @@ export class Agent {
       }
       entry.reloaded.abort();
       entry.reloaded = new AbortController();
+      if (entry.executorOk) this.fillLoops(entry);
     }
     for (const [key, entry] of this.entries) {
       if (!keep.has(key)) {
@@ -134,8 +163,8 @@ export class Agent {
       }
     }
     this.logger.info({ runners: config.runners.length, concurrent: config.concurrent }, 'configuration reloaded');
-    if (config.runners.length === 0) this.logger.warn('no [[runners]] in the config; nothing to poll until the next reload');
-    this.notify();
+    if (config.runners.length === 0) this.logger.warn('no [[runners]] in the config; nothing to poll until the config changes');
+    this.waits.wakeAll();
   }
 
   /**
@@ -158,7 +187,7 @@ export class Agent {
       this.abortPolls.abort();
       this.cancelJobs('the runner was stopped (forced shutdown)');
     }
-    this.notify();
+    this.waits.wakeAll();
   }
 
   /**
@@ -178,7 +207,8 @@ export class Agent {
   }
 
   private addEntry(runner: RunnerConfig, options: { recover?: boolean } = {}): void {
-    const entry: Entry = { key: entryKey(runner), config: runner, client: this.clients.get(runner), running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController(), changed: new AbortController() };
+    const entry: Entry = { key: entryKey(runner), config: runner, running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController(), changed: new AbortController(), loopCount: 0 } as Omit<Entry, 'client'> as Entry;
+    entry.client = this.client(entry);
     this.entries.set(entry.key, entry);
     // Taking jobs whose executor cannot work would only fail them: the entry waits until it works.
     const usable = (): Promise<boolean> =>
@@ -188,17 +218,43 @@ export class Agent {
         logger: this.logger,
         stop: this.stopPolling.signal,
         wake: () => entry.reloaded.signal,
+        onResult: (result) => {
+          entry.executorOk = result.ok;
+          entry.executorReason = result.ok ? undefined : result.reason;
+        },
       });
-    // `request_concurrency` loops per entry: each holds at most one job request at a time.
     const loop: Promise<void> = (options.recover ? this.recover(entry) : Promise.resolve())
       .then(usable)
-      .then((ok) => (ok ? Promise.all(Array.from({ length: entry.config.request_concurrency }, () => this.pollLoop(entry))) : undefined))
-      .then(() => undefined)
+      .then((ok) => {
+        if (ok) this.fillLoops(entry);
+      })
       .catch((error: unknown) => {
-        this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
+        this.logger.error({ err: error, runner: entry.config.name }, 'executor check crashed');
       })
       .finally(() => this.loops.delete(loop));
     this.loops.add(loop);
+  }
+
+  /** The entry's API client, wrapped for metrics when asked to be. */
+  private client(entry: Entry): RunnerApiClient {
+    const client = this.clients.get(entry.config);
+    return this.options.wrapClient ? this.options.wrapClient(client, () => entry.config) : client;
+  }
+
+  /**
+   * Starts poll loops until the entry has `request_concurrency` of them (each holds at most one job
+   * request at a time). Surplus loops after a reload lowered it end themselves (see pollLoop).
+   */
+  private fillLoops(entry: Entry): void {
+    while (entry.loopCount < entry.config.request_concurrency && !entry.removed && !this.stopPolling.signal.aborted) {
+      entry.loopCount += 1;
+      const loop: Promise<void> = this.pollLoop(entry)
+        .catch((error: unknown) => {
+          this.logger.error({ err: error, runner: entry.config.name }, 'poll loop crashed');
+        })
+        .finally(() => this.loops.delete(loop));
+      this.loops.add(loop);
+    }
   }
 
   /** Finds owed final updates of earlier runs before the first poll, then sends them alongside. */
@@ -218,12 +274,6 @@ export class Agent {
     void recovery.finally(() => this.jobs.delete(recovery));
   }
 
-  private notify(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
-  }
-
   private hasSlot(entry: Entry): boolean {
     const { limit, request_concurrency } = entry.config;
     return this.reserved < this.config.concurrent && (limit === 0 || entry.running + entry.polling < limit) && entry.polling < request_concurrency;
@@ -235,7 +285,7 @@ export class Agent {
    * here: waking them is what the shared waiter set is for.
    */
   private async waitForSlot(): Promise<void> {
-    await this.wait(60_000, [this.stopPolling.signal], true);
+    await this.waits.wait(60_000, [this.stopPolling.signal], true);
   }
 
   /**
@@ -244,29 +294,26 @@ export class Agent {
    * storm); only shutdown, or a reload that changed or removed this entry, ends it early.
    */
   private async rest(entry: Entry, ms: number): Promise<void> {
-    await this.wait(ms, [this.stopPolling.signal, entry.changed.signal], false);
-  }
-
-  private async wait(ms: number, signals: AbortSignal[], wakeOnSlot: boolean): Promise<void> {
-    if (signals.some((signal) => signal.aborted)) return;
-    // Not sleep() in a race, nor AbortSignal.any: timers, listeners and derived signals would pile up
-    // while idle. Everything added here is removed when the wait ends.
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        timer.clear();
-        for (const signal of signals) signal.removeEventListener('abort', done);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setLongTimeout(done, ms);
-      for (const signal of signals) signal.addEventListener('abort', done, { once: true });
-      if (wakeOnSlot) this.waiters.add(done);
-    });
+    await this.waits.wait(ms, [this.stopPolling.signal, entry.changed.signal], false);
   }
 
   private async pollLoop(entry: Entry): Promise<void> {
-    const log = this.logger.child({ runner: entry.config.name });
+    let left = false;
+    try {
+      left = await this.pollUntilStopped(entry);
+    } finally {
+      if (!left) entry.loopCount -= 1;
+    }
+  }
+
+  /** Polls until shutdown or removal; true when it left as a surplus loop (already uncounted). */
+  private async pollUntilStopped(entry: Entry): Promise<boolean> {
     while (!this.stopPolling.signal.aborted && !entry.removed) {
+      if (entry.loopCount > entry.config.request_concurrency) {
+        // Uncounted here, in the same step as the check, so two surplus loops cannot both leave.
+        entry.loopCount -= 1;
+        return true;
+      }
       if (!this.hasSlot(entry)) {
         await this.waitForSlot();
         continue;
@@ -275,18 +322,19 @@ export class Agent {
       entry.polling += 1;
       let got = false;
       try {
-        got = await this.pollOnce(entry, log);
+        got = await this.pollOnce(entry, this.logger.child({ runner: entry.config.name }));
       } finally {
         entry.polling -= 1;
         if (!got) {
           this.reserved -= 1;
-          this.notify();
+          this.waits.wakeAll();
         }
       }
       if (got) continue; // poll again at once while slots are free
       const delay = entry.failures > 0 ? this.failureDelay(entry) : jitter(this.config.check_interval * 1000);
       await this.rest(entry, delay);
     }
+    return false;
   }
 
   private failureDelay(entry: Entry): number {
@@ -295,50 +343,8 @@ export class Agent {
   }
 
   /** One E4; returns true when a job was started (its slot stays reserved until it ends). */
-  private async pollOnce(entry: Entry, log: Logger): Promise<boolean> {
-    const runner = entry.config;
-    let result;
-    try {
-      result = await entry.client.requestBuild(runner.token, entry.lastUpdate, this.abortPolls.signal);
-    } catch {
-      return false; // forced shutdown abandoned the poll
-    }
-    if ('lastUpdate' in result && result.lastUpdate) entry.lastUpdate = result.lastUpdate;
-    entry.lastStatus = result.status;
-    switch (result.kind) {
-      case 'build':
-        entry.failures = 0;
-        this.startJob(entry, result.build);
-        return true;
-      case 'none':
-        entry.failures = 0;
-        return false;
-      case 'forbidden':
-        entry.failures += 1;
-        log.error({ status: result.status, failures: entry.failures }, `the coordinator refused runner "${runner.name}" (${result.status}): was it deleted or its token revoked? Re-register it or remove it from the config; backing off`);
-        return false;
-      case 'invalid-build':
-        entry.failures = 0;
-        log.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
-        if (result.id !== undefined) {
-          void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, this.stopJobs.signal).then(
-            (ok) => {
-              if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
-            },
-            (error: unknown) => log.error({ err: error, buildId: result.id }, 'could not report the unreadable build as failed'),
-          );
-        } else log.error('the unreadable build carries no id; it cannot be reported and stays running on the server until it times out');
-        return false;
-      default:
-        // 409: another runner won the race for that build (9.x) — nothing for us, and healthy.
-        if (result.status === 409) {
-          entry.failures = 0;
-          return false;
-        }
-        entry.failures += 1;
-        log.warn({ status: result.status, err: result.error?.message, failures: entry.failures }, 'job request failed; backing off');
-        return false;
-    }
+  private pollOnce(entry: Entry, log: Logger): Promise<boolean> {
+    return pollOnce(entry, log, { abortPolls: this.abortPolls.signal, stopJobs: this.stopJobs.signal }, (build) => this.startJob(entry, build));
   }
 
   private startJob(entry: Entry, build: BuildPayload): void {
@@ -352,7 +358,7 @@ export class Agent {
         entry.running -= 1;
         this.reserved -= 1;
         this.jobs.delete(job);
-        this.notify();
+        this.waits.wakeAll();
       });
     this.jobs.add(job);
   }

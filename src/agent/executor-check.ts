@@ -75,6 +75,8 @@ export interface ExecutorGateOptions {
   stop: AbortSignal;
   /** Aborts to end a pause early and check at once (a reload may have fixed the settings). */
   wake?: () => AbortSignal;
+  /** Told every check's result (readiness reports why an entry takes no jobs). */
+  onResult?: (result: ExecutorCheck) => void;
 }
 
 /**
@@ -90,6 +92,7 @@ export async function waitForExecutor(runner: () => RunnerConfig, gone: () => bo
     const log = options.logger.child({ runner: config.name, executor: config.executor });
     const result = await options.check(config, options.stop);
     if (options.stop.aborted || gone()) return false;
+    options.onResult?.(result);
     if (result.ok) {
       if (lastReason !== undefined) log.info({ detail: result.detail }, `runner "${config.name}": the ${config.executor} executor works now; taking jobs`);
       else if (result.detail) log.debug({ detail: result.detail }, 'executor available');

@@ -18,6 +18,7 @@ import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
+import { ServerStatus } from './status.js';
 import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
@@ -130,7 +131,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
     return (await gitHandler)(req, res, pathname, signal);
   };
-  const server: Server = createServer(createDispatcher(ctx, git));
+  const server: Server = createServer(createDispatcher(ctx, git, new ServerStatus(ctx)));
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error): void => {

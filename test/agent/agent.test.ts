@@ -149,3 +149,52 @@ describe('poll loop', () => {
     expect(finished).toBe(true);
   });
 });
+
+describe('reload', () => {
+  it('adds poll loops when request_concurrency is raised and ends the surplus when it is lowered', async () => {
+    const { token } = await t.registerRunner();
+    const d = await workDirs();
+    const configWith = (requestConcurrency: number) =>
+      configSchema.parse({ concurrent: 5, check_interval: 0.05, runners: [{ name: 'rc', url: t.url, token, builds_dir: d.builds, request_concurrency: requestConcurrency }] });
+    // Each job request takes 300 ms, so the loops' requests overlap and can be counted in flight.
+    const fault = t.server.faults.add({ endpoint: 'request_build', action: 'delay', delayMs: 300 });
+    let inFlight = 0;
+    let most = 0;
+    const { logger } = captureLogger();
+    const agent = new Agent(configWith(1), defaultServices(logger), {}, {
+      wrapClient: (client) =>
+        new Proxy(client, {
+          get(target, key, receiver) {
+            const value: unknown = Reflect.get(target, key, receiver);
+            if (key !== 'requestBuild' || typeof value !== 'function') return value;
+            return async (...args: unknown[]) => {
+              inFlight += 1;
+              most = Math.max(most, inFlight);
+              try {
+                return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+              } finally {
+                inFlight -= 1;
+              }
+            };
+          },
+        }),
+    });
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
+    agent.start();
+    try {
+      await settle();
+      expect(most).toBe(1);
+      agent.reload(configWith(3));
+      await waitUntil(() => most === 3, 30_000, 'three requests in flight');
+      agent.reload(configWith(1));
+      await settle(); // surplus loops finish the request they hold, then end
+      most = inFlight;
+      await settle();
+      expect(most).toBe(1);
+    } finally {
+      agent.shutdown();
+      await agent.done();
+      t.server.faults.remove(fault);
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_DOCKER_KEYS } from '../../src/agent/config/docker-schema.js';
 import { appendRunner, loadConfig, parseConfig, removeRunners } from '../../src/agent/config/index.js';
+import { configListenAddress } from '../../src/agent/config/schema.js';
 
 const GOOD = `concurrent = 2
 check_interval = 0
@@ -85,12 +86,22 @@ describe('config file', () => {
   });
 
   it('warns about GitLab Runner keys it does not use instead of failing', () => {
-    const text = `metrics_server = ":9252"\n${GOOD.replace('  limit = 3', '  limit = 3\n  clone_url = "http://x"\n  [runners.custom_build_dir]\n    enabled = true')}`;
+    const text = `sentry_dsn = "x"\n${GOOD.replace('  limit = 3', '  limit = 3\n  clone_url = "http://x"\n  [runners.custom_build_dir]\n    enabled = true')}`;
     const { warnings, config } = parseConfig(text, 'c.toml');
     expect(config.runners).toHaveLength(2);
-    expect(warnings.join('\n')).toMatch(/c\.toml:1: `metrics_server`/);
+    expect(warnings.join('\n')).toMatch(/c\.toml:1: `sentry_dsn`/);
     expect(warnings.join('\n')).toMatch(/c\.toml:23: `clone_url`/);
     expect(warnings.join('\n')).toMatch(/`custom_build_dir`/);
+  });
+
+  it('reads listen_address, and metrics_server as its older name', () => {
+    expect(parseConfig(`listen_address = "127.0.0.1:9252"\n${GOOD}`, 'c.toml').config.listen_address).toBe('127.0.0.1:9252');
+    const old = parseConfig(`metrics_server = ":9252"\n${GOOD}`, 'c.toml');
+    expect(old.warnings).toEqual([]);
+    expect(configListenAddress(old.config)).toBe(':9252');
+    expect(configListenAddress(parseConfig(`listen_address = "[::1]:0"\n${GOOD}`, 'c.toml').config)).toBe('[::1]:0');
+    expect(() => parseConfig(`listen_address = "9252"\n${GOOD}`, 'c.toml')).toThrow(/c\.toml:1: `listen_address`: expected "host:port"/);
+    expect(() => parseConfig(`listen_address = "h:70000"\n${GOOD}`, 'c.toml')).toThrow(/c\.toml:1: `listen_address`/);
   });
 
   it('points at the line and column of broken TOML', () => {

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseSizeBytes } from '../../size.js';
 import { dockerSchema } from './docker-schema.js';
+import { parseListenAddress } from '../metrics/address.js';
 
 const positiveInt = z.int().min(1);
 const nonNegativeInt = z.int().min(0);
@@ -62,6 +63,12 @@ export const runnerSchema = z.strictObject({
   cache: looseTable.optional(),
 });
 
+/** `host:port` for the metrics and health server (`:9252` = every interface). */
+const listenAddress = z
+  .string()
+  .refine((v) => parseListenAddress(v) !== undefined, { error: 'expected "host:port", such as "127.0.0.1:9252" or ":9252" (every interface)' })
+  .optional();
+
 /** The whole file: global keys and the runner entries. */
 export const configSchema = z.strictObject({
   concurrent: positiveInt.default(1),
@@ -73,15 +80,24 @@ export const configSchema = z.strictObject({
   shutdown_timeout: nonNegativeInt.default(30),
   /** GitLab Runner's: shell jobs run as this user (looked up at start); the daemon stays root. */
   user: z.string().min(1).optional(),
+  /** Where /metrics, /healthz, /readyz and /debug/jobs are served; unset = no server. */
+  listen_address: listenAddress,
+  /** GitLab Runner's older name of `listen_address`. */
+  metrics_server: listenAddress,
   runners: z.array(runnerSchema).default([]),
 });
 
 export type RunnerConfig = z.output<typeof runnerSchema>;
 export type Config = z.output<typeof configSchema>;
 
+/** The metrics server's address: `listen_address`, else its older name `metrics_server`. */
+export function configListenAddress(config: Pick<Config, 'listen_address' | 'metrics_server'>): string | undefined {
+  return config.listen_address ?? config.metrics_server;
+}
+
 /** GitLab Runner global keys with no effect here: a warning names them. */
 export const IGNORED_GLOBAL_KEYS = new Set([
-  'metrics_server', 'listen_address', 'sentry_dsn', 'session_server', 'connection_max_age',
+  'sentry_dsn', 'session_server', 'connection_max_age',
   'prometheus_address', 'shutdown_timeout_kill',
 ]);
 

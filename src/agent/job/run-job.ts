@@ -42,6 +42,8 @@ export interface JobServices {
   runAs?: RunAs;
   /** Observes each job's trace writes (the demo prints live logs). */
   onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
+  /** Told when a job enters a stage (metrics: jobs running by stage). */
+  onStage?: (build: BuildPayload, stage: string) => void;
 }
 
 export interface JobOutcome {

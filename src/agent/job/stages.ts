@@ -79,6 +79,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
   const shell: ShellRun = (target, stage, commands, options) => {
+    services.onStage?.(build, stage);
     const request: StageRequest = {
       stage,
       commands,

@@ -135,6 +135,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
         throw new CommandError(EXIT.usage, `cannot write ${configPath}: ${(error as Error).message}; the runner was unregistered again`);
       }
       process.stdout.write(`Runner "${name}" registered (id ${result.runner.id}, token ${result.runner.token.slice(0, 8)}...) and added to ${configPath}\n`);
+      process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
     } finally {
       await client.close();
     }

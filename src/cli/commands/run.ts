@@ -1,18 +1,21 @@
 /**
  * `ci-runner run`: the daemon over every `[[runners]]` entry of config.toml. SIGTERM/SIGINT/SIGQUIT
  * stop polling and let jobs finish for `shutdown_timeout`; a second SIGTERM/SIGINT cancels them at
- * once; SIGHUP re-reads the config (a bad new config is reported and the old one kept).
+ * once. SIGHUP, or any change of the config file, re-reads the config (a bad new config is reported
+ * and the old one kept).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../agent/run-as.js';
+import { parseListenAddress } from '../../agent/metrics/address.js';
 
 interface RunArgs {
   config?: string;
   'working-directory'?: string;
   user?: string;
+  'listen-address'?: string;
 }
 
 export const runCommand: CommandModule<object, RunArgs> = {
@@ -23,36 +26,43 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
       .option('working-directory', { alias: 'd', type: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' })
       .option('user', { alias: 'u', type: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' })
-      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config.\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid, or the job user does not exist.') as unknown as Argv<RunArgs>,
+      .option('listen-address', { type: 'string', describe: 'Serve /metrics, /healthz, /readyz and /debug/jobs on host:port (overrides listen_address in the config) [env: LISTEN_ADDRESS]' })
+      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config. The config file is also watched: a change is applied within a second (an invalid file is logged and the old config kept).\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid, a bad flag, or the job user does not exist.') as unknown as Argv<RunArgs>,
   handler: async (argv: ArgumentsCamelCase<RunArgs>) => {
+    const listenAddress = argv['listen-address'] ?? (process.env.LISTEN_ADDRESS || undefined);
+    if (listenAddress !== undefined && !parseListenAddress(listenAddress)) {
+      throw new CommandError(EXIT.usage, `--listen-address: "${listenAddress}" is not host:port (such as 127.0.0.1:9252 or :9252)`);
+    }
+    // SIGHUP's default action ends the process: until the daemon can reload, one is only noted.
+    let earlyHup = false;
+    const noteHup = (): void => {
+      earlyHup = true;
+    };
+    process.on('SIGHUP', noteHup);
     if (argv['working-directory']) process.chdir(argv['working-directory']);
     const configPath = resolveConfigPath(argv.config);
     const loaded = await loadConfigWithWarnings(configPath);
     // Loaded here, not at the top: `--help` and the other commands should not pay for the daemon.
-    const [{ Agent }, { defaultServices }, { createLogger }] = await Promise.all([
-      import('../../agent/agent.js'),
-      import('../../agent/services.js'),
-      import('../../log.js'),
-    ]);
-    const logger = createLogger({ level: loaded.config.log_level === 'panic' ? 'fatal' : loaded.config.log_level, format: loaded.config.log_format });
+    const { Daemon } = await import('../../agent/daemon.js');
+    const runAs = await jobUser(argv.user ?? loaded.config.user);
+    const daemon = new Daemon({ configPath, config: loaded.config, ...(listenAddress !== undefined ? { listenAddress } : {}), ...(runAs ? { runAs } : {}) });
+    const logger = daemon.log;
     keepRunningOnUnhandledRejection(logger);
-    const agent = new Agent(loaded.config, defaultServices(logger, await jobUser(argv.user ?? loaded.config.user)));
-    const signals = handleStopSignals(logger, () => agent.shutdown(), () => agent.shutdown());
-    const onHup = (): void => {
-      loadConfigWithWarnings(configPath)
-        .then((next) => agent.reload(next.config))
-        .catch((error: unknown) => logger.error({ err: (error as Error).message }, 'SIGHUP: the new config is invalid; keeping the old one'));
-    };
+    const signals = handleStopSignals(logger, () => daemon.agent.shutdown(), () => daemon.agent.shutdown());
+    const onHup = (): void => void daemon.reload('SIGHUP');
+    process.off('SIGHUP', noteHup);
     process.on('SIGHUP', onHup);
     logger.info({ config: configPath, pid: process.pid }, 'ci-runner started');
-    agent.start();
+    await daemon.start();
+    if (earlyHup) onHup();
     try {
-      await agent.done();
+      await daemon.agent.done();
     } finally {
       process.off('SIGHUP', onHup);
       signals.dispose();
+      await daemon.close();
     }
-    logger.info('ci-runner stopped');
+    daemon.log.info('ci-runner stopped');
   },
 };
 

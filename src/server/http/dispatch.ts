@@ -9,6 +9,7 @@ import { handleAdmin } from '../admin.js';
 import { matchRunnerRoute } from '../api/routes.js';
 import type { ServerContext } from '../context.js';
 import type { FaultEndpoint, FaultRule } from '../types.js';
+import type { ServerStatus } from '../status.js';
 import { errorReply, HttpError, type Reply } from './reply.js';
 import { discardUnreadBody } from './unread-body.js';
 import { writeCutReply, writeReply } from './write.js';
@@ -19,7 +20,7 @@ const API_PREFIX = '/ci/api/v1';
 const ADMIN_PREFIX = '/admin/api';
 
 /** Creates the `request` listener of the node:http server. */
-export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined): (req: IncomingMessage, res: ServerResponse) => void {
+export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined, status?: ServerStatus): (req: IncomingMessage, res: ServerResponse) => void {
   const log = ctx.logger.child({ component: 'http' });
   return (req, res) => {
     const started = Date.now();
@@ -37,8 +38,11 @@ export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined
     res.on('finish', () => {
       discardUnreadBody(req);
       log.info({ method: req.method, url: redact(req.url ?? ''), status: res.statusCode, ms: Date.now() - started }, 'request');
+      status?.count(req.method, req.url, res.statusCode);
     });
-    dispatch(ctx, req, res, signal, git).catch((error: unknown) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const handled = status && (path === '/metrics' || path === '/healthz') ? status.handle(req, res, path) : Promise.resolve(false);
+    handled.then((done) => (done ? undefined : dispatch(ctx, req, res, signal, git))).catch((error: unknown) => {
       const status = error instanceof HttpError ? error.status : 500;
       if (status >= 500) log.error({ err: error, method: req.method, url: redact(req.url ?? '') }, 'request failed');
       if (status === 499) {
