@@ -6,11 +6,11 @@
  * `cleanup`, whatever the outcome.
  */
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { ShellExecutor } from '../shell/index.js';
-import { generateScript, type ShellName } from '../shell/script.js';
+import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
@@ -105,16 +105,7 @@ export class DockerExecutor implements Executor {
   async runStage(request: StageRequest): Promise<StageResult> {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
-    const script = generateScript({
-      shell: 'sh',
-      variables: request.variables,
-      workDir: request.workDir,
-      commands: request.commands,
-      echoCommands: request.echoCommands,
-      ...(request.debugTrace ? { debugTrace: true } : {}),
-    });
-    const scriptPath = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
-    await writeFile(scriptPath, script, { mode: 0o600 });
+    const scriptPath = await writeStageScript('sh', request);
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
     try {

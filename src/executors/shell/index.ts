@@ -8,8 +8,7 @@
  * sweeps those by their environment marker at the end of the job.
  */
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { execa } from 'execa';
 import type { Logger } from '../../log.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
@@ -18,7 +17,7 @@ import type { RunAs } from '../../agent/run-as.js';
 import { commandAsUser, giveScript } from './as-user.js';
 import { containJob, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
-import { generateScript, type ShellName } from './script.js';
+import { writeStageScript, type ShellName } from './script.js';
 
 export interface ShellExecutorOptions {
   shell: ShellName;
@@ -60,17 +59,7 @@ export class ShellExecutor implements Executor {
   }
 
   async runStage(request: StageRequest): Promise<StageResult> {
-    const script = generateScript({
-      shell: this.options.shell,
-      variables: request.variables,
-      workDir: request.workDir,
-      commands: request.commands,
-      echoCommands: request.echoCommands,
-      ...(request.debugTrace ? { debugTrace: true } : {}),
-    });
-    // A file rather than stdin: a job command that reads stdin would otherwise eat the rest of the script.
-    const scriptPath = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
-    await writeFile(scriptPath, script, { mode: 0o600 });
+    const scriptPath = await writeStageScript(this.options.shell, request);
     if (this.options.runAs) await giveScript(this.options.runAs, scriptPath);
     try {
       return await this.spawn(scriptPath, request);

@@ -3,7 +3,10 @@
  * dir, then each command — echoed in green as `$ cmd` first when it is a user command. Values are
  * exported literally (the runner expanded them already), so nothing in a value is re-interpreted.
  */
-import type { ExportedVariable } from '../types.js';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExportedVariable, StageRequest } from '../types.js';
 import { isExportableName, shellQuote } from './quote.js';
 
 export type ShellName = 'bash' | 'sh';
@@ -40,4 +43,22 @@ export function generateScript(options: ScriptOptions): string {
   }
   out.push('exit 0', '');
   return out.join('\n');
+}
+
+/**
+ * Writes a stage's script into its private dir (mode 0600, a name of its own) and returns the path.
+ * A file rather than stdin: a job command that reads stdin would otherwise eat the rest of the script.
+ */
+export async function writeStageScript(shell: ShellName, request: StageRequest): Promise<string> {
+  const script = generateScript({
+    shell,
+    variables: request.variables,
+    workDir: request.workDir,
+    commands: request.commands,
+    echoCommands: request.echoCommands,
+    ...(request.debugTrace ? { debugTrace: true } : {}),
+  });
+  const path = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
+  await writeFile(path, script, { mode: 0o600 });
+  return path;
 }

@@ -7,17 +7,8 @@ import type { BuildStatus } from '../../protocol/types.js';
 import type { JobSpec } from '../pipeline/spec.js';
 import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, RunnerRecord, Store } from './store.js';
 
-export interface RunnerData {
-  id: number;
-  token: string;
-  description: string;
-  tags: string[];
-  runUntagged: boolean;
-  locked: boolean;
-  active: boolean;
-  projectId: number | null;
-  info: Record<string, string>;
-}
+/** A runner as saved: what only matters while the process lives (last contact, queue value) is not. */
+export type RunnerData = Omit<RunnerRecord, 'contactedAt' | 'queueValue'>;
 
 export interface PipelineData extends Omit<PipelineRecord, 'createdAt'> {
   createdAt: string;
