@@ -57,10 +57,22 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
       // Processes of a job whose daemon died are still running; they go first: its cgroup (which
       // holds even those that called setsid and dropped the marker), then anything marked.
       const cgroup = (await readFile(join(dir, CGROUP_FILE), 'utf8').catch(() => '')).trim();
-      const inCgroup = cgroup ? await killRecordedCgroup(cgroup) : 0;
+      // Never in the way of the report: the start-up sweep of dead daemons' cgroups may be removing
+      // the same cgroup at this moment, and a failed kill must not leave the job running on the server.
+      const inCgroup = cgroup
+        ? await killRecordedCgroup(cgroup).catch((error: unknown) => {
+            logger.warn({ err: error, dir, cgroup }, 'could not empty the cgroup of a job from an earlier run');
+            return 0;
+          })
+        : 0;
       if (inCgroup > 0) logger.info({ dir, cgroup, killed: inCgroup }, 'killed processes left in the cgroup of a job from an earlier run');
       const marker = (await readFile(join(dir, MARKER_FILE), 'utf8').catch(() => '')).trim();
-      const marked = /^[0-9a-f]{8,}$/.test(marker) ? await sweepMarked(marker) : 0;
+      const marked = /^[0-9a-f]{8,}$/.test(marker)
+        ? await sweepMarked(marker).catch((error: unknown) => {
+            logger.warn({ err: error, dir }, 'could not look for processes left by a job from an earlier run');
+            return 0;
+          })
+        : 0;
       if (marked > 0) logger.info({ dir, killed: marked }, 'killed processes left by a job from an earlier run');
       const killed = inCgroup + marked;
       // A job that never finished gets lines in its trace saying the runner died and when it was recovered.
