@@ -13,25 +13,13 @@ import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import { RunnerApiClient } from '../src/client/runner-api.js';
 import type { Executor } from '../src/executors/types.js';
 import { silentLogger } from '../src/log.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
+import { percentile, register } from './support.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
-async function register(server: ReferenceServer): Promise<string> {
-  const client = new RunnerApiClient({ url: server.url });
-  const result = await client.registerRunner({ token: server.registrationToken, description: 'bench', runUntagged: true });
-  await client.close();
-  if (!result.runner) throw new Error(`registration failed: ${result.status}`);
-  return result.runner.token;
-}
 
 function jobs(n: number, gitStrategy?: string): string {
   const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';

@@ -1,0 +1,17 @@
+/** Shared by the benchmarks (no `run` export, so `bench/run.ts` does not run it as one). */
+import { RunnerApiClient } from '../src/client/runner-api.js';
+import type { ReferenceServer } from '../src/server/index.js';
+
+/** The `p`th percentile of ascending `sorted`. */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/** Registers a runner on `server`; its token. */
+export async function register(server: ReferenceServer): Promise<string> {
+  const client = new RunnerApiClient({ url: server.url });
+  const result = await client.registerRunner({ token: server.registrationToken, description: 'bench', runUntagged: true });
+  await client.close();
+  if (!result.runner) throw new Error(`registration failed: ${result.status}`);
+  return result.runner.token;
+}
