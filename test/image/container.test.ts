@@ -6,7 +6,7 @@ import { chmod, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { skipDocker } from '../executors/docker/engine.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitUntil } from '../cli/helpers.js';
@@ -46,18 +46,30 @@ async function trace(jobId: number): Promise<string> {
   return (await t.server.getTrace(jobId)).toString('utf8');
 }
 
+/** Name and state letter of every process in a running container. */
+async function processes(name: string): Promise<{ name: string; state: string }[]> {
+  const result = await execa('docker', ['exec', name, 'bash', '-c', 'grep -h -E "^(Name|State):" /proc/[0-9]*/status 2>/dev/null; true']);
+  const fields = result.stdout.split('\n').map((line) => line.split(/\s+/)[1] ?? '');
+  const list: { name: string; state: string }[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) list.push({ name: fields[i]!, state: fields[i + 1]! });
+  return list;
+}
+
 async function logsOf(name: string): Promise<string> {
   const result = await execa('docker', ['logs', name], { reject: false, all: true });
   return result.all ?? '';
 }
 
-describe.skipIf(skipDocker)('the container image', () => {
+// Generous: each test starts containers and a job on a shared, busy machine.
+describe.skipIf(skipDocker)('the container image', { timeout: 180_000 }, () => {
   beforeAll(async () => {
     image = await testImage();
     const mb = (image.sizeBytes / 1e6).toFixed(0);
     console.log(`image ${image.tag}: ${mb} MB, ${image.buildMs ? `built in ${(image.buildMs / 1000).toFixed(0)} s` : 'cached'}`);
     t = await startTestServer({ files: { 'README.md': '# project\n', 'hello.sh': 'echo "hello from the repo"\n' } });
   }, 40 * 60_000);
+  // A container a failed test left running would take the next test's job.
+  afterEach(removeTestContainers);
   afterAll(async () => {
     await removeTestContainers();
     await t?.close();
@@ -159,18 +171,22 @@ describe.skipIf(skipDocker)('the container image', () => {
     const configFile = join(dir, 'config.toml');
     await writeFile(configFile, `concurrent = 1\ncheck_interval = 1\n\n[[runners]]\n  name = "in-a-container"\n  url = "${t.url}"\n  token = "${token}"\n  executor = "shell"\n`);
     await chmod(configFile, 0o644);
-    const p = await t.pipeline('first:\n  script:\n    - echo "run from $(pwd)"\n');
+    // The job leaves a process behind, in its own session: the runner kills it at the job's end, and
+    // PID 1 (tini) must reap it, or every such job leaves a zombie in a long-lived container.
+    const p = await t.pipeline('first:\n  script:\n    - echo "run from $(pwd)"\n    - setsid sleep 300 >/dev/null 2>&1 &\n');
     const run = container(['run'], { docker: ['--volume', `${configFile}:/etc/ci-runner/config.toml:ro`] });
     const job = await t.waitForJob(p.jobs[0]!.id, (j) => j.status === 'success' || j.status === 'failed', 120_000);
     expect(job.status).toBe('success');
     expect(await trace(job.id)).toMatch(/run from \/builds\//);
+    await waitUntil(async () => !(await processes(run.containerName)).some((p) => p.name === 'sleep' && p.state !== 'Z'), 60_000, 'the leftover sleep was killed');
+    expect((await processes(run.containerName)).filter((p) => p.state === 'Z')).toEqual([]);
     await execa('docker', ['stop', '--time', '120', run.containerName], { reject: false });
     const result = await run;
     expect(result.exitCode, result.all).toBe(0);
   });
 
   it('runs a job with the docker executor through the host socket when the builds dir has the same path inside and out', async () => {
-    const socket = '/var/run/docker.sock';
+    const socket = process.env.DOCKER_HOST?.startsWith('unix://') ? process.env.DOCKER_HOST.slice('unix://'.length) : '/var/run/docker.sock';
     const cli = await realpath((await execa('sh', ['-c', 'command -v docker'])).stdout.trim());
     const dir = await tempDir();
     const { token } = await t.registerRunner();
