@@ -1,24 +1,21 @@
 /**
- * One API client (one undici keep-alive pool) per coordinator: runner entries that share a URL, CA
- * file and executor share a client.
+ * One API client (one undici keep-alive pool) per coordinator: runner entries that share a URL, TLS
+ * files and executor share a client.
  */
 import { RunnerApiClient } from '../client/runner-api.js';
 import type { RunnerConfig } from './config/schema.js';
+import { runnerTls, type RunnerTlsKeys } from './runner-tls.js';
 
 /** Runner API clients keyed by coordinator; `close` ends every pool. */
 export class ClientPool {
   private readonly clients = new Map<string, RunnerApiClient>();
 
   /** The client for `runner`, created on first use. */
-  get(runner: Pick<RunnerConfig, 'url' | 'tls-ca-file' | 'executor'>): RunnerApiClient {
-    const key = `${runner.url}\u0000${runner['tls-ca-file'] ?? ''}\u0000${runner.executor}`;
+  get(runner: Pick<RunnerConfig, 'url' | 'executor' | 'name' | RunnerTlsKeys>): RunnerApiClient {
+    const key = [runner.url, runner['tls-ca-file'], runner['tls-cert-file'], runner['tls-key-file'], runner.executor].map((v) => v ?? '').join('\u0000');
     let client = this.clients.get(key);
     if (!client) {
-      client = new RunnerApiClient({
-        url: runner.url,
-        executor: runner.executor,
-        ...(runner['tls-ca-file'] ? { tlsCaFile: runner['tls-ca-file'] } : {}),
-      });
+      client = new RunnerApiClient({ url: runner.url, executor: runner.executor, tls: runnerTls(runner) });
       this.clients.set(key, client);
     }
     return client;

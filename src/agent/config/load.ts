@@ -5,6 +5,7 @@
  */
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
+import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
@@ -86,6 +87,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   checkUniqueRunners(result.data, layout, path);
+  checkTlsFiles(result.data, where);
   return { path, config: deepFreeze(result.data), warnings };
 }
 
@@ -115,6 +117,22 @@ function sortKeys(
 function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
+}
+
+/**
+ * Reads every entry's TLS files now, so a missing or malformed one stops the start (or is refused by a
+ * reload) with its key and line, instead of failing each poll later.
+ */
+function checkTlsFiles(config: Config, where: (p: ReadonlyArray<PropertyKey>) => string): void {
+  config.runners.forEach((runner, i) => {
+    const label = (key: TlsFileKey): string => `${where(['runners', i, key])}: \`${key}\` of runner "${runner.name}":`;
+    try {
+      readTlsMaterial(runner, { 'tls-ca-file': label('tls-ca-file'), 'tls-cert-file': label('tls-cert-file'), 'tls-key-file': label('tls-key-file') });
+    } catch (error) {
+      if (error instanceof TlsFileError) throw new ConfigError(error.message, { cause: error });
+      throw error;
+    }
+  });
 }
 
 function checkUniqueRunners(config: Config, layout: TomlLayout, path: string): void {

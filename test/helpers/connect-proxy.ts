@@ -1,0 +1,73 @@
+/**
+ * A real HTTP proxy on 127.0.0.1 that only tunnels (CONNECT), as corporate proxies in front of https
+ * coordinators do, and counts what went through it. It refuses any target but 127.0.0.1, so a test
+ * can never reach further.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
+
+export interface ConnectProxy {
+  /** `http://127.0.0.1:PORT` for HTTPS_PROXY. */
+  url: string;
+  /** `host:port` of every CONNECT, in order. */
+  readonly tunnels: string[];
+  /** Bytes carried from the client to the target, over all tunnels. */
+  readonly bytesUp: number;
+  /** Plain (non-CONNECT) requests: none are expected for an https coordinator. */
+  readonly plainRequests: number;
+  close(): Promise<void>;
+}
+
+export async function startConnectProxy(): Promise<ConnectProxy> {
+  const tunnels: string[] = [];
+  const sockets = new Set<Socket>();
+  let bytesUp = 0;
+  let plainRequests = 0;
+  const server: Server = createServer((_req, res) => {
+    plainRequests += 1;
+    res.writeHead(405).end('this proxy only tunnels\n');
+  });
+  server.on('connect', (req, client: Socket, head: Buffer) => {
+    const target = req.url ?? '';
+    const match = /^127\.0\.0\.1:(\d+)$/.exec(target);
+    if (!match) {
+      client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+      return;
+    }
+    tunnels.push(target);
+    const upstream = connect(Number(match[1]), '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      client.on('data', (chunk: Buffer) => {
+        bytesUp += chunk.length;
+      });
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tunnels,
+    get bytesUp() {
+      return bytesUp;
+    },
+    get plainRequests() {
+      return plainRequests;
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
