@@ -12,6 +12,8 @@ export interface ConnectProxy {
   url: string;
   /** `host:port` of every CONNECT, in order. */
   readonly tunnels: string[];
+  /** The User-Agent of every CONNECT, in order ('' when none was sent). */
+  readonly agents: string[];
   /** Bytes carried from the client to the target, over all tunnels. */
   readonly bytesUp: number;
   /** Plain (non-CONNECT) requests: none are expected for an https coordinator. */
@@ -21,6 +23,7 @@ export interface ConnectProxy {
 
 export async function startConnectProxy(): Promise<ConnectProxy> {
   const tunnels: string[] = [];
+  const agents: string[] = [];
   const sockets = new Set<Socket>();
   let bytesUp = 0;
   let plainRequests = 0;
@@ -36,6 +39,7 @@ export async function startConnectProxy(): Promise<ConnectProxy> {
       return;
     }
     tunnels.push(target);
+    agents.push(req.headers['user-agent'] ?? '');
     const upstream = connect(Number(match[1]), '127.0.0.1', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
@@ -59,6 +63,7 @@ export async function startConnectProxy(): Promise<ConnectProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     tunnels,
+    agents,
     get bytesUp() {
       return bytesUp;
     },

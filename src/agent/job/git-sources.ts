@@ -6,7 +6,7 @@
 import { shellQuote } from '../../executors/shell/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { redactUrl } from './build-dir.js';
-import { gitTlsConfig, type GitTls } from './git-tls.js';
+import { gitTlsConfig, gitTlsEnvLines, type GitTls } from './git-tls.js';
 
 export type GitStrategy = 'clone' | 'fetch' | 'none';
 export type SubmoduleStrategy = 'none' | 'normal' | 'recursive';
@@ -52,6 +52,7 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
     `export GIT_CONFIG_COUNT=${config.length} ${config
       .map(([key, value], i) => `GIT_CONFIG_KEY_${i}=${shellQuote(key)} GIT_CONFIG_VALUE_${i}=${shellQuote(value)}`)
       .join(' ')}`,
+    ...gitTlsEnvLines(options.tls),
   );
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';

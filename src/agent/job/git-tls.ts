@@ -30,6 +30,26 @@ export function gitTlsConfig(tls: GitTls | undefined): Array<[key: string, value
   return out;
 }
 
+/** git's environment overrides of the settings above, which beat any config (even `-c`). */
+const ENV_OVERRIDES: ReadonlyArray<[env: string, setting: string, present: (tls: GitTls) => boolean]> = [
+  ['GIT_SSL_CAINFO', 'sslCAInfo', (tls) => Boolean(tls.caFile)],
+  ['GIT_SSL_CERT', 'sslCert', (tls) => Boolean(tls.certFile)],
+  ['GIT_SSL_KEY', 'sslKey', (tls) => Boolean(tls.keyFile)],
+];
+
+/**
+ * Shell lines, run after GIT_CONFIG_COUNT is exported, that turn a host's GIT_SSL_CAINFO (or
+ * GIT_SSL_CERT/GIT_SSL_KEY) into the unscoped `http.*` setting: git lets the variable win over every
+ * config, so it would hide the coordinator's CA; as a setting it still applies to every other host,
+ * and the coordinator's URL-scoped one is more specific.
+ */
+export function gitTlsEnvLines(tls: GitTls | undefined): string[] {
+  if (!tls) return [];
+  return ENV_OVERRIDES.filter(([, , present]) => present(tls)).map(([env, setting]) =>
+    `if [ -n "\${${env}:-}" ]; then export "GIT_CONFIG_KEY_$GIT_CONFIG_COUNT=http.${setting}" "GIT_CONFIG_VALUE_$GIT_CONFIG_COUNT=$${env}"; GIT_CONFIG_COUNT=$((GIT_CONFIG_COUNT + 1)); unset ${env}; fi`,
+  );
+}
+
 /**
  * Writes the material for git under `stateDir` (mode 0600, owned by the job user when there is one).
  * Returns undefined for a plain-http coordinator or no material; `remove` deletes the files.
