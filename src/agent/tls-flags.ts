@@ -43,8 +43,10 @@ export function tlsFromFlags(argv: Partial<Record<TlsFileKey, unknown>>, env: No
 
 /** Reads and checks the files before anything is sent: an unusable one is exit 2 naming it. */
 export function checkTlsFlags(values: TlsFlagValues): TlsMaterial {
+  // A file that was not given is named by its flag ("needs --tls-key-file too").
+  const labels: TlsLabels = Object.fromEntries(FLAGS.map((f) => [f.key, values.labels[f.key] ?? `--${f.key}`]));
   try {
-    return readTlsMaterial(values.files, values.labels);
+    return readTlsMaterial(values.files, labels);
   } catch (error) {
     if (error instanceof TlsFileError) throw new CommandError(EXIT.usage, error.message, error.code);
     throw error;
