@@ -1,6 +1,6 @@
 /**
  * One API client (one undici keep-alive pool) per coordinator: runner entries that share a URL, TLS
- * files and executor share a client.
+ * material and executor share a client.
  */
 import { RunnerApiClient } from '../client/runner-api.js';
 import type { RunnerConfig } from './config/schema.js';
@@ -12,10 +12,13 @@ export class ClientPool {
 
   /** The client for `runner`, created on first use. */
   get(runner: Pick<RunnerConfig, 'url' | 'executor' | 'name' | RunnerTlsKeys>): RunnerApiClient {
-    const key = [runner.url, runner['tls-ca-file'], runner['tls-cert-file'], runner['tls-key-file'], runner.executor].map((v) => v ?? '').join('\u0000');
+    // Keyed by the files' contents, not their paths: a certificate renewed in place is picked up by
+    // the next reload (SIGHUP or a config change), as a new pool.
+    const tls = runnerTls(runner);
+    const key = [runner.url, runner.executor, tls.ca, tls.cert, tls.key].map((v) => v ?? '').join('\u0000');
     let client = this.clients.get(key);
     if (!client) {
-      client = new RunnerApiClient({ url: runner.url, executor: runner.executor, tls: runnerTls(runner) });
+      client = new RunnerApiClient({ url: runner.url, executor: runner.executor, tls });
       this.clients.set(key, client);
     }
     return client;
