@@ -20,10 +20,15 @@ export interface TlsFlagValues {
   labels: TlsLabels;
 }
 
-/** Adds the three flags, in a "TLS" group. */
-export function addTlsFlags<T>(y: Argv<T>, note = ''): Argv<T> {
+/**
+ * Adds the three flags, in a "TLS" group. `env: false` for commands that read the files from
+ * config.toml entries: there a stray CI_SERVER_TLS_* (set in every GitLab CI job) must not replace
+ * an entry's own file, so only an explicit flag does.
+ */
+export function addTlsFlags<T>(y: Argv<T>, options: { note?: string; env?: boolean | string } = {}): Argv<T> {
   let out = y;
-  for (const f of FLAGS) out = out.option(f.key, { type: 'string', describe: `${f.describe}${note} [env: ${f.env}]`, group: 'TLS:' });
+  const envNote = (name: string): string => (options.env === false ? '' : ` [env: ${name}${typeof options.env === 'string' ? options.env : ''}]`);
+  for (const f of FLAGS) out = out.option(f.key, { type: 'string', describe: `${f.describe}${options.note ?? ''}${envNote(f.env)}`, group: 'TLS:' });
   return out;
 }
 

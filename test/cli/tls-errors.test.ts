@@ -69,5 +69,9 @@ describe('unusable TLS files', () => {
     expectClearRefusal(await cli(['verify', '-c', config, '--tls-ca-file', garbage]), `--tls-ca-file ${garbage}: not a CA bundle`);
     expectClearRefusal(await cli(['unregister', '-c', config, '--name', 'plain', '--tls-ca-file', garbage]), `--tls-ca-file ${garbage}: not a CA bundle`);
     expectClearRefusal(await cli(['unregister', '--url', t.url, '--token', 'tok12345', '--tls-key-file', pki.clientKey]), `--tls-key-file ${pki.clientKey} needs --tls-cert-file too`);
+    // CI_SERVER_TLS_CA_FILE (set in every GitLab CI job) does not replace an entry's files: only a flag does.
+    const fromEnv = await cli(['verify', '-c', config], { env: { CI_SERVER_TLS_CA_FILE: garbage } });
+    expect(fromEnv.exitCode, fromEnv.all).toBe(3);
+    expect(fromEnv.all).not.toContain(garbage);
   });
 });

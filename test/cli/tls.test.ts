@@ -13,6 +13,7 @@ import { createGitRepo, git } from '../helpers/git.js';
 import { createPki, type Pki } from '../helpers/pki.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
+import { startDaemon } from './daemon.js';
 import { workDirs } from './helpers.js';
 
 let pki: Pki;
@@ -109,6 +110,25 @@ describe('a coordinator behind a private CA', () => {
     const unregister = await cli(['unregister', '-c', config, '--name', 'tls-runner']);
     expect(unregister.exitCode, unregister.all).toBe(0);
     await rm(d.root, { recursive: true, force: true });
+  });
+
+  it('runs jobs from config.toml with `run`, the entry\'s tls-* keys used for the API and git', async () => {
+    const t = await httpsServer(true);
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    await register(t, config, [...tlsFlags(), '--builds-dir', d.builds, '--cache-dir', d.cache]);
+    const p = await t.pipeline(PIPELINE);
+    const daemon = startDaemon(config);
+    try {
+      for (const job of p.jobs) await t.waitForJob(job.id, (j) => j.status === 'success' || j.status === 'failed', 60_000);
+      const traces = await Promise.all(p.jobs.map(async (job) => (await t.server.getTrace(job.id)).toString('utf8')));
+      expect(p.jobs.map((job) => t.server.getJob(job.id)?.status), `${traces.join('\n')}\n${daemon.output()}`).toEqual(['success', 'success']);
+      expect(traces[0]).toContain('from the submodule over https');
+      expect(traces[1]).toContain('built over https');
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+      await rm(d.root, { recursive: true, force: true });
+    }
   });
 
   it('does the same through an HTTPS_PROXY that only tunnels, git included, with the files named by environment', async () => {

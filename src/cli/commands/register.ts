@@ -60,7 +60,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       .option('limit', { type: 'number', describe: 'Most jobs of this runner at once, 0 = no limit [env: RUNNER_LIMIT]' })
       .option('output-limit', { type: 'number', describe: 'Trace size cap in KiB [env: RUNNER_OUTPUT_LIMIT]' })
       .option('env', { type: 'string', array: true, describe: 'Job variable NAME=value for every job (repeatable)' })
-      .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }), ' (written to config.toml)'))
+      .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }), { note: ' (written to config.toml)' }))
       .epilogue('Exit codes: 0 registered; 2 missing values, a bad flag value, bad config or an unusable TLS file; 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     const configPath = resolveConfigPath(argv.config);

@@ -20,7 +20,7 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
   command: 'unregister',
   describe: 'Delete a runner on its coordinator and remove it from config.toml',
   builder: (y: Argv) =>
-    addTlsFlags(y, ' (instead of the runner\'s own)')
+    addTlsFlags(y, { note: ' (instead of the runner\'s own)', env: ', with --url' })
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
       .option('name', { alias: 'n', type: 'string', describe: 'Runner name in config.toml' })
       .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL (with --token)' })
@@ -42,7 +42,8 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
         ? config.runners.filter((r) => r.name === argv.name)
         : [{ name: argv.url ?? '', url: argv.url ?? '', token: argv.token ?? '' }];
     if (targets.length === 0) throw new CommandError(EXIT.usage, argv.name !== undefined ? `no runner named "${argv.name}" in ${configPath}` : `no runners in ${configPath}`);
-    const flags = tlsFromFlags(argv);
+    // The environment names count only for --url/--token: an entry's own files are not replaced by them.
+    const flags = tlsFromFlags(argv, argv.url !== undefined ? process.env : {});
     // Every file is checked before the first runner is deleted.
     const tls = targets.map((target) => entryTls(target, flags));
     const gone = new Set<string>();

@@ -18,7 +18,7 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
   describe: 'Check that the coordinator still knows the configured runners',
   builder: (y: Argv) =>
-    addTlsFlags(y, ' (instead of the runners\' own)')
+    addTlsFlags(y, { note: ' (instead of the runners\' own)', env: false })
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
       .option('name', { alias: 'n', type: 'string', describe: 'Only this runner' })
       .option('delete', { type: 'boolean', default: false, describe: 'Remove runners the coordinator no longer knows from config.toml' })
@@ -27,7 +27,7 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     const configPath = resolveConfigPath(argv.config);
     const { config } = await loadConfigWithWarnings(configPath);
     const runners = config.runners.filter((r) => argv.name === undefined || r.name === argv.name);
-    const flags = tlsFromFlags(argv);
+    const flags = tlsFromFlags(argv, {});
     // Every file is checked before the first runner is asked about.
     const tls = runners.map((runner) => entryTls(runner, flags));
     const removed = new Set<string>();
