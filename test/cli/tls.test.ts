@@ -4,7 +4,7 @@
  * artifacts — with mutual TLS, and through a real CONNECT proxy — and the job's own tools trust the
  * coordinator through CI_SERVER_TLS_CA_FILE.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTlsMaterial } from '../../src/client/tls.js';
@@ -74,6 +74,11 @@ async function runPipeline(t: TestServer, token: string, args: string[], env: Re
     expect(t.server.getJob(job.id)?.status).toBe('success');
     traces.push(trace);
   }
+  // The TLS settings reached git through its environment only: no git config file of the checkout
+  // or its submodules names them.
+  const configs = (await readdir(d.builds, { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && e.name === 'config' && e.parentPath.includes('.git'));
+  expect(configs.length).toBeGreaterThan(1);
+  for (const file of configs) expect(await readFile(join(file.parentPath, file.name), 'utf8')).not.toMatch(/ssl/i);
   await rm(d.root, { recursive: true, force: true });
   return traces;
 }
