@@ -14,6 +14,7 @@ import { createPki, type Pki } from '../helpers/pki.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
 import { startDaemon } from './daemon.js';
+import { IMAGES, skipDocker } from '../executors/docker/engine.js';
 import { workDirs } from './helpers.js';
 
 let pki: Pki;
@@ -177,6 +178,29 @@ own-git:
     const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
     expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
     expect(trace).toMatch(/[0-9a-f]{40}\s+refs\/heads\/main/);
+    await rm(d.root, { recursive: true, force: true });
+  });
+});
+
+describe.skipIf(skipDocker)('a coordinator behind a private CA, docker executor', () => {
+  it('clones on the host with the client certificate and gives the container CI_SERVER_TLS_CA_FILE but not the key', async () => {
+    const t = await httpsServer(true);
+    const d = await workDirs();
+    const token = await register(t, join(d.root, 'config.toml'), tlsFlags());
+    const script = [
+      'cat lib/lib.txt',
+      `echo "certificates in the CA file: $(grep -c 'BEGIN CERTIFICATE' "$CI_SERVER_TLS_CA_FILE")"`,
+      'ls "$(dirname "$CI_SERVER_TLS_CA_FILE")" | grep -c git-tls || true',
+    ];
+    const p = await t.pipeline(`in-docker:\n  variables:\n    GIT_SUBMODULE_STRATEGY: normal\n  script:\n${script.map((l) => `    - ${JSON.stringify(l)}\n`).join('')}`);
+    const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '20s',
+      '--executor', 'docker', '--docker-image', IMAGES.sh, '--docker-pull-policy', 'if-not-present', ...tlsFlags()]);
+    const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+    expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
+    expect(trace).toContain('from the submodule over https');
+    expect(trace).toContain('certificates in the CA file: 1');
+    // No git-tls-* file (the client key above all) is left where the container can see it.
+    expect(trace).toMatch(/grep -c git-tls \|\| true[^\n]*\n0\n/);
     await rm(d.root, { recursive: true, force: true });
   });
 });
