@@ -22,6 +22,7 @@ import { createDispatcher, drain, header, send, type HttpResponse, type Transpor
 import { runnerInfo, USER_AGENT } from './info.js';
 import { multipartFileBody } from './multipart.js';
 import type { TlsMaterial } from './tls.js';
+import { explainTransportError } from './tls-hints.js';
 import { classify, TRANSPORT_ERROR, type Endpoint, type Outcome } from './outcome.js';
 
 export interface RunnerApiClientOptions extends TransportOptions {
@@ -340,7 +341,7 @@ export class RunnerApiClient {
     return {
       status: response.status,
       outcome: classify(endpoint, response.status),
-      ...(response.error ? { error: response.error } : {}),
+      ...(response.error ? { error: explainTransportError(response.error, this.baseUrl, this.tls) } : {}),
     };
   }
 

@@ -54,7 +54,9 @@ describe('the runner API over https', () => {
     expect(trusted.status).toBe(201);
     const untrusted = await register(plain.url, {}, plain.server.registrationToken);
     expect(untrusted.status).toBe(-1);
-    expect(untrusted.error?.message).toMatch(/self-signed|unable to verify|certificate/i);
+    expect(untrusted.error?.message).toMatch(/\(the certificate of 127\.0\.0\.1:\d+ comes from a CA this runner does not trust; give that CA with tls-ca-file/);
+    const otherCa = await register(plain.url, readTlsMaterial({ 'tls-ca-file': pki.otherCaCert }), plain.server.registrationToken);
+    expect(otherCa.error?.message).toMatch(/is not signed by the CA in tls-ca-file/);
   });
 
   it('presents the client certificate to a coordinator that requires one', async () => {
@@ -62,6 +64,8 @@ describe('the runner API over https', () => {
     expect(ok.status).toBe(201);
     const refused = await register(mutual.url, caOnly, mutual.server.registrationToken);
     expect(refused.status).toBe(-1);
+    // Node only says "other side closed": the message names the settings that would help.
+    expect(refused.error?.message).toMatch(/requires a client certificate, give one with tls-cert-file and tls-key-file/);
   });
 
   it('keeps the CA and the client certificate for the tunnel through HTTPS_PROXY', async () => {
