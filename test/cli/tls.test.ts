@@ -4,7 +4,7 @@
  * artifacts — with mutual TLS, and through a real CONNECT proxy — and the job's own tools trust the
  * coordinator through CI_SERVER_TLS_CA_FILE.
  */
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTlsMaterial } from '../../src/client/tls.js';
@@ -160,6 +160,22 @@ describe('a coordinator behind a private CA', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('trusts <config dir>/certs/<host>.crt for an entry without tls-ca-file, as GitLab Runner does', async () => {
+    const t = await httpsServer(false);
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeFile(config, `[[runners]]\n  name = "default-ca"\n  url = "${t.url}"\n  token = "${token}"\n`);
+    const untrusted = await cli(['verify', '-c', config]);
+    expect(untrusted.exitCode, untrusted.all).toBe(3);
+    await mkdir(join(d.root, 'certs'));
+    await copyFile(pki.caCert, join(d.root, 'certs', '127.0.0.1.crt'));
+    const trusted = await cli(['verify', '-c', config]);
+    expect(trusted.exitCode, trusted.all).toBe(0);
+    expect(trusted.stdout).toContain('is alive');
+    await rm(d.root, { recursive: true, force: true });
   });
 
   it('gives the job CI_SERVER_TLS_CA_FILE that its own git trusts the coordinator with', async () => {

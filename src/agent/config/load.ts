@@ -3,6 +3,8 @@
  * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
@@ -87,6 +89,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   checkUniqueRunners(result.data, layout, path);
+  defaultCaFiles(result.data, path);
   checkTlsFiles(result.data, where);
   return { path, config: deepFreeze(result.data), warnings };
 }
@@ -117,6 +120,18 @@ function sortKeys(
 function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
+}
+
+/**
+ * GitLab Runner's default CA location (PROTOCOL.md §2.2): an entry without `tls-ca-file` trusts
+ * `<config dir>/certs/<coordinator host name>.crt` when that file exists.
+ */
+function defaultCaFiles(config: Config, path: string): void {
+  for (const runner of config.runners) {
+    if (runner['tls-ca-file'] || !URL.canParse(runner.url)) continue;
+    const candidate = join(dirname(resolve(path)), 'certs', `${new URL(runner.url).hostname.replace(/^\[|\]$/g, '')}.crt`);
+    if (existsSync(candidate)) runner['tls-ca-file'] = candidate;
+  }
 }
 
 /**
