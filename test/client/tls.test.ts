@@ -87,6 +87,20 @@ describe('the runner API over https', () => {
     }
   });
 
+  it('trusts an https proxy whose certificate comes from the same private CA', async () => {
+    const proxy = await startConnectProxy({ cert: await pki.read(pki.serverCert), key: await pki.read(pki.serverKey) });
+    try {
+      process.env.HTTPS_PROXY = proxy.url;
+      delete process.env.NO_PROXY;
+      delete process.env.no_proxy;
+      const ok = await register(mutual.url, withCert, mutual.server.registrationToken);
+      expect(ok.status, ok.error?.message).toBe(201);
+      expect(proxy.tunnels).toEqual([new URL(mutual.url).host]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('goes direct, still with the CA, for a host in NO_PROXY', async () => {
     const proxy = await startConnectProxy();
     try {

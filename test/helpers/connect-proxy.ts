@@ -4,11 +4,12 @@
  * can never reach further.
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 
 export interface ConnectProxy {
-  /** `http://127.0.0.1:PORT` for HTTPS_PROXY. */
+  /** `http://127.0.0.1:PORT` (https with `tls`) for HTTPS_PROXY. */
   url: string;
   /** `host:port` of every CONNECT, in order. */
   readonly tunnels: string[];
@@ -21,16 +22,18 @@ export interface ConnectProxy {
   close(): Promise<void>;
 }
 
-export async function startConnectProxy(): Promise<ConnectProxy> {
+/** Starts the proxy; with `tls` (PEM certificate and key) clients reach it over https. */
+export async function startConnectProxy(tls?: { cert: string; key: string }): Promise<ConnectProxy> {
   const tunnels: string[] = [];
   const agents: string[] = [];
   const sockets = new Set<Socket>();
   let bytesUp = 0;
   let plainRequests = 0;
-  const server: Server = createServer((_req, res) => {
+  const refuse = (_req: unknown, res: { writeHead(status: number): { end(text: string): void } }): void => {
     plainRequests += 1;
     res.writeHead(405).end('this proxy only tunnels\n');
-  });
+  };
+  const server: Server = tls ? (createHttpsServer(tls, refuse) as unknown as Server) : createServer(refuse);
   server.on('connect', (req, client: Socket, head: Buffer) => {
     const target = req.url ?? '';
     const match = /^127\.0\.0\.1:(\d+)$/.exec(target);
@@ -61,7 +64,7 @@ export async function startConnectProxy(): Promise<ConnectProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     tunnels,
     agents,
     get bytesUp() {
