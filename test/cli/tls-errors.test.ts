@@ -2,7 +2,7 @@
  * An unusable TLS file is a clear error before anything is sent: exit 2, the file and the flag,
  * environment name or config.toml key named, no stack trace, no blame on --url.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,9 +58,21 @@ describe('unusable TLS files', () => {
   it('run and verify: name the config line, the key and the runner', async () => {
     const config = join(dir, 'config.toml');
     await writeFile(config, `concurrent = 1\n\n[[runners]]\n  name = "private"\n  url = "${t.url}"\n  token = "tok12345"\n  tls-ca-file = "${missing}"\n`);
-    const expected = `${config}:7: \`tls-ca-file\` of runner "private": ${missing}: cannot read it: no such file`;
-    expectClearRefusal(await cli(['run', '-c', config]), expected);
-    expectClearRefusal(await cli(['verify', '-c', config]), expected);
+    expectClearRefusal(await cli(['run', '-c', config]), `${config}:7: \`tls-ca-file\` of runner "private": ${missing}: cannot read it: no such file`);
+    expectClearRefusal(await cli(['verify', '-c', config]), `tls-ca-file of runner "private" ${missing}: cannot read it: no such file`);
+  });
+
+  it('verify, unregister and list: one entry\'s missing file does not stop work on another', async () => {
+    const config = join(dir, 'two.toml');
+    const { token } = await t.registerRunner();
+    await writeFile(config, `[[runners]]\n  name = "broken"\n  url = "${t.url}"\n  token = "tok12345"\n  tls-ca-file = "${missing}"\n\n[[runners]]\n  name = "fine"\n  url = "${t.url}"\n  token = "${token}"\n`);
+    const list = await cli(['list', '-c', config]);
+    expect(list.exitCode, list.all).toBe(0);
+    const verify = await cli(['verify', '-c', config, '--name', 'fine']);
+    expect(verify.exitCode, verify.all).toBe(0);
+    const unregister = await cli(['unregister', '-c', config, '--name', 'fine']);
+    expect(unregister.exitCode, unregister.all).toBe(0);
+    expect(await readFile(config, 'utf8')).not.toContain('"fine"');
   });
 
   it('unregister and verify: a file given on the command line replaces the entry\'s and is checked first', async () => {

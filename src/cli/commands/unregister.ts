@@ -35,7 +35,7 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
       .epilogue('Exit codes: 0 done; 2 no such runner, bad config or an unusable TLS file; 3 the coordinator could not be reached or refused (the entry is kept).') as unknown as Argv<UnregisterArgs>,
   handler: async (argv: ArgumentsCamelCase<UnregisterArgs>) => {
     const configPath = resolveConfigPath(argv.config);
-    const { config } = await loadConfigWithWarnings(configPath, { allowMissing: argv.url !== undefined });
+    const { config } = await loadConfigWithWarnings(configPath, { allowMissing: argv.url !== undefined, checkTlsFiles: false });
     const targets = argv['all-runners']
       ? [...config.runners]
       : argv.name !== undefined
