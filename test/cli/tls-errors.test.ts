@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createPki, type Pki } from '../helpers/pki.js';
 import { cli } from './cli.js';
+import { startDaemon } from './daemon.js';
+import { waitUntil } from './helpers.js';
 
 let dir: string;
 let pki: Pki;
@@ -60,6 +62,26 @@ describe('unusable TLS files', () => {
     await writeFile(config, `concurrent = 1\n\n[[runners]]\n  name = "private"\n  url = "${t.url}"\n  token = "tok12345"\n  tls-ca-file = "${missing}"\n`);
     expectClearRefusal(await cli(['run', '-c', config]), `${config}:7: \`tls-ca-file\` of runner "private": ${missing}: cannot read it: no such file`);
     expectClearRefusal(await cli(['verify', '-c', config]), `tls-ca-file of runner "private" ${missing}: cannot read it: no such file`);
+  });
+
+  it('run: a reload to a config with a missing file is refused, naming it, and the old config kept', async () => {
+    const config = join(dir, 'reload.toml');
+    const { token } = await t.registerRunner();
+    const entry = `[[runners]]\n  name = "reloaded"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${join(dir, 'builds')}"\n`;
+    await writeFile(config, `check_interval = 1\n${entry}`);
+    const daemon = startDaemon(config);
+    try {
+      await waitUntil(() => daemon.output().includes('polling for jobs'), 30_000, 'daemon polling');
+      await writeFile(config, `check_interval = 1\n${entry}  tls-ca-file = "${missing}"\n`);
+      daemon.child.kill('SIGHUP');
+      await waitUntil(() => daemon.output().includes('keeping the old one'), 30_000, 'reload refused');
+      expect(daemon.output()).toContain(`${missing}: cannot read it: no such file`);
+      // Still polling with the old entry: a queued job runs.
+      const p = await t.pipeline('after-reload:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo still here\n');
+      await t.waitForJob(p.jobs[0]!.id, (j) => j.status === 'success', 30_000);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
   });
 
   it('verify, unregister and list: one entry\'s missing file does not stop work on another', async () => {
