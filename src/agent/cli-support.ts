@@ -5,7 +5,7 @@
 import { parseDurationMs } from '../duration.js';
 import { CiRunnerError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { loadConfig, type LoadedConfig } from './config/index.js';
+import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.js';
 
 /** Exit codes (see src/cli/main.ts). */
 export const EXIT = { ok: 0, jobFailed: 1, usage: 2, coordinator: 3, noJob: 4 } as const;
@@ -25,7 +25,7 @@ export function parseDuration(text: string | number, flag: string): number {
 }
 
 /** Loads the config and prints its warnings on stderr. */
-export async function loadConfigWithWarnings(path: string, options: { allowMissing?: boolean } = {}): Promise<LoadedConfig> {
+export async function loadConfigWithWarnings(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   const loaded = await loadConfig(path, options);
   for (const warning of loaded.warnings) process.stderr.write(`WARNING: ${warning}\n`);
   return loaded;

@@ -8,7 +8,9 @@ import { RunnerApiClient } from '../client/runner-api.js';
 import type { RunnerConfig } from './config/schema.js';
 import { JobStop, reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
 import { SlotAllocator } from './job/slots.js';
+import { runnerTls } from './runner-tls.js';
 import type { SharedServices } from './services.js';
+import type { TlsLabels } from '../client/tls.js';
 
 export type RunOnceResult =
   | { kind: 'job'; outcome: JobOutcome; buildId: number }
@@ -28,13 +30,15 @@ export interface RunOnceOptions {
   stopWaiting: AbortSignal;
   /** Cancels a running job (shutdown timeout or second signal). */
   stopJob: AbortSignal;
+  /** How the runner's TLS files were given, for messages (default: their config.toml keys). */
+  tlsLabels?: TlsLabels;
 }
 
 /** Polls until a job arrives or time runs out, then runs it. */
 export async function runOnce(options: RunOnceOptions): Promise<RunOnceResult> {
   const { runner, services } = options;
   const logger = services.logger.child({ component: 'run-once', runner: runner.name });
-  const client = new RunnerApiClient({ url: runner.url, executor: runner.executor, ...(runner['tls-ca-file'] ? { tlsCaFile: runner['tls-ca-file'] } : {}) });
+  const client = new RunnerApiClient({ url: runner.url, executor: runner.executor, tls: runnerTls(runner, options.tlsLabels) });
   const deadline = Date.now() + options.waitTimeoutMs;
   let lastUpdate: string | undefined;
   let failures = 0;

@@ -4,28 +4,43 @@
  * network failures — it returns status -1 for those, so callers classify every outcome in one place.
  * Only an abort of the caller's own signal rejects.
  */
-import { readFileSync } from 'node:fs';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import { TRANSPORT_ERROR } from './outcome.js';
+import { trustedCas, type TlsMaterial } from './tls.js';
 
 export interface TransportOptions {
-  /** PEM bundle to trust for https coordinators (`tls-ca-file`). */
-  tlsCaFile?: string;
+  /** The runner's checked TLS files (`readTlsMaterial`): private CA, client certificate and key. */
+  tls?: TlsMaterial;
   /** Replaces the dispatcher entirely (tests use undici's MockAgent). */
   dispatcher?: Dispatcher;
 }
 
-/** Creates the dispatcher for one coordinator. Proxies come from HTTP_PROXY/HTTPS_PROXY/NO_PROXY. */
+/**
+ * Creates the dispatcher for one coordinator. Proxies come from HTTP_PROXY/HTTPS_PROXY/NO_PROXY
+ * (either case). The CA and client certificate apply to the coordinator's TLS session whether it is
+ * direct or tunnelled through a proxy's CONNECT (`requestTls`); an https proxy itself is checked
+ * against the same trusted list.
+ */
 export function createDispatcher(options: TransportOptions = {}): Dispatcher {
   if (options.dispatcher) return options.dispatcher;
-  const ca = options.tlsCaFile ? readFileSync(options.tlsCaFile, 'utf8') : undefined;
-  const agentOptions = {
-    keepAliveTimeout: 30_000,
-    connect: { timeout: 30_000, ...(ca ? { ca } : {}) },
+  const tls = options.tls ?? {};
+  const ca = trustedCas(tls);
+  const origin = {
+    timeout: 30_000,
+    ...(ca ? { ca } : {}),
+    ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
   };
   const env = process.env;
   const proxied = Boolean(env.HTTP_PROXY || env.http_proxy || env.HTTPS_PROXY || env.https_proxy);
-  return proxied ? new EnvHttpProxyAgent(agentOptions) : new Agent(agentOptions);
+  if (!proxied) return new Agent({ keepAliveTimeout: 30_000, connect: origin });
+  // EnvHttpProxyAgent hands `connect` to its direct (NO_PROXY) agent only; a ProxyAgent takes the
+  // origin's TLS options from `requestTls` and the proxy's from `proxyTls`.
+  return new EnvHttpProxyAgent({
+    keepAliveTimeout: 30_000,
+    connect: origin,
+    requestTls: origin,
+    proxyTls: { timeout: 30_000, ...(ca ? { ca } : {}) },
+  });
 }
 
 export interface HttpRequest {

@@ -21,6 +21,8 @@ import type {
 import { createDispatcher, drain, header, send, type HttpResponse, type TransportOptions } from './http.js';
 import { runnerInfo, USER_AGENT } from './info.js';
 import { multipartFileBody } from './multipart.js';
+import type { TlsMaterial } from './tls.js';
+import { explainTransportError } from './tls-hints.js';
 import { classify, TRANSPORT_ERROR, type Endpoint, type Outcome } from './outcome.js';
 
 export interface RunnerApiClientOptions extends TransportOptions {
@@ -61,6 +63,8 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 export class RunnerApiClient {
   readonly baseUrl: URL;
   readonly info: RunnerInfo;
+  /** The TLS material the client connects with; git and the job's CI_SERVER_TLS_CA_FILE use it too. */
+  readonly tls: TlsMaterial;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly requestTimeoutMs: number;
@@ -69,6 +73,7 @@ export class RunnerApiClient {
   constructor(options: RunnerApiClientOptions) {
     this.baseUrl = apiBaseUrl(options.url);
     this.info = runnerInfo(options.executor);
+    this.tls = options.tls ?? {};
     this.dispatcher = createDispatcher(options);
     this.ownsDispatcher = options.dispatcher === undefined;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
@@ -336,7 +341,7 @@ export class RunnerApiClient {
     return {
       status: response.status,
       outcome: classify(endpoint, response.status),
-      ...(response.error ? { error: response.error } : {}),
+      ...(response.error ? { error: explainTransportError(response.error, this.baseUrl, this.tls) } : {}),
     };
   }
 

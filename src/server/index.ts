@@ -7,7 +7,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,14 +29,14 @@ import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
 import { advancePipeline, cancelBuild } from './state/transitions.js';
 import { randomToken } from './tokens.js';
-import type { FaultRule, JobView, PipelineView, ReferenceServerOptions } from './types.js';
+import type { FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
 import { jobView, pipelineView } from './views.js';
 
-export type { FaultAction, FaultEndpoint, FaultRule, JobView, PipelineView, ReferenceServerOptions } from './types.js';
+export type { FaultAction, FaultEndpoint, FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
 export { parseFaultFlag } from './faults.js';
 
 export interface ReferenceServer {
-  /** 'http://127.0.0.1:PORT' — what a runner puts in `url`. */
+  /** 'http://127.0.0.1:PORT' (https with `tls`) — what a runner puts in `url`. */
   readonly url: string;
   readonly registrationToken: string;
   readonly adminToken: string;
@@ -63,6 +64,17 @@ function validateProjectName(name: string): void {
   if (!/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/.test(name) || name.endsWith('.git')) {
     throw new CiRunnerError('PROJECT_INVALID', `project name "${name}" must look like namespace/project (letters, digits, . _ -)`);
   }
+}
+
+/**
+ * The http or https server. With a client CA, a connection without a certificate from it is refused
+ * during the handshake, before any request (git's included) is read.
+ */
+function listener(handle: RequestListener, tls: ServerTls | undefined): Server {
+  if (!tls) return createServer(handle);
+  const mutual = tls.clientCa !== undefined;
+  // https.Server is an http.Server in all the ways used here (listen, close, keep-alive, address).
+  return createHttpsServer({ cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, handle) as unknown as Server;
 }
 
 /** Starts a reference server; it is listening when the promise resolves. */
@@ -131,7 +143,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
     return (await gitHandler)(req, res, pathname, signal);
   };
-  const server: Server = createServer(createDispatcher(ctx, git, new ServerStatus(ctx)));
+  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx)), options.tls);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error): void => {
@@ -146,7 +158,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
   });
   const address = server.address() as AddressInfo;
   const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address.includes(':') ? `[${address.address}]` : address.address;
-  baseUrl = `http://${host}:${address.port}`;
+  baseUrl = `${options.tls ? 'https' : 'http'}://${host}:${address.port}`;
   const stopSweeper = startStaleSweeper(ctx);
   logger.info({ url: baseUrl, dataDir }, 'reference server listening');
 

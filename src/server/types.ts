@@ -66,6 +66,16 @@ export interface ReferenceServerOptions {
   faultSeed?: number;
   /** Silent when absent. */
   logger?: Logger;
+  /** Serve https instead of http (API, admin API and git alike). */
+  tls?: ServerTls;
+}
+
+/** PEM text (not paths) of the server's certificate and key, and optionally of the CA clients must present a certificate from. */
+export interface ServerTls {
+  cert: string;
+  key: string;
+  /** When set, every connection must present a client certificate issued by this CA (mutual TLS). */
+  clientCa?: string;
 }
 
 export interface PipelineView {

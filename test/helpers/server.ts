@@ -4,6 +4,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
+import type { TlsMaterial } from '../../src/client/tls.js';
 import {
   createReferenceServer,
   type JobView,
@@ -28,15 +29,15 @@ export interface TestServer {
 }
 
 /** Creates a temp git repo 'group/project' (one commit with `files`, default a README) and starts a server on it. */
-export async function startTestServer(options: Partial<ReferenceServerOptions> & { files?: Record<string, string> } = {}): Promise<TestServer> {
-  const { files, ...serverOptions } = options;
+export async function startTestServer(options: Partial<ReferenceServerOptions> & { files?: Record<string, string>; clientTls?: TlsMaterial } = {}): Promise<TestServer> {
+  const { files, clientTls, ...serverOptions } = options;
   const projectName = 'group/project';
   const projectPath = await createGitRepo(files ?? { 'README.md': '# test project\n' });
   const server = await createReferenceServer({
     ...serverOptions,
     projects: [{ name: projectName, path: projectPath }, ...(serverOptions.projects ?? [])],
   });
-  const client = new RunnerApiClient({ url: server.url });
+  const client = new RunnerApiClient({ url: server.url, ...(clientTls ? { tls: clientTls } : {}) });
   return {
     server,
     url: server.url,

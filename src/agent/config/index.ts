@@ -1,5 +1,5 @@
 export { ConfigError } from './errors.js';
-export { loadConfig, parseConfig, type LoadedConfig } from './load.js';
+export { loadConfig, parseConfig, type LoadedConfig, type LoadOptions } from './load.js';
 export { defaultConfigPath, resolveConfigPath } from './paths.js';
 export { appendRunner, removeRunners, writeAtomic, type NewRunnerEntry } from './write.js';
 export type { Config, RunnerConfig } from './schema.js';

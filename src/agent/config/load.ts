@@ -3,8 +3,11 @@
  * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
+import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
@@ -25,8 +28,19 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
+export interface LoadOptions {
+  /** A missing file reads as one without runners. */
+  allowMissing?: boolean;
+  /**
+   * Read every entry's TLS files now (default). Off for commands that touch only some entries
+   * (`list`, `verify`, `unregister`): one entry's missing CA must not stop work on another; they check
+   * the entries they use.
+   */
+  checkTlsFiles?: boolean;
+}
+
 /** Reads and validates `path`. A missing file is an error unless `allowMissing` (then: no runners). */
-export async function loadConfig(path: string, options: { allowMissing?: boolean } = {}): Promise<LoadedConfig> {
+export async function loadConfig(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   let text: string;
   try {
     text = await readConfigText(path);
@@ -37,11 +51,11 @@ export async function loadConfig(path: string, options: { allowMissing?: boolean
       throw new ConfigError(`${path}: no such config file; create one with \`ci-runner register\` or pass --config`, { cause: error });
     } else throw new ConfigError(`${path}: cannot read the config file: ${(error as Error).message}`, { cause: error });
   }
-  return parseConfig(text, path);
+  return parseConfig(text, path, options);
 }
 
 /** Validates config text; `path` only labels messages. */
-export function parseConfig(text: string, path: string): LoadedConfig {
+export function parseConfig(text: string, path: string, options: Pick<LoadOptions, 'checkTlsFiles'> = {}): LoadedConfig {
   let raw: Record<string, unknown>;
   try {
     raw = parse(text) as Record<string, unknown>;
@@ -86,6 +100,8 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   checkUniqueRunners(result.data, layout, path);
+  defaultCaFiles(result.data, path);
+  if (options.checkTlsFiles !== false) checkTlsFiles(result.data, where);
   return { path, config: deepFreeze(result.data), warnings };
 }
 
@@ -115,6 +131,34 @@ function sortKeys(
 function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
+}
+
+/**
+ * GitLab Runner's default CA location (PROTOCOL.md §2.2): an entry without `tls-ca-file` trusts
+ * `<config dir>/certs/<coordinator host name>.crt` when that file exists.
+ */
+function defaultCaFiles(config: Config, path: string): void {
+  for (const runner of config.runners) {
+    if (runner['tls-ca-file'] || !URL.canParse(runner.url)) continue;
+    const candidate = join(dirname(resolve(path)), 'certs', `${new URL(runner.url).hostname.replace(/^\[|\]$/g, '')}.crt`);
+    if (existsSync(candidate)) runner['tls-ca-file'] = candidate;
+  }
+}
+
+/**
+ * Reads every entry's TLS files now, so a missing or malformed one stops the start (or is refused by a
+ * reload) with its key and line, instead of failing each poll later.
+ */
+function checkTlsFiles(config: Config, where: (p: ReadonlyArray<PropertyKey>) => string): void {
+  config.runners.forEach((runner, i) => {
+    const label = (key: TlsFileKey): string => `${where(['runners', i, key])}: \`${key}\` of runner "${runner.name}":`;
+    try {
+      readTlsMaterial(runner, { 'tls-ca-file': label('tls-ca-file'), 'tls-cert-file': label('tls-cert-file'), 'tls-key-file': label('tls-key-file') });
+    } catch (error) {
+      if (error instanceof TlsFileError) throw new ConfigError(error.message, { cause: error });
+      throw error;
+    }
+  });
 }
 
 function checkUniqueRunners(config: Config, layout: TomlLayout, path: string): void {

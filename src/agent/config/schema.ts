@@ -33,7 +33,11 @@ export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   token: z.string().min(1, 'the runner token from `register`'),
+  /** GitLab Runner's: PEM CA bundle trusted for the coordinator, on top of the system's. */
   'tls-ca-file': z.string().min(1).optional(),
+  /** GitLab Runner's: client certificate (PEM) for a coordinator that asks for one; with `tls-key-file`. */
+  'tls-cert-file': z.string().min(1).optional(),
+  'tls-key-file': z.string().min(1).optional(),
   executor: z.enum(['shell', 'docker']).default('shell'),
   shell: z.enum(['bash', 'sh']).default('bash'),
   /** Shell executor default: `<daemon cwd>/builds` (§9.4); relative paths resolve against the cwd. */
@@ -104,7 +108,7 @@ export const IGNORED_GLOBAL_KEYS = new Set([
 /** GitLab Runner `[[runners]]` keys and tables with no effect here. */
 export const IGNORED_RUNNER_KEYS = new Set([
   'id', 'token_obtained_at', 'token_expires_at', 'clone_url', 'debug_trace_disabled', 'referees',
-  'unhealthy_requests_limit', 'unhealthy_interval', 'tls-cert-file', 'tls-key-file', 'custom_build_dir',
+  'unhealthy_requests_limit', 'unhealthy_interval', 'custom_build_dir',
   'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
   'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
   'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',

@@ -22,6 +22,8 @@ export interface NewRunnerEntry {
   limit?: number;
   output_limit?: number;
   'tls-ca-file'?: string;
+  'tls-cert-file'?: string;
+  'tls-key-file'?: string;
   environment?: string[];
   /** Written as the entry's `[runners.docker]` table (raw values, validated by the caller). */
   docker?: Record<string, unknown>;

@@ -6,6 +6,7 @@
 import { shellQuote } from '../../executors/shell/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { redactUrl } from './build-dir.js';
+import { gitTlsConfig, gitTlsEnvLines, type GitTls } from './git-tls.js';
 
 export type GitStrategy = 'clone' | 'fetch' | 'none';
 export type SubmoduleStrategy = 'none' | 'normal' | 'recursive';
@@ -19,6 +20,8 @@ export interface GitSourcesOptions {
   submodules: SubmoduleStrategy;
   /** `pre_clone_script` lines, run first. */
   preCloneScript?: string;
+  /** The runner's CA and client certificate, for the coordinator's URL. */
+  tls?: GitTls;
 }
 
 const notice = (text: string): string => `printf '\\033[32;1m%s\\033[0;m\\n' ${shellQuote(text)}`;
@@ -42,11 +45,14 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   const auth = credentialHeader(build.repo_url);
   const config: Array<[key: string, value: string]> = [['credential.helper', '']];
   if (auth) config.push([`http.${auth.base}.extraHeader`, auth.header]);
+  // The runner's private CA and client certificate reach git the same way, for the coordinator only.
+  config.push(...gitTlsConfig(options.tls));
   lines.push(
     'export GIT_TERMINAL_PROMPT=0',
     `export GIT_CONFIG_COUNT=${config.length} ${config
       .map(([key, value], i) => `GIT_CONFIG_KEY_${i}=${shellQuote(key)} GIT_CONFIG_VALUE_${i}=${shellQuote(value)}`)
       .join(' ')}`,
+    ...gitTlsEnvLines(options.tls),
   );
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';

@@ -24,6 +24,7 @@ import type { JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { materializeFileVariables } from './file-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
+import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser } from './job-user.js';
 import { errorLine, header, notice, warning } from './messages.js';
@@ -144,7 +145,7 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   write(`Running on ${hostname()}...\n`);
   if (executor.containment) write(`Process containment: ${executor.containment}\n`);
   const collect = (projectDir: string, buildsDir: string) =>
-    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token }));
+    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
   const controls = readControls(hostList, build.allow_git_fetch);
   const host = await materializeFileVariables(hostList, dirs.stateDir);
@@ -191,6 +192,8 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
     await mkdir(dirs.projectDir, { recursive: true });
     return;
   }
+  // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
+  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, jobUser(services, executor));
   const sources = gitSourcesCommands({
     build,
     projectDir: dirs.projectDir,
@@ -198,13 +201,18 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
     depth: controls.gitDepth,
     submodules: controls.submodules,
     ...(runner.pre_clone_script ? { preCloneScript: runner.pre_clone_script } : {}),
+    ...(gitTls ? { tls: gitTls.tls } : {}),
   });
-  for (let attempt = 1; ; attempt += 1) {
-    const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: env.host, signal: job.signal });
-    job.check();
-    if (result.exitCode === 0) return;
-    if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);
-    write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: env.host, signal: job.signal });
+      job.check();
+      if (result.exitCode === 0) return;
+      if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);
+      write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
+    }
+  } finally {
+    await gitTls?.remove();
   }
 }
 

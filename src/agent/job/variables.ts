@@ -22,6 +22,8 @@ export interface VariableContext {
   buildsDir: string;
   runnerName: string;
   runnerToken: string;
+  /** The runner's private CA (PEM), given to the job as the file variable CI_SERVER_TLS_CA_FILE. */
+  tlsCa?: string;
 }
 
 /** `ref` lower-cased, anything but [a-z0-9] → `-`, trimmed of `-`, at most 63 bytes (§5.2). */
@@ -77,6 +79,8 @@ export function collectVariables(ctx: VariableContext): JobVariable[] {
   pub('CI_RUNNER_VERSION', VERSION);
   pub('CI_RUNNER_EXECUTABLE', RUNNER_NAME);
   pub('CI_RUNNER_SHORT_TOKEN', ctx.runnerToken.slice(0, 8));
+  // As GitLab Runner does: a job's own git or curl can then trust the coordinator.
+  if (ctx.tlsCa) list.push({ key: 'CI_SERVER_TLS_CA_FILE', value: ctx.tlsCa, public: true, file: true });
   for (const v of build.variables) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}) });
   return list;
 }

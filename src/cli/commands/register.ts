@@ -12,6 +12,7 @@ import { readOrEmpty } from '../../agent/config/write.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { interactive, Prompter } from '../../agent/prompt.js';
+import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface RegisterArgs {
@@ -29,6 +30,8 @@ interface RegisterArgs {
   limit?: number;
   'output-limit'?: number;
   'tls-ca-file'?: string;
+  'tls-cert-file'?: string;
+  'tls-key-file'?: string;
   env?: string[];
   'non-interactive': boolean;
   [dockerFlag: `docker-${string}`]: unknown;
@@ -42,7 +45,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    addDockerFlags(y
+    addDockerFlags(addTlsFlags(y
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
       .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
       .option('registration-token', { alias: 'r', type: 'string', describe: 'Registration token [env: REGISTRATION_TOKEN]' })
@@ -56,12 +59,14 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       .option('cache-dir', { type: 'string', describe: 'Where caches are kept [env: RUNNER_CACHE_DIR]' })
       .option('limit', { type: 'number', describe: 'Most jobs of this runner at once, 0 = no limit [env: RUNNER_LIMIT]' })
       .option('output-limit', { type: 'number', describe: 'Trace size cap in KiB [env: RUNNER_OUTPUT_LIMIT]' })
-      .option('tls-ca-file', { type: 'string', describe: 'PEM bundle for an https coordinator [env: CI_SERVER_TLS_CA_FILE]' })
       .option('env', { type: 'string', array: true, describe: 'Job variable NAME=value for every job (repeatable)' })
-      .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }))
-      .epilogue('Exit codes: 0 registered; 2 missing values, a bad flag value or bad config; 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .option('non-interactive', { alias: 'n-i', type: 'boolean', default: false, describe: 'Never prompt [env: REGISTER_NON_INTERACTIVE]' }), { note: ' (written to config.toml)' }))
+      .epilogue('Exit codes: 0 registered; 2 missing values, a bad flag value, bad config or an unusable TLS file; 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     const configPath = resolveConfigPath(argv.config);
+    // Unusable TLS files are found before any prompt and before the coordinator is asked anything.
+    const tls = tlsFromFlags(argv);
+    const tlsMaterial = checkTlsFlags(tls);
     let url = argv.url ?? env.CI_SERVER_URL;
     let token = argv['registration-token'] ?? env.REGISTRATION_TOKEN;
     let name = argv.name ?? env.RUNNER_NAME;
@@ -95,7 +100,6 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     // A runner without tags that may not take untagged jobs could never run anything.
     const runUntagged = tagList.length === 0 ? true : (argv['run-untagged'] ?? bool(env.REGISTER_RUN_UNTAGGED) ?? false);
     const locked = argv.locked ?? bool(env.REGISTER_LOCKED);
-    const caFile = argv['tls-ca-file'] ?? env.CI_SERVER_TLS_CA_FILE;
 
     // A config that cannot be used is found before the coordinator creates a runner for it.
     await readOrEmpty(configPath).catch((error: unknown) => {
@@ -103,7 +107,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     });
     let client: RunnerApiClient;
     try {
-      client = new RunnerApiClient({ url, ...(caFile ? { tlsCaFile: caFile } : {}) });
+      client = new RunnerApiClient({ url, tls: tlsMaterial });
     } catch (error) {
       throw new CommandError(EXIT.usage, `--url ${url}: ${(error as Error).message}`);
     }
@@ -125,7 +129,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
           cache_dir: argv['cache-dir'] ?? env.RUNNER_CACHE_DIR,
           limit: argv.limit ?? num(env.RUNNER_LIMIT),
           output_limit: argv['output-limit'] ?? num(env.RUNNER_OUTPUT_LIMIT),
-          'tls-ca-file': caFile,
+          ...tls.files,
           environment: argv.env && argv.env.length > 0 ? argv.env : undefined,
           ...(executor === 'docker' ? { docker } : {}),
         });

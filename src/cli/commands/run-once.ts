@@ -7,6 +7,7 @@ import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agen
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
+import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
 import { setLongTimeout, type LongTimer } from '../../timers.js';
 
 interface RunOnceArgs {
@@ -28,6 +29,9 @@ interface RunOnceArgs {
   'artifacts-format': string;
   'artifacts-extract-limit'?: string;
   'log-level': string;
+  'tls-ca-file'?: string;
+  'tls-cert-file'?: string;
+  'tls-key-file'?: string;
   [dockerFlag: `docker-${string}`]: unknown;
 }
 
@@ -35,7 +39,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
   command: 'run-once',
   describe: 'Take at most one job, run it, and exit with its result (no config file)',
   builder: (y: Argv) =>
-    addDockerFlags(y
+    addDockerFlags(addTlsFlags(y
       .option('url', { type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
       .option('token', { alias: 't', type: 'string', describe: 'Runner token (from register) [env: CI_SERVER_TOKEN]' })
       .option('name', { alias: 'n', type: 'string', default: 'run-once', describe: 'Runner name shown in the trace' })
@@ -53,12 +57,15 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       .option('post-build-script', { type: 'string', describe: 'Commands run after the job script' })
       .option('artifacts-format', { type: 'string', default: 'tar.gz', choices: ['tar.gz', 'zip'], describe: 'Archive format of uploaded artifacts' })
       .option('artifacts-extract-limit', { type: 'string', describe: 'Most bytes the job may extract from downloaded artifacts and its cache, e.g. 10GiB (default: no limit)' })
-      .option('log-level', { type: 'string', default: 'warn', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] }))
+      .option('log-level', { type: 'string', default: 'warn', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] })))
       .epilogue(
-        'Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
+        'Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, an unusable TLS file, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
       ) as unknown as Argv<RunOnceArgs>,
   handler: async (argv: ArgumentsCamelCase<RunOnceArgs>) => {
     const runner = runnerFromFlags(argv);
+    const tls = tlsFromFlags(argv);
+    // Before the first poll: an unusable file is exit 2 naming it, not a transport error per poll.
+    checkTlsFlags(tls);
     const waitTimeoutMs = parseDuration(argv['wait-timeout'], 'wait-timeout');
     const pollIntervalMs = parseDuration(argv['poll-interval'], 'poll-interval');
     const shutdownMs = parseDuration(argv['shutdown-timeout'], 'shutdown-timeout');
@@ -93,6 +100,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
         pollIntervalMs,
         stopWaiting: signals.first,
         stopJob: stopJob.signal,
+        tlsLabels: tls.labels,
       });
       switch (result.kind) {
         case 'job':
@@ -128,6 +136,7 @@ export function runnerFromFlags(argv: Omit<RunOnceArgs, 'log-level' | 'wait-time
   if (!url || !token) throw new CommandError(EXIT.usage, 'run-once needs --url and --token (the runner token printed by `ci-runner register`)');
   const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv, env) : {};
   const parsed = runnerSchema.safeParse({
+    ...tlsFromFlags(argv, env).files,
     name: argv.name,
     url,
     token,

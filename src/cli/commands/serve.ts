@@ -8,8 +8,9 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CiRunnerError } from '../../errors.js';
 import { createLogger } from '../../log.js';
 import { parseDurationMs } from '../../duration.js';
-import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer } from '../../server/index.js';
+import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer, type ServerTls } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';
+import { readTlsMaterial } from '../../client/tls.js';
 
 interface ServeArgs {
   host: string;
@@ -26,6 +27,9 @@ interface ServeArgs {
   fault: string[];
   faultSeed?: number;
   logLevel: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsClientCa?: string;
 }
 
 class UsageError extends CiRunnerError {
@@ -46,6 +50,18 @@ function durationFlag(name: string, text: string): number {
   const ms = parseDurationMs(text);
   if (ms === undefined) throw new UsageError(`--${name} "${text}" is not a duration; try 30s, 5m, 1h or 1500ms`);
   return ms;
+}
+
+/** The https settings from --tls-*, read and checked (exit 2 naming the flag and file otherwise). */
+function serverTls(args: Pick<ServeArgs, 'tlsCert' | 'tlsKey' | 'tlsClientCa'>): ServerTls | undefined {
+  if (args.tlsClientCa && !args.tlsCert) throw new UsageError('--tls-client-ca needs --tls-cert and --tls-key: client certificates are asked for over https');
+  if (!args.tlsCert && !args.tlsKey) return undefined;
+  const material = readTlsMaterial(
+    { 'tls-cert-file': args.tlsCert, 'tls-key-file': args.tlsKey, 'tls-ca-file': args.tlsClientCa },
+    { 'tls-cert-file': '--tls-cert', 'tls-key-file': '--tls-key', 'tls-ca-file': '--tls-client-ca' },
+  );
+  if (!material.cert || !material.key) return undefined;
+  return { cert: material.cert, key: material.key, ...(material.ca ? { clientCa: material.ca } : {}) };
 }
 
 function builder(yargs: Argv): Argv<ServeArgs> {
@@ -72,12 +88,16 @@ function builder(yargs: Argv): Argv<ServeArgs> {
         'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
     })
     .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
+    .option('tls-cert', { type: 'string', describe: 'Serve https with this PEM certificate (chain); needs --tls-key', group: 'TLS:' })
+    .option('tls-key', { type: 'string', describe: 'PEM private key of --tls-cert (unencrypted)', group: 'TLS:' })
+    .option('tls-client-ca', { type: 'string', describe: 'Require a client certificate issued by this PEM CA (mutual TLS); needs --tls-cert', group: 'TLS:' })
     .option('log-level', { type: 'string', default: 'info', describe: 'Request and event logs (pino, on standard error)', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] })
     .example('$0 serve --project acme/app=./app --pipeline ./app/.gitlab-ci.yml', 'Serve one project and queue its pipeline')
+    .example('$0 serve --tls-cert server.crt --tls-key server.key --tls-client-ca ca.crt', 'https, and only for clients with a certificate from ca.crt')
     .example('$0 serve --port 0 --long-poll 30s --fault patch_trace:apply_then_error:10%', 'A flaky server for testing a runner') as unknown as Argv<ServeArgs>;
 }
 
-function banner(server: ReferenceServer, projects: Array<{ name: string; path: string }>, pipeline: PipelineView | undefined, ownDataDir: boolean): string {
+function banner(server: ReferenceServer, projects: Array<{ name: string; path: string }>, pipeline: PipelineView | undefined, ownDataDir: boolean, tls: ServerTls | undefined): string {
   const lines = [
     'ci-runner reference server is ready',
     `  URL:                ${server.url}`,
@@ -90,6 +110,7 @@ function banner(server: ReferenceServer, projects: Array<{ name: string; path: s
     lines.push('  Projects:');
     for (const project of projects) lines.push(`    ${project.name}  ${server.url}/${project.name}.git  (${project.path})`);
   }
+  if (tls) lines.push(`  TLS:                https${tls.clientCa ? ', client certificates required' : ''}`);
   if (pipeline) lines.push(`  Pipeline:           #${pipeline.id} queued with ${pipeline.jobs.length} job(s): ${pipeline.jobs.map((j) => j.name).join(', ')}`);
   lines.push(`  Runners register at ${server.url} with the registration token above.`);
   return `${lines.join('\n')}\n`;
@@ -105,6 +126,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
   } catch (error) {
     throw new UsageError(`--fault: ${(error as Error).message}`);
   }
+  const tls = serverTls(args);
   const pipelineText = args.pipeline === undefined ? undefined : await readFile(args.pipeline, 'utf8');
   if (pipelineText !== undefined && projects.length === 0) throw new UsageError('--pipeline needs a project to run on: add --project NAME=PATH');
   const dataDir = args.dataDir === undefined ? undefined : resolve(args.dataDir);
@@ -124,6 +146,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
     faults,
     ...(args.faultSeed !== undefined ? { faultSeed: args.faultSeed } : {}),
     logger,
+    ...(tls ? { tls } : {}),
   });
   let pipeline: PipelineView | undefined;
   try {
@@ -134,7 +157,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
     await server.close();
     throw new UsageError(`--pipeline ${args.pipeline}: ${(error as Error).message}`);
   }
-  process.stdout.write(banner(server, projects, pipeline, dataDir === undefined));
+  process.stdout.write(banner(server, projects, pipeline, dataDir === undefined, tls));
 
   await new Promise<void>((resolveStop) => {
     const stop = (signal: NodeJS.Signals): void => {

@@ -2,6 +2,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface UnregisterArgs {
@@ -10,13 +11,16 @@ interface UnregisterArgs {
   url?: string;
   token?: string;
   'all-runners': boolean;
+  'tls-ca-file'?: string;
+  'tls-cert-file'?: string;
+  'tls-key-file'?: string;
 }
 
 export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
   command: 'unregister',
   describe: 'Delete a runner on its coordinator and remove it from config.toml',
   builder: (y: Argv) =>
-    y
+    addTlsFlags(y, { note: ' (instead of the runner\'s own)', env: ', with --url' })
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
       .option('name', { alias: 'n', type: 'string', describe: 'Runner name in config.toml' })
       .option('url', { alias: 'u', type: 'string', describe: 'Coordinator URL (with --token)' })
@@ -28,20 +32,24 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
         if ((a.url === undefined) !== (a.token === undefined)) throw new Error('--url and --token go together');
         return true;
       })
-      .epilogue('Exit codes: 0 done; 2 no such runner or bad config; 3 the coordinator could not be reached or refused (the entry is kept).') as unknown as Argv<UnregisterArgs>,
+      .epilogue('Exit codes: 0 done; 2 no such runner, bad config or an unusable TLS file; 3 the coordinator could not be reached or refused (the entry is kept).') as unknown as Argv<UnregisterArgs>,
   handler: async (argv: ArgumentsCamelCase<UnregisterArgs>) => {
     const configPath = resolveConfigPath(argv.config);
-    const { config } = await loadConfigWithWarnings(configPath, { allowMissing: argv.url !== undefined });
+    const { config } = await loadConfigWithWarnings(configPath, { allowMissing: argv.url !== undefined, checkTlsFiles: false });
     const targets = argv['all-runners']
-      ? config.runners.map((r) => ({ name: r.name, url: r.url, token: r.token, ca: r['tls-ca-file'] }))
+      ? [...config.runners]
       : argv.name !== undefined
-        ? config.runners.filter((r) => r.name === argv.name).map((r) => ({ name: r.name, url: r.url, token: r.token, ca: r['tls-ca-file'] }))
-        : [{ name: argv.url ?? '', url: argv.url ?? '', token: argv.token ?? '', ca: undefined as string | undefined }];
+        ? config.runners.filter((r) => r.name === argv.name)
+        : [{ name: argv.url ?? '', url: argv.url ?? '', token: argv.token ?? '' }];
     if (targets.length === 0) throw new CommandError(EXIT.usage, argv.name !== undefined ? `no runner named "${argv.name}" in ${configPath}` : `no runners in ${configPath}`);
+    // The environment names count only for --url/--token: an entry's own files are not replaced by them.
+    const flags = tlsFromFlags(argv, argv.url !== undefined ? process.env : {});
+    // Every file is checked before the first runner is deleted.
+    const tls = targets.map((target) => entryTls(target, flags));
     const gone = new Set<string>();
     let failed = 0;
-    for (const target of targets) {
-      const client = new RunnerApiClient({ url: target.url, ...(target.ca ? { tlsCaFile: target.ca } : {}) });
+    for (const [i, target] of targets.entries()) {
+      const client = new RunnerApiClient({ url: target.url, tls: tls[i] ?? {} });
       try {
         const result = await client.deleteRunner(target.token);
         if (result.status === 200) {

@@ -2,31 +2,38 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface VerifyArgs {
   config?: string;
   name?: string;
   delete: boolean;
+  'tls-ca-file'?: string;
+  'tls-cert-file'?: string;
+  'tls-key-file'?: string;
 }
 
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
   describe: 'Check that the coordinator still knows the configured runners',
   builder: (y: Argv) =>
-    y
+    addTlsFlags(y, { note: ' (instead of the runners\' own)', env: false })
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
       .option('name', { alias: 'n', type: 'string', describe: 'Only this runner' })
       .option('delete', { type: 'boolean', default: false, describe: 'Remove runners the coordinator no longer knows from config.toml' })
-      .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 3 a runner is unknown to its coordinator, or a coordinator could not be reached.') as unknown as Argv<VerifyArgs>,
+      .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 2 bad config or an unusable TLS file; 3 a runner is unknown to its coordinator, or a coordinator could not be reached.') as unknown as Argv<VerifyArgs>,
   handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
     const configPath = resolveConfigPath(argv.config);
-    const { config } = await loadConfigWithWarnings(configPath);
+    const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false });
     const runners = config.runners.filter((r) => argv.name === undefined || r.name === argv.name);
+    const flags = tlsFromFlags(argv, {});
+    // Every file is checked before the first runner is asked about.
+    const tls = runners.map((runner) => entryTls(runner, flags));
     const removed = new Set<string>();
     let problems = 0;
-    for (const runner of runners) {
-      const client = new RunnerApiClient({ url: runner.url, ...(runner['tls-ca-file'] ? { tlsCaFile: runner['tls-ca-file'] } : {}) });
+    for (const [i, runner] of runners.entries()) {
+      const client = new RunnerApiClient({ url: runner.url, tls: tls[i] ?? {} });
       try {
         const result = await client.verifyRunner(runner.token);
         const label = `runner "${runner.name}" (${runner.token.slice(0, 8)}...) at ${runner.url}`;

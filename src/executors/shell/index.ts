@@ -80,8 +80,9 @@ export class ShellExecutor implements Executor {
       stdin: 'ignore',
       buffer: false,
       reject: false,
-      // The daemon's environment, minus the runner's own secrets (run-once reads its token from it).
-      env: { ...asUser?.env, [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined },
+      // The daemon's environment, minus the runner's own secrets (run-once reads its token and its
+      // client certificate's files from it; git gets those through its own settings).
+      env: { ...asUser?.env, [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined, CI_SERVER_TLS_CERT_FILE: undefined, CI_SERVER_TLS_KEY_FILE: undefined },
       // We kill the group ourselves; execa's own kill only reaches the leader.
       forceKillAfterDelay: false,
     });
