@@ -22,7 +22,7 @@ function row(pipeline: PipelineSummary): HTMLElement {
     { 'data-pipeline': pipeline.id },
     h('td', { 'data-label': 'Status' }, badge(pipeline.status)),
     h('td', { 'data-label': 'Pipeline' }, h('a', { href: `/pipelines/${pipeline.id}`, class: 'strong' }, `#${pipeline.id}`), h('div', { class: 'muted small' }, pipeline.project ?? '')),
-    h('td', { 'data-label': 'Ref' }, h('span', { class: 'ref' }, pipeline.tag ? '🏷 ' : '', pipeline.ref), ' ', h('code', { class: 'sha', title: pipeline.sha }, pipeline.sha.slice(0, 8))),
+    h('td', { 'data-label': 'Ref' }, h('span', { class: 'ref', title: pipeline.tag ? 'tag' : 'branch' }, pipeline.ref), ' ', h('code', { class: 'sha', title: pipeline.sha }, pipeline.sha.slice(0, 8))),
     h('td', { 'data-label': 'Jobs' }, jobDots(pipeline)),
     h('td', { 'data-label': 'Duration' }, duration(pipeline.duration)),
     h('td', { 'data-label': 'Created' }, time(pipeline.created_at)),
@@ -34,7 +34,7 @@ export function pipelinesPage(app: HTMLElement): Page {
     app,
     (signal) => getJson<PipelinesPage>('/-/ui/api/pipelines', signal),
     (data) => {
-      const heading = h('div', { class: 'page-head' }, h('h1', {}, 'Pipelines'), h('a', { href: '/pipelines/new', class: 'button primary' }, 'Run pipeline'));
+      const heading = h('div', { class: 'page-head' }, h('h1', {}, 'Pipelines'));
       if (data.pipelines.length === 0) {
         replace(app, heading, h('div', { class: 'card empty' }, h('p', {}, 'No pipelines yet.'), h('p', { class: 'muted' }, 'Run one from a project\'s .gitlab-ci.yml with “Run pipeline”, or start the server with --pipeline.')));
         return;

@@ -7,7 +7,7 @@ import { actionButton, loadingPage, type Page } from './page.js';
 const ONLINE_WITHIN_MS = 5 * 60 * 1000;
 
 function state(runner: RunnerDetail): HTMLElement {
-  if (!runner.active) return h('span', { class: 'badge status-paused' }, h('span', { class: 'icon', 'aria-hidden': 'true' }, '⏸'), 'paused');
+  if (!runner.active) return h('span', { class: 'badge status-paused' }, h('span', { class: 'icon', 'aria-hidden': 'true' }, '‖'), 'paused');
   const online = runner.contacted_at !== null && Date.now() - Date.parse(runner.contacted_at) < ONLINE_WITHIN_MS;
   return online
     ? h('span', { class: 'badge status-success' }, h('span', { class: 'icon', 'aria-hidden': 'true' }, '●'), 'online')

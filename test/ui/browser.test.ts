@@ -1,0 +1,218 @@
+/**
+ * The web page in a real browser (Debian's Chromium through playwright-core) against a real
+ * `ci-runner serve` and a real `ci-runner run` with the shell executor. One server and one runner
+ * for the file; the tests run in order and each starts its own pipeline from the project's
+ * `.gitlab-ci.yml` on a branch made for it. Screenshots land in test-artifacts/ui/.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allGone, pidsIn, waitUntil } from '../cli/helpers.js';
+import { createGitRepo, git } from '../helpers/git.js';
+import { ADMIN_TOKEN, chromiumMissing, launchBrowser, screenshot, signIn, startRunner, startServe, type Daemon, type Served } from './harness.js';
+
+const MAIN_PIPELINE = `stages: [build, deploy]
+build:
+  stage: build
+  script:
+    - echo built > out.txt
+    - for i in 1 2 3 4 5 6; do printf '\\033[32mline %s\\033[0m\\n' $i; sleep 1; done
+  artifacts:
+    paths: [out.txt]
+    expire_in: 1 week
+deploy:
+  stage: deploy
+  when: manual
+  script:
+    - echo deployed by hand
+`;
+
+const FAILING_PIPELINE = `broken:
+  script:
+    - echo about to fail
+    - exit 3
+`;
+
+function longPipeline(pidFile: string): string {
+  return `sleeper:
+  script:
+    - echo $$ >> ${pidFile}
+    - sleep 300 & echo $! >> ${pidFile}; echo started sleeping; wait
+`;
+}
+
+let served: Served;
+let runner: Daemon;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let pidFile: string;
+
+async function branch(repo: string, name: string, pipeline: string): Promise<void> {
+  await git(repo, ['checkout', '-q', '-b', name, 'main']);
+  await writeFile(join(repo, '.gitlab-ci.yml'), pipeline);
+  await git(repo, ['commit', '-q', '-am', `pipeline for ${name}`]);
+  await git(repo, ['checkout', '-q', 'main']);
+}
+
+/** Runs the project's pipeline at `ref` through the page's form; returns the pipeline id. */
+async function runPipeline(ref: string): Promise<number> {
+  await page.click('nav a[data-nav="new"]');
+  await page.waitForSelector('form.form');
+  await page.fill('#ref', ref);
+  await page.click('form.form button[type=submit]');
+  await page.waitForURL(/\/pipelines\/\d+$/);
+  await page.waitForSelector('.stages');
+  return Number(/\/pipelines\/(\d+)$/.exec(page.url())?.[1]);
+}
+
+async function jobIdOnPipeline(name: string): Promise<number> {
+  const card = page.locator('.job-card', { has: page.locator(`a.job-name:text-is("${name}")`) });
+  return Number(await card.getAttribute('data-job'));
+}
+
+beforeAll(async () => {
+  const missing = chromiumMissing();
+  if (missing) throw new Error(missing);
+  pidFile = join(await mkdtemp(join(tmpdir(), 'ci-runner-ui-')), 'pids');
+  const repo = await createGitRepo({ '.gitlab-ci.yml': MAIN_PIPELINE, 'README.md': '# app\n' });
+  await branch(repo, 'failing', FAILING_PIPELINE);
+  await branch(repo, 'long', longPipeline(pidFile));
+  served = await startServe(repo);
+  runner = await startRunner(served.url, 'browser-test-runner');
+  browser = await launchBrowser();
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  page = await context.newPage();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await runner?.stop();
+  await served?.stop();
+});
+
+describe('the web page in a browser', () => {
+  it('shows nothing but a sign-in form without the admin token, and keeps the token in an HttpOnly SameSite=Strict cookie', async () => {
+    await page.goto(`${served.url}/runners`);
+    expect(await page.locator('form[action="/-/ui/sign-in"]').count()).toBe(1);
+    expect(await page.locator('#app, nav, table').count()).toBe(0);
+    const api = await page.evaluate(async () => (await fetch('/-/ui/api/pipelines')).status);
+    expect(api).toBe(401);
+    await page.fill('#token', 'not-the-token');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('.error');
+    expect(await page.textContent('.error')).toContain('not this server');
+    await screenshot(page, 'sign-in');
+
+    await signIn(page, served.url);
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: 'ci_runner_admin', httpOnly: true, sameSite: 'Strict' });
+    expect(await page.evaluate('document.cookie')).toBe('');
+    expect(await page.content()).not.toContain(ADMIN_TOKEN);
+  });
+
+  it("shows a running job's log growing line by line, in colour, without reloading", async () => {
+    await runPipeline('main');
+    const jobId = await jobIdOnPipeline('build');
+    await page.click(`a[href="/jobs/${jobId}"]`);
+    await page.waitForSelector('.log');
+    await page.evaluate('window.marker = 42');
+    const seen = new Set<number>();
+    await waitUntil(
+      async () => {
+        const lines = await page.locator('.log .line', { hasText: /^line \d$/ }).count();
+        seen.add(lines);
+        return lines === 6;
+      },
+      60_000,
+      'all six lines shown',
+    );
+    // Lines arrived a few at a time, not all at once at the end.
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    expect(await page.evaluate('window.marker')).toBe(42);
+    expect(await page.locator('.log .ansi-green-fg', { hasText: 'line 1' }).count()).toBe(1);
+    await page.waitForSelector('#job-title [data-status="success"]', { timeout: 60_000 });
+    await screenshot(page, 'job');
+  });
+
+  it('downloads the artifacts of a job from its page', async () => {
+    const link = page.locator('[data-artifacts]');
+    await link.waitFor({ timeout: 30_000 });
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const bytes = await readFile(await download.path());
+    const jobId = /\/jobs\/(\d+)$/.exec(page.url())?.[1];
+    const stored = await fetch(`${served.url}/admin/api/jobs/${jobId}/artifacts`, { headers: { 'private-token': ADMIN_TOKEN } });
+    expect(bytes.byteLength).toBeGreaterThan(0);
+    expect(bytes.equals(Buffer.from(await stored.arrayBuffer()))).toBe(true);
+    expect(download.suggestedFilename()).toMatch(/^artifacts/);
+  });
+
+  it('plays a manual job and the runner runs it', async () => {
+    await page.click('.crumbs a[href^="/pipelines/"]');
+    await page.waitForSelector('.stages');
+    const deploy = await jobIdOnPipeline('deploy');
+    const card = page.locator(`.job-card[data-job="${deploy}"]`);
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 30_000 }).toBe('manual');
+    await card.locator('[data-action="play"]').click();
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 60_000 }).toBe('success');
+    await page.waitForSelector('h1 [data-status="success"]');
+    await screenshot(page, 'pipeline');
+  });
+
+  it('turns a failing job red', async () => {
+    await runPipeline('failing');
+    const card = page.locator('.job-card').first();
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 60_000 }).toBe('failed');
+    const colour = await card.evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderLeftColor: string } }).getComputedStyle(element).borderLeftColor);
+    expect(colour).toBe('rgb(207, 34, 46)');
+    await page.waitForSelector('h1 [data-status="failed"]');
+    await page.click('nav a[data-nav="pipelines"]');
+    await page.waitForSelector('tr[data-pipeline] [data-status="failed"]');
+    await screenshot(page, 'pipelines');
+  });
+
+  it('cancels a running job from its page and the runner stops its processes', async () => {
+    await runPipeline('long');
+    const jobId = await jobIdOnPipeline('sleeper');
+    await page.click(`a[href="/jobs/${jobId}"]`);
+    await page.waitForSelector('.log .line:has-text("started sleeping")', { timeout: 60_000 });
+    const pids = await pidsIn(pidFile);
+    expect(pids.length).toBe(2);
+    expect(await allGone(pids)).toBe(false);
+    await page.click('[data-action="cancel"]');
+    await page.waitForSelector('#job-title [data-status="canceled"]', { timeout: 30_000 });
+    await waitUntil(() => allGone(pids), 60_000, "the job's processes stopped by the runner");
+    expect(await page.locator('[data-action="retry"]').count()).toBe(1);
+  });
+
+  it('pauses and resumes a runner', async () => {
+    await page.click('nav a[data-nav="runners"]');
+    const row = page.locator('tr[data-runner]').first();
+    await row.locator('[data-action="pause"]').click();
+    await row.locator('.badge:has-text("paused")').waitFor();
+    await screenshot(page, 'runners');
+    await row.locator('[data-action="resume"]').click();
+    await row.locator('.badge:has-text("online")').waitFor();
+  });
+
+  it('fits a phone-sized screen', async () => {
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    const pages: Array<[string, string, string]> = [
+      ['/', 'tr[data-pipeline]', 'phone-pipelines'],
+      ['/pipelines/1', '.stages', 'phone-pipeline'],
+      ['/jobs/1', '.log .line', 'phone-job'],
+      ['/runners', 'tr[data-runner]', 'phone-runners'],
+    ];
+    for (const [path, ready, name] of pages) {
+      await phone.goto(`${served.url}${path}`);
+      await phone.waitForSelector(ready);
+      const width = await phone.evaluate('document.documentElement.scrollWidth');
+      expect(width, path).toBeLessThanOrEqual(390);
+      await screenshot(phone, name);
+    }
+    await phone.close();
+  });
+});
