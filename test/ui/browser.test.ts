@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { allGone, pidsIn, waitUntil } from '../cli/helpers.js';
 import { createGitRepo, git } from '../helpers/git.js';
 import { ADMIN_TOKEN, chromiumMissing, launchBrowser, screenshot, signIn, startRunner, startServe, type Daemon, type Served } from './harness.js';
@@ -33,6 +34,13 @@ const FAILING_PIPELINE = `broken:
   script:
     - echo about to fail
     - exit 3
+`;
+
+/** Taken by a runner that the test itself plays (tag `by-test`), so it can send a log of any size. */
+const BIG_PIPELINE = `big:
+  tags: [by-test]
+  script:
+    - echo sent by the test
 `;
 
 function longPipeline(pidFile: string): string {
@@ -80,6 +88,7 @@ beforeAll(async () => {
   const repo = await createGitRepo({ '.gitlab-ci.yml': MAIN_PIPELINE, 'README.md': '# app\n' });
   await branch(repo, 'failing', FAILING_PIPELINE);
   await branch(repo, 'long', longPipeline(pidFile));
+  await branch(repo, 'big', BIG_PIPELINE);
   served = await startServe(repo);
   runner = await startRunner(served.url, 'browser-test-runner');
   browser = await launchBrowser();
@@ -185,6 +194,42 @@ describe('the web page in a browser', () => {
     await page.waitForSelector('#job-title [data-status="canceled"]', { timeout: 30_000 });
     await waitUntil(() => allGone(pids), 60_000, "the job's processes stopped by the runner");
     expect(await page.locator('[data-action="retry"]').count()).toBe(1);
+  });
+
+  it('opens a 24 MiB log at its end, keeps the page bounded, and offers the whole log as a download', async () => {
+    await runPipeline('big');
+    const jobId = await jobIdOnPipeline('big');
+    const client = new RunnerApiClient({ url: served.url });
+    const registered = await client.registerRunner({ token: 'ui-test-registration', description: 'by-test', tagList: ['by-test'], runUntagged: false });
+    const token = registered.runner!.token;
+    const taken = await client.requestBuild(token, undefined);
+    if (taken.kind !== 'build') throw new Error(`no build for the test's runner: ${taken.kind}`);
+    expect(taken.build.id).toBe(jobId);
+    const line = (n: number): string => `\u001b[36m${String(n).padStart(9, '0')}\u001b[0m ${'x'.repeat(80)}\n`;
+    const perChunk = Math.floor((4 * 1024 * 1024) / line(1).length);
+    let offset = 0;
+    let n = 0;
+    for (let chunk = 0; chunk < 6; chunk += 1) {
+      const text = Buffer.from(Array.from({ length: perChunk }, () => line(++n)).join(''));
+      const sent = await client.patchTrace(jobId, taken.build.token, offset, text);
+      expect(sent.status).toBe(202);
+      offset += text.byteLength;
+    }
+    await page.goto(`${served.url}/jobs/${jobId}`);
+    await page.waitForSelector('.log-note:has-text("Showing the end of a 24")');
+    await page.waitForSelector(`.log .line:has-text("${String(n).padStart(9, '0')}")`);
+    const shown = Number(await page.evaluate('document.querySelectorAll(".log .line").length'));
+    expect(shown).toBeLessThan(20_000);
+    expect(await page.locator(`.log .line:has-text("${String(1).padStart(9, '0')} ")`).count()).toBe(0);
+    // Still live: a new line shows up at the end.
+    await client.patchTrace(jobId, taken.build.token, offset, Buffer.from('the very last line\n'));
+    await page.waitForSelector('.log .line:has-text("the very last line")');
+    const whole = await page.request.get(`${served.url}/-/ui/api/jobs/${jobId}/trace`);
+    expect(Number(whole.headers()['content-length'])).toBe(offset + 'the very last line\n'.length);
+    await client.updateBuild(jobId, token, { state: 'success' });
+    await page.waitForSelector('#job-title [data-status="success"]');
+    await screenshot(page, 'job-long-log', false); // the whole page is thousands of lines tall
+    await client.close();
   });
 
   it('pauses and resumes a runner', async () => {

@@ -84,9 +84,9 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /** Saves a full-page screenshot as `test-artifacts/ui/NAME.png`. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage });
 }
 
 /** Signs `page` in through the form. */

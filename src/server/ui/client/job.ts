@@ -71,7 +71,10 @@ function followLog(id: number, log: LogView): () => void {
     source = new EventSource(`/-/ui/api/jobs/${id}/trace/events`);
     source.addEventListener('start', (event) => {
       const { offset, size: total } = JSON.parse((event as MessageEvent<string>).data) as { offset: number; size: number };
-      if (offset > 0 && log.element.querySelector('.line') === null) log.note(`Showing the end of a ${size(total)} log.`, download);
+      if (offset > 0 && log.empty) {
+        log.fromMiddle();
+        log.note(`Showing the end of a ${size(total)} log.`, download);
+      }
     });
     source.addEventListener('append', (event) => {
       const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;

@@ -28,6 +28,8 @@ export class LogView {
   private queue: Element[] = [];
   private head = 0;
   private trimmed = false;
+  /** Numbers only mean something when the log is shown from its first byte. */
+  private numbered = true;
 
   constructor(private readonly onTrim: () => void) {
     this.ansi.use_classes = true;
@@ -56,6 +58,16 @@ export class LogView {
     for (const [parent, nodes] of fragment) parent.insertBefore(nodes, parent === this.element ? this.live : null);
     this.live.textContent = plain(this.partial);
     this.trim();
+  }
+
+  /** True until the first line is shown. */
+  get empty(): boolean {
+    return this.queue.length === 0;
+  }
+
+  /** The log is shown from somewhere in its middle: its lines get no numbers. */
+  fromMiddle(): void {
+    this.numbered = false;
   }
 
   /** The job ended: its last line shows even without a newline. */
@@ -113,7 +125,7 @@ export class LogView {
     const last = segments.pop() ?? '';
     for (const segment of segments) this.ansi.ansi_to_html(segment);
     this.lineNumber += 1;
-    const line = h('div', { class: 'line', 'data-n': this.lineNumber });
+    const line = h('div', { class: 'line', 'data-n': this.numbered ? this.lineNumber : undefined });
     line.innerHTML = this.ansi.ansi_to_html(last);
     return line;
   }
