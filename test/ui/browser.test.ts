@@ -19,6 +19,9 @@ build:
   stage: build
   script:
     - echo built > out.txt
+    - printf 'section_start:%s:prep[collapsed=true]\\r\\033[0KPreparing things\\n' $(date +%s)
+    - echo 'inside the section, token [MASKED] and <img src=x onerror=alert(1)>'
+    - printf 'section_end:%s:prep\\r\\033[0K\\n' $(date +%s)
     - for i in 1 2 3 4 5 6; do printf '\\033[32mline %s\\033[0m\\n' $i; sleep 1; done
   artifacts:
     paths: [out.txt]
@@ -142,6 +145,12 @@ describe('the web page in a browser', () => {
     expect(seen.size).toBeGreaterThanOrEqual(3);
     expect(await page.evaluate('window.marker')).toBe(42);
     expect(await page.locator('.log .ansi-green-fg', { hasText: 'line 1' }).count()).toBe(1);
+    // GitLab's section markers become a collapsed section; text is text, [MASKED] stays as it is.
+    const section = page.locator('.log details.section[data-section="prep"]');
+    expect(await section.locator('summary').textContent()).toContain('Preparing things');
+    expect(await section.getAttribute('open')).toBeNull();
+    expect(await section.locator('.section-body').textContent()).toContain('token [MASKED] and <img src=x onerror=alert(1)>');
+    expect(await page.locator('.log img').count()).toBe(0);
     await page.waitForSelector('#job-title [data-status="success"]', { timeout: 60_000 });
     await screenshot(page, 'job');
   });

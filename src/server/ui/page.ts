@@ -62,6 +62,7 @@ export function signInPage(status: number, next: string, error?: string): Reply 
 <h1><img src="/-/ui/assets/favicon.svg" alt="" width="28" height="28"> ci-runner</h1>
 <p>Sign in with the server's admin token (printed by <code>ci-runner serve</code> at start).</p>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+<input type="text" name="username" value="admin" autocomplete="username" hidden>
 <label for="token">Admin token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <input type="hidden" name="next" value="${escapeHtml(safeNext(next))}">
