@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { TAIL_BYTES, wholeUtf8Length } from '../../src/server/ui/trace-stream.js';
+import { PIPELINES_PER_PAGE } from '../../src/server/ui/views.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { openSse } from './sse.js';
 
@@ -89,6 +90,21 @@ describe('access to the web page', () => {
     expect(all).toContain('JOB_SETTING');
     for (const secret of ['pipeline-secret-5678', 'job-value-hidden-1234', runnerToken, ADMIN]) expect(all).not.toContain(secret);
     expect(all).not.toMatch(/"token"|runners_token/);
+  });
+});
+
+describe('what the page lists', () => {
+  it('lists pipelines newest first, a page at a time', async () => {
+    for (let i = 0; i < PIPELINES_PER_PAGE; i += 1) await t.pipeline(`listed-${i}:\n  when: manual\n  script:\n    - echo\n`);
+    const list = async (query = '') => (await (await fetch(`${t.url}/-/ui/api/pipelines${query}`, { headers: { cookie } })).json()) as { pipelines: Array<{ id: number }>; more: boolean };
+    const first = await list();
+    expect(first.pipelines).toHaveLength(PIPELINES_PER_PAGE);
+    expect(first.more).toBe(true);
+    const ids = first.pipelines.map((p) => p.id);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    const older = await list(`?before=${ids.at(-1)}`);
+    expect(older.pipelines.length).toBeGreaterThan(0);
+    expect(Math.max(...older.pipelines.map((p) => p.id))).toBeLessThan(ids.at(-1)!);
   });
 });
 

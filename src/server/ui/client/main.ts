@@ -23,10 +23,11 @@ function route(path: string): { page: (app: HTMLElement, id: number) => Page; id
   return undefined;
 }
 
+/** `path` may carry a query (the pipelines' pager); pages read it from `location`. */
 function show(path: string): void {
   current?.dispose();
   current = undefined;
-  const found = route(path);
+  const found = route(path.split('?')[0] ?? path);
   for (const link of document.querySelectorAll<HTMLAnchorElement>('[data-nav]')) {
     if (found?.nav === link.dataset.nav) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -50,9 +51,9 @@ document.addEventListener('click', (event) => {
   if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   if (link.origin !== location.origin || link.hasAttribute('download') || link.target !== '' || link.pathname.startsWith('/-/')) return;
   event.preventDefault();
-  navigate(link.pathname);
+  navigate(link.pathname + link.search);
 });
-window.addEventListener('popstate', () => show(location.pathname));
+window.addEventListener('popstate', () => show(location.pathname + location.search));
 nav.go = navigate;
 
 document.getElementById('sign-out')?.addEventListener('click', () => {

@@ -30,9 +30,10 @@ function row(pipeline: PipelineSummary): HTMLElement {
 }
 
 export function pipelinesPage(app: HTMLElement): Page {
+  const before = /^\?before=(\d+)$/.exec(location.search)?.[1];
   return loadingPage(
     app,
-    (signal) => getJson<PipelinesPage>('/-/ui/api/pipelines', signal),
+    (signal) => getJson<PipelinesPage>(`/-/ui/api/pipelines${before ? `?before=${before}` : ''}`, signal),
     (data) => {
       const heading = h('div', { class: 'page-head' }, h('h1', {}, 'Pipelines'));
       if (data.pipelines.length === 0) {
@@ -45,7 +46,14 @@ export function pipelinesPage(app: HTMLElement): Page {
         h('thead', {}, h('tr', {}, ...['Status', 'Pipeline', 'Ref', 'Jobs', 'Duration', 'Created'].map((t) => h('th', { scope: 'col' }, t)))),
         h('tbody', {}, data.pipelines.map(row)),
       );
-      replace(app, heading, h('div', { class: 'card flush' }, table), data.more ? h('p', { class: 'muted' }, 'Older pipelines are not shown.') : null);
+      const last = data.pipelines.at(-1);
+      const pager = h(
+        'p',
+        { class: 'pager' },
+        before ? h('a', { href: '/' }, '← Newest') : null,
+        data.more && last ? h('a', { href: `/?before=${last.id}` }, 'Older →') : null,
+      );
+      replace(app, heading, h('div', { class: 'card flush' }, table), pager);
     },
   );
 }
