@@ -182,6 +182,24 @@ describe("a job's log", () => {
     }
   });
 
+  it("keeps a canceled job's stream open for the lines its runner sends after the cancel", async () => {
+    const build = await runningBuild();
+    await client.patchTrace(build.id, build.token, 0, Buffer.from('working\n'));
+    const live = await openSse(`${t.url}/-/ui/api/jobs/${build.id}/trace/events`, { cookie });
+    try {
+      await live.until((event) => event.event === 'append');
+      expect((await post(`/-/ui/api/jobs/${build.id}/cancel`)).status).toBe(200);
+      // The runner learns of the cancel from its next PATCH's Build-Status, then sends its last lines.
+      const reply = await client.patchTrace(build.id, build.token, 8, Buffer.from('ERROR: Job canceled\n'));
+      expect(reply.status).toBe(202);
+      const rest = await live.until((event) => event.event === 'end');
+      expect(rest.map((event) => event.event)).toEqual(['append', 'end']);
+      expect(JSON.parse(rest[0]!.data)).toBe('ERROR: Job canceled\n');
+    } finally {
+      live.close();
+    }
+  });
+
   it('starts a new viewer of a long log at a line near its end, not at its start', async () => {
     const build = await runningBuild();
     const line = (n: number): string => `line ${String(n).padStart(8, '0')}\n`;

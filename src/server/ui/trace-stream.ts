@@ -18,6 +18,11 @@ import { HEARTBEAT_MS, openEventStream, sendEvent, type ChangeHub } from './even
 /** What a new viewer is shown of a long log, and how far behind a viewer may fall before skipping. */
 export const TAIL_BYTES = 512 * 1024;
 const CHUNK = 64 * 1024;
+/**
+ * A canceled build still takes the runner's last parts (its "Job canceled" lines come after the
+ * cancel), so a stream ends only once its build has been finished this long.
+ */
+export const LATE_BYTES_MS = 5000;
 
 /** Bytes at the start of `bytes` that form whole UTF-8 characters (all of it when it ends on one). */
 export function wholeUtf8Length(bytes: Buffer): number {
@@ -109,14 +114,20 @@ export async function streamTrace(
           continue;
         }
       }
-      if (isFinished(build.status) && offset >= build.traceSize) {
+      const finished = isFinished(build.status);
+      const lateFor = finished ? (build.finishedAt?.getTime() ?? 0) + LATE_BYTES_MS - Date.now() : 0;
+      if (finished && lateFor <= 0 && offset >= build.traceSize) {
         await sendEvent(res, { event: 'end', data: JSON.stringify({ status: build.status, size: build.traceSize }) });
         break;
       }
+      const status = build.status;
+      let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        if (signal.aborted || build.traceSize !== size || isFinished(build.status)) resolve();
+        if (finished) timer = setTimeout(resolve, lateFor);
+        if (signal.aborted || build.traceSize !== size || build.status !== status) resolve();
       });
+      clearTimeout(timer);
       wake = undefined;
       if (!res.destroyed && build.traceSize === size) res.write(': keep-alive\n\n');
     }
