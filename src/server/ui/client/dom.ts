@@ -33,6 +33,19 @@ export function duration(seconds: number | null): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
+/** A duration that keeps counting while `runningSince` is set (main.ts ticks every `[data-since]`). */
+export function liveDuration(seconds: number | null, runningSince: string | null): HTMLElement {
+  return h('span', { 'data-since': runningSince ?? undefined }, duration(seconds));
+}
+
+/** Brings every counting duration on the page up to now. */
+export function tickDurations(): void {
+  for (const element of document.querySelectorAll<HTMLElement>('[data-since]')) {
+    const since = Date.parse(element.dataset.since ?? '');
+    if (!Number.isNaN(since)) element.textContent = duration((Date.now() - since) / 1000);
+  }
+}
+
 /** `12 B`, `3.4 KiB`, `5.6 MiB`. */
 export function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

@@ -4,7 +4,7 @@
  * rest is redrawn on every announced change without touching the log.
  */
 import { getJson, post, type JobDetail } from './api.js';
-import { badge, duration, h, replace, size, time } from './dom.js';
+import { badge, duration, h, liveDuration, replace, size, time } from './dom.js';
 import { LogView, MAX_LINES } from './log-view.js';
 import { actionButton, nav, type Page } from './page.js';
 
@@ -44,7 +44,7 @@ function facts(job: JobDetail): HTMLElement {
     h(
       'dl',
       { class: 'facts' },
-      item('Duration', duration(job.duration)),
+      item('Duration', liveDuration(job.duration, job.status === 'running' ? job.started_at : null)),
       item('Queued', duration(job.queued_duration)),
       item('Started', time(job.started_at)),
       item('Finished', time(job.finished_at)),

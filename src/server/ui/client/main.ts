@@ -3,7 +3,7 @@
  * the same page) and one event stream of state changes that tells the current page to refresh.
  */
 import { post } from './api.js';
-import { h, replace } from './dom.js';
+import { h, replace, tickDurations } from './dom.js';
 import { jobPage } from './job.js';
 import { newPipelinePage } from './new-pipeline.js';
 import { pipelinePage } from './pipeline.js';
@@ -65,5 +65,7 @@ const changes = new EventSource('/-/ui/api/events');
 changes.addEventListener('change', () => current?.refresh());
 // After a reconnect, whatever happened meanwhile is picked up by one refresh.
 changes.addEventListener('hello', () => current?.refresh());
+
+setInterval(tickDurations, 1000);
 
 show(location.pathname);

@@ -1,6 +1,6 @@
 /** `/pipelines/:id`: the jobs by stage, as columns, with their buttons. */
 import { getJson, post, type Actions, type JobSummary, type PipelineDetail } from './api.js';
-import { badge, duration, h, replace, time } from './dom.js';
+import { badge, h, liveDuration, replace, time } from './dom.js';
 import { actionButton, loadingPage, nav, type Page } from './page.js';
 
 type Job = JobSummary & { actions: Actions };
@@ -27,7 +27,7 @@ function jobCard(job: Job): HTMLElement {
     h(
       'div',
       { class: 'job-meta muted small' },
-      h('span', {}, duration(job.duration)),
+      liveDuration(job.duration, job.status === 'running' ? job.started_at : null),
       job.runner ? h('span', { title: `runner #${job.runner.id}` }, job.runner.description) : null,
       ...notes,
     ),
@@ -57,7 +57,7 @@ function summary(pipeline: PipelineDetail): HTMLElement {
     item('Ref', h('span', { class: 'ref' }, pipeline.ref)),
     item('Commit', h('code', { title: pipeline.sha }, pipeline.sha.slice(0, 8))),
     item('Created', time(pipeline.created_at)),
-    item('Duration', duration(pipeline.duration)),
+    item('Duration', liveDuration(pipeline.duration, pipeline.status === 'running' ? pipeline.started_at : null)),
     pipeline.variables.length ? item('Variables', pipeline.variables.join(', ')) : null as unknown as HTMLElement,
   );
 }

@@ -1,6 +1,6 @@
 /** `/`: the pipelines, newest first, redrawn whenever something changes. */
 import { getJson, type PipelineSummary } from './api.js';
-import { badge, duration, h, replace, time } from './dom.js';
+import { badge, h, liveDuration, replace, time } from './dom.js';
 import { loadingPage, type Page } from './page.js';
 
 interface PipelinesPage {
@@ -24,7 +24,7 @@ function row(pipeline: PipelineSummary): HTMLElement {
     h('td', { 'data-label': 'Pipeline' }, h('a', { href: `/pipelines/${pipeline.id}`, class: 'strong' }, `#${pipeline.id}`), h('div', { class: 'muted small' }, pipeline.project ?? '')),
     h('td', { 'data-label': 'Ref' }, h('span', { class: 'ref', title: pipeline.tag ? 'tag' : 'branch' }, pipeline.ref), ' ', h('code', { class: 'sha', title: pipeline.sha }, pipeline.sha.slice(0, 8))),
     h('td', { 'data-label': 'Jobs' }, jobDots(pipeline)),
-    h('td', { 'data-label': 'Duration' }, duration(pipeline.duration)),
+    h('td', { 'data-label': 'Duration' }, liveDuration(pipeline.duration, pipeline.status === 'running' ? pipeline.started_at : null)),
     h('td', { 'data-label': 'Created' }, time(pipeline.created_at)),
   );
 }
