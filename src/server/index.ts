@@ -30,6 +30,8 @@ import { TraceStore } from './state/traces.js';
 import { advancePipeline, cancelBuild } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
+import { ChangeHub } from './ui/events.js';
+import { createUiHandler } from './ui/routes.js';
 import { jobView, pipelineView } from './views.js';
 
 export type { FaultAction, FaultEndpoint, FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
@@ -94,7 +96,9 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,
   });
   durable?.saveSettings({ registrationToken: settings.registrationToken, adminToken: settings.adminToken });
-  store.sink = durable;
+  // The web page hears of every recorded change (ui/events.ts).
+  const changes = new ChangeHub();
+  store.sink = changes.wrap(durable);
   const closer = new AbortController();
   // Every in-flight request listens on this signal; many at once is normal, not a leak.
   setMaxListeners(0, closer.signal);
@@ -143,7 +147,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
     return (await gitHandler)(req, res, pathname, signal);
   };
-  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx)), options.tls);
+  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx), createUiHandler(ctx, changes)), options.tls);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error): void => {

@@ -104,5 +104,6 @@ function routeOf(method: string, url: string): string {
   if (path.startsWith('/admin/api')) return 'admin';
   if (/\.git(\/|$)/.test(path)) return 'git';
   if (path === '/metrics' || path === '/healthz') return path.slice(1);
+  if (path.startsWith('/-/ui/')) return 'ui';
   return 'other';
 }

@@ -27,7 +27,12 @@ async function cleanCheckout(): Promise<string> {
 }
 
 /** Runs `command` until `line` appears on its stdout, then stops it with SIGTERM. */
-async function waitForLine(command: string, args: string[], line: string): Promise<{ output: string; exitCode: number | undefined }> {
+async function waitForLine(
+  command: string,
+  args: string[],
+  line: string,
+  whileRunning: (output: string) => Promise<void> = async () => undefined,
+): Promise<{ output: string; exitCode: number | undefined }> {
   const child = execa(command, args, { reject: false, all: true, stdin: 'ignore' });
   let output = '';
   await new Promise<void>((resolve, reject) => {
@@ -41,7 +46,11 @@ async function waitForLine(command: string, args: string[], line: string): Promi
     });
     void child.then(() => reject(new Error(`exited before "${line}"; output:\n${output}`)));
   });
-  child.kill('SIGTERM');
+  try {
+    await whileRunning(output);
+  } finally {
+    child.kill('SIGTERM');
+  }
   const result = await child;
   return { output, exitCode: result.exitCode };
 }
@@ -60,6 +69,9 @@ describe('npm package', () => {
     expect(listing).toContain('package/config.example.toml');
     expect(listing.some((f) => f.startsWith('package/examples/'))).toBe(true);
     expect(listing.some((f) => f.startsWith('package/src/') || f.startsWith('package/test/'))).toBe(false);
+    // The web page's browser modules and style sheet ship in the package (no CDN).
+    expect(listing).toContain('package/dist/server/ui/client/main.js');
+    expect(listing).toContain('package/dist/server/ui/static/style.css');
 
     const prefix = await mkdtemp(join(tmpdir(), 'ci-runner-prefix-'));
     await execa('npm', ['install', '--prefix', prefix, '--prefer-offline', '--omit=dev', ...NPM_QUIET, join(packDir, tarball!)]);
@@ -67,7 +79,12 @@ describe('npm package', () => {
     const { version } = JSON.parse(await (await import('node:fs/promises')).readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     expect((await execa(bin, ['--version'])).stdout.trim()).toBe(version);
 
-    const served = await waitForLine(bin, ['serve', '--port', '0'], 'ci-runner reference server is ready');
+    const assets: number[] = [];
+    const served = await waitForLine(bin, ['serve', '--port', '0'], 'Runners register at', async (output) => {
+      const page = /Web page: +(http:\/\/\S+)\//.exec(output)?.[1];
+      for (const path of ['/-/ui/assets/main.js', '/-/ui/assets/style.css', '/-/ui/vendor/ansi_up.js']) assets.push((await fetch(`${page}${path}`)).status);
+    });
+    expect(assets).toEqual([200, 200, 200]);
     expect(served.output).toMatch(/URL: +http:\/\/127\.0\.0\.1:\d+/);
     expect([0, 143]).toContain(served.exitCode); // 143: stopped by SIGTERM, as documented
   });

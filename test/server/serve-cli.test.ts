@@ -57,6 +57,7 @@ describe('ci-runner serve', () => {
     const block = await readyBlock(child);
     const url = /URL:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(block)?.[1];
     expect(url).toBeDefined();
+    expect(block).toContain(`Web page:           ${url}/ `);
     expect(block).toContain('Registration token: REGTOKEN1234567890ab');
     expect(block).toContain('Admin token:        ADMINTOKEN1234567890');
     expect(block).toContain(`acme/app  ${url}/acme/app.git`);

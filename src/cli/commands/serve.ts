@@ -101,6 +101,7 @@ function banner(server: ReferenceServer, projects: Array<{ name: string; path: s
   const lines = [
     'ci-runner reference server is ready',
     `  URL:                ${server.url}`,
+    `  Web page:           ${server.url}/   (sign in with the admin token)`,
     `  Registration token: ${server.registrationToken}`,
     `  Admin token:        ${server.adminToken}   (header PRIVATE-TOKEN for ${server.url}/admin/api)`,
     `  Data dir:           ${server.dataDir}${ownDataDir ? ' (temporary)' : ''}`,

@@ -10,6 +10,7 @@ import { matchRunnerRoute } from '../api/routes.js';
 import type { ServerContext } from '../context.js';
 import type { FaultEndpoint, FaultRule } from '../types.js';
 import type { ServerStatus } from '../status.js';
+import type { UiHandler } from '../ui/routes.js';
 import { errorReply, HttpError, type Reply } from './reply.js';
 import { discardUnreadBody } from './unread-body.js';
 import { writeCutReply, writeReply } from './write.js';
@@ -20,7 +21,12 @@ const API_PREFIX = '/ci/api/v1';
 const ADMIN_PREFIX = '/admin/api';
 
 /** Creates the `request` listener of the node:http server. */
-export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined, status?: ServerStatus): (req: IncomingMessage, res: ServerResponse) => void {
+export function createDispatcher(
+  ctx: ServerContext,
+  git: GitHandler | undefined,
+  status?: ServerStatus,
+  ui?: UiHandler,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const log = ctx.logger.child({ component: 'http' });
   return (req, res) => {
     const started = Date.now();
@@ -42,7 +48,7 @@ export function createDispatcher(ctx: ServerContext, git: GitHandler | undefined
     });
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const handled = status && (path === '/metrics' || path === '/healthz') ? status.handle(req, res, path) : Promise.resolve(false);
-    handled.then((done) => (done ? undefined : dispatch(ctx, req, res, signal, git))).catch((error: unknown) => {
+    handled.then((done) => (done ? undefined : dispatch(ctx, req, res, signal, git, ui))).catch((error: unknown) => {
       const status = error instanceof HttpError ? error.status : 500;
       if (status >= 500) log.error({ err: error, method: req.method, url: redact(req.url ?? '') }, 'request failed');
       if (status === 499) {
@@ -63,7 +69,14 @@ function redact(url: string): string {
   return url.replace(/([?&]token=)[^&]*/g, '$1[masked]');
 }
 
-async function dispatch(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, signal: AbortSignal, git: GitHandler | undefined): Promise<void> {
+async function dispatch(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+  git: GitHandler | undefined,
+  ui: UiHandler | undefined,
+): Promise<void> {
   let url: URL;
   try {
     url = new URL(req.url ?? '/', 'http://reference.invalid');
@@ -84,6 +97,8 @@ async function dispatch(ctx: ServerContext, req: IncomingMessage, res: ServerRes
   if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) {
     return writeReply(res, await handleAdmin(ctx, req, path.slice(ADMIN_PREFIX.length), url.searchParams, signal));
   }
+  // The web page's paths never end in `.git`, so no project's repository is hidden by them.
+  if (ui && !/\.git(\/|$)/.test(path) && (await ui(req, res, url, signal))) return;
   if (git && /\.git(\/|$)/.test(path)) {
     const rule = ctx.faults.pick('git', undefined);
     if (rule && (await beforeHandler(rule, res, signal))) return;

@@ -30,11 +30,27 @@ export type AppendResult = { ok: true; length: number } | { ok: false; length: n
 export class TraceStore {
   private readonly lock = new KeyedLock();
   private ready: Promise<unknown> | undefined;
+  private readonly watchers = new Set<(buildId: number) => void>();
 
   constructor(private readonly dir: string) {}
 
   private path(buildId: number): string {
     return join(this.dir, `${buildId}.log`);
+  }
+
+  /** Where the build's trace lives (it may not exist yet), for readers that stream ranges of it. */
+  filePath(buildId: number): string {
+    return this.path(buildId);
+  }
+
+  /** Calls `watcher` with the build id after every append or replace, until the returned function is called. */
+  watch(watcher: (buildId: number) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private changed(buildId: number): void {
+    for (const watcher of [...this.watchers]) watcher(buildId);
   }
 
   private ensureDir(): Promise<unknown> {
@@ -50,6 +66,7 @@ export class TraceStore {
         await this.ensureDir();
         await appendFile(this.path(build.id), maskSecrets(bytes, secrets));
         build.traceSize += bytes.byteLength;
+        this.changed(build.id);
       }
       return { ok: true, length: build.traceSize };
     });
@@ -73,6 +90,7 @@ export class TraceStore {
       }
       await rename(temp, path);
       build.traceSize = bytes.byteLength;
+      this.changed(build.id);
     });
   }
 

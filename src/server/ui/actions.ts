@@ -1,0 +1,91 @@
+/**
+ * The page's buttons. Each is a POST (checked for its CSRF token by the router before it gets
+ * here) answering JSON: what changed, or `{message}` with a 4xx saying why nothing did.
+ */
+import type { IncomingMessage } from 'node:http';
+import { hasCode } from '../../errors.js';
+import type { ServerContext } from '../context.js';
+import { bodyParams } from '../http/body.js';
+import { readBudgetedBody } from '../http/guarded-body.js';
+import { errorReply, json, type Reply } from '../http/reply.js';
+import { createPipeline } from '../pipeline/create.js';
+import { playBuild, retryBuild } from '../state/play-retry.js';
+import type { BuildRecord } from '../state/store.js';
+import { cancelBuild } from '../state/transitions.js';
+import { jobDetail, pipelineDetail, runnerDetail } from './views.js';
+
+const FORM_LIMIT = 64 * 1024;
+const PIPELINE_FILE = '.gitlab-ci.yml';
+
+/** cancel, retry or play one job. */
+export function jobAction(ctx: ServerContext, build: BuildRecord, action: string): Reply {
+  if (action === 'cancel') {
+    if (!cancelBuild(ctx, build)) return errorReply(409, `job #${build.id} is ${build.status}; only a job that has not finished can be canceled`);
+    return json(200, { job: jobDetail(ctx, build) });
+  }
+  if (action === 'play') {
+    if (build.status !== 'manual') return errorReply(409, `job #${build.id} is ${build.status}; only a manual job waiting to be played can be played`);
+    playBuild(ctx, build);
+    return json(200, { job: jobDetail(ctx, build) });
+  }
+  if (action === 'retry') {
+    if (!['success', 'failed', 'canceled'].includes(build.status)) return errorReply(409, `job #${build.id} is ${build.status}; only a finished job can be retried`);
+    const before = new Set(ctx.store.builds.keys());
+    retryBuild(ctx, build);
+    // The new build is the one this call added (whatever retryBuild returns).
+    const retry = [...ctx.store.builds.values()].find((b) => !before.has(b.id) && b.job.name === build.job.name && b.pipelineId === build.pipelineId);
+    return json(201, { job: jobDetail(ctx, retry ?? build) });
+  }
+  return errorReply(404);
+}
+
+/** pause or resume a runner. */
+export function runnerAction(ctx: ServerContext, runnerId: number, action: string): Reply {
+  const runner = ctx.store.runners.get(runnerId);
+  if (!runner) return errorReply(404, `no runner #${runnerId}`);
+  if (action !== 'pause' && action !== 'resume') return errorReply(404);
+  runner.active = action === 'resume';
+  ctx.store.saveRunner(runner);
+  if (runner.active) ctx.scheduler.buildsQueued();
+  return json(200, { runner: runnerDetail(ctx, runner) });
+}
+
+/** The pipeline file of `path` at `ref`, or undefined when the commit has none. */
+async function pipelineFile(path: string, sha: string, signal: AbortSignal): Promise<string | undefined> {
+  const { execa } = await import('execa'); // loaded on first use, as the rest of the git side is
+  const result = await execa('git', ['-C', path, 'show', `${sha}:${PIPELINE_FILE}`], { reject: false, stdin: 'ignore', cancelSignal: signal, maxBuffer: 4 * 1024 * 1024 });
+  return result.exitCode === 0 ? result.stdout : undefined;
+}
+
+/** Runs a new pipeline from the `.gitlab-ci.yml` a project has at a ref. */
+export async function runPipeline(ctx: ServerContext, req: IncomingMessage, signal: AbortSignal): Promise<Reply> {
+  const params = await bodyParams(req, await readBudgetedBody(req, FORM_LIMIT, ctx.bodies.main, signal));
+  const projectName = typeof params.project === 'string' ? params.project : '';
+  const ref = typeof params.ref === 'string' && params.ref.trim() !== '' ? params.ref.trim() : 'main';
+  const project = ctx.store.projectByName(projectName);
+  if (!project) return errorReply(404, `unknown project "${projectName}"`);
+  const variables: Record<string, string> = {};
+  const given = params.variables;
+  if (given !== undefined && (given === null || typeof given !== 'object' || Array.isArray(given))) return errorReply(400, '"variables" must be an object of strings');
+  for (const [key, value] of Object.entries((given ?? {}) as Record<string, unknown>)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || typeof value !== 'string') return errorReply(400, `variable "${key}" needs a name like MY_VAR and a text value`);
+    variables[key] = value;
+  }
+  const { resolveRef } = await import('../git/refs.js');
+  let sha: string;
+  try {
+    sha = (await resolveRef(project.path, ref, signal)).sha;
+  } catch (error) {
+    if (hasCode(error, 'REF_NOT_FOUND')) return errorReply(400, (error as Error).message);
+    throw error;
+  }
+  const config = await pipelineFile(project.path, sha, signal);
+  if (config === undefined) return errorReply(400, `${project.name} has no ${PIPELINE_FILE} at ${ref} (${sha.slice(0, 8)})`);
+  try {
+    const pipeline = await createPipeline(ctx, { project: project.name, ref, config, variables }, signal);
+    return json(201, { pipeline: pipelineDetail(ctx, pipeline) });
+  } catch (error) {
+    if (hasCode(error, 'PIPELINE_INVALID') || hasCode(error, 'REF_NOT_FOUND')) return errorReply(400, (error as Error).message);
+    throw error;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The page's files: the compiled browser modules (`client/`, built by `tsconfig.ui.json`), the
+ * style sheet and icon (`static/`, copied next to this module by `npm run build`) and the ANSI
+ * library from its own package. All ship in the npm package; nothing is fetched from elsewhere.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Reply } from '../http/reply.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * Compiled browser modules sit beside this file in `dist/`; when the server runs from `src/` (tests
+ * under vitest), the build's copy is used.
+ */
+function clientDir(): string {
+  const candidates = [join(here, 'client'), join(here, '..', '..', '..', 'dist', 'server', 'ui', 'client')];
+  return candidates.find((dir) => existsSync(join(dir, 'main.js'))) ?? candidates[0]!;
+}
+
+const TYPES: Record<string, string> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+};
+
+/** Where `/-/ui/assets/NAME` and `/-/ui/vendor/NAME` come from; undefined for anything else. */
+function assetPath(kind: string, name: string): string | undefined {
+  if (!/^[a-z0-9_-]+\.(js|css|svg)$/.test(name)) return undefined;
+  if (kind === 'vendor') return name === 'ansi_up.js' ? createRequire(import.meta.url).resolve('ansi_up') : undefined;
+  if (name.endsWith('.js')) return join(clientDir(), name);
+  return join(here, 'static', name);
+}
+
+const cache = new Map<string, { body: Buffer; etag: string }>();
+
+/** A file of the page, with an ETag so a reload costs a 304. */
+export async function assetReply(kind: string, name: string, ifNoneMatch: string | undefined): Promise<Reply | undefined> {
+  const path = assetPath(kind, name);
+  if (path === undefined) return undefined;
+  let entry = cache.get(path);
+  if (!entry) {
+    let body: Buffer;
+    try {
+      body = await readFile(path);
+    } catch {
+      return undefined;
+    }
+    entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+    cache.set(path, entry);
+  }
+  const headers = { etag: entry.etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' };
+  if (ifNoneMatch === entry.etag) return { status: 304, headers };
+  return { status: 200, headers: { ...headers, 'content-type': TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream' }, body: entry.body };
+}
