@@ -10,6 +10,7 @@ import { createLogger } from '../../log.js';
 import { parseDurationMs } from '../../duration.js';
 import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';
+import { requestedLogLevel } from '../global-options.js';
 
 interface ServeArgs {
   host: string;
@@ -25,7 +26,6 @@ interface ServeArgs {
   staleBuildTimeout: string;
   fault: string[];
   faultSeed?: number;
-  logLevel: string;
 }
 
 class UsageError extends CiRunnerError {
@@ -72,7 +72,6 @@ function builder(yargs: Argv): Argv<ServeArgs> {
         'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
     })
     .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
-    .option('log-level', { type: 'string', default: 'info', describe: 'Request and event logs (pino, on standard error)', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] })
     .example('$0 serve --project acme/app=./app --pipeline ./app/.gitlab-ci.yml', 'Serve one project and queue its pipeline')
     .example('$0 serve --port 0 --long-poll 30s --fault patch_trace:apply_then_error:10%', 'A flaky server for testing a runner') as unknown as Argv<ServeArgs>;
 }
@@ -110,7 +109,8 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
   const dataDir = args.dataDir === undefined ? undefined : resolve(args.dataDir);
   if (dataDir) await mkdir(dataDir, { recursive: true });
 
-  const logger = createLogger({ level: args.logLevel as 'info' });
+  // The global --log-level/--debug (default info): request and event logs on standard error.
+  const logger = createLogger({ level: requestedLogLevel(args) ?? 'info' });
   const server = await createReferenceServer({
     host: args.host,
     port: args.port,
