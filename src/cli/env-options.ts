@@ -129,3 +129,17 @@ function parseBool(text: string, where: string): boolean {
 export function envNames(flags: readonly EnvFlag[]): string[] {
   return flags.flatMap((f) => [...f.env]);
 }
+
+/** Config keys whose flag is not the key with dashes. */
+const FLAG_OF_KEY: Readonly<Record<string, string>> = { environment: 'env' };
+
+/**
+ * How to name a config key's value in a message: its flag when the command line gave it, else the
+ * environment name it came from (`RUNNER_ENV`), else the flag.
+ */
+export function flagLabel(flags: readonly EnvFlag[], key: string, argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): string {
+  const flag = FLAG_OF_KEY[key] ?? key.replace(/_/g, '-');
+  const f = flags.find((candidate) => candidate.flag === flag);
+  if (!f || fromFlag(argv[flag], f) !== undefined) return `--${flag}`;
+  return f.env.find((n) => env[n] !== undefined && env[n] !== '') ?? `--${flag}`;
+}

@@ -107,7 +107,7 @@ describe('register as GitLab Runner users type it', () => {
     for (const [name, value] of [['RUNNER_LIMIT', 'lots'], ['RUNNER_EXECUTOR', 'ssh'], ['REGISTER_LOCKED', 'maybe'], ['RUNNER_ENV', 'not a variable']] as const) {
       const result = await cli(['register', '-n'], { env: { ...base, [name]: value } });
       expect(result.exitCode, result.all).toBe(2);
-      expect(result.stderr).toContain(name === 'RUNNER_ENV' ? '--env' : `${name}="${value}"`);
+      expect(result.stderr).toContain(name === 'RUNNER_ENV' ? 'RUNNER_ENV: a "NAME=value" string' : `${name}="${value}"`);
     }
     expect((await serverRunners()).length).toBe(before);
   });

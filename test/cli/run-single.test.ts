@@ -116,9 +116,10 @@ later:
       ['RUNNER_EXECUTOR', 'ssh', 'RUNNER_EXECUTOR="ssh"'],
       ['RUNNER_MAX_BUILDS', 'many', 'RUNNER_MAX_BUILDS="many"'],
       ['RUNNER_SHOW_LOG', 'sometimes', 'RUNNER_SHOW_LOG="sometimes"'],
-      ['RUNNER_POLL_INTERVAL', 'often', '--poll-interval'],
-      ['RUNNER_SHUTDOWN_TIMEOUT', 'later', '--shutdown-timeout'],
-      ['RUNNER_ARTIFACTS_EXTRACT_LIMIT', 'lots', '--artifacts-extract-limit'],
+      ['RUNNER_POLL_INTERVAL', 'often', 'RUNNER_POLL_INTERVAL: "often" is not a duration'],
+      ['RUNNER_SHUTDOWN_TIMEOUT', 'later', 'RUNNER_SHUTDOWN_TIMEOUT: "later" is not a duration'],
+      ['RUNNER_ARTIFACTS_EXTRACT_LIMIT', 'lots', 'RUNNER_ARTIFACTS_EXTRACT_LIMIT: expected a size'],
+      ['RUNNER_ENV', 'no-equals-sign', 'RUNNER_ENV: a "NAME=value" string'],
     ] as const) {
       const result = await cli(['run-once'], { env: { ...base, [name]: value } });
       expect(result.exitCode, `${name}: ${result.all}`).toBe(2);

@@ -13,7 +13,7 @@ import { dockerSchema } from '../../agent/config/docker-schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { interactive, Prompter } from '../../agent/prompt.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
-import { addEnvOptions, resolveEnvOptions } from '../env-options.js';
+import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
 
 interface RegisterArgs extends RegisterValues {
@@ -66,7 +66,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       post_build_script: values['post-build-script'],
       ...(executor === 'docker' ? { docker } : {}),
     };
-    checkEntry(entry);
+    checkEntry(entry, argv);
 
     // A config that cannot be used is found before the coordinator creates a runner for it.
     await readOrEmpty(configPath).catch((error: unknown) => {
@@ -113,11 +113,11 @@ async function askMissing(values: RegisterValues, docker: Record<string, unknown
 }
 
 /** Refuses, before anything is registered, keys the config loader would refuse later. */
-function checkEntry(entry: NewRunnerEntry): void {
+function checkEntry(entry: NewRunnerEntry, argv: Record<string, unknown>): void {
   const { docker: _docker, ...keys } = entry;
   const parsed = runnerSchema.omit({ docker: true }).safeParse(Object.fromEntries(Object.entries({ ...keys, token: 'unregistered' }).filter(([, v]) => v !== undefined && v !== '')));
   if (!parsed.success) {
-    throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `--${String(i.path[0] ?? '').replace(/_/g, '-')}: ${i.message}`).join('\n'));
+    throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagLabel(REGISTER_FLAGS, String(i.path[0] ?? ''), argv)}: ${i.message}`).join('\n'));
   }
 }
 

@@ -5,13 +5,14 @@
  * with the environment alone.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals } from '../../agent/cli-support.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 import type { RunJobsResult } from '../../agent/run-jobs.js';
+import { parseDurationMs } from '../../duration.js';
 import { setLongTimeout, type LongTimer } from '../../timers.js';
-import { addEnvOptions, resolveEnvOptions } from '../env-options.js';
+import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 import { RUN_ONCE_FLAGS, type RunOnceValues } from './run-once-options.js';
 
@@ -36,9 +37,14 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     const values = resolveEnvOptions(argv, RUN_ONCE_FLAGS) as unknown as RunOnceValues;
     const runner = runnerFromFlags(argv);
     const waitTimeout = values['wait-timeout'] ?? (legacy ? '0' : '60s');
-    const waitTimeoutMs = parseDuration(waitTimeout, 'wait-timeout');
-    const pollIntervalMs = parseDuration(values['poll-interval'], 'poll-interval');
-    const shutdownMs = parseDuration(values['shutdown-timeout'], 'shutdown-timeout');
+    const duration = (key: 'wait-timeout' | 'poll-interval' | 'shutdown-timeout', text: string): number => {
+      const ms = parseDurationMs(text);
+      if (ms === undefined || ms < 0) throw new CommandError(EXIT.usage, `${flagLabel(RUN_ONCE_FLAGS, key, argv)}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
+      return ms;
+    };
+    const waitTimeoutMs = duration('wait-timeout', waitTimeout);
+    const pollIntervalMs = duration('poll-interval', values['poll-interval']);
+    const shutdownMs = duration('shutdown-timeout', values['shutdown-timeout']);
     const maxBuilds = values['max-builds'] ?? (legacy ? 0 : 1);
     if (runner.executor === 'docker') {
       // Better to refuse at once than to take a job only to fail it.
@@ -142,7 +148,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
     ...(argv['post-build-script'] ? { post_build_script: argv['post-build-script'] } : {}),
   });
   if (!parsed.success) {
-    const flag = (path: PropertyKey[]): string => (path[0] === 'docker' ? flagOfKey(String(path[1] ?? '')) : `--${String(path[0] ?? '').replace(/_/g, '-')}`);
+    const flag = (path: PropertyKey[]): string => (path[0] === 'docker' ? flagOfKey(String(path[1] ?? '')) : flagLabel(RUN_ONCE_FLAGS, String(path[0] ?? ''), flags, env));
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join('\n'));
   }
   return parsed.data;
