@@ -49,6 +49,8 @@ describe('register as GitLab Runner users type it', () => {
       '--post-build-script', 'echo post-build', '--env', 'A=1', '--env', 'NO_PROXY=a,b',
     ]);
     expect(result.exitCode, result.all).toBe(0);
+    // As GitLab Runner warns: the global concurrent (1 in a new file) caps it.
+    expect(result.stderr).toContain('WARNING: --request-concurrency 3 is more than concurrent = 1 in config.toml');
     expect(parseConfig(await readFile(config, 'utf8'), config).config.runners[0]).toMatchObject({
       request_concurrency: 3,
       pre_clone_script: 'echo pre-clone',

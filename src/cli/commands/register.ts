@@ -4,6 +4,7 @@
  * at a terminal without -n/--non-interactive — prompts.
  */
 import { hostname } from 'node:os';
+import { parse } from 'smol-toml';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../../agent/cli-support.js';
 import { appendRunner, resolveConfigPath, runnerSchema, type NewRunnerEntry } from '../../agent/config/index.js';
@@ -69,9 +70,10 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     checkEntry(entry, argv);
 
     // A config that cannot be used is found before the coordinator creates a runner for it.
-    await readOrEmpty(configPath).catch((error: unknown) => {
+    const existing = await readOrEmpty(configPath).catch((error: unknown) => {
       throw new CommandError(EXIT.usage, error instanceof ConfigError ? error.message : `cannot read ${configPath}: ${(error as Error).message}`);
     });
+    warnAboveConcurrent(existing, entry);
     let client: RunnerApiClient;
     try {
       client = new RunnerApiClient({ url, ...(caFile ? { tlsCaFile: caFile } : {}) });
@@ -118,6 +120,22 @@ function checkEntry(entry: NewRunnerEntry, argv: Record<string, unknown>): void 
   const parsed = runnerSchema.omit({ docker: true }).safeParse(Object.fromEntries(Object.entries({ ...keys, token: 'unregistered' }).filter(([, v]) => v !== undefined && v !== '')));
   if (!parsed.success) {
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagLabel(REGISTER_FLAGS, String(i.path[0] ?? ''), argv)}: ${i.message}`).join('\n'));
+  }
+}
+
+/** As GitLab Runner does: a limit above the global `concurrent` cannot be reached, and `register` does not raise it. */
+function warnAboveConcurrent(configText: string, entry: NewRunnerEntry): void {
+  let concurrent = 1;
+  try {
+    const value = (parse(configText) as { concurrent?: unknown }).concurrent;
+    if (typeof value === 'number' && value > 0) concurrent = value;
+  } catch {
+    return; // The config loader reports a broken file with its line when the runner starts.
+  }
+  for (const [flag, value] of [['--limit', entry.limit], ['--request-concurrency', entry.request_concurrency]] as const) {
+    if (value !== undefined && value > concurrent) {
+      process.stderr.write(`WARNING: ${flag} ${value} is more than concurrent = ${concurrent} in config.toml, which caps the jobs of all runners together; raise concurrent for it to take effect\n`);
+    }
   }
 }
 

@@ -37,14 +37,9 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     const values = resolveEnvOptions(argv, RUN_ONCE_FLAGS) as unknown as RunOnceValues;
     const runner = runnerFromFlags(argv);
     const waitTimeout = values['wait-timeout'] ?? (legacy ? '0' : '60s');
-    const duration = (key: 'wait-timeout' | 'poll-interval' | 'shutdown-timeout', text: string): number => {
-      const ms = parseDurationMs(text);
-      if (ms === undefined || ms < 0) throw new CommandError(EXIT.usage, `${flagLabel(RUN_ONCE_FLAGS, key, argv)}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
-      return ms;
-    };
-    const waitTimeoutMs = duration('wait-timeout', waitTimeout);
-    const pollIntervalMs = duration('poll-interval', values['poll-interval']);
-    const shutdownMs = duration('shutdown-timeout', values['shutdown-timeout']);
+    const waitTimeoutMs = durationOf('wait-timeout', waitTimeout, argv);
+    const pollIntervalMs = durationOf('poll-interval', values['poll-interval'], argv);
+    const shutdownMs = durationOf('shutdown-timeout', values['shutdown-timeout'], argv);
     const maxBuilds = values['max-builds'] ?? (legacy ? 0 : 1);
     if (runner.executor === 'docker') {
       // Better to refuse at once than to take a job only to fail it.
@@ -97,6 +92,13 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     }
   },
 };
+
+/** Milliseconds of a duration flag (`60s`, `2m`, `1h30m`, a bare number is seconds), refused naming where it came from. */
+function durationOf(key: 'wait-timeout' | 'poll-interval' | 'shutdown-timeout', text: string, argv: Record<string, unknown>): number {
+  const ms = parseDurationMs(text);
+  if (ms === undefined || ms < 0) throw new CommandError(EXIT.usage, `${flagLabel(RUN_ONCE_FLAGS, key, argv)}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
+  return ms;
+}
 
 /** 1 when a job failed, else 0; without jobs, why none ran. A refused or lost coordinator is an error either way. */
 function exitCodeOf(result: RunJobsResult, context: { runner: RunnerConfig; waitTimeout: string; received: NodeJS.Signals | undefined }): number {
