@@ -85,10 +85,10 @@ describe('register as GitLab Runner users type it', () => {
       RUNNER_PRE_BUILD_SCRIPT: 'echo env-pre-build',
       RUNNER_POST_BUILD_SCRIPT: 'echo env-post-build',
     };
-    // The test sets every name the flag table reads (a new flag must be added here too).
-    expect(Object.keys(env).sort()).toEqual(envNames(REGISTER_FLAGS).sort());
+    // The test sets every name the flag table reads (a new flag must be added here too); CI_SERVER_TOKEN: the next test.
+    expect([...Object.keys(env), 'CI_SERVER_TOKEN'].sort()).toEqual(envNames(REGISTER_FLAGS).sort());
     const help = await cli(['register', '--help']);
-    for (const name of Object.keys(env)) expect(help.stdout).toContain(name);
+    for (const name of envNames(REGISTER_FLAGS)) expect(help.stdout).toContain(name);
 
     // At a terminal, so REGISTER_NON_INTERACTIVE is what keeps it from prompting.
     const result = await atTerminal('register', env);
@@ -100,6 +100,22 @@ describe('register as GitLab Runner users type it', () => {
       pre_clone_script: 'echo env-pre-clone', pre_build_script: 'echo env-pre-build', post_build_script: 'echo env-post-build',
     });
     expect((await serverRunners()).find((r) => r.description === 'from-env')).toMatchObject({ tags: ['env-a', 'env-b'], run_untagged: true, locked: false });
+  });
+
+  it('adds a runner that exists on the coordinator with --token (or CI_SERVER_TOKEN) after verifying it, registering nothing', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    const { token } = await t.registerRunner();
+    const before = (await serverRunners()).length;
+    const added = await cli(['register', '-n', '-c', config, '--url', t.url, '--token', token, '--name', 'adopted']);
+    expect(added.exitCode, added.all).toBe(0);
+    expect(parseConfig(await readFile(config, 'utf8'), config).config.runners[0]).toMatchObject({ name: 'adopted', token });
+    expect((await serverRunners()).length).toBe(before);
+
+    const unknown = await cli(['register', '-n', '-c', config, '--url', t.url, '--name', 'ghost'], { env: { CI_SERVER_TOKEN: 'no-such-runner-token' } });
+    expect(unknown.exitCode, unknown.all).toBe(3);
+    expect(unknown.stderr).toContain('does not know this runner token');
+    expect(parseConfig(await readFile(config, 'utf8'), config).config.runners.map((r) => r.name)).toEqual(['adopted']);
   });
 
   it('refuses an environment value it cannot use, naming the variable, before registering', async () => {

@@ -10,6 +10,7 @@ export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'non-interactive', alias: 'n', env: ['REGISTER_NON_INTERACTIVE'], kind: 'boolean', describe: 'Never prompt: a missing value is an error' },
   { flag: 'url', alias: 'u', env: ['CI_SERVER_URL'], kind: 'string', describe: 'Coordinator URL' },
   { flag: 'registration-token', alias: 'r', env: ['REGISTRATION_TOKEN'], kind: 'string', describe: 'Registration token' },
+  { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN'], kind: 'string', describe: 'Instead of registering: the token of a runner that exists on the coordinator, verified and added as it is (tags and locking stay as they are there)' },
   { flag: 'name', alias: 'description', env: ['RUNNER_NAME'], kind: 'string', describe: 'Runner name/description (default: host name)' },
   { flag: 'tag-list', env: ['RUNNER_TAG_LIST'], kind: 'string', describe: 'Comma-separated tags' },
   { flag: 'run-untagged', env: ['REGISTER_RUN_UNTAGGED'], kind: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags)' },
@@ -34,6 +35,7 @@ export interface RegisterValues {
   'non-interactive'?: boolean;
   url?: string;
   'registration-token'?: string;
+  token?: string;
   name?: string;
   'tag-list'?: string;
   'run-untagged'?: boolean;

@@ -37,9 +37,9 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const configPath = resolveConfigPath(values.config);
     const docker = dockerTableFromFlags(argv);
     if (!values['non-interactive'] && interactive()) await askMissing(values, docker);
-    const { url, 'registration-token': token } = values;
+    const { url, 'registration-token': token, token: runnerToken } = values;
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
-    if (!token) throw new CommandError(EXIT.usage, 'register needs a registration token: --registration-token or REGISTRATION_TOKEN');
+    if (!token && !runnerToken) throw new CommandError(EXIT.usage, 'register needs a registration token (--registration-token or REGISTRATION_TOKEN), or the token of a runner that exists already (--token or CI_SERVER_TOKEN)');
     const executor = values.executor || 'shell';
     if (executor !== 'shell' && executor !== 'docker') throw new CommandError(EXIT.usage, `executor "${executor}" is not available; use shell or docker`);
     if (executor === 'docker') checkDockerTable(docker);
@@ -81,14 +81,21 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       throw new CommandError(EXIT.usage, `--url ${url}: ${(error as Error).message}`);
     }
     try {
-      const result = await client.registerRunner({ token, description: name, tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
-      if (!result.runner) {
-        if (result.status === 403) throw new CommandError(EXIT.coordinator, `the coordinator refused the registration token (403); check it in the project's or instance's CI settings`);
-        const detail = result.error ? result.error.message : `status ${result.status}`;
-        throw new CommandError(EXIT.coordinator, `registering at ${url} failed: ${detail}`);
+      if (runnerToken) {
+        // GitLab Runner's `register --token`: a runner created on the coordinator is only verified and added.
+        await verifyExisting(client, url, runnerToken);
+        await saveOrUndo(client, configPath, { ...entry, token: runnerToken }, 'keep-existing');
+        process.stdout.write(`Runner "${name}" (token ${runnerToken.slice(0, 8)}...) verified and added to ${configPath}\n`);
+      } else {
+        const result = await client.registerRunner({ token: token ?? '', description: name, tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
+        if (!result.runner) {
+          if (result.status === 403) throw new CommandError(EXIT.coordinator, `the coordinator refused the registration token (403); check it in the project's or instance's CI settings`);
+          const detail = result.error ? result.error.message : `status ${result.status}`;
+          throw new CommandError(EXIT.coordinator, `registering at ${url} failed: ${detail}`);
+        }
+        await saveOrUndo(client, configPath, { ...entry, token: result.runner.token }, values['leave-runner'] === true ? 'leave' : 'unregister');
+        process.stdout.write(`Runner "${name}" registered (id ${result.runner.id}, token ${result.runner.token.slice(0, 8)}...) and added to ${configPath}\n`);
       }
-      await saveOrUndo(client, configPath, { ...entry, token: result.runner.token }, values['leave-runner'] === true);
-      process.stdout.write(`Runner "${name}" registered (id ${result.runner.id}, token ${result.runner.token.slice(0, 8)}...) and added to ${configPath}\n`);
       process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
     } finally {
       await client.close();
@@ -101,7 +108,7 @@ async function askMissing(values: RegisterValues, docker: Record<string, unknown
   const prompter = new Prompter();
   try {
     values.url ||= await prompter.ask({ text: 'Please enter the coordinator URL (e.g. https://ci.example.com/)' });
-    values['registration-token'] ||= await prompter.ask({ text: 'Please enter the registration token' });
+    if (!values.token) values['registration-token'] ||= await prompter.ask({ text: 'Please enter the registration token' });
     values.name ||= await prompter.ask({ text: 'Please enter a description for the runner', default: hostname() });
     values['tag-list'] ??= await prompter.ask({ text: 'Please enter the tags for this runner (comma separated)', default: '' });
     values.executor ||= await prompter.ask({ text: 'Please enter the executor: shell, docker', default: 'shell' });
@@ -140,20 +147,30 @@ function warnAboveConcurrent(configText: string, entry: NewRunnerEntry): void {
 }
 
 /**
- * Writes the entry. When that fails the runner would exist on the server with no config knowing
- * it: it is deleted again, or with --leave-runner kept and its token printed so it can be used.
+ * Writes the entry. When that fails a newly registered runner would exist on the server with no
+ * config knowing it: it is deleted again, or with --leave-runner kept and its token printed so it
+ * can be used. A runner that existed before (`--token`) is never deleted.
  */
-async function saveOrUndo(client: RunnerApiClient, configPath: string, entry: NewRunnerEntry, leave: boolean): Promise<void> {
+async function saveOrUndo(client: RunnerApiClient, configPath: string, entry: NewRunnerEntry, onFailure: 'unregister' | 'leave' | 'keep-existing'): Promise<void> {
   try {
     await appendRunner(configPath, entry);
   } catch (error) {
     const why = `cannot write ${configPath}: ${(error as Error).message}`;
-    if (leave) {
+    if (onFailure === 'keep-existing') throw new CommandError(EXIT.usage, `${why}; the runner is unchanged on the coordinator`);
+    if (onFailure === 'leave') {
       throw new CommandError(EXIT.usage, `${why}; the runner stays registered (--leave-runner): add it to a config yourself with url = "${entry.url}" and token = "${entry.token}"`);
     }
     await client.deleteRunner(entry.token).catch(() => undefined);
     throw new CommandError(EXIT.usage, `${why}; the runner was unregistered again`);
   }
+}
+
+/** E3 for a runner token given with --token: only a token the coordinator knows is added. */
+async function verifyExisting(client: RunnerApiClient, url: string, token: string): Promise<void> {
+  const result = await client.verifyRunner(token);
+  if (result.alive === true) return;
+  if (result.alive === false) throw new CommandError(EXIT.coordinator, `the coordinator at ${url} does not know this runner token; create the runner there first, or register a new one with --registration-token`);
+  throw new CommandError(EXIT.coordinator, `verifying the runner token at ${url} failed: ${result.error?.message ?? `status ${result.status}`}`);
 }
 
 /** Refuses, before anything is registered, a docker table the config loader would refuse later. */
