@@ -84,6 +84,10 @@ describe('register as GitLab Runner users type it', () => {
       RUNNER_PRE_CLONE_SCRIPT: 'echo env-pre-clone',
       RUNNER_PRE_BUILD_SCRIPT: 'echo env-pre-build',
       RUNNER_POST_BUILD_SCRIPT: 'echo env-post-build',
+      REGISTER_ACCESS_LEVEL: 'not_protected',
+      REGISTER_PAUSED: 'false',
+      REGISTER_MAXIMUM_TIMEOUT: '0',
+      REGISTER_MAINTENANCE_NOTE: 'a note',
     };
     // The test sets every name the flag table reads (a new flag must be added here too); CI_SERVER_TOKEN: the next test.
     expect([...Object.keys(env), 'CI_SERVER_TOKEN'].sort()).toEqual(envNames(REGISTER_FLAGS).sort());
@@ -93,6 +97,7 @@ describe('register as GitLab Runner users type it', () => {
     // At a terminal, so REGISTER_NON_INTERACTIVE is what keeps it from prompting.
     const result = await atTerminal('register', env);
     expect(result.exitCode, result.stdout).toBe(0);
+    expect(result.stdout).toContain('WARNING: --maintenance-note is not sent');
     const runner = parseConfig(await readFile(config, 'utf8'), config).config.runners[0];
     expect(runner).toMatchObject({
       name: 'from-env', url: t.url, executor: 'shell', shell: 'sh', builds_dir: builds, cache_dir: cache, limit: 4,
@@ -126,6 +131,26 @@ describe('register as GitLab Runner users type it', () => {
       const result = await cli(['register', '-n'], { env: { ...base, [name]: value } });
       expect(result.exitCode, result.all).toBe(2);
       expect(result.stderr).toContain(name === 'RUNNER_ENV' ? 'RUNNER_ENV: a "NAME=value" string' : `${name}="${value}"`);
+    }
+    expect((await serverRunners()).length).toBe(before);
+  });
+
+  it('accepts the command line of GitLab Runner\'s docs, and refuses what the v1 API cannot register', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    const line = [
+      'register', '--config', config, '--non-interactive', '--url', t.url, '--registration-token', t.server.registrationToken,
+      '--executor', 'docker', '--docker-image', 'alpine:latest', '--description', 'docker-runner', '--maintenance-note', 'Free-form maintainer notes',
+      '--tag-list', 'docker,aws', '--run-untagged=true', '--locked=false', '--access-level=not_protected',
+    ];
+    const result = await cli(line);
+    expect(result.exitCode, result.all).toBe(0);
+    expect((await serverRunners()).find((r) => r.description === 'docker-runner')).toMatchObject({ tags: ['docker', 'aws'], run_untagged: true, locked: false });
+    const before = (await serverRunners()).length;
+    for (const extra of [['--access-level', 'ref_protected'], ['--paused'], ['--maximum-timeout', '3600']]) {
+      const refused = await cli([...line, ...extra]);
+      expect(refused.exitCode, refused.all).toBe(2);
+      expect(refused.stderr).toContain('the v1 runner API cannot register it so');
     }
     expect((await serverRunners()).length).toBe(before);
   });

@@ -3,6 +3,7 @@
  * `--non-interactive`, as there; the runner's name is `--name` or `--description`). The `--docker-*`
  * flags come from agent/docker-flags.ts, the TLS ones are declared with the command.
  */
+import { CommandError, EXIT } from '../../agent/cli-support.js';
 import type { EnvFlag } from '../env-options.js';
 
 export const REGISTER_FLAGS: readonly EnvFlag[] = [
@@ -27,7 +28,27 @@ export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'pre-clone-script', env: ['RUNNER_PRE_CLONE_SCRIPT'], kind: 'string', describe: 'Commands run before the clone/fetch of each job' },
   { flag: 'pre-build-script', env: ['RUNNER_PRE_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run before each job\'s script' },
   { flag: 'post-build-script', env: ['RUNNER_POST_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run after each job\'s script' },
+  // GitLab Runner's, for newer coordinators: accepted where the value is what the v1 API does anyway.
+  { flag: 'access-level', env: ['REGISTER_ACCESS_LEVEL'], kind: 'string', choices: ['not_protected', 'ref_protected'], describe: 'Only not_protected: the v1 API cannot restrict a runner to protected refs', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  { flag: 'paused', env: ['REGISTER_PAUSED'], kind: 'boolean', describe: 'Only false: the v1 API registers active runners (pause it on the coordinator afterwards)', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  { flag: 'maximum-timeout', env: ['REGISTER_MAXIMUM_TIMEOUT'], kind: 'int', min: 0, describe: 'Only 0 (none): the v1 API has no per-runner job timeout cap', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  { flag: 'maintenance-note', env: ['REGISTER_MAINTENANCE_NOTE'], kind: 'string', describe: 'Not sent (the v1 API has no note); a warning says so', group: 'GitLab Runner flags the v1 API cannot carry:' },
 ];
+
+/**
+ * GitLab Runner flags the v1 registration API cannot carry: a value that is what v1 does anyway is
+ * accepted (so GitLab Runner's command lines work unchanged), any other is refused, since the runner
+ * would not be what was asked for; a maintenance note only costs a warning. Returns the warnings.
+ */
+export function checkV4OnlyValues(values: RegisterValues): string[] {
+  const refuse = (what: string): never => {
+    throw new CommandError(EXIT.usage, `${what}; the v1 runner API cannot register it so. Leave the flag out (or set it on the coordinator after registering).`);
+  };
+  if (values['access-level'] === 'ref_protected') refuse('--access-level ref_protected restricts the runner to protected refs');
+  if (values.paused === true) refuse('--paused registers a paused runner');
+  if (values['maximum-timeout'] !== undefined && values['maximum-timeout'] > 0) refuse(`--maximum-timeout ${values['maximum-timeout']} caps the runner's job timeout`);
+  return values['maintenance-note'] ? ['--maintenance-note is not sent: the v1 runner API has no maintenance note'] : [];
+}
 
 /** `register`'s values once the environment has filled in what the flags left out. */
 export interface RegisterValues {
@@ -52,4 +73,8 @@ export interface RegisterValues {
   'pre-clone-script'?: string;
   'pre-build-script'?: string;
   'post-build-script'?: string;
+  'access-level'?: string;
+  paused?: boolean;
+  'maximum-timeout'?: number;
+  'maintenance-note'?: string;
 }

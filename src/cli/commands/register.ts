@@ -15,7 +15,7 @@ import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/doc
 import { interactive, Prompter } from '../../agent/prompt.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
-import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
+import { checkV4OnlyValues, REGISTER_FLAGS, type RegisterValues } from './register-options.js';
 
 interface RegisterArgs extends RegisterValues {
   'tls-ca-file'?: string;
@@ -34,6 +34,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
+    for (const warning of checkV4OnlyValues(values)) process.stderr.write(`WARNING: ${warning}\n`);
     const configPath = resolveConfigPath(values.config);
     const docker = dockerTableFromFlags(argv);
     if (!values['non-interactive'] && interactive()) await askMissing(values, docker);
