@@ -1,4 +1,4 @@
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,8 +75,8 @@ later:
       RUNNER_ARTIFACTS_EXTRACT_LIMIT: '1GiB',
       RUNNER_SHOW_LOG: 'true',
     };
-    // Every name the flag table reads is set here or below (CI_SERVER_TOKEN: the next test).
-    expect([...Object.keys(env), 'CI_SERVER_TOKEN'].sort()).toEqual(envNames(RUN_ONCE_FLAGS).sort());
+    // Every name the flag table reads is set here or in a test below.
+    expect([...Object.keys(env), 'CI_SERVER_TOKEN', 'CONFIG_FILE', 'RUNNER_CONFIG_NAME'].sort()).toEqual(envNames(RUN_ONCE_FLAGS).sort());
     const help = await cli(['run-single', '--help']);
     for (const name of envNames(RUN_ONCE_FLAGS)) expect(help.stdout).toContain(name);
 
@@ -134,6 +134,21 @@ later:
     expect(result.exitCode, result.all).toBe(0);
     for (const job of p.jobs) expect(t.server.getJob(job.id)?.status).toBe('success');
     expect(result.stderr).toContain('2 jobs: 2 succeeded, 0 failed');
+  });
+
+  it('runs as a runner of config.toml with -c and -r, as GitLab Runner\'s run-single does (or CONFIG_FILE and RUNNER_CONFIG_NAME)', async () => {
+    const { root, builds, cache } = await workDirs();
+    const config = join(root, 'config.toml');
+    await writeFile(config, `[[runners]]\n  name = "other"\n  url = "${t.url}"\n  token = "nope"\n[[runners]]\n  name = "from-config"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${builds}"\n  cache_dir = "${cache}"\n  pre_build_script = "echo config-pre-build"\n`);
+    const p = await t.pipeline('one:\n  script: [echo one]\n');
+    const result = await cli(['run-single', '-c', config, '-r', 'from-config', '--max-builds', '1']);
+    expect(result.exitCode, result.all).toBe(0);
+    const text = await trace(p.jobs[0]!.id);
+    expect(text).toContain('on from-config (');
+    expect(text).toContain('config-pre-build');
+    const missing = await cli(['run-single', '--max-builds', '1'], { env: { CONFIG_FILE: config, RUNNER_CONFIG_NAME: 'absent' } });
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain(`no runner named "absent" in ${config} (it has "other", "from-config")`);
   });
 
   it('run-once still takes one job and leaves the next for later', async () => {

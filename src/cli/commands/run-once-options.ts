@@ -6,6 +6,8 @@
 import type { EnvFlag } from '../env-options.js';
 
 export const RUN_ONCE_FLAGS: readonly EnvFlag[] = [
+  { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file that --runner is read from (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
+  { flag: 'runner', alias: 'r', env: ['RUNNER_CONFIG_NAME'], kind: 'string', describe: 'Take the runner entry of this name from the config file instead of the flags below (GitLab Runner\'s run-single -r)' },
   { flag: 'url', alias: 'u', env: ['CI_SERVER_URL'], kind: 'string', describe: 'Coordinator URL' },
   { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN', 'RUNNER_TOKEN'], kind: 'string', describe: 'Runner token (from register)' },
   { flag: 'name', alias: ['n', 'description'], env: ['RUNNER_NAME'], kind: 'string', default: 'run-once', describe: 'Runner name shown in the trace' },
@@ -31,6 +33,8 @@ export const RUN_ONCE_FLAGS: readonly EnvFlag[] = [
 
 /** `run-once`'s values once the environment and the defaults have filled in what the flags left out. */
 export interface RunOnceValues {
+  config?: string;
+  runner?: string;
   url?: string;
   token?: string;
   name: string;

@@ -5,7 +5,8 @@
  * with the environment alone.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { resolveConfigPath } from '../../agent/config/index.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
@@ -35,7 +36,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     // Invoked as run-single, the defaults are GitLab Runner's: jobs until stopped, waiting without limit.
     const legacy = argv._[0] === 'run-single';
     const values = resolveEnvOptions(argv, RUN_ONCE_FLAGS) as unknown as RunOnceValues;
-    const runner = runnerFromFlags(argv);
+    const runner = values.runner === undefined ? runnerFromFlags(argv) : await runnerFromConfig(values.config, values.runner);
     const waitTimeout = values['wait-timeout'] ?? (legacy ? '0' : '60s');
     const waitTimeoutMs = durationOf('wait-timeout', waitTimeout, argv);
     const pollIntervalMs = durationOf('poll-interval', values['poll-interval'], argv);
@@ -119,6 +120,15 @@ function exitCodeOf(result: RunJobsResult, context: { runner: RunnerConfig; wait
   if (ended.kind === 'stopped') return context.received === 'SIGINT' ? 130 : 143;
   process.stderr.write(`No job arrived within ${context.waitTimeout}\n`);
   return EXIT.noJob;
+}
+
+/** The `[[runners]]` entry named `name` of the config file (`run-single -c FILE -r NAME`). */
+async function runnerFromConfig(configFlag: string | undefined, name: string): Promise<RunnerConfig> {
+  const path = resolveConfigPath(configFlag);
+  const { config } = await loadConfigWithWarnings(path);
+  const runner = config.runners.find((r) => r.name === name);
+  if (!runner) throw new CommandError(EXIT.usage, `no runner named "${name}" in ${path} (it has ${config.runners.map((r) => `"${r.name}"`).join(', ') || 'none'})`);
+  return runner;
 }
 
 /**
