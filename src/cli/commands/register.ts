@@ -50,24 +50,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const runUntagged = tagList.length === 0 ? true : (values['run-untagged'] ?? false);
     const locked = values.locked;
     const caFile = argv['tls-ca-file'] ?? env.CI_SERVER_TLS_CA_FILE;
-    const entry: NewRunnerEntry = {
-      name,
-      url,
-      token: '',
-      executor,
-      shell: values.shell,
-      builds_dir: values['builds-dir'],
-      cache_dir: values['cache-dir'],
-      limit: values.limit,
-      output_limit: values['output-limit'],
-      request_concurrency: values['request-concurrency'],
-      'tls-ca-file': caFile,
-      environment: values.env && values.env.length > 0 ? values.env : undefined,
-      pre_clone_script: values['pre-clone-script'],
-      pre_build_script: values['pre-build-script'],
-      post_build_script: values['post-build-script'],
-      ...(executor === 'docker' ? { docker } : {}),
-    };
+    const entry = newEntry(values, { name, url, executor, caFile, docker });
     checkEntry(entry, argv);
 
     // A config that cannot be used is found before the coordinator creates a runner for it.
@@ -103,6 +86,28 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     }
   },
 };
+
+/** The `[[runners]]` entry to write (its token is filled in once the coordinator has answered). */
+function newEntry(values: RegisterValues, fixed: { name: string; url: string; executor: string; caFile: string | undefined; docker: Record<string, unknown> }): NewRunnerEntry {
+  return {
+    name: fixed.name,
+    url: fixed.url,
+    token: '',
+    executor: fixed.executor,
+    shell: values.shell,
+    builds_dir: values['builds-dir'],
+    cache_dir: values['cache-dir'],
+    limit: values.limit,
+    output_limit: values['output-limit'],
+    request_concurrency: values['request-concurrency'],
+    'tls-ca-file': fixed.caFile,
+    environment: values.env && values.env.length > 0 ? values.env : undefined,
+    pre_clone_script: values['pre-clone-script'],
+    pre_build_script: values['pre-build-script'],
+    post_build_script: values['post-build-script'],
+    ...(fixed.executor === 'docker' ? { docker: fixed.docker } : {}),
+  };
+}
 
 /** Prompts, at a terminal, for what flags and environment left out (GitLab Runner's questions). */
 async function askMissing(values: RegisterValues, docker: Record<string, unknown>): Promise<void> {
