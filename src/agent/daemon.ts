@@ -26,9 +26,11 @@ export interface DaemonOptions {
   runAs?: RunAs;
   /** Quiet time before a file change is read; default 300 ms. */
   watchDebounceMs?: number;
+  /** `--log-level`/`--debug`: wins over the config's `log_level`, also after reloads (as in GitLab Runner). */
+  logLevel?: Config['log_level'] | 'silent';
 }
 
-type LogSettings = Pick<Config, 'log_level' | 'log_format'>;
+type LogSettings = { log_level: Config['log_level'] | 'silent'; log_format: Config['log_format'] };
 
 export class Daemon {
   readonly agent: Agent;
@@ -42,7 +44,7 @@ export class Daemon {
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
-    this.logger = rootLogger(options.config);
+    this.logger = rootLogger(this.logSettings(options.config));
     const slot = this.slot;
     this.agent = new Agent(
       options.config,
@@ -110,7 +112,7 @@ export class Daemon {
     }
     const before = this.config;
     this.config = next;
-    this.applyLogging(before, next);
+    this.applyLogging(this.logSettings(before), this.logSettings(next));
     this.agent.reload(next);
     await this.applyListenAddress();
     this.metrics?.configReloaded(true);
@@ -126,6 +128,10 @@ export class Daemon {
       this.logger = rootLogger(next);
     }
     this.agent.setLogger(this.logger);
+  }
+
+  private logSettings(config: LogSettings): LogSettings {
+    return this.options.logLevel === undefined ? config : { ...config, log_level: this.options.logLevel };
   }
 
   private wantedAddress(): string | undefined {
@@ -178,7 +184,7 @@ export class Daemon {
   }
 }
 
-function pinoLevel(level: Config['log_level']): Exclude<Config['log_level'], 'panic'> {
+function pinoLevel(level: LogSettings['log_level']): Exclude<LogSettings['log_level'], 'panic'> {
   return level === 'panic' ? 'fatal' : level;
 }
 

@@ -7,11 +7,27 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { loadCommands } from './commands/index.js';
+import { COMMAND_NAMES, loadCommands } from './commands/index.js';
+import { addGlobalOptions } from './global-options.js';
+import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
 import { VERSION } from '../version.js';
 
 export async function main(argv: string[]): Promise<void> {
-  let program = yargs(argv)
+  let args = argv;
+  let word = commandWord(args);
+  if (word === 'help') {
+    // GitLab Runner's `help [command]`.
+    const at = args.indexOf('help');
+    args = [...args.slice(0, at), ...args.slice(at + 1), '--help'];
+    word = commandWord(args);
+  }
+  const problem = word === undefined ? undefined : unknownCommandMessage(word, COMMAND_NAMES);
+  if (problem) {
+    process.stderr.write(`${problem}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  let program = addGlobalOptions(yargs(args))
     .scriptName('ci-runner')
     .usage('$0 <command> [options]\n\nA CI runner for the GitLab CI runner API v1, with an embedded reference server.')
     .version(VERSION)
@@ -21,10 +37,11 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error, y) => {
       if (error) throw error;
-      process.stderr.write(`${y.help()}\n\nError: ${message}\n`);
+      const help = String(y.help());
+      process.stderr.write(`${help}\n\nError: ${unknownArgumentsMessage(message, help)}\n`);
       process.exit(2);
     });
-  for (const command of await loadCommands(argv)) program = program.command(command);
+  for (const command of await loadCommands(word)) program = program.command(command);
   await program.parseAsync();
 }
 

@@ -18,6 +18,7 @@ import {
   IGNORED_RUNNER_KEYS,
   KNOWN_GLOBAL_KEYS,
   KNOWN_RUNNER_KEYS,
+  REGISTRATION_RECORD_KEYS,
   type Config,
 } from './schema.js';
 
@@ -119,13 +120,23 @@ function sortKeys(
     const p = [...at, key];
     const within = at.length > 2 ? ` in [${at.filter((part) => typeof part === 'string').join('.')}]` : '';
     if (ignored.has(key)) {
-      warnings.push(`${where(p)}: \`${key}\`${within} is a GitLab Runner setting that ci-runner does not use; it is ignored`);
+      // GitLab Runner writes unset keys as false, 0 or an empty table: nothing was asked for.
+      if (!isUnset(table[key]) && !REGISTRATION_RECORD_KEYS.has(key)) warnings.push(`${where(p)}: \`${key}\`${within} is a GitLab Runner setting that ci-runner does not use; it is ignored`);
       delete table[key];
       continue;
     }
     const guess = closest(key, known);
     problems.push(`${where(p)}: unknown key \`${key}\`${within}${guess ? ` (did you mean \`${guess}\`?)` : ''}; expected one of ${known.join(', ')}`);
   }
+}
+
+/** false, 0, "", an empty list or table, or Go's zero time (0001-01-01). */
+function isUnset(value: unknown): boolean {
+  if (value === false || value === 0 || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (value instanceof Date) return value.getUTCFullYear() <= 1;
+  if (value && typeof value === 'object') return Object.values(value).every(isUnset);
+  return false;
 }
 
 function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {

@@ -1,6 +1,8 @@
 /**
  * The config.toml schema: the GitLab Runner keys that apply here, with their meanings (PROTOCOL.md
  * §10.11; `check_interval` ≤ 0 means the default, `output_limit` is KiB), plus this runner's own keys.
+ * GitLab Runner writes zero values for keys left unset (`shutdown_timeout = 0`, `request_concurrency
+ * = 0`): where it reads a zero as its default, so does this schema.
  * Keys GitLab Runner knows but we do not use are listed separately: they produce a warning, while any
  * other unknown key is an error (most likely a misspelling of one of ours).
  */
@@ -48,7 +50,8 @@ export const runnerSchema = z.strictObject({
   limit: nonNegativeInt.default(0),
   /** Trace cap in KiB; 0 = the default 4096. */
   output_limit: nonNegativeInt.default(0).transform((v) => (v === 0 ? 4096 : v)),
-  request_concurrency: positiveInt.default(1),
+  /** ≤ 0 means the default, 1 (GitLab Runner's `max(1, n)`). */
+  request_concurrency: z.int().default(1).transform((v) => Math.max(1, v)),
   pre_clone_script: z.string().optional(),
   pre_build_script: z.string().optional(),
   post_build_script: z.string().optional(),
@@ -80,8 +83,8 @@ export const configSchema = z.strictObject({
   check_interval: z.number().default(0).transform((v) => (v <= 0 ? 3 : v)),
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic']).default('info'),
   log_format: z.enum(['runner', 'text', 'json']).default('runner'),
-  /** Seconds running jobs get to finish after SIGTERM before they are cancelled. */
-  shutdown_timeout: nonNegativeInt.default(30),
+  /** Seconds running jobs get to finish after SIGTERM before they are cancelled; 0 means the default 30. */
+  shutdown_timeout: nonNegativeInt.default(30).transform((v) => (v === 0 ? 30 : v)),
   /** GitLab Runner's: shell jobs run as this user (looked up at start); the daemon stays root. */
   user: z.string().min(1).optional(),
   /** Where /metrics, /healthz, /readyz and /debug/jobs are served; unset = no server. */
@@ -113,6 +116,12 @@ export const IGNORED_RUNNER_KEYS = new Set([
   'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
   'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',
 ]);
+
+/**
+ * What GitLab Runner's `register` records about the registration, not settings: ignored without a
+ * warning, so a config.toml it wrote loads quietly.
+ */
+export const REGISTRATION_RECORD_KEYS = new Set(['id', 'token_obtained_at', 'token_expires_at']);
 
 /** Every key this runner reads, for "did you mean" suggestions. */
 export const KNOWN_GLOBAL_KEYS = Object.keys(configSchema.shape);

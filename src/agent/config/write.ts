@@ -21,6 +21,10 @@ export interface NewRunnerEntry {
   cache_dir?: string;
   limit?: number;
   output_limit?: number;
+  request_concurrency?: number;
+  pre_clone_script?: string;
+  pre_build_script?: string;
+  post_build_script?: string;
   'tls-ca-file'?: string;
   'tls-cert-file'?: string;
   'tls-key-file'?: string;

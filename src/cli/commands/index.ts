@@ -25,9 +25,16 @@ const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyComm
   ['status', async () => (await import('./service-control.js')).statusCommand],
 ];
 
-/** The command modules needed to parse `argv`: the one it names, or all of them. */
-export async function loadCommands(argv: readonly string[]): Promise<AnyCommand[]> {
-  const named = loaders.find(([name]) => name === argv[0]);
+/** Other names of commands: GitLab Runner's, where it calls one differently. */
+const aliases: Readonly<Record<string, string>> = { 'run-single': 'run-once' };
+
+/** Every name a command can be called by. */
+export const COMMAND_NAMES: readonly string[] = [...loaders.map(([name]) => name), ...Object.keys(aliases)];
+
+/** The command modules needed to run the command called `word`: that one, or (for --help) all of them. */
+export async function loadCommands(word: string | undefined): Promise<AnyCommand[]> {
+  const name = word === undefined ? undefined : (aliases[word] ?? word);
+  const named = loaders.find(([n]) => n === name);
   const wanted = named ? [named] : loaders;
   return Promise.all(wanted.map(([, load]) => load()));
 }

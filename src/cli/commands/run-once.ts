@@ -1,34 +1,24 @@
 /**
- * `ci-runner run-once`: take at most one job, run it, exit with its result. No config file; the flags
- * match GitLab Runner's `run-single`.
+ * `ci-runner run-once` (and `run-single`, GitLab Runner's name for it): take jobs with no config
+ * file — one by default, `--max-builds N` for more — run them, exit with their result. Every flag
+ * can also come from the environment (see run-once-options.ts), so a container can be started
+ * with the environment alone.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals, parseDuration } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { resolveConfigPath } from '../../agent/config/index.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
+import type { RunJobsResult } from '../../agent/run-jobs.js';
+import { parseDurationMs } from '../../duration.js';
 import { setLongTimeout, type LongTimer } from '../../timers.js';
+import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { requestedLogLevel } from '../global-options.js';
+import { RUN_ONCE_FLAGS, type RunOnceValues } from './run-once-options.js';
 
-interface RunOnceArgs {
-  url?: string;
-  token?: string;
-  name: string;
-  executor: string;
-  shell: string;
-  'builds-dir': string;
-  'cache-dir': string;
-  'wait-timeout': string;
-  'poll-interval': string;
-  'shutdown-timeout': string;
-  'output-limit': number;
-  env: string[];
-  'pre-build-script'?: string;
-  'post-build-script'?: string;
-  'pre-clone-script'?: string;
-  'artifacts-format': string;
-  'artifacts-extract-limit'?: string;
-  'log-level': string;
+interface RunOnceArgs extends Partial<RunOnceValues> {
   'tls-ca-file'?: string;
   'tls-cert-file'?: string;
   'tls-key-file'?: string;
@@ -37,88 +27,74 @@ interface RunOnceArgs {
 
 export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
   command: 'run-once',
-  describe: 'Take at most one job, run it, and exit with its result (no config file)',
+  aliases: ['run-single'],
+  describe: 'Take jobs without a config file (one by default), run them, exit with their result; run-single is its GitLab Runner name',
   builder: (y: Argv) =>
-    addDockerFlags(addTlsFlags(y
-      .option('url', { type: 'string', describe: 'Coordinator URL [env: CI_SERVER_URL]' })
-      .option('token', { alias: 't', type: 'string', describe: 'Runner token (from register) [env: CI_SERVER_TOKEN]' })
-      .option('name', { alias: 'n', type: 'string', default: 'run-once', describe: 'Runner name shown in the trace' })
-      .option('executor', { type: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
-      .option('shell', { type: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' })
-      .option('builds-dir', { type: 'string', default: 'builds', describe: 'Where sources are checked out' })
-      .option('cache-dir', { type: 'string', default: 'cache', describe: 'Where caches are kept' })
-      .option('wait-timeout', { type: 'string', default: '60s', describe: 'How long to wait for a job (e.g. 60s, 5m)' })
-      .option('poll-interval', { type: 'string', default: '1s', describe: 'Pause between polls that find no job' })
-      .option('shutdown-timeout', { type: 'string', default: '30s', describe: 'After SIGTERM/SIGINT, how long the job may still run' })
-      .option('output-limit', { type: 'number', default: 4096, describe: 'Trace size cap in KiB' })
-      .option('env', { type: 'string', array: true, default: [], describe: 'Extra job variable NAME=value (repeatable)' })
-      .option('pre-clone-script', { type: 'string', describe: 'Commands run before the clone/fetch' })
-      .option('pre-build-script', { type: 'string', describe: 'Commands run before the job script' })
-      .option('post-build-script', { type: 'string', describe: 'Commands run after the job script' })
-      .option('artifacts-format', { type: 'string', default: 'tar.gz', choices: ['tar.gz', 'zip'], describe: 'Archive format of uploaded artifacts' })
-      .option('artifacts-extract-limit', { type: 'string', describe: 'Most bytes the job may extract from downloaded artifacts and its cache, e.g. 10GiB (default: no limit)' })
-      .option('log-level', { type: 'string', default: 'warn', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'] })))
+    addDockerFlags(addTlsFlags(addEnvOptions(y, RUN_ONCE_FLAGS)))
+      .example('$0 run-once --url https://ci.example.com/ --token TOKEN --executor docker --docker-image alpine:3.20', 'One job in a container, then exit')
+      .example('CI_SERVER_URL=... RUNNER_TOKEN=... $0 run-single --max-builds 5 --wait-timeout 10m', 'Up to five jobs, exiting after ten minutes without one')
       .epilogue(
-        'Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, an unusable TLS file, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
+        'Values come from flags, then the environment names shown, then the defaults. Each job\'s log location is printed on standard error when it starts; --show-log also copies the log to standard output.\nExit codes: 0 every job succeeded; 1 a job failed; 2 bad usage, an unusable TLS file, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
       ) as unknown as Argv<RunOnceArgs>,
   handler: async (argv: ArgumentsCamelCase<RunOnceArgs>) => {
-    const runner = runnerFromFlags(argv);
+    // Invoked as run-single, the defaults are GitLab Runner's: jobs until stopped, waiting without limit.
+    const legacy = argv._[0] === 'run-single';
+    const values = resolveEnvOptions(argv, RUN_ONCE_FLAGS) as unknown as RunOnceValues;
     const tls = tlsFromFlags(argv);
     // Before the first poll: an unusable file is exit 2 naming it, not a transport error per poll.
     checkTlsFlags(tls);
-    const waitTimeoutMs = parseDuration(argv['wait-timeout'], 'wait-timeout');
-    const pollIntervalMs = parseDuration(argv['poll-interval'], 'poll-interval');
-    const shutdownMs = parseDuration(argv['shutdown-timeout'], 'shutdown-timeout');
+    const runner = values.runner === undefined ? runnerFromFlags(argv) : { ...(await runnerFromConfig(values.config, values.runner)), ...tls.files };
+    const waitTimeout = values['wait-timeout'] ?? (legacy ? '0' : '60s');
+    const waitTimeoutMs = durationOf('wait-timeout', waitTimeout, argv);
+    const pollIntervalMs = durationOf('poll-interval', values['poll-interval'], argv);
+    const shutdownMs = durationOf('shutdown-timeout', values['shutdown-timeout'], argv);
+    const maxBuilds = values['max-builds'] ?? (legacy ? 0 : 1);
     if (runner.executor === 'docker') {
       // Better to refuse at once than to take a job only to fail it.
       const { checkExecutor } = await import('../../agent/executor-check.js');
       const check = await checkExecutor(runner);
       if (!check.ok) throw new CommandError(EXIT.usage, `cannot run docker jobs: ${check.reason}`);
     }
-    const [{ JobStop }, { runOnce }, { defaultServices }, { createLogger }] = await Promise.all([
+    const [{ JobStop }, { runJobs }, { defaultServices }, { createLogger }, { JobLogTee, jobLogLocation }] = await Promise.all([
       import('../../agent/job/run-job.js'),
-      import('../../agent/run-once.js'),
+      import('../../agent/run-jobs.js'),
       import('../../agent/services.js'),
       import('../../log.js'),
+      import('../job-output.js'),
     ]);
-    const logger = createLogger({ level: argv['log-level'] as 'warn' });
+    const logger = createLogger({ level: requestedLogLevel(argv) ?? 'warn' });
     keepRunningOnUnhandledRejection(logger);
+    const limit = Math.max(1, values.limit);
+    const tee = values['show-log'] ? new JobLogTee(process.stdout, runner.token, limit > 1 && maxBuilds !== 1) : undefined;
     const stopJob = new AbortController();
     let timer: LongTimer | undefined;
     const signals = handleStopSignals(
       logger,
       () => {
-        timer = setLongTimeout(() => stopJob.abort(new JobStop(`the runner is shutting down and the job did not finish within ${argv['shutdown-timeout']}`)), shutdownMs, { unref: true });
+        timer = setLongTimeout(() => stopJob.abort(new JobStop(`the runner is shutting down and the job did not finish within ${values['shutdown-timeout']}`)), shutdownMs, { unref: true });
       },
       () => stopJob.abort(new JobStop('the runner was stopped (forced shutdown)')),
     );
     try {
-      const result = await runOnce({
+      const services = defaultServices(logger);
+      const result = await runJobs({
         runner,
-        services: defaultServices(logger),
+        services: tee ? { ...services, onOutput: (build, chunk) => tee.write(build, chunk) } : services,
         waitTimeoutMs,
         pollIntervalMs,
+        maxBuilds,
+        limit,
+        requestConcurrency: Math.max(1, values['request-concurrency']),
         stopWaiting: signals.first,
         stopJob: stopJob.signal,
         tlsLabels: tls.labels,
+        onJobStarted: (build) => process.stderr.write(`Job ${build.id} (${build.name}) received; its log: ${jobLogLocation(build, runner.url)}\n`),
+        onJobFinished: (buildId, outcome) => {
+          tee?.end(buildId);
+          process.stderr.write(`Job ${buildId} ${outcome.state === 'success' ? 'succeeded' : `failed: ${outcome.reason ?? ''}`}\n`);
+        },
       });
-      switch (result.kind) {
-        case 'job':
-          process.stderr.write(`Job ${result.buildId} ${result.outcome.state === 'success' ? 'succeeded' : `failed: ${result.outcome.reason ?? ''}`}\n`);
-          process.exitCode = result.outcome.state === 'success' ? EXIT.ok : EXIT.jobFailed;
-          break;
-        case 'no-job':
-          process.stderr.write(`No job arrived within ${argv['wait-timeout']}\n`);
-          process.exitCode = EXIT.noJob;
-          break;
-        case 'forbidden':
-          throw new CommandError(EXIT.coordinator, `the coordinator refused the runner token (${result.status}); was the runner deleted? Register it again.`);
-        case 'unreachable':
-          throw new CommandError(EXIT.coordinator, `could not get a job from ${runner.url}: ${result.error ?? `status ${result.status}`}`);
-        case 'stopped':
-          process.exitCode = signals.received === 'SIGINT' ? 130 : 143;
-          break;
-      }
+      process.exitCode = exitCodeOf(result, { runner, waitTimeout, received: signals.received });
     } finally {
       timer?.clear();
       signals.dispose();
@@ -126,17 +102,54 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
   },
 };
 
+/** Milliseconds of a duration flag (`60s`, `2m`, `1h30m`, a bare number is seconds), refused naming where it came from. */
+function durationOf(key: 'wait-timeout' | 'poll-interval' | 'shutdown-timeout', text: string, argv: Record<string, unknown>): number {
+  const ms = parseDurationMs(text);
+  if (ms === undefined || ms < 0) throw new CommandError(EXIT.usage, `${flagLabel(RUN_ONCE_FLAGS, key, argv)}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
+  return ms;
+}
+
+/** 1 when a job failed, else 0; without jobs, why none ran. A refused or lost coordinator is an error either way. */
+function exitCodeOf(result: RunJobsResult, context: { runner: RunnerConfig; waitTimeout: string; received: NodeJS.Signals | undefined }): number {
+  const { jobs, ended } = result;
+  if (jobs.length > 1) {
+    const failed = jobs.filter((j) => j.outcome.state !== 'success').length;
+    process.stderr.write(`${jobs.length} jobs: ${jobs.length - failed} succeeded, ${failed} failed\n`);
+  }
+  switch (ended.kind) {
+    case 'forbidden':
+      throw new CommandError(EXIT.coordinator, `the coordinator refused the runner token (${ended.status}); was the runner deleted? Register it again.`);
+    case 'unreachable':
+      throw new CommandError(EXIT.coordinator, `could not get a job from ${context.runner.url}: ${ended.error ?? `status ${ended.status}`}`);
+    default:
+      break;
+  }
+  if (jobs.length > 0) return jobs.every((j) => j.outcome.state === 'success') ? EXIT.ok : EXIT.jobFailed;
+  if (ended.kind === 'stopped') return context.received === 'SIGINT' ? 130 : 143;
+  process.stderr.write(`No job arrived within ${context.waitTimeout}\n`);
+  return EXIT.noJob;
+}
+
+/** The `[[runners]]` entry named `name` of the config file (`run-single -c FILE -r NAME`). */
+async function runnerFromConfig(configFlag: string | undefined, name: string): Promise<RunnerConfig> {
+  const path = resolveConfigPath(configFlag);
+  const { config } = await loadConfigWithWarnings(path);
+  const runner = config.runners.find((r) => r.name === name);
+  if (!runner) throw new CommandError(EXIT.usage, `no runner named "${name}" in ${path} (it has ${config.runners.map((r) => `"${r.name}"`).join(', ') || 'none'})`);
+  return runner;
+}
+
 /**
  * The runner entry `run-once` works as, from its flags and environment, validated by the same
  * schema as a config.toml entry (so `--docker-pull-policy` means what `pull_policy` means).
  */
-export function runnerFromFlags(argv: Omit<RunOnceArgs, 'log-level' | 'wait-timeout' | 'poll-interval' | 'shutdown-timeout'> & Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): RunnerConfig {
-  const url = argv.url ?? env.CI_SERVER_URL;
-  const token = argv.token ?? env.CI_SERVER_TOKEN;
-  if (!url || !token) throw new CommandError(EXIT.usage, 'run-once needs --url and --token (the runner token printed by `ci-runner register`)');
-  const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv, env) : {};
+export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): RunnerConfig {
+  const argv = resolveEnvOptions(flags, RUN_ONCE_FLAGS, env) as unknown as RunOnceValues;
+  const { url, token } = argv;
+  if (!url || !token) throw new CommandError(EXIT.usage, 'run-once needs --url and --token (the runner token printed by `ci-runner register`), or CI_SERVER_URL and CI_SERVER_TOKEN (or RUNNER_TOKEN)');
+  const docker = argv.executor === 'docker' ? dockerTableFromFlags(flags, env) : {};
   const parsed = runnerSchema.safeParse({
-    ...tlsFromFlags(argv, env).files,
+    ...tlsFromFlags(flags, env).files,
     name: argv.name,
     url,
     token,
@@ -144,7 +157,9 @@ export function runnerFromFlags(argv: Omit<RunOnceArgs, 'log-level' | 'wait-time
     shell: argv.shell,
     builds_dir: argv['builds-dir'],
     cache_dir: argv['cache-dir'],
-    environment: argv.env,
+    environment: argv.env ?? [],
+    limit: argv.limit,
+    request_concurrency: argv['request-concurrency'],
     output_limit: argv['output-limit'],
     artifacts_format: argv['artifacts-format'],
     docker,
@@ -154,7 +169,7 @@ export function runnerFromFlags(argv: Omit<RunOnceArgs, 'log-level' | 'wait-time
     ...(argv['post-build-script'] ? { post_build_script: argv['post-build-script'] } : {}),
   });
   if (!parsed.success) {
-    const flag = (path: PropertyKey[]): string => (path[0] === 'docker' ? flagOfKey(String(path[1] ?? '')) : `--${String(path[0] ?? '').replace(/_/g, '-')}`);
+    const flag = (path: PropertyKey[]): string => (path[0] === 'docker' ? flagOfKey(String(path[1] ?? '')) : flagLabel(RUN_ONCE_FLAGS, String(path[0] ?? ''), flags, env));
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join('\n'));
   }
   return parsed.data;

@@ -10,6 +10,7 @@ import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../agent/run-as.js';
 import { parseListenAddress } from '../../agent/metrics/address.js';
+import { requestedLogLevel } from '../global-options.js';
 
 interface RunArgs {
   config?: string;
@@ -45,7 +46,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
     // Loaded here, not at the top: `--help` and the other commands should not pay for the daemon.
     const { Daemon } = await import('../../agent/daemon.js');
     const runAs = await jobUser(argv.user ?? loaded.config.user);
-    const daemon = new Daemon({ configPath, config: loaded.config, ...(listenAddress !== undefined ? { listenAddress } : {}), ...(runAs ? { runAs } : {}) });
+    const logLevel = requestedLogLevel(argv);
+    const daemon = new Daemon({ configPath, config: loaded.config, ...(logLevel ? { logLevel } : {}), ...(listenAddress !== undefined ? { listenAddress } : {}), ...(runAs ? { runAs } : {}) });
     const logger = daemon.log;
     keepRunningOnUnhandledRejection(logger);
     const signals = handleStopSignals(logger, () => daemon.agent.shutdown(), () => daemon.agent.shutdown());

@@ -11,6 +11,7 @@ import { parseDurationMs } from '../../duration.js';
 import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer, type ServerTls } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';
 import { readTlsMaterial } from '../../client/tls.js';
+import { requestedLogLevel } from '../global-options.js';
 
 interface ServeArgs {
   host: string;
@@ -26,7 +27,6 @@ interface ServeArgs {
   staleBuildTimeout: string;
   fault: string[];
   faultSeed?: number;
-  logLevel: string;
   tlsCert?: string;
   tlsKey?: string;
   tlsClientCa?: string;
@@ -91,7 +91,6 @@ function builder(yargs: Argv): Argv<ServeArgs> {
     .option('tls-cert', { type: 'string', describe: 'Serve https with this PEM certificate (chain); needs --tls-key', group: 'TLS:' })
     .option('tls-key', { type: 'string', describe: 'PEM private key of --tls-cert (unencrypted)', group: 'TLS:' })
     .option('tls-client-ca', { type: 'string', describe: 'Require a client certificate issued by this PEM CA (mutual TLS); needs --tls-cert', group: 'TLS:' })
-    .option('log-level', { type: 'string', default: 'info', describe: 'Request and event logs (pino, on standard error)', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] })
     .example('$0 serve --project acme/app=./app --pipeline ./app/.gitlab-ci.yml', 'Serve one project and queue its pipeline')
     .example('$0 serve --tls-cert server.crt --tls-key server.key --tls-client-ca ca.crt', 'https, and only for clients with a certificate from ca.crt')
     .example('$0 serve --port 0 --long-poll 30s --fault patch_trace:apply_then_error:10%', 'A flaky server for testing a runner') as unknown as Argv<ServeArgs>;
@@ -133,7 +132,8 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
   const dataDir = args.dataDir === undefined ? undefined : resolve(args.dataDir);
   if (dataDir) await mkdir(dataDir, { recursive: true });
 
-  const logger = createLogger({ level: args.logLevel as 'info' });
+  // The global --log-level/--debug (default info): request and event logs on standard error.
+  const logger = createLogger({ level: requestedLogLevel(args) ?? 'info' });
   const server = await createReferenceServer({
     host: args.host,
     port: args.port,

@@ -1,0 +1,80 @@
+/**
+ * `register`'s flags with GitLab Runner's names, short forms and environment names (`-n` is
+ * `--non-interactive`, as there; the runner's name is `--name` or `--description`). The `--docker-*`
+ * flags come from agent/docker-flags.ts, the TLS ones are declared with the command.
+ */
+import { CommandError, EXIT } from '../../agent/cli-support.js';
+import type { EnvFlag } from '../env-options.js';
+
+export const REGISTER_FLAGS: readonly EnvFlag[] = [
+  { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
+  { flag: 'non-interactive', alias: 'n', env: ['REGISTER_NON_INTERACTIVE'], kind: 'boolean', describe: 'Never prompt: a missing value is an error' },
+  { flag: 'url', alias: 'u', env: ['CI_SERVER_URL'], kind: 'string', describe: 'Coordinator URL' },
+  { flag: 'registration-token', alias: 'r', env: ['REGISTRATION_TOKEN'], kind: 'string', describe: 'Registration token' },
+  { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN'], kind: 'string', describe: 'Instead of registering: the token of a runner that exists on the coordinator, verified and added as it is (tags and locking stay as they are there)' },
+  { flag: 'name', alias: 'description', env: ['RUNNER_NAME'], kind: 'string', describe: 'Runner name/description (default: host name)' },
+  { flag: 'tag-list', env: ['RUNNER_TAG_LIST'], kind: 'string', describe: 'Comma-separated tags' },
+  { flag: 'run-untagged', env: ['REGISTER_RUN_UNTAGGED'], kind: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags)' },
+  { flag: 'locked', env: ['REGISTER_LOCKED'], kind: 'boolean', describe: 'Lock the runner to its project' },
+  { flag: 'leave-runner', env: ['REGISTER_LEAVE_RUNNER'], kind: 'boolean', describe: 'Keep the runner registered when config.toml cannot be written (its token is printed instead)' },
+  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', choices: ['shell', 'docker'], describe: 'Executor (default: shell)' },
+  { flag: 'shell', env: ['RUNNER_SHELL'], kind: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts' },
+  { flag: 'builds-dir', env: ['RUNNER_BUILDS_DIR'], kind: 'string', describe: 'Where sources are checked out' },
+  { flag: 'cache-dir', env: ['RUNNER_CACHE_DIR'], kind: 'string', describe: 'Where caches are kept' },
+  { flag: 'limit', env: ['RUNNER_LIMIT'], kind: 'int', min: 0, describe: 'Most jobs of this runner at once, 0 = no limit' },
+  { flag: 'request-concurrency', env: ['RUNNER_REQUEST_CONCURRENCY'], kind: 'int', min: 0, describe: 'Job requests of this runner at once (0 = the default, 1)' },
+  { flag: 'output-limit', env: ['RUNNER_OUTPUT_LIMIT'], kind: 'int', min: 0, describe: 'Trace size cap in KiB' },
+  { flag: 'env', env: ['RUNNER_ENV'], kind: 'list', describe: 'Job variable NAME=value for every job (repeatable; in the environment one per line)' },
+  { flag: 'pre-clone-script', env: ['RUNNER_PRE_CLONE_SCRIPT'], kind: 'string', describe: 'Commands run before the clone/fetch of each job' },
+  { flag: 'pre-build-script', env: ['RUNNER_PRE_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run before each job\'s script' },
+  { flag: 'post-build-script', env: ['RUNNER_POST_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run after each job\'s script' },
+  // GitLab Runner's, for newer coordinators: accepted where the value is what the v1 API does anyway.
+  { flag: 'access-level', env: ['REGISTER_ACCESS_LEVEL'], kind: 'string', choices: ['not_protected', 'ref_protected'], describe: 'Only not_protected: the v1 API cannot restrict a runner to protected refs', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  { flag: 'paused', env: ['REGISTER_PAUSED'], kind: 'boolean', describe: 'Only false: the v1 API registers active runners (pause it on the coordinator afterwards)', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  { flag: 'maximum-timeout', env: ['REGISTER_MAXIMUM_TIMEOUT'], kind: 'int', min: 0, describe: 'Only 0 (none): the v1 API has no per-runner job timeout cap', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  { flag: 'maintenance-note', env: ['REGISTER_MAINTENANCE_NOTE'], kind: 'string', describe: 'Not sent (the v1 API has no note); a warning says so', group: 'GitLab Runner flags the v1 API cannot carry:' },
+];
+
+/**
+ * GitLab Runner flags the v1 registration API cannot carry: a value that is what v1 does anyway is
+ * accepted (so GitLab Runner's command lines work unchanged), any other is refused, since the runner
+ * would not be what was asked for; a maintenance note only costs a warning. Returns the warnings.
+ */
+export function checkV4OnlyValues(values: RegisterValues): string[] {
+  const refuse = (what: string): never => {
+    throw new CommandError(EXIT.usage, `${what}; the v1 runner API cannot register it so. Leave the flag out (or set it on the coordinator after registering).`);
+  };
+  if (values['access-level'] === 'ref_protected') refuse('--access-level ref_protected restricts the runner to protected refs');
+  if (values.paused === true) refuse('--paused registers a paused runner');
+  if (values['maximum-timeout'] !== undefined && values['maximum-timeout'] > 0) refuse(`--maximum-timeout ${values['maximum-timeout']} caps the runner's job timeout`);
+  return values['maintenance-note'] ? ['--maintenance-note is not sent: the v1 runner API has no maintenance note'] : [];
+}
+
+/** `register`'s values once the environment has filled in what the flags left out. */
+export interface RegisterValues {
+  config?: string;
+  'non-interactive'?: boolean;
+  url?: string;
+  'registration-token'?: string;
+  token?: string;
+  name?: string;
+  'tag-list'?: string;
+  'run-untagged'?: boolean;
+  locked?: boolean;
+  'leave-runner'?: boolean;
+  executor?: string;
+  shell?: string;
+  'builds-dir'?: string;
+  'cache-dir'?: string;
+  limit?: number;
+  'request-concurrency'?: number;
+  'output-limit'?: number;
+  env?: string[];
+  'pre-clone-script'?: string;
+  'pre-build-script'?: string;
+  'post-build-script'?: string;
+  'access-level'?: string;
+  paused?: boolean;
+  'maximum-timeout'?: number;
+  'maintenance-note'?: string;
+}

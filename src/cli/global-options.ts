@@ -1,0 +1,29 @@
+/**
+ * Options every command takes, before or after its name (`ci-runner --debug run` as with
+ * `gitlab-runner --debug run`): `--debug` and `--log-level`, with GitLab Runner's environment
+ * names. Given either way they win over `log_level` in config.toml, as there.
+ */
+import type { Argv } from 'yargs';
+import { addEnvOptions, resolveEnvOptions, type EnvFlag } from './env-options.js';
+
+/** pino's levels plus GitLab Runner's `panic` (read as fatal). */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic', 'silent'] as const;
+export type LogLevel = Exclude<(typeof LOG_LEVELS)[number], 'panic'>;
+
+export const GLOBAL_FLAGS: readonly EnvFlag[] = [
+  { flag: 'debug', env: ['RUNNER_DEBUG'], kind: 'boolean', describe: 'Log at debug level (as --log-level debug)', group: 'Global options:' },
+  { flag: 'log-level', alias: 'l', env: ['LOG_LEVEL'], kind: 'string', choices: LOG_LEVELS, describe: 'Log level; wins over log_level in config.toml', group: 'Global options:' },
+];
+
+/** Adds the global options to the top-level program. */
+export function addGlobalOptions<T>(y: Argv<T>): Argv<T> {
+  return addEnvOptions(y, GLOBAL_FLAGS);
+}
+
+/** The level asked for on the command line or in the environment (`--debug` wins), else undefined. */
+export function requestedLogLevel(argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): LogLevel | undefined {
+  const values = resolveEnvOptions(argv, GLOBAL_FLAGS, env);
+  if (values.debug === true) return 'debug';
+  const level = values['log-level'] as (typeof LOG_LEVELS)[number] | undefined;
+  return level === 'panic' ? 'fatal' : level;
+}

@@ -1,0 +1,75 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { cli, CLI } from './cli.js';
+import { waitUntil, workDirs } from './helpers.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** Starts `ci-runner ...args` on a config logging only errors; resolves once it logged `ci-runner started`. */
+async function daemonLogsStart(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const { root, builds, cache } = await workDirs();
+  const { token } = await t.registerRunner();
+  const config = join(root, 'config.toml');
+  await writeFile(config, `log_level = "error"\n[[runners]]\n  name = "quiet"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${builds}"\n  cache_dir = "${cache}"\n`);
+  const child = execa('node', [CLI, ...args.map((a) => (a === 'CONFIG' ? config : a))], { reject: false, all: true, stdin: 'ignore', env });
+  let output = '';
+  child.all?.on('data', (c: Buffer) => (output += c.toString()));
+  try {
+    await waitUntil(() => output.includes('ci-runner started') || child.exitCode !== null, 30_000, 'the start line');
+  } finally {
+    child.kill('SIGTERM');
+    await child;
+  }
+  return output;
+}
+
+describe('the command line a GitLab Runner user types', () => {
+  it('takes --debug and --log-level before the command, and they win over log_level in config.toml', async () => {
+    expect(await daemonLogsStart(['--debug', 'run', '-c', 'CONFIG'])).toContain('ci-runner started');
+    expect(await daemonLogsStart(['-l', 'info', 'run', '-c', 'CONFIG'])).toContain('ci-runner started');
+    expect(await daemonLogsStart(['run', '-c', 'CONFIG', '--log-level', 'debug'])).toContain('ci-runner started');
+    expect(await daemonLogsStart(['run', '-c', 'CONFIG'], { LOG_LEVEL: 'info' })).toContain('ci-runner started');
+    expect(await daemonLogsStart(['run', '-c', 'CONFIG'], { RUNNER_DEBUG: 'true' })).toContain('ci-runner started');
+  });
+
+  it('suggests the nearest command for a typo (exit 2)', async () => {
+    const typo = await cli(['regster', '-n']);
+    expect(typo.exitCode).toBe(2);
+    expect(typo.stderr).toContain('unknown command "regster"; did you mean `ci-runner register`?');
+    const legacy = await cli(['run-singel']);
+    expect(legacy.exitCode).toBe(2);
+    expect(legacy.stderr).toContain('did you mean `ci-runner run-single`?');
+  });
+
+  it('says what replaces a GitLab Runner command it does not have (exit 2)', async () => {
+    for (const name of ['artifacts-downloader', 'cache-archiver']) {
+      const result = await cli([name, '--url', t.url]);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toContain(`\`${name}\` is a command of GitLab Runner's helper image`);
+    }
+    const reset = await cli(['reset-token']);
+    expect(reset.exitCode).toBe(2);
+    expect(reset.stderr).toContain('`ci-runner unregister` and `ci-runner register` again');
+  });
+
+  it('suggests the nearest flag for a mistyped one (exit 2)', async () => {
+    const result = await cli(['run-single', '--url', t.url, '--max-build', '2']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('Unknown argument: --max-build (did you mean --max-builds?)');
+  });
+
+  it('answers `help <command>` with the command\'s help, as GitLab Runner does', async () => {
+    const result = await cli(['help', 'register']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('--non-interactive');
+  });
+});
