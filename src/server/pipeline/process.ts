@@ -13,6 +13,7 @@ function runsAfter(when: JobWhen, prior: CompositeStatus): boolean {
   switch (when) {
     case 'on_success':
     case 'manual':
+    case 'delayed':
       return prior === 'success' || prior === 'skipped';
     case 'on_failure':
       return prior === 'failed';

@@ -3,7 +3,7 @@
  * `parsePipeline` (pure, in this folder) and consumed by the server's pipeline state machine.
  */
 
-export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual';
+export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
 
 export interface JobArtifactsSpec {
   name?: string;
@@ -36,6 +36,8 @@ export interface JobSpec {
   tags: string[];
   when: JobWhen;
   allowFailure: boolean;
+  /** Seconds to wait with `when: delayed` (`start_in`). */
+  startIn?: number;
   /** Seconds; absent means the server's default. */
   timeout?: number;
 }
