@@ -71,7 +71,13 @@ export interface ReferenceServerOptions {
 export interface PipelineView {
   id: number;
   status: string;
-  jobs: Array<{ id: number; name: string; stage: string; status: string }>;
+  /** `CI_PIPELINE_SOURCE` (`push` for pipelines created through the admin API unless it says otherwise). */
+  source: string;
+  /** What `workflow: rules` decided (`no workflow rules` when the file has none). */
+  workflow: string;
+  jobs: Array<{ id: number; name: string; stage: string; status: string; when: string; allow_failure: boolean; rule: string | null }>;
+  /** Jobs of the file that the rules left out of this pipeline (never created), with the reason. */
+  excluded: Array<{ name: string; stage: string; rule: string }>;
 }
 
 export interface JobView {

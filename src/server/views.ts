@@ -22,14 +22,22 @@ export function jobView(build: BuildRecord): JobView {
 }
 
 export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): PipelineView {
+  const outcomes = pipeline.outcomes ?? [];
+  const reason = (name: string): string | null => outcomes.find((outcome) => outcome.name === name)?.reason ?? null;
   return {
     id: pipeline.id,
     status: pipelineStatus(ctx.store, pipeline),
+    source: pipeline.source ?? 'push',
+    workflow: pipeline.workflow ?? 'no workflow rules',
     jobs: ctx.store.pipelineBuilds(pipeline).map((build) => ({
       id: build.id,
       name: build.job.name,
       stage: build.job.stage,
       status: build.status,
+      when: build.job.when,
+      allow_failure: build.job.allowFailure,
+      rule: reason(build.job.name),
     })),
+    excluded: outcomes.filter((outcome) => !outcome.included).map(({ name, stage, reason: rule }) => ({ name, stage, rule })),
   };
 }

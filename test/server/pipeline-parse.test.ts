@@ -275,7 +275,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['script is a map', 'build:\n  script: { a: 1 }\n', 'jobs:build script must be a string or a list of strings'],
     ['job without a body', 'build:\n', 'jobs:build script is missing'],
     ['job is a list', 'build: [a]\n', 'jobs:build config must be a map'],
-    ['unknown job key', 'build:\n  script: x\n  only: [main]\n', 'jobs:build only is not a supported job key'],
+    ['unknown job key', 'build:\n  script: x\n  trigger: other/project\n', 'jobs:build trigger is not a supported job key'],
     ['unknown artifacts key', 'b:\n  script: x\n  artifacts: { reports: {} }\n', 'jobs:b artifacts:reports is not a supported key'],
     ['bad artifacts:when', 'b:\n  script: x\n  artifacts: { when: sometimes }\n', 'jobs:b artifacts:when must be one of on_success, on_failure, always'],
     ['bad expire_in', 'b:\n  script: x\n  artifacts: { expire_in: soon }\n', "jobs:b artifacts:expire_in 'soon' is not a duration"],
@@ -303,7 +303,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['empty stages', 'stages: []\nb:\n  script: x\n', 'stages must be a non-empty list of stage names'],
     ['duplicate stage', 'stages: [a, a]\nb:\n  stage: a\n  script: x\n', "stages lists stage 'a' twice"],
     ['stages and types', 'stages: [a]\ntypes: [a]\nb:\n  stage: a\n  script: x\n', 'types cannot be used together with stages'],
-    ['include', 'include: other.yml\nb:\n  script: x\n', 'include is not supported'],
+    ['include without the project', 'include: other.yml\nb:\n  script: x\n', "include needs the project's files"],
   ])('%s', (_title, text, message) => {
     expect(refusal(text).message).toContain(message);
   });

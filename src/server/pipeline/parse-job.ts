@@ -45,6 +45,13 @@ export const JOB_KEYS = [
   'when',
   'allow_failure',
   'timeout',
+  // Which pipelines a job is in and how many copies run: read in parse-entry.ts, not here.
+  'extends',
+  'inherit',
+  'rules',
+  'only',
+  'except',
+  'parallel',
 ] as const;
 
 const JOB_WHEN: readonly JobWhen[] = ['on_success', 'on_failure', 'always', 'manual'];

@@ -53,11 +53,11 @@ export function readEnum<T extends string>(value: unknown, allowed: readonly T[]
 }
 
 /**
- * A script: one command string, or a list of commands. GitLab also accepts one level of nested lists
- * (handy with anchors: `- *setup_steps`), flattened here.
+ * A script: one command string, or a list of commands. GitLab also accepts nested lists (handy with
+ * anchors, `- *setup_steps`, and `!reference`), flattened here up to its 10 levels.
  */
 export function readScript(value: unknown, path: ConfigPath, options: { allowEmpty: boolean }): string[] {
-  const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(1) : undefined;
+  const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(9) : undefined;
   if (items === undefined || !items.every((item) => typeof item === 'string')) {
     configError(path, 'must be a string or a list of strings');
   }

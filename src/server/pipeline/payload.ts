@@ -5,6 +5,7 @@
 import type { BuildOptions, BuildPayload, BuildVariable, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
 import { liveArtifacts } from '../state/artifacts.js';
+import { jobVariables, pipelineVariables } from './predefined.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
 
 export const SERVER_VERSION = '8.17.4';
@@ -79,9 +80,26 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
       pub('CI_RUNNER_TAGS', runner.tags.join(', ')),
     );
   }
+  list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
   for (const variable of build.job.variables) list.push(pub(variable.key, variable.value));
   for (const [key, value] of Object.entries(pipeline.variables)) list.push({ key, value, public: false });
   return list;
+}
+
+/** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */
+function newerVariables(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Array<[string, string]> {
+  const pipelineWide = pipelineVariables({
+    projectPath: project.name,
+    ref: pipeline.ref,
+    refSlug: refSlug(pipeline.ref),
+    tag: pipeline.tag,
+    sha: pipeline.sha,
+    beforeSha: pipeline.beforeSha,
+    source: pipeline.source ?? 'push',
+    defaultBranch: pipeline.defaultBranch,
+  });
+  const sent = new Set(['CI', 'GITLAB_CI', 'CI_PROJECT_PATH', 'CI_PROJECT_NAME', 'CI_PROJECT_NAMESPACE']);
+  return Object.entries({ ...pipelineWide, ...jobVariables(build.job) }).filter(([key]) => !sent.has(key));
 }
 
 /** The fields a build and its `depends_on_builds` entries share (§5.1, §5.5). */

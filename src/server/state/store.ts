@@ -6,6 +6,7 @@
  * (`durable.ts`), synchronously, before the change is acknowledged to anyone.
  */
 import type { BuildStatus } from '../../protocol/types.js';
+import type { JobOutcome } from '../pipeline/select.js';
 import type { JobSpec } from '../pipeline/spec.js';
 import { randomToken, runnerToken } from '../tokens.js';
 
@@ -46,6 +47,13 @@ export interface PipelineRecord {
   stages: string[];
   buildIds: number[];
   createdAt: Date;
+  /** `CI_PIPELINE_SOURCE`; absent in records from before it existed (then `push`). */
+  source?: string;
+  /** `CI_DEFAULT_BRANCH`: the branch the project's HEAD named when the pipeline was created. */
+  defaultBranch?: string;
+  /** What `workflow: rules` decided, and each job's rule outcome (also of jobs left out). */
+  workflow?: string;
+  outcomes?: JobOutcome[];
 }
 
 export interface ArtifactsRecord {

@@ -1,0 +1,104 @@
+/**
+ * `include:` — only files of the pipeline's own commit (`local`), relative to the project root, with
+ * wildcards and nested includes. Included files are deep-merged in order, then the including file
+ * over them, as GitLab does. `project`, `remote`, `template` and `component` are refused: the
+ * reference server fetches nothing from outside the repository.
+ */
+import { posix } from 'node:path';
+import picomatch from 'picomatch';
+import type { CommitFiles } from './context.js';
+import { deepMerge } from './merge.js';
+import { PipelineConfigError } from './parse-error.js';
+import { isMap, type YamlMap } from './parse-values.js';
+import { expandVariables } from './variables-expand.js';
+import { loadYaml } from './yaml-load.js';
+
+/** GitLab's default limit on included files per pipeline. */
+const MAX_INCLUDES = 150;
+
+const ELSEWHERE = ['project', 'remote', 'template', 'component'] as const;
+
+export interface IncludeOptions {
+  /** The commit's files; without them a pipeline with `include` is refused. */
+  files: CommitFiles | undefined;
+  /** Predefined and request variables, expanded in include paths as GitLab does. */
+  variables: Readonly<Record<string, string>>;
+}
+
+/** The pipeline with every `include` resolved and merged; `root` is not changed. */
+export async function resolveIncludes(root: YamlMap, options: IncludeOptions): Promise<YamlMap> {
+  const state = { count: 0, seen: new Set<string>() };
+  return merged(root, [], options, state);
+}
+
+async function merged(config: YamlMap, chain: readonly string[], options: IncludeOptions, state: { count: number; seen: Set<string> }): Promise<YamlMap> {
+  const { include, ...own } = config;
+  if (include === undefined || include === null) return own;
+  const from = chain.at(-1) ?? 'the pipeline file';
+  const files = options.files;
+  if (files === undefined) {
+    throw new PipelineConfigError(`include (in ${from}) needs the project's files: create the pipeline through the server or ci-runner exec`, { key: 'include' });
+  }
+  let result: YamlMap = {};
+  for (const pattern of readEntries(include, from)) {
+    for (const path of await matchingPaths(expandVariables(pattern, options.variables), files, from)) {
+      if (chain.includes(path)) {
+        throw new PipelineConfigError(`include: ${[...chain, path].join(' → ')} is a cycle; a file cannot include itself`, { key: 'include' });
+      }
+      // The same file reached twice (two files share a common one) is merged once, like GitLab.
+      if (state.seen.has(path)) continue;
+      state.seen.add(path);
+      if (++state.count > MAX_INCLUDES) throw new PipelineConfigError(`include: more than ${MAX_INCLUDES} files are included`, { key: 'include' });
+      const text = await files.read(path);
+      if (text === undefined) throw new PipelineConfigError(`include: local file '${path}' (from ${from}) does not exist in the commit`, { key: 'include' });
+      const content = await merged(loadYaml(text, path), [...chain, path], options, state);
+      result = deepMerge(result, content);
+    }
+  }
+  return deepMerge(result, own);
+}
+
+/** The local paths (or wildcard patterns) an `include:` value names. */
+function readEntries(value: unknown, from: string): string[] {
+  const entries = Array.isArray(value) ? value : [value];
+  return entries.map((entry) => {
+    if (typeof entry === 'string') {
+      if (/^https?:\/\//i.test(entry)) refuseElsewhere('remote', from);
+      return entry;
+    }
+    if (!isMap(entry)) throw new PipelineConfigError(`include (in ${from}) must be a file path, a list of them, or maps with local:`, { key: 'include' });
+    const elsewhere = ELSEWHERE.find((key) => entry[key] !== undefined);
+    if (elsewhere !== undefined) refuseElsewhere(elsewhere, from);
+    const unknown = Object.keys(entry).filter((key) => key !== 'local');
+    if (unknown.length > 0) {
+      throw new PipelineConfigError(`include:${unknown[0]} (in ${from}) is not supported (supported: local)`, { key: `include:${unknown[0]}` });
+    }
+    if (typeof entry.local !== 'string' || entry.local === '') {
+      throw new PipelineConfigError(`include:local (in ${from}) must be a file path`, { key: 'include:local' });
+    }
+    return entry.local;
+  });
+}
+
+function refuseElsewhere(kind: string, from: string): never {
+  throw new PipelineConfigError(
+    `include:${kind} (in ${from}) is not supported: the reference server only reads files of the project's own commit; copy the file into the repository and use include: local`,
+    { key: `include:${kind}` },
+  );
+}
+
+/** `path` relative to the root (a leading `/` is the root too), or every file a wildcard matches. */
+async function matchingPaths(path: string, files: CommitFiles, from: string): Promise<string[]> {
+  const relative = posix.normalize(path.replace(/^\/+/, ''));
+  if (relative.startsWith('../') || relative === '..' || relative === '.') {
+    throw new PipelineConfigError(`include: '${path}' (from ${from}) is outside the repository`, { key: 'include:local' });
+  }
+  if (!/\.ya?ml$/.test(relative)) {
+    throw new PipelineConfigError(`include: '${path}' (from ${from}) must be a .yml or .yaml file`, { key: 'include:local' });
+  }
+  if (!picomatch.scan(relative).isGlob) return [relative];
+  const isMatch = picomatch(relative, { dot: true });
+  const found = (await files.paths()).filter((candidate) => isMatch(candidate)).sort();
+  if (found.length === 0) throw new PipelineConfigError(`include: '${path}' (from ${from}) matches no file of the commit`, { key: 'include:local' });
+  return found;
+}
