@@ -11,11 +11,10 @@ const MAX_DEPTH = 11;
 
 /**
  * Returns `root` with every job's `extends` merged in (and the key removed). Jobs are the entries
- * that are maps and not in `globalKeys`. A missing base, a cycle or a chain deeper than 11 is an
- * error naming the job; every such job is reported.
+ * that are maps and not in `globalKeys`. A missing base, a cycle or a chain deeper than 11 is
+ * recorded in `errors`, naming the job, and the job's name added to `broken`.
  */
-export function resolveExtends(root: YamlMap, globalKeys: readonly string[]): YamlMap {
-  const errors = new ConfigErrors();
+export function resolveExtends(root: YamlMap, globalKeys: readonly string[], errors: ConfigErrors, broken: Set<string>): YamlMap {
   const done = new Map<string, YamlMap>();
   const isJob = (name: string): boolean => !globalKeys.includes(name) && isPlainMap(root[name]);
 
@@ -46,9 +45,10 @@ export function resolveExtends(root: YamlMap, globalKeys: readonly string[]): Ya
 
   const resolved: YamlMap = {};
   for (const [name, value] of Object.entries(root)) {
-    resolved[name] = isJob(name) ? (errors.attempt(() => resolve(name, [])) ?? value) : value;
+    const job = isJob(name) ? errors.attempt(() => resolve(name, [])) : value;
+    if (job === undefined) broken.add(name);
+    resolved[name] = job ?? value;
   }
-  errors.throwIfAny();
   return resolved;
 }
 

@@ -49,17 +49,18 @@ export async function readPipeline(
 
 /** The checks and reading that follow includes; every problem is collected before throwing. */
 export function parseConfig(merged: YamlMap): PipelineSpec {
-  const root = resolveReferences(resolveExtends(merged, GLOBAL_KEYS));
   const errors = new ConfigErrors();
+  // Jobs whose extends or references failed are reported once, not read further.
+  const broken = new Set<string>();
+  const root = resolveReferences(resolveExtends(merged, GLOBAL_KEYS, errors, broken), GLOBAL_KEYS, errors, broken);
   const stages = errors.attempt(() => readStages(root)) ?? DEFAULT_STAGES;
   const defaults: Defaults = errors.attempt(() => readDefaults(root)) ?? { keys: {}, variables: [] };
   const workflow = root.workflow === undefined || root.workflow === null ? undefined : errors.attempt(() => readWorkflow(root.workflow));
 
   const jobs: JobSpec[] = [];
   const conditions: Record<string, JobConditions> = {};
-  const broken = new Set<string>();
   for (const [name, value] of Object.entries(root)) {
-    if (GLOBAL_KEYS.includes(name) || name.startsWith('.')) continue;
+    if (GLOBAL_KEYS.includes(name) || name.startsWith('.') || broken.has(name)) continue;
     if (name.trim() === '') {
       errors.add(new PipelineConfigError('jobs a job name must not be empty', { key: 'jobs' }));
       continue;

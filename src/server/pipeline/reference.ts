@@ -3,22 +3,25 @@
  * after includes and `extends` as GitLab does. A reference may point at a value that holds
  * references itself, up to 10 levels.
  */
-import { ConfigErrors, PipelineConfigError } from './parse-error.js';
+import { type ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { isPlainMap } from './merge.js';
 import type { YamlMap } from './parse-values.js';
 import { ReferenceTag } from './yaml-load.js';
 
 const MAX_DEPTH = 10;
 
-/** `root` with every `!reference` replaced by what it points at; every bad reference is reported. */
-export function resolveReferences(root: YamlMap): YamlMap {
-  const errors = new ConfigErrors();
+/**
+ * `root` with every `!reference` replaced by what it points at. A bad reference is recorded in
+ * `errors` and the entry holding it added to `broken`.
+ */
+export function resolveReferences(root: YamlMap, globalKeys: readonly string[], errors: ConfigErrors, broken: Set<string>): YamlMap {
   const resolved: YamlMap = {};
   for (const [name, value] of Object.entries(root)) {
-    const where = name.startsWith('.') || isPlainMap(value) ? { job: name } : {};
-    resolved[name] = errors.attempt(() => replace(root, value, where, 0)) ?? value;
+    const where = globalKeys.includes(name) ? {} : { job: name };
+    const replaced = errors.attempt(() => replace(root, value, where, 0));
+    if (replaced === undefined && value !== undefined) broken.add(name);
+    resolved[name] = replaced ?? value;
   }
-  errors.throwIfAny();
   return resolved;
 }
 
