@@ -296,6 +296,24 @@ lint:
     expect(spec.variables).toEqual([{ key: 'FROM_INCLUDE', value: 'yes' }, { key: 'OVERRIDDEN', value: 'main' }]);
   });
 
+  it('includes a file only when its rules say so', async () => {
+    const text = `
+include:
+  - local: ci/jobs/a.yml
+    rules:
+      - if: $CI_COMMIT_TAG
+  - local: ci/jobs/b.yml
+    rules:
+      - exists: [ci/base.yml]
+  - local: ci/base.yml
+`;
+    const names = async (options: Pipeline) =>
+      (await readPipeline(text, { files, variables: {}, context: context({ ...options, files }) })).jobs.map((job) => job.name);
+    expect(await names({})).toEqual(['b', 'lint']);
+    expect(await names({ ref: 'v1', tag: true })).toEqual(['a', 'b', 'lint']);
+    await expect(readPipeline(text, { files, variables: {} })).rejects.toThrow("include:rules (in the pipeline file) needs the pipeline's ref and files");
+  });
+
   it('refuses cycles, missing files and anything outside the working tree', async () => {
     await expect(read('include: ci/loop-1.yml\nj: { script: x }\n')).rejects.toThrow('include: ci/loop-1.yml → ci/loop-2.yml → ci/loop-1.yml is a cycle');
     await expect(read('include: ci/missing.yml\nj: { script: x }\n')).rejects.toThrow("include: local file 'ci/missing.yml' (from the pipeline file) does not exist");

@@ -74,8 +74,8 @@ export async function planPipeline(ctx: ServerContext, request: CreatePipelineRe
   const facts = { projectPath: project.name, ref, refSlug: refSlug(ref), ...resolved, beforeSha, source, defaultBranch: head };
   const predefined = pipelineVariables({ ...facts, commitMessage: await commitMessage(project.path, resolved.sha, signal) });
   const files = gitCommitFiles(project.path, resolved.sha, signal);
-  const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables } });
   const context: RuleContext = { ...facts, projectPath: project.name, predefined, variables, files };
+  const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables }, context });
   const plan = await selectJobs(spec, context);
   return { project, ref, tag: resolved.tag, sha: resolved.sha, beforeSha, source, defaultBranch: head, variables, plan };
 }

@@ -1,15 +1,17 @@
 /**
  * `include:` — only files of the pipeline's own commit (`local`), relative to the project root, with
- * wildcards and nested includes. Included files are deep-merged in order, then the including file
+ * wildcards, nested includes and `rules` (`if`, `exists`, `changes`). Included files are deep-merged in order, then the including file
  * over them, as GitLab does. `project`, `remote`, `template` and `component` are refused: the
  * reference server fetches nothing from outside the repository.
  */
 import { posix } from 'node:path';
 import picomatch from 'picomatch';
+import { ruleMatches, type RuleFacts } from './conditions.js';
 import type { CommitFiles } from './context.js';
 import { deepMerge } from './merge.js';
 import { PipelineConfigError } from './parse-error.js';
 import { isMap, type YamlMap } from './parse-values.js';
+import { readRules, type RuleSpec } from './rules.js';
 import { expandVariables } from './variables-expand.js';
 import { loadYaml } from './yaml-load.js';
 
@@ -23,6 +25,13 @@ export interface IncludeOptions {
   files: CommitFiles | undefined;
   /** Predefined and request variables, expanded in include paths as GitLab does. */
   variables: Readonly<Record<string, string>>;
+  /** The pipeline, for `include: - local: … rules:`; without it such an entry is refused. */
+  facts?: RuleFacts | undefined;
+}
+
+interface IncludeEntry {
+  path: string;
+  rules?: RuleSpec[];
 }
 
 /** The pipeline with every `include` resolved and merged; `root` is not changed. */
@@ -40,8 +49,9 @@ async function merged(config: YamlMap, chain: readonly string[], options: Includ
     throw new PipelineConfigError(`include (in ${from}) needs the project's files: create the pipeline through the server or ci-runner exec`, { key: 'include' });
   }
   let result: YamlMap = {};
-  for (const pattern of readEntries(include, from)) {
-    for (const path of await matchingPaths(expandVariables(pattern, options.variables), files, from)) {
+  for (const entry of readEntries(include, from)) {
+    if (entry.rules && !(await included(entry.rules, options, from))) continue;
+    for (const path of await matchingPaths(expandVariables(entry.path, options.variables), files, from)) {
       if (chain.includes(path)) {
         throw new PipelineConfigError(`include: ${[...chain, path].join(' → ')} is a cycle; a file cannot include itself`, { key: 'include' });
       }
@@ -58,25 +68,37 @@ async function merged(config: YamlMap, chain: readonly string[], options: Includ
   return deepMerge(result, own);
 }
 
-/** The local paths (or wildcard patterns) an `include:` value names. */
-function readEntries(value: unknown, from: string): string[] {
+/** GitLab's `include:rules`: the first matching rule decides; none matching leaves the file out. */
+async function included(rules: readonly RuleSpec[], options: IncludeOptions, from: string): Promise<boolean> {
+  if (options.facts === undefined) {
+    throw new PipelineConfigError(`include:rules (in ${from}) needs the pipeline's ref and files: create the pipeline through the server`, { key: 'include:rules' });
+  }
+  for (const rule of rules) {
+    if (await ruleMatches(rule, options.facts, options.variables)) return rule.when !== 'never';
+  }
+  return false;
+}
+
+/** The local paths (or wildcard patterns) an `include:` value names, with their rules. */
+function readEntries(value: unknown, from: string): IncludeEntry[] {
   const entries = Array.isArray(value) ? value : [value];
   return entries.map((entry) => {
     if (typeof entry === 'string') {
       if (/^https?:\/\//i.test(entry)) refuseElsewhere('remote', from);
-      return entry;
+      return { path: entry };
     }
     if (!isMap(entry)) throw new PipelineConfigError(`include (in ${from}) must be a file path, a list of them, or maps with local:`, { key: 'include' });
     const elsewhere = ELSEWHERE.find((key) => entry[key] !== undefined);
     if (elsewhere !== undefined) refuseElsewhere(elsewhere, from);
-    const unknown = Object.keys(entry).filter((key) => key !== 'local');
+    const unknown = Object.keys(entry).filter((key) => key !== 'local' && key !== 'rules');
     if (unknown.length > 0) {
-      throw new PipelineConfigError(`include:${unknown[0]} (in ${from}) is not supported (supported: local)`, { key: `include:${unknown[0]}` });
+      throw new PipelineConfigError(`include:${unknown[0]} (in ${from}) is not supported (supported: local, rules)`, { key: `include:${unknown[0]}` });
     }
     if (typeof entry.local !== 'string' || entry.local === '') {
       throw new PipelineConfigError(`include:local (in ${from}) must be a file path`, { key: 'include:local' });
     }
-    return entry.local;
+    if (entry.rules === undefined || entry.rules === null) return { path: entry.local };
+    return { path: entry.local, rules: readRules(entry.rules, { key: 'include:rules' }, { of: 'include' }) };
   });
 }
 

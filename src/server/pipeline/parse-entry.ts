@@ -33,7 +33,7 @@ export function parseJobEntry(name: string, raw: unknown, defaults: Defaults): P
   if (has('rules') && (has('only') || has('except'))) {
     errors.add(new PipelineConfigError(`jobs:${name} rules cannot be used together with only or except; use rules alone`, at('rules')));
   }
-  if (has('rules')) assign(conditions, 'rules', errors.attempt(() => readRules(map.rules, at('rules'), { workflow: false })));
+  if (has('rules')) assign(conditions, 'rules', errors.attempt(() => readRules(map.rules, at('rules'), { of: 'job' })));
   if (has('only')) assign(conditions, 'only', errors.attempt(() => readPolicy(map.only, at('only'))));
   if (has('except')) assign(conditions, 'except', errors.attempt(() => readPolicy(map.except, at('except'))));
   if (has('allow_failure') && typeof map.allow_failure === 'boolean') conditions.allowFailure = readBoolean(map.allow_failure, at('allow_failure'));

@@ -5,7 +5,8 @@
  * then defaults, jobs, `parallel` copies. Which jobs a given pipeline runs is decided later, by
  * `selectJobs` (`select.ts`).
  */
-import type { CommitFiles } from './context.js';
+import { RuleFacts } from './conditions.js';
+import type { CommitFiles, RuleContext } from './context.js';
 import { resolveExtends } from './extends.js';
 import { resolveIncludes } from './include.js';
 import { readDefaults, type Defaults } from './parse-defaults.js';
@@ -39,12 +40,16 @@ export function parsePipeline(text: string): PipelineSpec {
   return parseConfig(root);
 }
 
-/** `parsePipeline` for a file that may include others, read from `files` (the pipeline's commit). */
+/**
+ * `parsePipeline` for a file that may include others, read from `files` (the pipeline's commit).
+ * `context` (the pipeline's ref, source, files) is needed by includes with `rules`.
+ */
 export async function readPipeline(
   text: string,
-  options: { files: CommitFiles | undefined; variables: Readonly<Record<string, string>> },
+  options: { files: CommitFiles | undefined; variables: Readonly<Record<string, string>>; context?: RuleContext },
 ): Promise<PipelineSpec> {
-  return parseConfig(await resolveIncludes(loadYaml(text), options));
+  const facts = options.context === undefined ? undefined : new RuleFacts(options.context);
+  return parseConfig(await resolveIncludes(loadYaml(text), { files: options.files, variables: options.variables, facts }));
 }
 
 /** The checks and reading that follow includes; every problem is collected before throwing. */
@@ -98,7 +103,7 @@ function readWorkflow(value: unknown): RuleSpec[] | undefined {
   for (const key of Object.keys(map)) {
     if (key !== 'rules') configError({ key: `workflow:${key}` }, 'is not a supported key (supported: rules)');
   }
-  return map.rules === undefined || map.rules === null ? undefined : readRules(map.rules, { key: 'workflow:rules' }, { workflow: true });
+  return map.rules === undefined || map.rules === null ? undefined : readRules(map.rules, { key: 'workflow:rules' }, { of: 'workflow' });
 }
 
 function readStages(root: YamlMap): string[] {

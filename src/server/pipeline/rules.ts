@@ -15,6 +15,10 @@ const JOB_RULE_WHEN: readonly RuleWhen[] = ['on_success', 'on_failure', 'always'
 const WORKFLOW_RULE_WHEN: readonly RuleWhen[] = ['always', 'never'];
 const JOB_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'allow_failure', 'variables', 'start_in'];
 const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables'];
+const INCLUDE_RULE_KEYS = ['if', 'changes', 'exists', 'when'];
+
+/** Whose rules: a job's, `workflow:`'s or an `include:` entry's; each allows its own keys. */
+export type RulesOf = 'job' | 'workflow' | 'include';
 
 /** A condition written as text and parsed once. */
 export interface ParsedExpression {
@@ -47,24 +51,25 @@ export function readExpression(value: unknown, path: ConfigPath): ParsedExpressi
 }
 
 /**
- * `rules:` of a job (`workflow` false) or of `workflow:`. Lists nested by `!reference` are flattened.
- * Every bad rule is reported, each with its index.
+ * `rules:` of a job, of `workflow:` or of an `include:` entry. Lists nested by `!reference` are
+ * flattened. Every bad rule is reported, each with its index.
  */
-export function readRules(value: unknown, path: ConfigPath, options: { workflow: boolean }): RuleSpec[] {
+export function readRules(value: unknown, path: ConfigPath, options: { of: RulesOf }): RuleSpec[] {
   if (!Array.isArray(value)) configError(path, 'must be a list of rules (maps with if, changes, exists, when, …)');
   const errors = new ConfigErrors();
   const rules: RuleSpec[] = [];
   for (const [index, raw] of (value.flat(9) as unknown[]).entries()) {
-    const rule = errors.attempt(() => readRule(raw, childPath(path, String(index)), index, options.workflow));
+    const rule = errors.attempt(() => readRule(raw, childPath(path, String(index)), index, options.of));
     if (rule) rules.push(rule);
   }
   errors.throwIfAny();
   return rules;
 }
 
-function readRule(raw: unknown, path: ConfigPath, index: number, workflow: boolean): RuleSpec {
+function readRule(raw: unknown, path: ConfigPath, index: number, of: RulesOf): RuleSpec {
   const map = readMap(raw, path);
-  checkKeys(map, workflow ? WORKFLOW_RULE_KEYS : JOB_RULE_KEYS, path);
+  const workflow = of !== 'job';
+  checkKeys(map, of === 'job' ? JOB_RULE_KEYS : of === 'workflow' ? WORKFLOW_RULE_KEYS : INCLUDE_RULE_KEYS, path);
   const at = (key: string): ConfigPath => childPath(path, key);
   const has = (key: string): boolean => map[key] !== undefined && map[key] !== null;
   const rule: RuleSpec = { index };
