@@ -73,8 +73,9 @@ async function included(rules: readonly RuleSpec[], options: IncludeOptions, fro
   if (options.facts === undefined) {
     throw new PipelineConfigError(`include:rules (in ${from}) needs the pipeline's ref and files: create the pipeline through the server`, { key: 'include:rules' });
   }
+  const { predefined, variables } = options.facts.context;
   for (const rule of rules) {
-    if (await ruleMatches(rule, options.facts, options.variables)) return rule.when !== 'never';
+    if (await ruleMatches(rule, options.facts, { ...predefined, ...variables })) return rule.when !== 'never';
   }
   return false;
 }
