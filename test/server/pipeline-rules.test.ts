@@ -142,6 +142,9 @@ code-vs-develop:
     // GitLab: without a push to compare with (web, schedule, a new branch), changes always holds.
     expect(await chosen(text, { files, source: 'web' })).toEqual(['docs', 'code', 'code-vs-develop']);
     expect(await chosen(text, { files, beforeSha: '0'.repeat(40) })).toEqual(['docs', 'code', 'code-vs-develop']);
+    await expect(chosen(text.replace('compare_to: develop', 'compare_to: nowhere'), { files })).rejects.toThrow(
+      "jobs:code-vs-develop changes:compare_to 'nowhere' is not a branch, tag or commit of the repository",
+    );
   });
 
   it('matches exists against the commit\'s files, dotfiles included', async () => {

@@ -6,6 +6,7 @@
 import picomatch from 'picomatch';
 import type { CommitFiles, RuleContext } from './context.js';
 import { evaluateExpression } from './expression.js';
+import { PipelineConfigError } from './parse-error.js';
 import { DEFAULT_ONLY, type RefPolicy } from './only-except.js';
 import type { RuleSpec, RuleWhen } from './rules.js';
 import type { JobWhen } from './spec.js';
@@ -67,13 +68,18 @@ export async function ruleMatches(rule: RuleSpec, facts: RuleFacts, variables: R
 
 async function changesMatch(changes: { paths: string[]; compareTo?: string }, facts: RuleFacts, variables: Readonly<Record<string, string>>): Promise<boolean> {
   const { source, beforeSha } = facts.context;
-  let base: string;
-  if (changes.compareTo !== undefined) base = expandVariables(changes.compareTo, variables);
-  else if (!PUSH_SOURCES.has(source) || ZERO_SHA.test(beforeSha)) return true;
-  else base = beforeSha;
-  const changed = await facts.changedSince(base);
-  if (changed === undefined) return true;
-  return anyMatch(changed, changes.paths, variables);
+  if (changes.compareTo !== undefined) {
+    const base = expandVariables(changes.compareTo, variables);
+    const changed = await facts.changedSince(base);
+    // GitLab refuses the pipeline rather than guess what a missing compare_to meant.
+    if (changed === undefined) {
+      throw new PipelineConfigError(`changes:compare_to '${base}' is not a branch, tag or commit of the repository`, { key: 'changes:compare_to' });
+    }
+    return anyMatch(changed, changes.paths, variables);
+  }
+  if (!PUSH_SOURCES.has(source) || ZERO_SHA.test(beforeSha)) return true;
+  const changed = await facts.changedSince(beforeSha);
+  return changed === undefined || anyMatch(changed, changes.paths, variables);
 }
 
 async function existsMatch(patterns: string[], facts: RuleFacts, variables: Readonly<Record<string, string>>): Promise<boolean> {

@@ -43,7 +43,9 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
   let workflowVariables: Variables = [];
   if (spec.workflow) {
     const scope = { ...context.predefined, ...toRecord(spec.variables, context), ...context.variables };
-    const rule = await firstMatch(spec.workflow, facts, scope);
+    const rule = await firstMatch(spec.workflow, facts, scope).catch((error: unknown) => {
+      throw placed(error, 'workflow:rules ');
+    });
     plan.workflow = rule === undefined ? 'no workflow rule matched' : `workflow:rules:${rule.index}${rule.if ? ` (if: ${rule.if.text})` : ''}`;
     if (rule === undefined || rule.when === 'never') {
       plan.run = false;
@@ -55,7 +57,10 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     // Workflow variables sit between the file's global variables and the job's own.
     const own = overlay(spec.variables, workflowVariables, job.variables.filter((variable) => !isGlobal(variable, spec.variables)));
     const scope = { ...context.predefined, ...jobVariables(job), ...toRecord(own, context), ...context.variables };
-    const decision = await decideJob(job, spec.conditions[job.name] ?? {}, facts, scope);
+    const name = job.parallel?.name ?? job.name;
+    const decision = await decideJob(job, spec.conditions[job.name] ?? {}, facts, scope).catch((error: unknown) => {
+      throw placed(error, `jobs:${name} `, name);
+    });
     plan.outcomes.push({ name: job.name, stage: job.stage, included: decision.included, when: decision.when, allowFailure: decision.allowFailure, reason: decision.reason });
     if (!decision.included || decision.when === 'never') continue;
     const chosen: JobSpec = { ...job, when: decision.when as JobWhen, allowFailure: decision.allowFailure, variables: overlay(own, decision.variables) };
@@ -87,6 +92,12 @@ function overlay(...lists: Variables[]): Variables {
 function toRecord(variables: Variables, context: RuleContext): Record<string, string> {
   const scope = { ...context.predefined, ...context.variables };
   return Object.fromEntries(variables.map(({ key, value }) => [key, expandVariables(value, scope)]));
+}
+
+/** An evaluation error (a `compare_to` that does not exist) said with the job or workflow it belongs to. */
+function placed(error: unknown, prefix: string, job?: string): unknown {
+  if (!(error instanceof PipelineConfigError)) return error;
+  return new PipelineConfigError(`${prefix}${error.message}`, { ...(job === undefined ? {} : { job }), ...(error.key === undefined ? {} : { key: error.key }) }, { cause: error });
 }
 
 /** `dependencies:` may not name a job that the rules left out of this pipeline. */
