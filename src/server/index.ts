@@ -24,7 +24,8 @@ import { createPipeline, planPipeline, type CreatePipelineRequest, type Pipeline
 /** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
 export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
 export type { CreatePipelineRequest } from './pipeline/create.js';
-export type { JobOutcome, PipelinePlan } from './pipeline/select.js';
+export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
+export { plannedJobs } from './pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
 import { Scheduler } from './state/scheduler.js';

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../helpers/git.js';
+import { plannedJobs } from '../../src/server/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { raw } from './raw-http.js';
 
@@ -122,5 +123,12 @@ describe('the reference server runs the engine against the project\'s git', () =
       ['container', true],
     ]);
     expect(t.server.listJobs().length).toBe(before);
+    expect(plannedJobs(preview.plan).map((row) => [row.name, row.stage, row.when, row.job?.commands])).toEqual([
+      ['deploy', 'deploy', 'never', undefined],
+      ['build', 'build', 'on_success', ['make']],
+      ['docs', 'test', 'on_success', ['mkdocs build']],
+      ['code', 'test', 'never', undefined],
+      ['container', 'test', 'manual', ['docker build .']],
+    ]);
   });
 });

@@ -36,6 +36,17 @@ export interface PipelinePlan {
 
 type Variables = Array<{ key: string; value: string }>;
 
+/** One line of `exec --list`: a job's outcome, and its spec (stage, needs, …) when it runs. */
+export interface PlannedJob extends JobOutcome {
+  job: JobSpec | undefined;
+}
+
+/** Every job of the plan in file order, each with its outcome and, when included, what will run. */
+export function plannedJobs(plan: PipelinePlan): PlannedJob[] {
+  const chosen = new Map(plan.jobs.map((job) => [job.name, job]));
+  return plan.outcomes.map((outcome) => ({ ...outcome, job: chosen.get(outcome.name) }));
+}
+
 /** Evaluates `spec` for the pipeline described by `context`. Throws `PipelineConfigError` when a chosen job depends on one left out. */
 export async function selectJobs(spec: PipelineSpec, context: RuleContext): Promise<PipelinePlan> {
   const facts = new RuleFacts(context);
