@@ -105,6 +105,20 @@ describe('the reference server runs the engine against the project\'s git', () =
     ]);
   });
 
+  it('lets an in-process caller narrow the jobs the rules chose', async () => {
+    let seen: string[] = [];
+    const pipeline = await t.server.createPipeline({
+      project: t.projectName,
+      config: PIPELINE,
+      filterJobs: (spec) => {
+        seen = spec.jobs.map((job) => job.name);
+        return { ...spec, jobs: spec.jobs.filter((job) => job.name === 'docs') };
+      },
+    });
+    expect(seen).toEqual(['build', 'docs', 'container']);
+    expect(pipeline.jobs.map((job) => job.name)).toEqual(['docs']);
+  });
+
   it('refuses an unknown source', async () => {
     const refused = await post({ config: 'j:\n  script: x\n', source: 'carrier-pigeon' });
     expect(refused.status).toBe(400);

@@ -10,6 +10,7 @@ import { advancePipeline } from '../state/transitions.js';
 import type { PipelineRecord, ProjectRecord } from '../state/store.js';
 import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from './context.js';
 import type { PipelinePlan } from './select.js';
+import type { PipelineSpec } from './spec.js';
 
 export interface CreatePipelineRequest {
   project: string;
@@ -20,6 +21,11 @@ export interface CreatePipelineRequest {
   variables?: Record<string, string>;
   /** `CI_PIPELINE_SOURCE` for rules and jobs; `push` when absent. */
   source?: PipelineSource;
+  /**
+   * In-process callers only (`ci-runner exec`): sees the pipeline's jobs after the rules chose them
+   * and returns the jobs to create. Not reachable over HTTP.
+   */
+  filterJobs?: (spec: PipelineSpec) => PipelineSpec;
 }
 
 /** What a pipeline for `request` would be, without creating it. */
@@ -32,6 +38,8 @@ export interface PipelinePreview {
   source: PipelineSource;
   defaultBranch: string | undefined;
   variables: Record<string, string>;
+  /** The file as read, every job in it (before rules). */
+  spec: PipelineSpec;
   plan: PipelinePlan;
 }
 
@@ -77,7 +85,7 @@ export async function planPipeline(ctx: ServerContext, request: CreatePipelineRe
   const context: RuleContext = { ...facts, projectPath: project.name, predefined, variables, files };
   const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables }, context });
   const plan = await selectJobs(spec, context);
-  return { project, ref, tag: resolved.tag, sha: resolved.sha, beforeSha, source, defaultBranch: head, variables, plan };
+  return { project, ref, tag: resolved.tag, sha: resolved.sha, beforeSha, source, defaultBranch: head, variables, spec, plan };
 }
 
 /**
@@ -86,7 +94,8 @@ export async function planPipeline(ctx: ServerContext, request: CreatePipelineRe
  */
 export async function createPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelineRecord> {
   const preview = await planPipeline(ctx, request, signal);
-  const { project, ref, plan } = preview;
+  const { project, ref } = preview;
+  const plan = request.filterJobs ? filtered(preview, request.filterJobs) : preview.plan;
   if (!plan.run) {
     throw new CiRunnerError('PIPELINE_FILTERED', `the pipeline for ${ref} was filtered out by workflow: rules (${plan.workflow}); nothing was created`);
   }
@@ -116,4 +125,11 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
   ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: plan.jobs.length }, 'pipeline created');
   advancePipeline(ctx, pipeline.id);
   return pipeline;
+}
+
+/** The plan with only the jobs `filterJobs` keeps, out of those the rules chose. */
+function filtered(preview: PipelinePreview, filterJobs: (spec: PipelineSpec) => PipelineSpec): PipelinePlan {
+  const { plan } = preview;
+  const kept = filterJobs({ ...preview.spec, stages: plan.stages, jobs: plan.jobs });
+  return { ...plan, stages: kept.stages, jobs: kept.jobs };
 }
