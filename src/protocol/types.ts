@@ -12,7 +12,9 @@ export type BuildStatus =
   | 'failed'
   | 'canceled'
   | 'skipped'
-  | 'manual';
+  | 'manual'
+  /** A `when: delayed` job waiting for its `start_in` (GitLab 11.4+; the reference server's only). */
+  | 'scheduled';
 
 /** States the runner reports in E5 (PROTOCOL.md §6.2). */
 export type RunnerBuildState = 'running' | 'success' | 'failed';

@@ -18,18 +18,35 @@ export function jobView(build: BuildRecord): JobView {
     artifacts: build.artifacts
       ? { filename: build.artifacts.filename, size: build.artifacts.size, expire_at: build.artifacts.expireAt?.toISOString() ?? null }
       : null,
+    when: build.job.when,
+    allow_failure: build.job.allowFailure,
+    ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
+    ...(build.failureReason && build.status === 'failed' ? { failure_reason: build.failureReason } : {}),
+    ...(build.job.coverage ? { coverage: build.coverage ?? null } : {}),
+    ...(build.retried ? { retried: true } : {}),
+    attempt: build.attempt ?? 0,
+    ...(build.scheduledAt ? { scheduled_at: build.scheduledAt.toISOString() } : {}),
+    ...(build.dotenv ? { dotenv_variables: build.dotenv.map((variable) => variable.key) } : {}),
   };
 }
 
 export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): PipelineView {
+  const builds = ctx.store.pipelineBuilds(pipeline);
+  const retried = builds
+    .filter((build) => build.retried)
+    .map((build) => ({ id: build.id, name: build.job.name, stage: build.job.stage, status: build.status }));
   return {
     id: pipeline.id,
     status: pipelineStatus(ctx.store, pipeline),
-    jobs: ctx.store.pipelineBuilds(pipeline).map((build) => ({
+    jobs: builds.filter((build) => !build.retried).map((build) => ({
       id: build.id,
       name: build.job.name,
       stage: build.job.stage,
       status: build.status,
+      when: build.job.when,
+      allow_failure: build.job.allowFailure,
+      ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     })),
+    ...(retried.length > 0 ? { retried } : {}),
   };
 }

@@ -68,7 +68,7 @@ describe('stage progression', () => {
   });
 
   it('does not let a manual job block later stages, and a skipped-only stage counts as success', () => {
-    const { store, pipeline, build } = setup(['a', 'b', 'c'], [job('gate', 'a', { when: 'manual' }), job('cleanup', 'b', { when: 'on_failure' }), job('deploy', 'c')]);
+    const { store, pipeline, build } = setup(['a', 'b', 'c'], [job('gate', 'a', { when: 'manual', allowFailure: true }), job('cleanup', 'b', { when: 'on_failure' }), job('deploy', 'c')]);
     processPipeline(store, pipeline);
     expect(build('gate').status).toBe('manual');
     expect(build('cleanup').status).toBe('skipped');

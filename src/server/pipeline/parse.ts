@@ -7,6 +7,7 @@ import { parseDocument } from 'yaml';
 import { configError, PipelineConfigError } from './parse-error.js';
 import { parseJob, type PipelineDefaults } from './parse-job.js';
 import { isMap, readCache, readImage, readScript, readServices, readVariables, type YamlMap } from './parse-values.js';
+import { resolveNeeds } from './needs-graph.js';
 import type { JobSpec, PipelineSpec } from './spec.js';
 
 export { PipelineConfigError } from './parse-error.js';
@@ -43,8 +44,9 @@ export function parsePipeline(text: string): PipelineSpec {
     );
   }
   checkStages(jobs, stages);
-  checkDependencies(jobs, stages);
-  return { stages, jobs };
+  const resolved = resolveNeeds(jobs, stages);
+  checkDependencies(resolved, stages);
+  return { stages, jobs: resolved };
 }
 
 function loadYaml(text: string): YamlMap {
@@ -113,7 +115,10 @@ function checkStages(jobs: readonly JobSpec[], stages: readonly string[]): void 
   }
 }
 
-/** A job may only take artifacts from jobs of earlier stages: later ones have not run yet. */
+/**
+ * A job may only take artifacts from jobs of earlier stages (later ones have not run yet), or, when
+ * it has `needs`, from jobs it needs (GitLab: dependencies must then be a subset of needs).
+ */
 function checkDependencies(jobs: readonly JobSpec[], stages: readonly string[]): void {
   const stageOf = new Map(jobs.map((job) => [job.name, stages.indexOf(job.stage)]));
   for (const job of jobs) {
@@ -122,6 +127,12 @@ function checkDependencies(jobs: readonly JobSpec[], stages: readonly string[]):
       const other = stageOf.get(dependency);
       const at = { job: job.name, key: 'dependencies' };
       if (other === undefined) configError(at, `names '${dependency}', which is not a job of this pipeline`);
+      if (job.needs !== undefined) {
+        if (!job.needs.some((need) => need.job === dependency)) {
+          configError(at, `names '${dependency}', which is not in needs; with needs, a job can only use artifacts of jobs it needs`);
+        }
+        continue;
+      }
       if (other >= own) {
         configError(at, `names '${dependency}', which is not in a stage before '${job.stage}'; a job can only use artifacts of earlier stages`);
       }
