@@ -4,6 +4,10 @@
  * created, manual and scheduled jobs, and their running jobs — unless one of their jobs that is not
  * `interruptible: true` has already started, in which case that older pipeline runs on untouched
  * (a deployment half done is not stopped).
+ *
+ * One difference from GitLab, whose project setting is on by default: only a pipeline with at least
+ * one `interruptible: true` job is ever canceled. A pipeline that never mentions `interruptible`
+ * (every pipeline written for GitLab 8.x, which had no auto-cancel) runs to its end as it always did.
  */
 import type { ServerContext } from '../context.js';
 import { currentBuilds } from '../pipeline/process.js';
@@ -19,6 +23,7 @@ export function cancelRedundantPipelines(ctx: ServerContext, pipeline: PipelineR
     if (older.id >= pipeline.id || older.projectId !== pipeline.projectId || older.ref !== pipeline.ref) continue;
     const builds = currentBuilds(ctx.store, older);
     if (!builds.some((build) => UNFINISHED.has(build.status))) continue;
+    if (!builds.some((build) => build.job.interruptible === true)) continue;
     const started = builds.filter((build) => build.startedAt !== null);
     if (started.some((build) => build.job.interruptible !== true)) continue;
     for (const build of builds) if (UNFINISHED.has(build.status)) cancelBuild(ctx, build);
