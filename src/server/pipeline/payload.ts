@@ -82,7 +82,8 @@ function dotenvVariables(build: BuildRecord, dependencies: readonly BuildRecord[
   const filter = build.job.dependencies;
   return dependencies
     .filter((dep) => filter === undefined || filter.includes(dep.job.name))
-    .flatMap((dep) => (dep.dotenv ?? []).map((variable) => ({ key: variable.key, value: variable.value, public: false })));
+    // Public, as on GitLab: a dotenv report is job output, not a secret (it is not masked in traces).
+    .flatMap((dep) => (dep.dotenv ?? []).map((variable) => ({ key: variable.key, value: variable.value, public: true })));
 }
 
 function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, runner: RunnerRecord | undefined): BuildVariable[] {
