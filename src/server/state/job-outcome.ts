@@ -25,6 +25,12 @@ export function failureReasonOf(line: string | undefined): string {
 }
 
 const FAILURE_LINE = /(?:Job|Build) failed/;
+/**
+ * The coverage regex sees at most this much of a line. JavaScript regexes backtrack (GitLab uses RE2
+ * for this reason): a bad pattern on a huge line could hold the server for long; a coverage figure
+ * sits in a short line anyway.
+ */
+const COVERAGE_LINE_LIMIT = 4096;
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
@@ -47,7 +53,7 @@ export async function readOutcome(ctx: ServerContext, build: BuildRecord, failed
   await ctx.traces.eachLine(build.id, (raw) => {
     const line = raw.replace(ANSI, '');
     if (failed && FAILURE_LINE.test(line) && /ERROR:/.test(line)) lastFailure = line;
-    const match = regex?.exec(line);
+    const match = regex?.exec(line.length > COVERAGE_LINE_LIMIT ? line.slice(0, COVERAGE_LINE_LIMIT) : line);
     if (match) coverage = percentage(match) ?? coverage;
   });
   return {
