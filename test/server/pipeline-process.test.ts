@@ -125,6 +125,7 @@ describe('needs, blocking manual jobs and delayed jobs', () => {
     const { store, pipeline, build } = setup(['a', 'b'], [job('gate', 'a', { when: 'manual', allowFailure: true }), job('after', 'b', { needs: [need('gate')] })]);
     processPipeline(store, pipeline);
     expect(build('after').status).toBe('created');
+    expect(pipelineStatus(store, pipeline)).toBe('manual');
     finish(build('gate'), 'success');
     processPipeline(store, pipeline);
     expect(build('after').status).toBe('pending');

@@ -28,8 +28,9 @@ export function compositeStatus(builds: readonly BuildRecord[]): CompositeStatus
   if (statuses.every((s) => s === 'pending' || s === 'created')) return 'pending';
   if (statuses.some((s) => s === 'pending' || s === 'running')) return 'running';
   if (statuses.some((s) => s === 'scheduled')) return 'scheduled';
-  if (statuses.some((s) => s === 'manual')) return 'manual';
-  if (statuses.some((s) => s === 'created')) return 'running';
+  // Nothing can move on its own: what is still `created` waits for a manual job to be played (one
+  // that blocks, or one it needs), which GitLab shows as a blocked (`manual`) pipeline.
+  if (statuses.some((s) => s === 'manual' || s === 'created')) return 'manual';
   if (statuses.some((s) => s === 'failed')) return 'failed';
   if (statuses.some((s) => s === 'canceled')) return 'canceled';
   return 'success';
