@@ -116,7 +116,9 @@ function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: 
     if (!has('start_in')) configError(at('start_in'), 'is missing: a job with when: delayed needs start_in (e.g. 30 minutes)');
     spec.startIn = readStartIn(job.start_in, at('start_in'));
   } else if (has('start_in')) {
-    configError(at('start_in'), 'can only be used with when: delayed');
+    // With `rules`, a rule may make the job delayed (the engine sets `when` from the rule that matched).
+    if (!has('rules')) configError(at('start_in'), 'can only be used with when: delayed');
+    spec.startIn = readStartIn(job.start_in, at('start_in'));
   }
   // `needs:` left empty means "nothing", like `[]`.
   if (job.needs !== undefined) spec.needs = readNeeds(job.needs, at('needs'));
