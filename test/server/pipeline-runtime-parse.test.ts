@@ -40,6 +40,8 @@ e: { stage: test, script: x }
 report: { stage: test, script: x, needs: [unit] }
 `;
     expect(jobOf(text, 'report').needs?.map((need) => need.job)).toEqual(['unit 1/2', 'unit 2/2']);
+    const matrix = '"build: [arm]": { stage: build, script: x }\n"build: [x86]": { stage: build, script: x }\n"build-docs": { stage: build, script: x }\npack: { stage: test, script: x, needs: [build] }\n';
+    expect(jobOf(matrix, 'pack').needs?.map((need) => need.job)).toEqual(['build: [arm]', 'build: [x86]']);
   });
 
   it.each([

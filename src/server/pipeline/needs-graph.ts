@@ -7,12 +7,22 @@
 import { configError } from './parse-error.js';
 import type { JobNeed, JobSpec } from './spec.js';
 
-/** The jobs a need names: the job itself, else the instances of a parallel job of that name. */
+/** A `parallel` copy knows the name it was written with (the engine's `parallel.name`). */
+type MaybeCopy = JobSpec & { parallel?: { name: string } };
+
+/**
+ * The jobs a need names: the job itself, else the copies of a `parallel` job of that name — by the
+ * name they were written with, or by GitLab's names for copies (`test 1/3`, `test: [a, b]`).
+ */
 function instancesOf(name: string, jobs: readonly JobSpec[]): JobSpec[] {
   const exact = jobs.filter((job) => job.name === name);
   if (exact.length > 0) return exact;
-  return jobs.filter((job) => job.name.startsWith(`${name} `) && /^\d+\/\d+$/.test(job.name.slice(name.length + 1)))
-    .concat(jobs.filter((job) => job.name.startsWith(`${name}: [`)));
+  return jobs.filter((job) => {
+    const copyOf = (job as MaybeCopy).parallel?.name;
+    if (copyOf !== undefined) return copyOf === name;
+    const rest = job.name.startsWith(`${name} `) || job.name.startsWith(`${name}: [`) ? job.name.slice(name.length) : undefined;
+    return rest !== undefined && (/^ \d+\/\d+$/.test(rest) || rest.startsWith(': ['));
+  });
 }
 
 /** Resolves and checks every job's `needs`; returns the jobs (new objects where needs changed). */
