@@ -12,6 +12,7 @@ import { createPipeline } from './pipeline/create.js';
 import { PIPELINE_SOURCES, type PipelineSource } from './pipeline/context.js';
 import { PipelineConfigError } from './pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';
+import { playBuild, retryBuild } from './state/play-retry.js';
 import { cancelBuild } from './state/transitions.js';
 import { jobView, pipelineView } from './views.js';
 
@@ -76,6 +77,15 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
   if (action === 'cancel' && method === 'POST') {
     cancelBuild(ctx, build);
     return json(200, jobView(build));
+  }
+  if ((action === 'play' || action === 'retry') && method === 'POST') {
+    try {
+      const result = action === 'play' ? playBuild(ctx, build) : retryBuild(ctx, build);
+      return json(action === 'play' ? 200 : 201, jobView(result));
+    } catch (error) {
+      if (hasCode(error, 'JOB_NOT_PLAYABLE') || hasCode(error, 'JOB_NOT_RETRYABLE')) return errorReply(409, `409 Conflict - ${(error as Error).message}`);
+      throw error;
+    }
   }
   if (action === 'artifacts' && method === 'GET') {
     return artifactsFileReply(build);

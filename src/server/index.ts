@@ -29,6 +29,7 @@ export { plannedJobs } from './pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
 import { Scheduler } from './state/scheduler.js';
+import { playBuild, retryBuild } from './state/play-retry.js';
 import { startStaleSweeper } from './state/stale.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
@@ -59,6 +60,10 @@ export interface ReferenceServer {
   getJob(id: number): JobView | undefined;
   listJobs(status?: string): JobView[];
   cancelJob(id: number): JobView | undefined;
+  /** Same as POST /admin/api/jobs/:id/play; throws CiRunnerError 'JOB_NOT_PLAYABLE' when it is not manual or delayed. */
+  playJob(id: number): JobView | undefined;
+  /** Same as POST /admin/api/jobs/:id/retry: the new job; throws CiRunnerError 'JOB_NOT_RETRYABLE' when it is not finished. */
+  retryJob(id: number): JobView | undefined;
   /** Bytes exactly as stored. */
   getTrace(id: number): Promise<Buffer>;
   close(): Promise<void>;
@@ -192,6 +197,14 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       if (!build) return undefined;
       cancelBuild(ctx, build);
       return jobView(build);
+    },
+    playJob: (id) => {
+      const build = store.buildById(id);
+      return build ? jobView(playBuild(ctx, build)) : undefined;
+    },
+    retryJob: (id) => {
+      const build = store.buildById(id);
+      return build ? jobView(retryBuild(ctx, build)) : undefined;
     },
     getTrace: (id) => ctx.traces.read(id),
     close: () => {

@@ -126,8 +126,9 @@ async function decideByRules(
     const decision: JobDecision = {
       included: when !== 'never',
       when,
-      // GitLab: a rule's `when: manual` does not let the pipeline pass without it, unlike a job's.
-      allowFailure: rule.allowFailure ?? conditions.allowFailure ?? false,
+      // GitLab: a rule's `when: manual` does not let the pipeline pass without it, unlike a job's own
+      // `when: manual` (the default comes from the job as written, whatever the rule says).
+      allowFailure: rule.allowFailure ?? conditions.allowFailure ?? job.when === 'manual',
       reason: `rules:${rule.index}${describeRule(rule)}`,
       variables: rule.variables ?? [],
     };

@@ -1,11 +1,13 @@
 /**
  * Queuing a pipeline: resolve the ref in the project's repository, read the YAML with the commit's
- * files (`readPipeline`), let the rules choose the jobs (`selectJobs`), then create one build per
- * chosen job and let stage processing make the first stage pending. `planPipeline` is the same
- * without creating anything (`exec --list`).
+ * files (`readPipeline`), let the rules choose the jobs (`selectJobs`), compute `cache:key:files`
+ * keys at the commit, create one build per chosen job, cancel older pipelines of the ref that this
+ * one makes redundant (`interruptible`), and let processing queue the first jobs. `planPipeline` is
+ * the same without creating anything (`exec --list`).
  */
 import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
+import { cancelRedundantPipelines } from '../state/auto-cancel.js';
 import { advancePipeline } from '../state/transitions.js';
 import type { PipelineRecord, ProjectRecord } from '../state/store.js';
 import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from './context.js';
@@ -105,6 +107,8 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
       `no job runs for ${ref} (source ${preview.source}): the rules, only or except of every job leave it out; nothing was created`,
     );
   }
+  const { resolveCacheKeys } = await import('./cache-key-files.js');
+  const jobs = await resolveCacheKeys(plan.jobs, project.path, preview.sha, signal);
   const pipeline = ctx.store.addPipeline({
     projectId: project.id,
     ref,
@@ -118,18 +122,26 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
     workflow: plan.workflow,
     outcomes: plan.outcomes,
   });
-  for (const job of plan.jobs) {
+  for (const job of jobs) {
     const index = plan.stages.indexOf(job.stage);
     ctx.store.addBuild(pipeline, job, index >= 0 ? index : plan.stages.length);
   }
-  ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: plan.jobs.length }, 'pipeline created');
+  ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: jobs.length }, 'pipeline created');
+  cancelRedundantPipelines(ctx, pipeline);
   advancePipeline(ctx, pipeline.id);
   return pipeline;
 }
 
-/** The plan with only the jobs `filterJobs` keeps, out of those the rules chose. */
+/**
+ * The plan with only the jobs `filterJobs` keeps, out of those the rules chose. A need on a job the
+ * caller left out is dropped: the caller asked for the job without it (`exec JOB` without `--needs`).
+ */
 function filtered(preview: PipelinePreview, filterJobs: (spec: PipelineSpec) => PipelineSpec): PipelinePlan {
   const { plan } = preview;
   const kept = filterJobs({ ...preview.spec, stages: plan.stages, jobs: plan.jobs });
-  return { ...plan, stages: kept.stages, jobs: kept.jobs };
+  const names = new Set(kept.jobs.map((job) => job.name));
+  const jobs = kept.jobs.map((job) =>
+    job.needs === undefined || job.needs.every((need) => names.has(need.job)) ? job : { ...job, needs: job.needs.filter((need) => names.has(need.job)) },
+  );
+  return { ...plan, stages: kept.stages, jobs };
 }

@@ -17,6 +17,7 @@ import { resolveReferences } from './reference.js';
 import { readRules, type RuleSpec } from './rules.js';
 import type { JobSpec, PipelineSpec } from './spec.js';
 import { loadYaml } from './yaml-load.js';
+import { resolveNeeds } from './needs-graph.js';
 import type { JobConditions } from './conditions.js';
 
 export { PipelineConfigError } from './parse-error.js';
@@ -85,12 +86,14 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   const allStages = [EDGE_STAGES.first, ...stages, EDGE_STAGES.last];
   expandParallelDependencies(jobs);
   for (const job of jobs) errors.attempt(() => checkStage(job, stages, allStages));
-  checkDependencies(jobs, allStages, broken, errors);
+  // Checked against every job of the file here; against the jobs a pipeline's rules chose in `selectJobs`.
+  const resolved = resolveNeeds(jobs, allStages, errors, broken);
+  checkDependencies(resolved, allStages, broken, errors);
   errors.throwIfAny();
-  const used = new Set(jobs.map((job) => job.stage));
+  const used = new Set(resolved.map((job) => job.stage));
   const spec: PipelineSpec = {
     stages: allStages.filter((stage) => stages.includes(stage) || used.has(stage)),
-    jobs,
+    jobs: resolved,
     variables: defaults.variables,
     conditions,
   };
@@ -141,7 +144,10 @@ function expandParallelDependencies(jobs: JobSpec[]): void {
   }
 }
 
-/** A job may only take artifacts from jobs of earlier stages: later ones have not run yet. */
+/**
+ * A job may only take artifacts from jobs of earlier stages (later ones have not run yet), or, when
+ * it has `needs`, from jobs it needs (GitLab: dependencies must then be a subset of needs).
+ */
 export function checkDependencies(jobs: readonly JobSpec[], stages: readonly string[], broken: ReadonlySet<string>, errors: ConfigErrors): void {
   const stageOf = new Map(jobs.map((job) => [job.name, stages.indexOf(job.stage)]));
   for (const job of jobs) {
@@ -153,6 +159,12 @@ export function checkDependencies(jobs: readonly JobSpec[], stages: readonly str
       if (broken.has(dependency)) continue;
       errors.attempt(() => {
         if (other === undefined) configError(at, `names '${dependency}', which is not a job of this pipeline`);
+        if (job.needs !== undefined) {
+          if (!job.needs.some((need) => need.job === dependency)) {
+            configError(at, `names '${dependency}', which is not in needs; with needs, a job can only use artifacts of jobs it needs`);
+          }
+          return;
+        }
         if (other >= own) {
           configError(at, `names '${dependency}', which is not in a stage before '${job.stage}'; a job can only use artifacts of earlier stages`);
         }

@@ -2,14 +2,14 @@
  * `rules:` of jobs and of `workflow:` — read and checked when the pipeline is parsed (so an invalid
  * `if` is a config error naming the job), evaluated per pipeline in `conditions.ts`.
  */
-import { parseDurationSeconds } from '../../duration.js';
 import { ExpressionSyntaxError, parseExpression, type Expression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readMap, readString, readStringList, readVariables } from './parse-values.js';
+import { readStartIn } from './parse-runtime.js';
 import type { JobWhen } from './spec.js';
 
 /** A rule's `when`: a job's, plus `never` (the job is not created). */
-export type RuleWhen = JobWhen | 'delayed' | 'never';
+export type RuleWhen = JobWhen | 'never';
 
 const JOB_RULE_WHEN: readonly RuleWhen[] = ['on_success', 'on_failure', 'always', 'manual', 'delayed', 'never'];
 const WORKFLOW_RULE_WHEN: readonly RuleWhen[] = ['always', 'never'];
@@ -104,16 +104,4 @@ function readPathList(value: unknown, path: ConfigPath): string[] {
     return readStringList(value.paths, childPath(path, 'paths'));
   }
   return readStringList(value, path);
-}
-
-/** GitLab's limit for `start_in` is one week. */
-const MAX_START_IN = 7 * 24 * 3600;
-
-export function readStartIn(value: unknown, path: ConfigPath): number {
-  const text = typeof value === 'number' ? `${value} seconds` : readString(value, path);
-  const seconds = parseDurationSeconds(text);
-  if (seconds === undefined || seconds <= 0 || seconds > MAX_START_IN) {
-    configError(path, `'${String(value)}' is not a duration of at most one week (e.g. 30 minutes, 2 hours)`);
-  }
-  return Math.round(seconds);
 }

@@ -6,6 +6,7 @@
  */
 import { decideJob, RuleFacts, ruleMatches } from './conditions.js';
 import type { RuleContext } from './context.js';
+import { keepChosenNeeds } from './needs-graph.js';
 import { ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { jobVariables } from './predefined.js';
 import type { RuleWhen } from './rules.js';
@@ -47,7 +48,10 @@ export function plannedJobs(plan: PipelinePlan): PlannedJob[] {
   return plan.outcomes.map((outcome) => ({ ...outcome, job: chosen.get(outcome.name) }));
 }
 
-/** Evaluates `spec` for the pipeline described by `context`. Throws `PipelineConfigError` when a chosen job depends on one left out. */
+/**
+ * Evaluates `spec` for the pipeline described by `context`. Throws `PipelineConfigError` when a chosen
+ * job needs (unless `optional`) or depends on one left out.
+ */
 export async function selectJobs(spec: PipelineSpec, context: RuleContext): Promise<PipelinePlan> {
   const facts = new RuleFacts(context);
   const plan: PipelinePlan = { stages: spec.stages, run: true, workflow: 'no workflow rules', jobs: [], outcomes: [] };
@@ -78,7 +82,10 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     if (decision.startIn !== undefined) chosen.startIn = decision.startIn;
     plan.jobs.push(chosen);
   }
-  checkChosenDependencies(plan);
+  const errors = new ConfigErrors();
+  plan.jobs = keepChosenNeeds(plan.jobs, errors);
+  checkChosenDependencies(plan, errors);
+  errors.throwIfAny();
   return plan;
 }
 
@@ -112,8 +119,7 @@ function placed(error: unknown, prefix: string, job?: string): unknown {
 }
 
 /** `dependencies:` may not name a job that the rules left out of this pipeline. */
-function checkChosenDependencies(plan: PipelinePlan): void {
-  const errors = new ConfigErrors();
+function checkChosenDependencies(plan: PipelinePlan, errors: ConfigErrors): void {
   const chosen = new Set(plan.jobs.map((job) => job.name));
   for (const job of plan.jobs) {
     for (const dependency of job.dependencies ?? []) {
@@ -122,5 +128,4 @@ function checkChosenDependencies(plan: PipelinePlan): void {
       errors.add(new PipelineConfigError(`jobs:${name} dependencies names '${dependency}', which the rules leave out of this pipeline`, { job: name, key: 'dependencies' }));
     }
   }
-  errors.throwIfAny();
 }
