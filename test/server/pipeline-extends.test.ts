@@ -135,6 +135,16 @@ some:
   });
 });
 
+describe('default: with the runtime keys', () => {
+  it('gives jobs default: retry and interruptible, and names default: when they are wrong', () => {
+    const text = 'default: { retry: 1, interruptible: true }\nj: { script: x }\nown: { script: x, retry: 0, interruptible: false }\n';
+    expect([job(text, 'j').retry, job(text, 'j').interruptible]).toEqual([{ max: 1, when: ['always'] }, true]);
+    expect([job(text, 'own').retry, job(text, 'own').interruptible]).toEqual([{ max: 0, when: ['always'] }, false]);
+    const error = refusal('default: { retry: 5, interruptible: maybe }\nj: { script: x }\n');
+    expect(error.problems.map((problem) => problem.message)).toEqual(['default:retry must be 0, 1 or 2', 'default:interruptible must be true or false']);
+  });
+});
+
 describe('!reference', () => {
   it('copies scripts, variables and rules from other jobs, nested lists flattened', () => {
     const text = `

@@ -6,6 +6,7 @@
  */
 import { childPath, configError, ConfigErrors, describePath, PipelineConfigError, type ConfigPath } from './parse-error.js';
 import { JOB_KEYS, type PipelineDefaults } from './parse-job.js';
+import { readRetry } from './parse-runtime.js';
 import {
   isMap,
   readArtifacts,
@@ -42,6 +43,8 @@ const VALIDATORS: Readonly<Record<string, (value: unknown, path: ConfigPath) => 
   services: readServices,
   tags: readStringList,
   timeout: readTimeout,
+  retry: readRetry,
+  interruptible: readBoolean,
 };
 
 /** Reads `default:`, the old global keys and `variables:`; every problem is reported. */
