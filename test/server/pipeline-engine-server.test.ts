@@ -119,6 +119,18 @@ describe('the reference server runs the engine against the project\'s git', () =
     expect(pipeline.jobs.map((job) => job.name)).toEqual(['docs']);
   });
 
+  it('drops the needs on jobs an in-process caller left out, keeping those on jobs it kept', async () => {
+    const pipeline = await t.server.createPipeline({
+      project: t.projectName,
+      config: 'stages: [build, test]\nbuild: { stage: build, script: [make] }\nlint: { stage: build, script: [lint] }\nunit: { stage: test, needs: [build, lint], script: [test] }\n',
+      filterJobs: (spec) => ({ ...spec, jobs: spec.jobs.filter((job) => job.name !== 'build') }),
+    });
+    expect(pipeline.jobs.map((job) => [job.name, job.status, job.needs?.map((need) => need.job)])).toEqual([
+      ['lint', 'pending', undefined],
+      ['unit', 'created', ['lint']],
+    ]);
+  });
+
   it('refuses an unknown source', async () => {
     const refused = await post({ config: 'j:\n  script: x\n', source: 'carrier-pigeon' });
     expect(refused.status).toBe(400);
