@@ -56,6 +56,16 @@ report: { stage: test, script: x, needs: [unit] }
     expect(refusal(text).message).toContain(message);
   });
 
+  it('lists every needs problem of the file with the jobs\' other problems, once per job written', () => {
+    const text = 'a: { script: x, needs: [nope], tags: oops }\nshard: { script: x, parallel: 2, needs: [gone] }\nb: { script: x, needs: [a], dependencies: [shard] }\n';
+    expect(refusal(text).problems.map((problem) => problem.message)).toEqual([
+      'jobs:a tags must be a list of strings',
+      "jobs:shard needs names 'gone', which is not a job of this pipeline",
+      "jobs:b dependencies names 'shard 1/2', which is not in needs; with needs, a job can only use artifacts of jobs it needs",
+      "jobs:b dependencies names 'shard 2/2', which is not in needs; with needs, a job can only use artifacts of jobs it needs",
+    ]);
+  });
+
   it('lets a job take artifacts from a job of its own stage that it needs', () => {
     expect(jobOf('a: { script: x }\nb: { script: x, needs: [a], dependencies: [a] }\n', 'b').dependencies).toEqual(['a']);
   });
