@@ -22,6 +22,8 @@ export interface DemoOptions {
   /** Stops the demo early (Ctrl-C). */
   signal: AbortSignal;
   logger?: Logger;
+  /** Pipeline YAML to run on the example project instead of its own `.gitlab-ci.yml`. */
+  pipeline?: string;
 }
 
 export interface DemoResult {
@@ -90,9 +92,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     });
     agent.start();
 
-    const pipeline = await server.createPipeline({ project: PROJECT, config: example.pipeline });
+    const pipeline = await server.createPipeline({ project: PROJECT, config: options.pipeline ?? example.pipeline });
     print(`Pipeline #${pipeline.id} queued: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
-    const done = new Set(['success', 'failed', 'canceled', 'skipped']);
+    // `manual`: blocked on a manual job nobody will play here, so nothing more can happen.
+    const done = new Set(['success', 'failed', 'canceled', 'skipped', 'manual']);
     let view = pipeline;
     while (!done.has(view.status)) {
       options.signal.throwIfAborted();
@@ -105,7 +108,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const jobs = view.jobs.map((j) => server?.getJob(j.id)).filter((j): j is JobView => j !== undefined);
     print(`\n${summaryTable(jobs, paint)}\n`);
     const ok = view.status === 'success';
-    print(`${paint(ok ? '1;32' : '1;31', `Pipeline #${view.id} ${view.status}`)}\n`);
+    const blocked = view.status === 'manual' ? ' (blocked: waiting for a manual job to be played)' : '';
+    print(`${paint(ok ? '1;32' : '1;31', `Pipeline #${view.id} ${view.status}${blocked}`)}\n`);
     return { pipelineStatus: view.status, jobs };
   } finally {
     if (agent) {

@@ -3,7 +3,8 @@
  * `<cacheDir>/<runner>/<project>/<key>.tar.gz`. Cache problems never fail a job: a miss, a broken
  * or refused archive, or a failed write is a warning line. A cache file is written to a temp file
  * in the same directory and renamed over the old one, so a job restoring at the same time reads
- * either the old or the new archive, never half of one.
+ * either the old or the new archive, never half of one. `cache:policy` (an option key API v1 did not
+ * have, sent by the reference server) makes a job only restore (`pull`) or only save (`push`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -24,6 +25,10 @@ export interface CacheOptions {
 /** Restores the cache over the project dir when the job configures one. Never throws, except the abort reason. */
 export async function restoreCache(ctx: ArtifactsContext, opts: CacheOptions): Promise<void> {
   if (!cacheConfigured(ctx)) return;
+  if (ctx.build.options.cache?.policy === 'push') {
+    ctx.log(`Not restoring cache ${JSON.stringify(opts.key)}: cache:policy is push`);
+    return;
+  }
   try {
     const file = cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key);
     const present = await stat(file).then((stats) => stats.isFile(), () => false);
@@ -46,6 +51,10 @@ export async function restoreCache(ctx: ArtifactsContext, opts: CacheOptions): P
 export async function archiveCache(ctx: ArtifactsContext, opts: CacheOptions): Promise<void> {
   if (!cacheConfigured(ctx)) return;
   const spec = ctx.build.options.cache ?? {};
+  if (spec.policy === 'pull') {
+    ctx.log(`Not saving cache ${JSON.stringify(opts.key)}: cache:policy is pull`);
+    return;
+  }
   let temp: string | undefined;
   try {
     const file = cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key);

@@ -50,6 +50,28 @@ export async function selectFiles(projectDir: string, spec: SelectionSpec, log: 
   return { entries, files: files.length, bytes: files.reduce((sum, entry) => sum + entry.size, 0) };
 }
 
+/**
+ * `selection` without the entries `exclude` matches (GitLab's `artifacts:exclude`: globs relative to
+ * the project dir, `**` across directories). A matching directory takes what it contains with it.
+ * Returns the new selection and how many files were left out.
+ */
+export function excludeEntries(selection: Selection, exclude: readonly string[]): { selection: Selection; excluded: number } {
+  if (exclude.length === 0) return { selection, excluded: 0 };
+  const matches = picomatch(exclude.map((pattern) => pattern.replace(/^\.\//, '').replace(/\/+$/, '')), { dot: true });
+  const excludedDirs: string[] = [];
+  const entries = selection.entries.filter((entry) => {
+    if (excludedDirs.some((dir) => entry.path.startsWith(`${dir}/`))) return false;
+    if (!matches(entry.path)) return true;
+    if (entry.kind === 'directory') excludedDirs.push(entry.path);
+    return false;
+  });
+  const files = entries.filter((entry) => entry.kind !== 'directory');
+  return {
+    selection: { entries, files: files.length, bytes: files.reduce((sum, entry) => sum + entry.size, 0) },
+    excluded: selection.files - files.length,
+  };
+}
+
 class Selector {
   readonly found = new Map<string, SelectedEntry>();
 

@@ -10,7 +10,7 @@ import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { ArtifactsError } from './errors.js';
 import { artifactsFileName, megabytes } from './naming.js';
-import { selectFiles } from './select.js';
+import { excludeEntries, selectFiles } from './select.js';
 
 export interface UploadOptions {
   /** Archive format: tar.gz by default, zip when the runner has `artifacts_format = "zip"`. */
@@ -43,7 +43,9 @@ export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions
     return;
   }
   ctx.log('Uploading artifacts...');
-  const selection = await selectFiles(ctx.projectDir, { ...(spec.paths ? { paths: spec.paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
+  const selected = await selectFiles(ctx.projectDir, { ...(spec.paths ? { paths: spec.paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
+  const { selection, excluded } = excludeEntries(selected, spec.exclude ?? []);
+  if (excluded > 0) ctx.log(`Excluded ${excluded} file(s) matching artifacts:exclude`);
   if (selection.files === 0) {
     ctx.log('NOTICE: no files matched artifacts:paths or artifacts:untracked; nothing to upload');
     return;

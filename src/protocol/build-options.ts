@@ -31,12 +31,14 @@ const artifactsSchema = z.looseObject({
   untracked: z.boolean().optional(),
   when: z.enum(['on_success', 'on_failure', 'always']).optional(),
   expire_in: z.string().optional(),
+  exclude: stringList.optional(),
 });
 
 const cacheSchema = z.looseObject({
   key: z.string().optional(),
   paths: stringList.optional(),
   untracked: z.boolean().optional(),
+  policy: z.enum(['pull', 'push', 'pull-push']).optional(),
 });
 
 const environmentSchema = z

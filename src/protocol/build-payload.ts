@@ -22,7 +22,7 @@ import { optionsSchema } from './build-options.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';
 
-const statuses = ['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual'] as const;
+const statuses = ['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual', 'scheduled'] as const;
 
 /** For a field the runner does not read: anything unreadable becomes `fallback`. */
 const status = (fallback: BuildStatus) => z.enum(statuses).catch(fallback);

@@ -12,7 +12,9 @@ export type BuildStatus =
   | 'failed'
   | 'canceled'
   | 'skipped'
-  | 'manual';
+  | 'manual'
+  /** A `when: delayed` job waiting for its `start_in` (GitLab 11.4+; the reference server's only). */
+  | 'scheduled';
 
 /** States the runner reports in E5 (PROTOCOL.md §6.2). */
 export type RunnerBuildState = 'running' | 'success' | 'failed';
@@ -73,6 +75,11 @@ export interface ArtifactsOptions {
   untracked?: boolean;
   when?: 'on_success' | 'on_failure' | 'always';
   expire_in?: string;
+  /**
+   * Globs left out of the archive (GitLab 13.1's `artifacts:exclude`). Not in API v1: the reference
+   * server sends it and this runner applies it; GitLab Runner 1.x ignores unknown option keys.
+   */
+  exclude?: string[];
 }
 
 /** `options.cache` (§5.3). */
@@ -80,6 +87,12 @@ export interface CacheOptions {
   key?: string;
   paths?: string[];
   untracked?: boolean;
+  /**
+   * `pull` restores only, `push` saves only, `pull-push` (the default) both (GitLab 9.4's
+   * `cache:policy`). Not in API v1: sent by the reference server, applied by this runner; GitLab
+   * Runner 1.x ignores it and does both.
+   */
+  policy?: 'pull' | 'push' | 'pull-push';
 }
 
 /** `options` of the build payload (§5.3). Unknown keys are kept (and ignored). */

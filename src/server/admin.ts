@@ -9,7 +9,10 @@ import { bodyParams, mergeParams } from './http/body.js';
 import { readBudgetedBody } from './http/guarded-body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { createPipeline } from './pipeline/create.js';
+import { PIPELINE_SOURCES, type PipelineSource } from './pipeline/context.js';
+import { PipelineConfigError } from './pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';
+import { playBuild, retryBuild } from './state/play-retry.js';
 import { cancelBuild } from './state/transitions.js';
 import { jobView, pipelineView } from './views.js';
 
@@ -75,6 +78,15 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
     cancelBuild(ctx, build);
     return json(200, jobView(build));
   }
+  if ((action === 'play' || action === 'retry') && method === 'POST') {
+    try {
+      const result = action === 'play' ? playBuild(ctx, build) : retryBuild(ctx, build);
+      return json(action === 'play' ? 200 : 201, jobView(result));
+    } catch (error) {
+      if (hasCode(error, 'JOB_NOT_PLAYABLE') || hasCode(error, 'JOB_NOT_RETRYABLE')) return errorReply(409, `409 Conflict - ${(error as Error).message}`);
+      throw error;
+    }
+  }
   if (action === 'artifacts' && method === 'GET') {
     return artifactsFileReply(build);
   }
@@ -83,12 +95,15 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
 
 async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URLSearchParams, signal: AbortSignal): Promise<Reply> {
   const params = mergeParams(query, await bodyParams(req, await readBudgetedBody(req, CONFIG_LIMIT, ctx.bodies.main, signal)));
-  const { project, ref, config, variables } = params;
+  const { project, ref, config, variables, source } = params;
   if (typeof config !== 'string' || config.trim() === '') return errorReply(400, '400 Bad Request - "config" (the pipeline YAML text) is required');
   const names = [...ctx.store.projects.values()].map((p) => p.name);
   const projectName = typeof project === 'string' && project !== '' ? project : names[0];
   if (projectName === undefined) return errorReply(400, '400 Bad Request - no projects are configured; start the server with --project NAME=PATH');
   if (ref !== undefined && typeof ref !== 'string') return errorReply(400, '400 Bad Request - "ref" must be a string');
+  if (source !== undefined && (typeof source !== 'string' || !(PIPELINE_SOURCES as readonly string[]).includes(source))) {
+    return errorReply(400, `400 Bad Request - "source" must be one of ${PIPELINE_SOURCES.join(', ')}`);
+  }
   if (variables !== undefined && (variables === null || typeof variables !== 'object' || Array.isArray(variables))) {
     return errorReply(400, '400 Bad Request - "variables" must be an object of strings');
   }
@@ -100,12 +115,22 @@ async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URL
   try {
     const pipeline = await createPipeline(
       ctx,
-      { project: projectName, config, ...(ref ? { ref } : {}), ...(variables ? { variables: variables as Record<string, string> } : {}) },
+      {
+        project: projectName,
+        config,
+        ...(ref ? { ref } : {}),
+        ...(variables ? { variables: variables as Record<string, string> } : {}),
+        ...(source ? { source: source as PipelineSource } : {}),
+      },
       signal,
     );
     return json(201, pipelineView(ctx, pipeline));
   } catch (error) {
-    if (hasCode(error, 'PIPELINE_INVALID') || hasCode(error, 'REF_NOT_FOUND')) return errorReply(400, (error as Error).message);
+    // Every problem of an invalid file, each with its job and key, for clients that list them.
+    if (error instanceof PipelineConfigError) return json(400, { message: error.message, problems: error.problems });
+    if (hasCode(error, 'PIPELINE_INVALID') || hasCode(error, 'REF_NOT_FOUND') || hasCode(error, 'PIPELINE_FILTERED')) {
+      return errorReply(400, (error as Error).message);
+    }
     if (hasCode(error, 'PROJECT_NOT_FOUND')) return errorReply(404, (error as Error).message);
     throw error;
   }

@@ -20,10 +20,17 @@ import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { ServerStatus } from './status.js';
-import { createPipeline, type CreatePipelineRequest } from './pipeline/create.js';
+import { createPipeline, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
+
+/** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
+export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
+export type { CreatePipelineRequest } from './pipeline/create.js';
+export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
+export { plannedJobs } from './pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
 import { Scheduler } from './state/scheduler.js';
+import { playBuild, retryBuild } from './state/play-retry.js';
 import { startStaleSweeper } from './state/stale.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
@@ -45,12 +52,21 @@ export interface ReferenceServer {
   readonly dataDir: string;
   readonly faults: { add(rule: FaultRule): number; remove(id: number): void; clear(): void };
   addProject(name: string, path: string): void;
-  /** Same as POST /admin/api/pipelines; throws CiRunnerError code 'PIPELINE_INVALID' on a bad config. */
+  /**
+   * Same as POST /admin/api/pipelines; throws CiRunnerError code 'PIPELINE_INVALID' on a bad config
+   * (`PipelineConfigError`, every problem in `problems`) and 'PIPELINE_FILTERED' when rules leave nothing to run.
+   */
   createPipeline(req: CreatePipelineRequest): Promise<PipelineView>;
+  /** What `createPipeline` would create, without creating it: every job with its rule outcome (`exec --list`). */
+  planPipeline(req: CreatePipelineRequest): Promise<PipelinePlanResult>;
   getPipeline(id: number): PipelineView | undefined;
   getJob(id: number): JobView | undefined;
   listJobs(status?: string): JobView[];
   cancelJob(id: number): JobView | undefined;
+  /** Same as POST /admin/api/jobs/:id/play; throws CiRunnerError 'JOB_NOT_PLAYABLE' when it is not manual or delayed. */
+  playJob(id: number): JobView | undefined;
+  /** Same as POST /admin/api/jobs/:id/retry: the new job; throws CiRunnerError 'JOB_NOT_RETRYABLE' when it is not finished. */
+  retryJob(id: number): JobView | undefined;
   /** Bytes exactly as stored. */
   getTrace(id: number): Promise<Buffer>;
   close(): Promise<void>;
@@ -179,6 +195,10 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     },
     addProject,
     createPipeline: async (req) => pipelineView(ctx, await createPipeline(ctx, req)),
+    planPipeline: async (req) => {
+      const { project: _project, ...preview } = await planPipeline(ctx, req);
+      return preview;
+    },
     getPipeline: (id) => {
       const pipeline = store.pipelines.get(id);
       return pipeline ? pipelineView(ctx, pipeline) : undefined;
@@ -193,6 +213,14 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       if (!build) return undefined;
       cancelBuild(ctx, build);
       return jobView(build);
+    },
+    playJob: (id) => {
+      const build = store.buildById(id);
+      return build ? jobView(playBuild(ctx, build)) : undefined;
+    },
+    retryJob: (id) => {
+      const build = store.buildById(id);
+      return build ? jobView(retryBuild(ctx, build)) : undefined;
     },
     getTrace: (id) => ctx.traces.read(id),
     close: () => {

@@ -81,7 +81,27 @@ export interface ServerTls {
 export interface PipelineView {
   id: number;
   status: string;
-  jobs: Array<{ id: number; name: string; stage: string; status: string }>;
+  /** `CI_PIPELINE_SOURCE` (`push` for pipelines created through the admin API unless it says otherwise). */
+  source: string;
+  /** What `workflow: rules` decided (`no workflow rules` when the file has none). */
+  workflow: string;
+  /** The current build of each job (a retry replaces the build it retried). */
+  jobs: Array<{
+    id: number;
+    name: string;
+    stage: string;
+    status: string;
+    when: string;
+    allow_failure: boolean;
+    /** The rule outcome that created the job (null for pipelines stored before rules existed). */
+    rule: string | null;
+    /** Absent: the job follows stage order; else the jobs it waits for (`[]`: none). */
+    needs?: Array<{ job: string; artifacts: boolean; optional: boolean }>;
+  }>;
+  /** Builds replaced by a retry, oldest first (absent when none). */
+  retried?: Array<{ id: number; name: string; stage: string; status: string }>;
+  /** Jobs of the file that the rules left out of this pipeline (never created), with the reason. */
+  excluded: Array<{ name: string; stage: string; rule: string }>;
 }
 
 export interface JobView {
@@ -95,4 +115,19 @@ export interface JobView {
   finished_at: string | null;
   trace_size: number;
   artifacts: { filename: string; size: number; expire_at: string | null } | null;
+  when?: string;
+  allow_failure?: boolean;
+  needs?: Array<{ job: string; artifacts: boolean; optional: boolean }>;
+  /** GitLab's failure reason of a failed job (`script_failure`, `runner_system_failure`, …). */
+  failure_reason?: string;
+  /** What the job's `coverage:` regex found in its trace, a percentage. */
+  coverage?: number | null;
+  /** Replaced by a retry. */
+  retried?: boolean;
+  /** 0 for a job's first build, 1 for its first retry, … */
+  attempt?: number;
+  /** When a delayed job is queued. */
+  scheduled_at?: string | null;
+  /** Variable names from the job's dotenv report (values are not shown: they may be secrets). */
+  dotenv_variables?: string[];
 }

@@ -18,18 +18,41 @@ export function jobView(build: BuildRecord): JobView {
     artifacts: build.artifacts
       ? { filename: build.artifacts.filename, size: build.artifacts.size, expire_at: build.artifacts.expireAt?.toISOString() ?? null }
       : null,
+    when: build.job.when,
+    allow_failure: build.job.allowFailure,
+    ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
+    ...(build.failureReason && build.status === 'failed' ? { failure_reason: build.failureReason } : {}),
+    ...(build.job.coverage ? { coverage: build.coverage ?? null } : {}),
+    ...(build.retried ? { retried: true } : {}),
+    attempt: build.attempt ?? 0,
+    ...(build.scheduledAt ? { scheduled_at: build.scheduledAt.toISOString() } : {}),
+    ...(build.dotenv ? { dotenv_variables: build.dotenv.map((variable) => variable.key) } : {}),
   };
 }
 
 export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): PipelineView {
+  const outcomes = pipeline.outcomes ?? [];
+  const reason = (name: string): string | null => outcomes.find((outcome) => outcome.name === name)?.reason ?? null;
+  const builds = ctx.store.pipelineBuilds(pipeline);
+  const retried = builds
+    .filter((build) => build.retried)
+    .map((build) => ({ id: build.id, name: build.job.name, stage: build.job.stage, status: build.status }));
   return {
     id: pipeline.id,
     status: pipelineStatus(ctx.store, pipeline),
-    jobs: ctx.store.pipelineBuilds(pipeline).map((build) => ({
+    source: pipeline.source ?? 'push',
+    workflow: pipeline.workflow ?? 'no workflow rules',
+    jobs: builds.filter((build) => !build.retried).map((build) => ({
       id: build.id,
       name: build.job.name,
       stage: build.job.stage,
       status: build.status,
+      when: build.job.when,
+      allow_failure: build.job.allowFailure,
+      rule: reason(build.job.name),
+      ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     })),
+    ...(retried.length > 0 ? { retried } : {}),
+    excluded: outcomes.filter((outcome) => !outcome.included).map(({ name, stage, reason: rule }) => ({ name, stage, rule })),
   };
 }

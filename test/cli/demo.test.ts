@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { runDemo } from '../../src/agent/demo.js';
 import { cli } from './cli.js';
 
 describe('demo (npm start)', () => {
@@ -13,4 +15,21 @@ describe('demo (npm start)', () => {
     expect(out).toMatch(/package\s+package\s+success/);
     expect(out).toContain('Pipeline #1 success');
   });
+});
+
+describe('demo with a pipeline blocked on a manual job', () => {
+  it('stops at the blocked (manual) pipeline instead of waiting for ever, and says it is blocked', async () => {
+    const chunks: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const pipeline = 'stages: [build, deploy]\nbuild: { stage: build, script: [echo built] }\napprove:\n  stage: build\n  rules: [{ when: manual }]\n  script: [echo approved]\nship: { stage: deploy, script: [echo shipped] }\n';
+    const result = await runDemo({ out, color: false, concurrent: 1, signal: AbortSignal.timeout(60_000), pipeline });
+    expect(result.pipelineStatus).toBe('manual');
+    expect(result.jobs.map((job) => `${job.name}:${job.status}`)).toEqual(['build:success', 'approve:manual', 'ship:created']);
+    expect(chunks.join('')).toContain('Pipeline #1 manual (blocked: waiting for a manual job to be played)');
+  }, 90_000);
 });

@@ -68,7 +68,7 @@ describe('stage progression', () => {
   });
 
   it('does not let a manual job block later stages, and a skipped-only stage counts as success', () => {
-    const { store, pipeline, build } = setup(['a', 'b', 'c'], [job('gate', 'a', { when: 'manual' }), job('cleanup', 'b', { when: 'on_failure' }), job('deploy', 'c')]);
+    const { store, pipeline, build } = setup(['a', 'b', 'c'], [job('gate', 'a', { when: 'manual', allowFailure: true }), job('cleanup', 'b', { when: 'on_failure' }), job('deploy', 'c')]);
     processPipeline(store, pipeline);
     expect(build('gate').status).toBe('manual');
     expect(build('cleanup').status).toBe('skipped');
@@ -85,5 +85,71 @@ describe('stage progression', () => {
     processPipeline(canceled.store, canceled.pipeline);
     finish(canceled.build('x'), 'canceled');
     expect(pipelineStatus(canceled.store, canceled.pipeline)).toBe('canceled');
+  });
+});
+
+describe('needs, blocking manual jobs and delayed jobs', () => {
+  const need = (name: string, artifacts = true) => ({ job: name, artifacts, optional: false });
+
+  it('starts a job with needs when what it needs is done, whatever the stages', () => {
+    const { store, pipeline, build } = setup(['a', 'b', 'c'], [
+      job('quick', 'a'),
+      job('slow', 'a'),
+      job('dag', 'b', { needs: [need('quick')] }),
+      job('staged', 'b'),
+      job('first', 'c', { needs: [] }),
+    ]);
+    processPipeline(store, pipeline);
+    expect(['quick', 'slow', 'dag', 'staged', 'first'].map((n) => build(n).status)).toEqual(['pending', 'pending', 'created', 'created', 'pending']);
+    finish(build('quick'), 'success');
+    expect(processPipeline(store, pipeline)).toBe(true);
+    expect([build('dag').status, build('staged').status]).toEqual(['pending', 'created']);
+  });
+
+  it('skips a job whose needed job failed, and runs its on_failure sibling', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('x', 'a'), job('y', 'b', { needs: [need('x')] }), job('z', 'b', { needs: [need('x')], when: 'on_failure' })]);
+    processPipeline(store, pipeline);
+    finish(build('x'), 'failed');
+    processPipeline(store, pipeline);
+    expect([build('y').status, build('z').status]).toEqual(['skipped', 'pending']);
+  });
+
+  it('blocks later stages and the pipeline on a manual job with allow_failure: false', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('gate', 'a', { when: 'manual', allowFailure: false }), job('after', 'b')]);
+    processPipeline(store, pipeline);
+    expect([build('gate').status, build('after').status]).toEqual(['manual', 'created']);
+    expect(pipelineStatus(store, pipeline)).toBe('manual');
+  });
+
+  it('makes a job that needs a manual job wait for it, even one allowed to fail', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('gate', 'a', { when: 'manual', allowFailure: true }), job('after', 'b', { needs: [need('gate')] })]);
+    processPipeline(store, pipeline);
+    expect(build('after').status).toBe('created');
+    expect(pipelineStatus(store, pipeline)).toBe('manual');
+    finish(build('gate'), 'success');
+    processPipeline(store, pipeline);
+    expect(build('after').status).toBe('pending');
+  });
+
+  it('schedules a delayed job start_in seconds after its turn, holding up later stages', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('later', 'a', { when: 'delayed', startIn: 30 }), job('after', 'b')]);
+    expect(processPipeline(store, pipeline, 1_000_000)).toBe(false);
+    expect(build('later').status).toBe('scheduled');
+    expect(build('later').scheduledAt?.getTime()).toBe(1_030_000);
+    expect(build('after').status).toBe('created');
+    expect(pipelineStatus(store, pipeline)).toBe('scheduled');
+  });
+
+  it('counts only the latest build of a retried job', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('x', 'a'), job('y', 'b')]);
+    processPipeline(store, pipeline);
+    finish(build('x'), 'failed');
+    build('x').retried = true;
+    const retry = store.addBuild(pipeline, build('x').job, 0, 1);
+    processPipeline(store, pipeline);
+    expect([retry.status, build('y').status]).toEqual(['pending', 'created']);
+    finish(retry, 'success');
+    processPipeline(store, pipeline);
+    expect(build('y').status).toBe('pending');
   });
 });

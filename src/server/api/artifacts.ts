@@ -8,6 +8,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import busboy from 'busboy';
 import type { ServerContext } from '../context.js';
+import { applyDotenvReport } from '../state/dotenv-report.js';
 import { parseDurationSeconds } from '../../duration.js';
 import { PRE_AUTH_LIMIT } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
@@ -139,6 +140,7 @@ function receive(ctx: ServerContext, request: ApiRequest, build: BuildRecord, la
           }
           await ctx.artifacts.commit(build, upload.tempPath, upload.filename, upload.size, expireAt);
           ctx.logger.info({ buildId: build.id, size: upload.size }, 'artifacts stored');
+          await applyDotenvReport(ctx, build);
           settle(json(201, buildPayload(ctx, build)), true);
         })
         .catch((error: unknown) => {

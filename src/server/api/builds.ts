@@ -6,6 +6,7 @@ import type { ServerContext } from '../context.js';
 import { stringParam } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from '../pipeline/payload.js';
+import { readOutcome } from '../state/job-outcome.js';
 import { finishBuild } from '../state/transitions.js';
 import type { RunnerRecord } from '../state/store.js';
 import { parseInfo } from './runners.js';
@@ -70,7 +71,14 @@ export async function updateBuild(ctx: ServerContext, request: ApiRequest): Prom
   }
   const state = params.state;
   // The build may have been canceled while the trace was being written; only a running build moves.
-  if ((state === 'success' || state === 'failed') && build.status === 'running') finishBuild(ctx, build, state);
+  if ((state === 'success' || state === 'failed') && build.status === 'running') {
+    // The final update carries the whole trace (or follows the last PATCH): it is complete now.
+    const outcome = await readOutcome(ctx, build, state === 'failed').catch((error: unknown) => {
+      ctx.logger.warn({ err: error, buildId: build.id }, 'could not read the trace for the failure reason and coverage');
+      return {};
+    });
+    if (build.status === 'running') finishBuild(ctx, build, state, undefined, outcome);
+  }
   return json(200, {});
 }
 

@@ -1,30 +1,76 @@
 /**
- * Queuing a pipeline: parse the YAML (`parsePipeline`), resolve the ref in the project's repository,
- * create one build per job and let stage processing make the first stage pending.
+ * Queuing a pipeline: resolve the ref in the project's repository, read the YAML with the commit's
+ * files (`readPipeline`), let the rules choose the jobs (`selectJobs`), compute `cache:key:files`
+ * keys at the commit, create one build per chosen job, cancel older pipelines of the ref that this
+ * one makes redundant (`interruptible`), and let processing queue the first jobs. `planPipeline` is
+ * the same without creating anything (`exec --list`).
  */
 import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
+import { cancelRedundantPipelines } from '../state/auto-cancel.js';
 import { advancePipeline } from '../state/transitions.js';
-import type { PipelineRecord } from '../state/store.js';
+import type { PipelineRecord, ProjectRecord } from '../state/store.js';
+import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from './context.js';
+import type { PipelinePlan } from './select.js';
+import type { PipelineSpec } from './spec.js';
 
 export interface CreatePipelineRequest {
   project: string;
+  /** Branch, tag or sha; the project's default branch (HEAD) when absent, else `main`. */
   ref?: string;
   config: string;
+  /** Given by the caller: they win over the file's variables, in rules and in jobs. */
   variables?: Record<string, string>;
+  /** `CI_PIPELINE_SOURCE` for rules and jobs; `push` when absent. */
+  source?: PipelineSource;
+  /**
+   * In-process callers only (`ci-runner exec`): sees the pipeline's jobs after the rules chose them
+   * and returns the jobs to create. Not reachable over HTTP.
+   */
+  filterJobs?: (spec: PipelineSpec) => PipelineSpec;
 }
 
-/** Creates and queues a pipeline. Throws `PIPELINE_INVALID`, `PROJECT_NOT_FOUND` or `REF_NOT_FOUND`. */
-export async function createPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelineRecord> {
+/** What a pipeline for `request` would be, without creating it. */
+export interface PipelinePreview {
+  project: ProjectRecord;
+  ref: string;
+  tag: boolean;
+  sha: string;
+  beforeSha: string;
+  source: PipelineSource;
+  defaultBranch: string | undefined;
+  variables: Record<string, string>;
+  /** The file as read, every job in it (before rules). */
+  spec: PipelineSpec;
+  plan: PipelinePlan;
+}
+
+/**
+ * Reads the pipeline for `request` and evaluates its rules. Throws `PIPELINE_INVALID` (every problem
+ * in `problems`), `PROJECT_NOT_FOUND` or `REF_NOT_FOUND`.
+ */
+export async function planPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelinePreview> {
   // Loaded on first use (YAML parser, execa) so the server starts quickly.
-  const [{ parsePipeline }, { previousSha, resolveRef }] = await Promise.all([import('./parse.js'), import('../git/refs.js')]);
-  const spec = parsePipeline(request.config);
+  const [{ readPipeline }, { selectJobs }, { previousSha, resolveRef, defaultBranch }, { gitCommitFiles, commitMessage }, { pipelineVariables }, { refSlug }] =
+    await Promise.all([
+      import('./parse.js'),
+      import('./select.js'),
+      import('../git/refs.js'),
+      import('../git/commit-files.js'),
+      import('./predefined.js'),
+      import('./payload.js'),
+    ]);
   const project = ctx.store.projectByName(request.project);
   if (!project) {
     const known = [...ctx.store.projects.values()].map((p) => p.name).join(', ') || 'none';
     throw new CiRunnerError('PROJECT_NOT_FOUND', `unknown project "${request.project}"; known projects: ${known}`);
   }
-  const ref = request.ref ?? 'main';
+  const source = request.source ?? 'push';
+  if (!(PIPELINE_SOURCES as readonly string[]).includes(source)) {
+    throw new CiRunnerError('PIPELINE_INVALID', `source "${source}" is not a pipeline source (one of ${PIPELINE_SOURCES.join(', ')})`);
+  }
+  const head = await defaultBranch(project.path, signal);
+  const ref = request.ref ?? head ?? 'main';
   let resolved: { sha: string; tag: boolean };
   let beforeSha: string;
   try {
@@ -35,20 +81,67 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
   }
   const variables: Record<string, string> = {};
   for (const [key, value] of Object.entries(request.variables ?? {})) variables[key] = String(value);
+  const facts = { projectPath: project.name, ref, refSlug: refSlug(ref), ...resolved, beforeSha, source, defaultBranch: head };
+  const predefined = pipelineVariables({ ...facts, commitMessage: await commitMessage(project.path, resolved.sha, signal) });
+  const files = gitCommitFiles(project.path, resolved.sha, signal);
+  const context: RuleContext = { ...facts, projectPath: project.name, predefined, variables, files };
+  const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables }, context });
+  const plan = await selectJobs(spec, context);
+  return { project, ref, tag: resolved.tag, sha: resolved.sha, beforeSha, source, defaultBranch: head, variables, spec, plan };
+}
+
+/**
+ * Creates and queues a pipeline. Throws what `planPipeline` throws, and `PIPELINE_FILTERED` when
+ * `workflow: rules` or the jobs' rules leave nothing to run (GitLab creates no pipeline then either).
+ */
+export async function createPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelineRecord> {
+  const preview = await planPipeline(ctx, request, signal);
+  const { project, ref } = preview;
+  const plan = request.filterJobs ? filtered(preview, request.filterJobs) : preview.plan;
+  if (!plan.run) {
+    throw new CiRunnerError('PIPELINE_FILTERED', `the pipeline for ${ref} was filtered out by workflow: rules (${plan.workflow}); nothing was created`);
+  }
+  if (plan.jobs.length === 0) {
+    throw new CiRunnerError(
+      'PIPELINE_FILTERED',
+      `no job runs for ${ref} (source ${preview.source}): the rules, only or except of every job leave it out; nothing was created`,
+    );
+  }
+  const { resolveCacheKeys } = await import('./cache-key-files.js');
+  const jobs = await resolveCacheKeys(plan.jobs, project.path, preview.sha, signal);
   const pipeline = ctx.store.addPipeline({
     projectId: project.id,
     ref,
-    tag: resolved.tag,
-    sha: resolved.sha,
-    beforeSha,
-    variables,
-    stages: spec.stages,
+    tag: preview.tag,
+    sha: preview.sha,
+    beforeSha: preview.beforeSha,
+    variables: preview.variables,
+    stages: plan.stages,
+    source: preview.source,
+    ...(preview.defaultBranch === undefined ? {} : { defaultBranch: preview.defaultBranch }),
+    workflow: plan.workflow,
+    outcomes: plan.outcomes,
   });
-  for (const job of spec.jobs) {
-    const index = spec.stages.indexOf(job.stage);
-    ctx.store.addBuild(pipeline, job, index >= 0 ? index : spec.stages.length);
+  for (const job of jobs) {
+    const index = plan.stages.indexOf(job.stage);
+    ctx.store.addBuild(pipeline, job, index >= 0 ? index : plan.stages.length);
   }
-  ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: spec.jobs.length }, 'pipeline created');
+  ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: jobs.length }, 'pipeline created');
+  cancelRedundantPipelines(ctx, pipeline);
   advancePipeline(ctx, pipeline.id);
   return pipeline;
+}
+
+/**
+ * The plan with only the jobs `filterJobs` keeps, out of those the rules chose. A need on a job the
+ * caller left out is dropped: the caller asked for the job without it (`exec JOB` without `--needs`).
+ */
+function filtered(preview: PipelinePreview, filterJobs: (spec: PipelineSpec) => PipelineSpec): PipelinePlan {
+  const { plan } = preview;
+  const kept = filterJobs({ ...preview.spec, stages: plan.stages, jobs: plan.jobs });
+  const names = new Set(kept.jobs.map((job) => job.name));
+  const jobs = kept.jobs.map((job) =>
+    job.needs === undefined || job.needs.every((need) => names.has(need.job)) ? job : { ...job, needs: job.needs.filter((need) => names.has(need.job)) },
+  );
+  return { ...plan, stages: kept.stages, jobs };
 }

@@ -8,11 +8,14 @@ import { CiRunnerError } from '../../errors.js';
 export class PipelineConfigError extends CiRunnerError {
   readonly job: string | undefined;
   readonly key: string | undefined;
+  /** Every problem found (see `ConfigErrors`): this one alone unless several were collected. */
+  readonly problems: ConfigProblem[];
 
   constructor(message: string, where: { job?: string; key?: string } = {}, options?: { cause?: unknown }) {
     super('PIPELINE_INVALID', message, options);
     this.job = where.job;
     this.key = where.key;
+    this.problems = [{ message, ...(where.job === undefined ? {} : { job: where.job }), ...(where.key === undefined ? {} : { key: where.key }) }];
   }
 }
 
@@ -38,4 +41,54 @@ export function configError(path: ConfigPath, problem: string): never {
 /** The same path one level deeper: `artifacts` → `artifacts:paths`. */
 export function childPath(path: ConfigPath, key: string): ConfigPath {
   return { ...path, key: `${path.key}:${key}` };
+}
+
+/** One problem of a refused pipeline, as `exec` and the admin API list them. */
+export interface ConfigProblem {
+  message: string;
+  job?: string;
+  key?: string;
+}
+
+/**
+ * Every problem of a pipeline, not only the first: checks run inside `attempt` and their refusals
+ * are collected, so an author fixes the whole file in one round. `throwIfAny` raises one
+ * `PipelineConfigError` whose message lists them all and whose `problems` carries each.
+ */
+export class ConfigErrors {
+  readonly problems: ConfigProblem[] = [];
+
+  /** Runs `check`; a `PipelineConfigError` it throws is recorded and `undefined` returned instead. */
+  attempt<T>(check: () => T): T | undefined {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof PipelineConfigError)) throw error;
+      this.add(error);
+      return undefined;
+    }
+  }
+
+  /** Records the error's problems; one already recorded (a shared base reached twice) is not repeated. */
+  add(error: PipelineConfigError): void {
+    for (const problem of error.problems) {
+      if (!this.problems.some((known) => known.message === problem.message)) this.problems.push(problem);
+    }
+  }
+
+  throwIfAny(): void {
+    if (this.problems.length === 0) return;
+    throw combinedError(this.problems);
+  }
+}
+
+/** One problem keeps its own message; several become a count and one line each. */
+function combinedError(problems: ConfigProblem[]): PipelineConfigError {
+  const [first] = problems;
+  if (first === undefined) throw new Error('combinedError needs at least one problem');
+  const message =
+    problems.length === 1 ? first.message : `the pipeline has ${problems.length} problems:\n${problems.map((p) => `- ${p.message}`).join('\n')}`;
+  const error = new PipelineConfigError(message, first);
+  error.problems.splice(0, error.problems.length, ...problems);
+  return error;
 }

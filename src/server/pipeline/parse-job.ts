@@ -7,7 +7,6 @@ import {
   readArtifacts,
   readBoolean,
   readCache,
-  readEnum,
   readImage,
   readMap,
   readScript,
@@ -17,7 +16,8 @@ import {
   readTimeout,
   readVariables,
 } from './parse-values.js';
-import type { JobCacheSpec, JobSpec, JobWhen } from './spec.js';
+import { readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
+import type { JobCacheSpec, JobSpec } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
 export interface PipelineDefaults {
@@ -45,9 +45,20 @@ export const JOB_KEYS = [
   'when',
   'allow_failure',
   'timeout',
+  // Which pipelines a job is in and how many copies run: read in parse-entry.ts, not here.
+  'extends',
+  'inherit',
+  'rules',
+  'only',
+  'except',
+  'parallel',
+  // Runtime keys (needs DAG, delayed jobs, retries, auto-cancel, coverage): parse-runtime.ts.
+  'needs',
+  'start_in',
+  'retry',
+  'interruptible',
+  'coverage',
 ] as const;
-
-const JOB_WHEN: readonly JobWhen[] = ['on_success', 'on_failure', 'always', 'manual'];
 
 /** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
 const MAX_JOB_NAME = 255;
@@ -87,9 +98,12 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
     variables: mergeVariables(defaults.variables, has('variables') ? readVariables(job.variables, at('variables')) : []),
     services: has('services') ? readServices(job.services, at('services')) : [...defaults.services],
     tags: has('tags') ? readStringList(job.tags, at('tags')) : [],
-    when: has('when') ? readEnum(job.when, JOB_WHEN, at('when')) : 'on_success',
-    allowFailure: has('allow_failure') ? readBoolean(job.allow_failure, at('allow_failure')) : false,
+    when: has('when') ? readWhen(job.when, at('when')) : 'on_success',
+    allowFailure: false,
   };
+  // A manual job blocks nothing unless it says `allow_failure: false` (GitLab's default for it).
+  spec.allowFailure = has('allow_failure') ? readBoolean(job.allow_failure, at('allow_failure')) : spec.when === 'manual';
+  readRuntimeKeys(spec, job, at, has);
   const image = has('image') ? readImage(job.image, at('image')) : defaults.image;
   if (image !== undefined) spec.image = image;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
@@ -101,6 +115,26 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   }
   if (has('timeout')) spec.timeout = readTimeout(job.timeout, at('timeout'));
   return spec;
+}
+
+/** The runtime keys (parse-runtime.ts) onto `spec`. */
+function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: string) => ConfigPath, has: (key: string) => boolean): void {
+  // GitLab refuses start_in next to rules: the rule that makes the job delayed carries it.
+  if (has('rules') && has('start_in')) {
+    configError(at('start_in'), 'may not be used with rules: put start_in in the rule that says when: delayed');
+  }
+  if (spec.when === 'delayed') {
+    if (has('rules')) configError(at('when'), 'delayed may not be used with rules: put when: delayed and start_in in a rule');
+    if (!has('start_in')) configError(at('start_in'), 'is missing: a job with when: delayed needs start_in (e.g. 30 minutes)');
+    spec.startIn = readStartIn(job.start_in, at('start_in'));
+  } else if (has('start_in')) {
+    configError(at('start_in'), 'can only be used with when: delayed');
+  }
+  // `needs:` left empty means "nothing", like `[]`.
+  if (job.needs !== undefined) spec.needs = readNeeds(job.needs, at('needs'));
+  if (has('retry')) spec.retry = readRetry(job.retry, at('retry'));
+  if (has('interruptible')) spec.interruptible = readBoolean(job.interruptible, at('interruptible'));
+  if (has('coverage')) spec.coverage = readCoverage(job.coverage, at('coverage'));
 }
 
 /** Global variables first, then the job's; a job variable replaces a global one of the same name. */

@@ -53,11 +53,11 @@ export function readEnum<T extends string>(value: unknown, allowed: readonly T[]
 }
 
 /**
- * A script: one command string, or a list of commands. GitLab also accepts one level of nested lists
- * (handy with anchors: `- *setup_steps`), flattened here.
+ * A script: one command string, or a list of commands. GitLab also accepts nested lists (handy with
+ * anchors, `- *setup_steps`, and `!reference`), flattened here up to its 10 levels.
  */
 export function readScript(value: unknown, path: ConfigPath, options: { allowEmpty: boolean }): string[] {
-  const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(1) : undefined;
+  const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(9) : undefined;
   if (items === undefined || !items.every((item) => typeof item === 'string')) {
     configError(path, 'must be a string or a list of strings');
   }
@@ -110,17 +110,35 @@ export function readServices(value: unknown, path: ConfigPath): string[] {
   });
 }
 
-/** `cache: { key, paths, untracked }`; a number key becomes its text. */
+/**
+ * `cache: { key, paths, untracked, policy }`; a number key becomes its text; `key: { files, prefix }`
+ * is kept as `keyFiles` (the key itself is computed from those files when the pipeline is created).
+ */
 export function readCache(value: unknown, path: ConfigPath): JobCacheSpec {
   const map = readMap(value ?? {}, path);
-  checkKeys(map, ['key', 'paths', 'untracked'], path);
+  checkKeys(map, ['key', 'paths', 'untracked', 'policy'], path);
   const cache: JobCacheSpec = {};
-  if (map.key !== undefined && map.key !== null) {
+  if (isMap(map.key)) {
+    cache.keyFiles = readCacheKeyFiles(map.key, childPath(path, 'key'));
+  } else if (map.key !== undefined && map.key !== null) {
     cache.key = typeof map.key === 'number' ? String(map.key) : readString(map.key, childPath(path, 'key'));
   }
   if (map.paths !== undefined && map.paths !== null) cache.paths = readStringList(map.paths, childPath(path, 'paths'));
   if (map.untracked !== undefined && map.untracked !== null) cache.untracked = readBoolean(map.untracked, childPath(path, 'untracked'));
+  if (map.policy !== undefined && map.policy !== null) cache.policy = readEnum(map.policy, ['pull', 'push', 'pull-push'] as const, childPath(path, 'policy'));
   return cache;
+}
+
+/** `key: { files: [Gemfile.lock], prefix: $CI_JOB_NAME }`: one or two files, as GitLab allows. */
+function readCacheKeyFiles(map: YamlMap, path: ConfigPath): { files: string[]; prefix?: string } {
+  checkKeys(map, ['files', 'prefix'], path);
+  const files = readStringList(map.files, childPath(path, 'files'));
+  if (files.length < 1 || files.length > 2) configError(childPath(path, 'files'), 'must list one or two files');
+  for (const file of files) {
+    if (file.startsWith('/') || file.split('/').includes('..')) configError(childPath(path, 'files'), `names '${file}', which is not a path inside the project`);
+  }
+  if (map.prefix === undefined || map.prefix === null) return { files };
+  return { files, prefix: readString(map.prefix, childPath(path, 'prefix')) };
 }
 
 const ARTIFACTS_WHEN = ['on_success', 'on_failure', 'always'] as const;
@@ -128,8 +146,10 @@ const ARTIFACTS_WHEN = ['on_success', 'on_failure', 'always'] as const;
 /** `artifacts: { paths, name, untracked, when, expire_in }`; `expire_in` must be a duration or `never`. */
 export function readArtifacts(value: unknown, path: ConfigPath): JobArtifactsSpec {
   const map = readMap(value ?? {}, path);
-  checkKeys(map, ['name', 'paths', 'untracked', 'when', 'expire_in'], path);
+  checkKeys(map, ['name', 'paths', 'untracked', 'when', 'expire_in', 'exclude', 'reports'], path);
   const artifacts: JobArtifactsSpec = {};
+  if (map.exclude !== undefined && map.exclude !== null) artifacts.exclude = readStringList(map.exclude, childPath(path, 'exclude'));
+  if (map.reports !== undefined && map.reports !== null) artifacts.reports = readReports(map.reports, childPath(path, 'reports'));
   if (map.name !== undefined && map.name !== null) artifacts.name = readString(map.name, childPath(path, 'name'));
   if (map.paths !== undefined && map.paths !== null) artifacts.paths = readStringList(map.paths, childPath(path, 'paths'));
   if (map.untracked !== undefined && map.untracked !== null) {
@@ -145,6 +165,20 @@ export function readArtifacts(value: unknown, path: ConfigPath): JobArtifactsSpe
     artifacts.expire_in = text;
   }
   return artifacts;
+}
+
+/**
+ * `artifacts:reports`: only `dotenv` does anything here (variables for later jobs). GitLab's other
+ * reports (junit, coverage_report, …) feed merge-request widgets this server does not have: they are
+ * refused rather than silently dropped, so nobody waits for a report that never shows.
+ */
+function readReports(value: unknown, path: ConfigPath): { dotenv?: string[] } {
+  const map = readMap(value, path);
+  checkKeys(map, ['dotenv'], path);
+  if (map.dotenv === undefined || map.dotenv === null) return {};
+  const at = childPath(path, 'dotenv');
+  const files = typeof map.dotenv === 'string' ? [readString(map.dotenv, at)] : readStringList(map.dotenv, at);
+  return { dotenv: files };
 }
 
 /** `timeout: 3600` (seconds) or `timeout: 1h 30m` → whole seconds. */

@@ -1,76 +1,112 @@
 /**
  * The reference server's `.gitlab-ci.yml` reader: YAML text in, a validated `PipelineSpec` out, or a
- * `PipelineConfigError` naming the job and key at fault. Pure (no I/O), so a pipeline is refused before
- * anything is queued. The supported subset is the one GitLab 8.x offered the v1 runner API (issue #2).
+ * `PipelineConfigError` listing every problem, each naming its job and key. The steps follow GitLab:
+ * includes merged (`include.ts`, the only step that reads files), then `extends`, then `!reference`,
+ * then defaults, jobs, `parallel` copies. Which jobs a given pipeline runs is decided later, by
+ * `selectJobs` (`select.ts`).
  */
-import { parseDocument } from 'yaml';
-import { configError, PipelineConfigError } from './parse-error.js';
-import { parseJob, type PipelineDefaults } from './parse-job.js';
-import { isMap, readCache, readImage, readScript, readServices, readVariables, type YamlMap } from './parse-values.js';
+import { RuleFacts } from './conditions.js';
+import type { CommitFiles, RuleContext } from './context.js';
+import { resolveExtends } from './extends.js';
+import { resolveIncludes } from './include.js';
+import { readDefaults, type Defaults } from './parse-defaults.js';
+import { parseJobEntry } from './parse-entry.js';
+import { configError, ConfigErrors, PipelineConfigError } from './parse-error.js';
+import { readMap, type YamlMap } from './parse-values.js';
+import { resolveReferences } from './reference.js';
+import { readRules, type RuleSpec } from './rules.js';
 import type { JobSpec, PipelineSpec } from './spec.js';
+import { loadYaml } from './yaml-load.js';
+import { resolveNeeds } from './needs-graph.js';
+import type { JobConditions } from './conditions.js';
 
 export { PipelineConfigError } from './parse-error.js';
 
 /** Top-level keys that configure the pipeline rather than name a job. */
-const GLOBAL_KEYS = ['stages', 'types', 'variables', 'before_script', 'after_script', 'image', 'services', 'cache'];
-
-/** Reserved by GitLab but outside our subset: refused, so a job is never silently missing. */
-const UNSUPPORTED_GLOBAL_KEYS = ['include', 'default', 'workflow'];
+const GLOBAL_KEYS = ['stages', 'types', 'variables', 'before_script', 'after_script', 'image', 'services', 'cache', 'default', 'workflow', 'include'];
 
 const DEFAULT_STAGES = ['build', 'test', 'deploy'];
+/** Stages every pipeline has around the ones it lists (GitLab 12.4+). */
+const EDGE_STAGES = { first: '.pre', last: '.post' };
 
 /**
- * Parses and validates a pipeline. Jobs come out in file order; hidden jobs (`.name`) are templates for
- * anchors and never run. Throws `PipelineConfigError` (code `PIPELINE_INVALID`) on any problem.
+ * Parses and validates a pipeline that includes no other file. Jobs come out in file order; hidden
+ * jobs (`.name`) are templates and never run. Throws `PipelineConfigError` (code `PIPELINE_INVALID`).
  */
 export function parsePipeline(text: string): PipelineSpec {
   const root = loadYaml(text);
-  const stages = readStages(root);
-  const defaults = readDefaults(root);
+  if (root.include !== undefined) {
+    configError({ key: 'include' }, "needs the project's files: create the pipeline through the server (or ci-runner exec) to use include: local");
+  }
+  return parseConfig(root);
+}
+
+/**
+ * `parsePipeline` for a file that may include others, read from `files` (the pipeline's commit).
+ * `context` (the pipeline's ref, source, files) is needed by includes with `rules`.
+ */
+export async function readPipeline(
+  text: string,
+  options: { files: CommitFiles | undefined; variables: Readonly<Record<string, string>>; context?: RuleContext },
+): Promise<PipelineSpec> {
+  const facts = options.context === undefined ? undefined : new RuleFacts(options.context);
+  return parseConfig(await resolveIncludes(loadYaml(text), { files: options.files, variables: options.variables, facts }));
+}
+
+/** The checks and reading that follow includes; every problem is collected before throwing. */
+export function parseConfig(merged: YamlMap): PipelineSpec {
+  const errors = new ConfigErrors();
+  // Jobs whose extends or references failed are reported once, not read further.
+  const broken = new Set<string>();
+  const root = resolveReferences(resolveExtends(merged, GLOBAL_KEYS, errors, broken), GLOBAL_KEYS, errors, broken);
+  const stages = errors.attempt(() => readStages(root)) ?? DEFAULT_STAGES;
+  const defaults: Defaults = errors.attempt(() => readDefaults(root)) ?? { keys: {}, variables: [] };
+  const workflow = root.workflow === undefined || root.workflow === null ? undefined : errors.attempt(() => readWorkflow(root.workflow));
 
   const jobs: JobSpec[] = [];
+  const conditions: Record<string, JobConditions> = {};
   for (const [name, value] of Object.entries(root)) {
-    if (GLOBAL_KEYS.includes(name) || name.startsWith('.')) continue;
-    if (UNSUPPORTED_GLOBAL_KEYS.includes(name)) {
-      configError({ key: name }, 'is not supported by the ci-runner reference server; put everything in this one file');
+    if (GLOBAL_KEYS.includes(name) || name.startsWith('.') || broken.has(name)) continue;
+    if (name.trim() === '') {
+      errors.add(new PipelineConfigError('jobs a job name must not be empty', { key: 'jobs' }));
+      continue;
     }
-    if (name.trim() === '') configError({ key: 'jobs' }, 'a job name must not be empty');
-    jobs.push(parseJob(name, value, defaults));
+    const entry = errors.attempt(() => parseJobEntry(name, value, defaults));
+    if (!entry) broken.add(name);
+    for (const job of entry?.jobs ?? []) {
+      jobs.push(job);
+      conditions[job.name] = entry?.conditions ?? {};
+    }
   }
-  if (jobs.length === 0) {
+  if (jobs.length === 0 && broken.size === 0) {
     throw new PipelineConfigError(
       "the pipeline has no jobs: add at least one job with a script (jobs whose names start with '.' are hidden and never run)",
     );
   }
-  checkStages(jobs, stages);
-  checkDependencies(jobs, stages);
-  return { stages, jobs };
+  const allStages = [EDGE_STAGES.first, ...stages, EDGE_STAGES.last];
+  expandParallelDependencies(jobs);
+  for (const job of jobs) errors.attempt(() => checkStage(job, stages, allStages));
+  // Checked against every job of the file here; against the jobs a pipeline's rules chose in `selectJobs`.
+  const resolved = resolveNeeds(jobs, allStages, errors, broken);
+  checkDependencies(resolved, allStages, broken, errors);
+  errors.throwIfAny();
+  const used = new Set(resolved.map((job) => job.stage));
+  const spec: PipelineSpec = {
+    stages: allStages.filter((stage) => stages.includes(stage) || used.has(stage)),
+    jobs: resolved,
+    variables: defaults.variables,
+    conditions,
+  };
+  if (workflow !== undefined) spec.workflow = workflow;
+  return spec;
 }
 
-function loadYaml(text: string): YamlMap {
-  // Merge keys (`<<: *defaults`) are YAML 1.1, but every .gitlab-ci.yml relies on them.
-  const doc = parseDocument(text, { merge: true, prettyErrors: true });
-  const [error] = doc.errors;
-  if (error !== undefined) {
-    const position = error.linePos?.[0];
-    const reason = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
-    const where = position === undefined ? '' : ` at line ${position.line}, column ${position.col}`;
-    throw new PipelineConfigError(`invalid YAML${where}: ${reason}`, {}, { cause: error });
+function readWorkflow(value: unknown): RuleSpec[] | undefined {
+  const map = readMap(value, { key: 'workflow' });
+  for (const key of Object.keys(map)) {
+    if (key !== 'rules') configError({ key: `workflow:${key}` }, 'is not a supported key (supported: rules)');
   }
-  let value: unknown;
-  try {
-    // The alias limit guards against "billion laughs" documents that expand to gigabytes.
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (cause) {
-    throw new PipelineConfigError(`invalid YAML: ${(cause as Error).message}`, {}, { cause });
-  }
-  if (value === null || value === undefined) {
-    throw new PipelineConfigError('the pipeline is empty: add at least one job with a script');
-  }
-  if (!isMap(value)) {
-    throw new PipelineConfigError('the pipeline must be a YAML map of job names (and global keys) to their settings');
-  }
-  return value;
+  return map.rules === undefined || map.rules === null ? undefined : readRules(map.rules, { key: 'workflow:rules' }, { of: 'workflow' });
 }
 
 function readStages(root: YamlMap): string[] {
@@ -83,48 +119,56 @@ function readStages(root: YamlMap): string[] {
   if (!Array.isArray(value) || value.length === 0 || !value.every((stage) => typeof stage === 'string' && stage !== '')) {
     configError({ key }, 'must be a non-empty list of stage names');
   }
-  const stages = value as string[];
+  const stages = (value as string[]).filter((stage) => stage !== EDGE_STAGES.first && stage !== EDGE_STAGES.last);
   const duplicate = stages.find((stage, index) => stages.indexOf(stage) !== index);
   if (duplicate !== undefined) configError({ key }, `lists stage '${duplicate}' twice`);
   return stages;
 }
 
-function readDefaults(root: YamlMap): PipelineDefaults {
-  const present = (key: string): boolean => root[key] !== undefined && root[key] !== null;
-  const defaults: PipelineDefaults = {
-    beforeScript: present('before_script') ? readScript(root.before_script, { key: 'before_script' }, { allowEmpty: true }) : [],
-    afterScript: present('after_script') ? readScript(root.after_script, { key: 'after_script' }, { allowEmpty: true }) : [],
-    variables: present('variables') ? readVariables(root.variables, { key: 'variables' }) : [],
-    services: present('services') ? readServices(root.services, { key: 'services' }) : [],
-  };
-  if (present('image')) defaults.image = readImage(root.image, { key: 'image' });
-  if (present('cache')) defaults.cache = readCache(root.cache, { key: 'cache' });
-  return defaults;
+function checkStage(job: JobSpec, stages: readonly string[], allStages: readonly string[]): void {
+  if (allStages.includes(job.stage)) return;
+  configError(
+    { job: job.parallel?.name ?? job.name, key: 'stage' },
+    `'${job.stage}' is not one of the pipeline's stages (${stages.join(', ')}); add it to stages: or pick one of those`,
+  );
 }
 
-function checkStages(jobs: readonly JobSpec[], stages: readonly string[]): void {
+/** `dependencies: [build]` where `build` runs in `parallel` copies means all of them. */
+function expandParallelDependencies(jobs: JobSpec[]): void {
+  const copies = new Map<string, string[]>();
   for (const job of jobs) {
-    if (!stages.includes(job.stage)) {
-      configError(
-        { job: job.name, key: 'stage' },
-        `'${job.stage}' is not one of the pipeline's stages (${stages.join(', ')}); add it to stages: or pick one of those`,
-      );
-    }
+    if (job.parallel) copies.set(job.parallel.name, [...(copies.get(job.parallel.name) ?? []), job.name]);
+  }
+  for (const job of jobs) {
+    if (job.dependencies) job.dependencies = job.dependencies.flatMap((name) => copies.get(name) ?? [name]);
   }
 }
 
-/** A job may only take artifacts from jobs of earlier stages: later ones have not run yet. */
-function checkDependencies(jobs: readonly JobSpec[], stages: readonly string[]): void {
+/**
+ * A job may only take artifacts from jobs of earlier stages (later ones have not run yet), or, when
+ * it has `needs`, from jobs it needs (GitLab: dependencies must then be a subset of needs).
+ */
+export function checkDependencies(jobs: readonly JobSpec[], stages: readonly string[], broken: ReadonlySet<string>, errors: ConfigErrors): void {
   const stageOf = new Map(jobs.map((job) => [job.name, stages.indexOf(job.stage)]));
   for (const job of jobs) {
     const own = stages.indexOf(job.stage);
+    const at = { job: job.parallel?.name ?? job.name, key: 'dependencies' };
     for (const dependency of job.dependencies ?? []) {
       const other = stageOf.get(dependency);
-      const at = { job: job.name, key: 'dependencies' };
-      if (other === undefined) configError(at, `names '${dependency}', which is not a job of this pipeline`);
-      if (other >= own) {
-        configError(at, `names '${dependency}', which is not in a stage before '${job.stage}'; a job can only use artifacts of earlier stages`);
-      }
+      // A job refused for its own problems is reported once, not again by each job that uses it.
+      if (broken.has(dependency)) continue;
+      errors.attempt(() => {
+        if (other === undefined) configError(at, `names '${dependency}', which is not a job of this pipeline`);
+        if (job.needs !== undefined) {
+          if (!job.needs.some((need) => need.job === dependency)) {
+            configError(at, `names '${dependency}', which is not in needs; with needs, a job can only use artifacts of jobs it needs`);
+          }
+          return;
+        }
+        if (other >= own) {
+          configError(at, `names '${dependency}', which is not in a stage before '${job.stage}'; a job can only use artifacts of earlier stages`);
+        }
+      });
     }
   }
 }

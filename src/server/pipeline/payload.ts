@@ -2,10 +2,13 @@
  * The build JSON of E4's 201 and E7's 201 (PROTOCOL.md §5), in the field order the real server
  * emitted. Only this module knows how a build record becomes wire JSON.
  */
-import type { BuildOptions, BuildPayload, BuildVariable, DependencyBuild } from '../../protocol/types.js';
+import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
 import { liveArtifacts } from '../state/artifacts.js';
+import { jobVariables, pipelineVariables } from './predefined.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
+import { currentBuilds } from './process.js';
+import type { JobArtifactsSpec } from './spec.js';
 
 export const SERVER_VERSION = '8.17.4';
 export const SERVER_REVISION = 'ci-runner';
@@ -37,11 +40,51 @@ function buildOptions(build: BuildRecord): BuildOptions {
   const options: BuildOptions = {};
   if (job.image !== undefined) options.image = job.image;
   if (job.services.length > 0) options.services = [...job.services];
-  if (job.artifacts !== undefined) options.artifacts = { ...job.artifacts };
-  if (job.cache !== undefined) options.cache = { ...job.cache };
+  if (job.artifacts !== undefined) options.artifacts = artifactsOptions(job.artifacts);
+  if (job.cache !== undefined) {
+    // `keyFiles` became `key` when the pipeline was created (cache-key-files.ts); it is not sent.
+    const { keyFiles: _keyFiles, ...cache } = job.cache;
+    options.cache = cache;
+  }
   if (job.dependencies !== undefined) options.dependencies = [...job.dependencies];
   if (job.afterScript.length > 0) options.after_script = [...job.afterScript];
   return options;
+}
+
+/**
+ * `artifacts:reports:dotenv` reaches the server inside the artifacts archive: the dotenv files are
+ * added to `paths`, so every runner (GitLab Runner 1.x included, which knows nothing of reports)
+ * uploads them, and the server reads them out of the archive (dotenv-report.ts). `reports` itself is
+ * not sent: no runner acts on it.
+ */
+function artifactsOptions(spec: JobArtifactsSpec): ArtifactsOptions {
+  const { reports, ...artifacts } = spec;
+  const dotenv = reports?.dotenv ?? [];
+  const paths = [...(artifacts.paths ?? [])];
+  for (const file of dotenv) if (!paths.includes(file)) paths.push(file);
+  return { ...artifacts, ...(paths.length > 0 ? { paths } : {}) };
+}
+
+/**
+ * The builds whose artifacts (and dotenv variables) `build` receives: the jobs it needs (without
+ * `artifacts: false`) when it has `needs`, else every job of the earlier stages — the latest build of
+ * each, not the ones a retry replaced.
+ */
+export function dependencyBuilds(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord): BuildRecord[] {
+  const current = currentBuilds(ctx.store, pipeline);
+  const needs = build.job.needs;
+  if (needs === undefined) return current.filter((other) => other.stageIndex < build.stageIndex);
+  const wanted = new Set(needs.filter((need) => need.artifacts).map((need) => need.job));
+  return current.filter((other) => wanted.has(other.job.name));
+}
+
+/** Dotenv variables of the dependencies whose artifacts the job downloads (`dependencies:` filters). */
+function dotenvVariables(build: BuildRecord, dependencies: readonly BuildRecord[]): BuildVariable[] {
+  const filter = build.job.dependencies;
+  return dependencies
+    .filter((dep) => filter === undefined || filter.includes(dep.job.name))
+    // Public, as on GitLab: a dotenv report is job output, not a secret (it is not masked in traces).
+    .flatMap((dep) => (dep.dotenv ?? []).map((variable) => ({ key: variable.key, value: variable.value, public: true })));
 }
 
 function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, runner: RunnerRecord | undefined): BuildVariable[] {
@@ -79,9 +122,28 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
       pub('CI_RUNNER_TAGS', runner.tags.join(', ')),
     );
   }
+  list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
   for (const variable of build.job.variables) list.push(pub(variable.key, variable.value));
+  // GitLab's precedence: dotenv variables over the job's own, pipeline (request) variables over both.
+  list.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
   for (const [key, value] of Object.entries(pipeline.variables)) list.push({ key, value, public: false });
   return list;
+}
+
+/** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */
+function newerVariables(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Array<[string, string]> {
+  const pipelineWide = pipelineVariables({
+    projectPath: project.name,
+    ref: pipeline.ref,
+    refSlug: refSlug(pipeline.ref),
+    tag: pipeline.tag,
+    sha: pipeline.sha,
+    beforeSha: pipeline.beforeSha,
+    source: pipeline.source ?? 'push',
+    defaultBranch: pipeline.defaultBranch,
+  });
+  const sent = new Set(['CI', 'GITLAB_CI', 'CI_PROJECT_PATH', 'CI_PROJECT_NAME', 'CI_PROJECT_NAMESPACE']);
+  return Object.entries({ ...pipelineWide, ...jobVariables(build.job) }).filter(([key]) => !sent.has(key));
 }
 
 /** The fields a build and its `depends_on_builds` entries share (§5.1, §5.5). */
@@ -115,7 +177,7 @@ export function buildPayload(ctx: ServerContext, build: BuildRecord): BuildPaylo
   if (!pipeline || !project) throw new Error(`build ${build.id} lost its pipeline or project`);
   const runner = build.runnerId === null ? undefined : ctx.store.runners.get(build.runnerId);
   const artifacts = liveArtifacts(build);
-  const earlier = ctx.store.pipelineBuilds(pipeline).filter((other) => other.stageIndex < build.stageIndex);
+  const earlier = dependencyBuilds(ctx, build, pipeline);
   return {
     ...buildSummary(build, pipeline, project),
     commands: build.job.commands.join('\n'),

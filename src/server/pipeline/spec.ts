@@ -2,8 +2,39 @@
  * A parsed pipeline: the subset of `.gitlab-ci.yml` the reference server runs (issue #2). Produced by
  * `parsePipeline` (pure, in this folder) and consumed by the server's pipeline state machine.
  */
+import type { JobConditions } from './conditions.js';
+import type { RuleSpec } from './rules.js';
 
-export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual';
+export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
+
+/** One entry of `needs:`: the job's name and whether its artifacts are downloaded. */
+export interface JobNeed {
+  job: string;
+  artifacts: boolean;
+  /** GitLab's `optional: true`: a need on a job that is not in the pipeline is dropped, not refused. */
+  optional: boolean;
+}
+
+/**
+ * GitLab's failure reasons that `retry:when` can name and the server can tell apart over API v1
+ * (see `state/failure-reason.ts` for how a failure gets its reason).
+ */
+export type RetryWhen =
+  | 'always'
+  | 'unknown_failure'
+  | 'script_failure'
+  | 'api_failure'
+  | 'stuck_or_timeout_failure'
+  | 'runner_system_failure'
+  | 'job_execution_timeout';
+
+export interface JobRetrySpec {
+  /** 0–2 further attempts. */
+  max: number;
+  when: RetryWhen[];
+}
+
+export type CachePolicy = 'pull' | 'push' | 'pull-push';
 
 export interface JobArtifactsSpec {
   name?: string;
@@ -11,12 +42,19 @@ export interface JobArtifactsSpec {
   untracked?: boolean;
   when?: 'on_success' | 'on_failure' | 'always';
   expire_in?: string;
+  /** Globs left out of the archive (runner side; see `protocol/types.ts`). */
+  exclude?: string[];
+  /** `reports: dotenv`: files whose `KEY=VALUE` lines become variables of later jobs. */
+  reports?: { dotenv?: string[] };
 }
 
 export interface JobCacheSpec {
   key?: string;
   paths?: string[];
   untracked?: boolean;
+  policy?: CachePolicy;
+  /** `key: { files, prefix }`: the key is computed from these files at the pipeline's commit. */
+  keyFiles?: { files: string[]; prefix?: string };
 }
 
 export interface JobSpec {
@@ -36,12 +74,29 @@ export interface JobSpec {
   tags: string[];
   when: JobWhen;
   allowFailure: boolean;
+  /** `when: delayed` (`start_in`): seconds after the job's turn comes before it is queued. */
+  startIn?: number;
   /** Seconds; absent means the server's default. */
   timeout?: number;
+  /** A copy made by `parallel`: the job's name as written, and `CI_NODE_INDEX` / `CI_NODE_TOTAL`. */
+  parallel?: { name: string; index: number; total: number };
+  /** Absent: stage order; `[]`: starts at once; else starts when these are done (a DAG). */
+  needs?: JobNeed[];
+  retry?: JobRetrySpec;
+  interruptible?: boolean;
+  /** The `coverage:` regex's source and flags (without the slashes). */
+  coverage?: { source: string; flags: string };
 }
 
 export interface PipelineSpec {
   /** Stage names in order; only stages that have jobs matter for progression. */
   stages: string[];
+  /** Every job the file defines, before rules choose (see `selectJobs`). */
   jobs: JobSpec[];
+  /** The global `variables:` (already part of each job's `variables`), for `workflow: rules`. */
+  variables: Array<{ key: string; value: string }>;
+  /** `workflow: rules`, when the file has them. */
+  workflow?: RuleSpec[];
+  /** Each job's `rules` or `only`/`except`, by job name (every `parallel` copy has an entry). */
+  conditions: Record<string, JobConditions>;
 }

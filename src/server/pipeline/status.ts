@@ -1,17 +1,20 @@
 /**
- * Composite statuses as GitLab 8.x computed them for a stage range or a whole pipeline. A failed build
- * with `allow_failure` counts as a success; `manual` jobs that were never played count as skipped.
+ * Composite statuses as GitLab computes them for a set of builds (earlier stages, the jobs a job
+ * needs, or a whole pipeline). A failed build with `allow_failure` counts as a success; a `manual` job
+ * that was never played counts as skipped when it may fail (GitLab's default for manual jobs), and as
+ * `manual` — blocking what comes after it — when it says `allow_failure: false`. A `scheduled`
+ * (delayed) job has not run yet and holds up what comes after it.
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { BuildRecord } from '../state/store.js';
 
-export type CompositeStatus = 'created' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped';
+export type CompositeStatus = 'created' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped' | 'manual' | 'scheduled';
 
-const ACTIVE = new Set<BuildStatus>(['created', 'pending', 'running']);
+const ACTIVE = new Set<BuildStatus>(['created', 'pending', 'running', 'scheduled']);
 
 function effective(build: BuildRecord): BuildStatus {
   if (build.status === 'failed' && build.job.allowFailure) return 'success';
-  if (build.status === 'manual') return 'skipped';
+  if (build.status === 'manual') return build.job.allowFailure ? 'skipped' : 'manual';
   return build.status;
 }
 
@@ -23,15 +26,28 @@ export function compositeStatus(builds: readonly BuildRecord[]): CompositeStatus
   if (statuses.every((s) => s === 'success' || s === 'skipped')) return 'success';
   if (statuses.every((s) => s === 'created')) return 'created';
   if (statuses.every((s) => s === 'pending' || s === 'created')) return 'pending';
-  if (statuses.some((s) => ACTIVE.has(s))) return 'running';
+  if (statuses.some((s) => s === 'pending' || s === 'running')) return 'running';
+  if (statuses.some((s) => s === 'scheduled')) return 'scheduled';
+  // Nothing can move on its own: what is still `created` waits for a manual job to be played (one
+  // that blocks, or one it needs), which GitLab shows as a blocked (`manual`) pipeline.
+  if (statuses.some((s) => s === 'manual' || s === 'created')) return 'manual';
   if (statuses.some((s) => s === 'failed')) return 'failed';
   if (statuses.some((s) => s === 'canceled')) return 'canceled';
   return 'success';
 }
 
-/** True when no build in the set can still change state on its own. */
-export function isComplete(builds: readonly BuildRecord[]): boolean {
-  return builds.every((build) => !ACTIVE.has(build.status));
+/**
+ * True when no build in the set can still change state on its own, and none blocks: an unplayed
+ * manual job with `allow_failure: false` keeps what comes after it waiting, as GitLab's "blocked".
+ * With `strictManual` (a job's `needs`), any unplayed manual job blocks: GitLab makes a job that
+ * needs a manual job wait until it is played.
+ */
+export function isComplete(builds: readonly BuildRecord[], strictManual = false): boolean {
+  return builds.every((build) => {
+    if (ACTIVE.has(build.status)) return false;
+    if (build.status === 'manual') return !strictManual && build.job.allowFailure;
+    return true;
+  });
 }
 
 export function isFinished(status: BuildStatus): boolean {

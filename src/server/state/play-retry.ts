@@ -1,50 +1,41 @@
 /**
- * Playing a manual build and retrying a finished one, as a person does from a CI server's page.
- *
- * Stand-in: the `sched` part owns the real version of this module; this one is just enough for the
- * web page's buttons to do the right thing (and is meant to be replaced at merge). A retry takes the
- * old build out of its pipeline's list so the pipeline's status follows the new build; after a
- * restart with a data dir the old one comes back into the list (the journal has no "retried" mark).
+ * What a person does to a job (admin API, web page): play a manual job (or start a delayed one now)
+ * and retry a finished one. Both answer `JOB_NOT_PLAYABLE` / `JOB_NOT_RETRYABLE` with a message
+ * saying why, when the job is in no state for it.
  */
+import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
+import { newAttempt } from './retry.js';
 import type { BuildRecord } from './store.js';
 import { advancePipeline } from './transitions.js';
 
-const FINISHED = new Set(['success', 'failed', 'canceled']);
-
-/** Queues a `manual` build. Returns false (and changes nothing) for a build in any other state. */
-export function playBuild(ctx: ServerContext, build: BuildRecord): boolean {
-  if (build.status !== 'manual') return false;
+/** Queues a `manual` build, or a `scheduled` (delayed) one without waiting for its time. Returns it. */
+export function playBuild(ctx: ServerContext, build: BuildRecord): BuildRecord {
+  if (build.status !== 'manual' && build.status !== 'scheduled') {
+    throw new CiRunnerError('JOB_NOT_PLAYABLE', `job ${build.id} (${build.job.name}) is ${build.status}; only manual jobs and delayed jobs waiting for their time can be played`);
+  }
   ctx.store.changeBuild(build, (b) => {
     b.status = 'pending';
     b.lastActivityAt = Date.now();
   });
-  ctx.logger.info({ buildId: build.id }, 'manual build played');
+  ctx.logger.info({ buildId: build.id }, 'build played');
   ctx.scheduler.buildsQueued();
-  return true;
+  return build;
 }
 
 /**
- * Queues a copy of a finished build (success, failed or canceled) as a new build in the same
- * pipeline, and puts the builds of later stages that were skipped because of it back to `created`,
- * so the pipeline goes on once the copy passes (GitLab's "retry"). Returns the new build, or
- * undefined when `build` has not finished.
+ * Retries a finished build (failed, canceled or success) as a new build of the same job in the same
+ * pipeline, and returns the new build. Jobs skipped because of the old one are reconsidered. A
+ * retried manual job runs: the person asking for it is what it was waiting for.
  */
-export function retryBuild(ctx: ServerContext, build: BuildRecord): BuildRecord | undefined {
-  const pipeline = ctx.store.pipelines.get(build.pipelineId);
-  if (!pipeline || !FINISHED.has(build.status)) return undefined;
-  const retry = ctx.store.addBuild(pipeline, build.job, build.stageIndex);
-  pipeline.buildIds.splice(pipeline.buildIds.indexOf(build.id), 1);
-  ctx.store.sink?.pipeline(pipeline);
-  for (const later of ctx.store.pipelineBuilds(pipeline)) {
-    if (later.stageIndex > build.stageIndex && later.status === 'skipped') {
-      ctx.store.changeBuild(later, (b) => {
-        b.status = 'created';
-        b.finishedAt = null;
-      });
-    }
+export function retryBuild(ctx: ServerContext, build: BuildRecord): BuildRecord {
+  if (build.retried) throw new CiRunnerError('JOB_NOT_RETRYABLE', `job ${build.id} (${build.job.name}) was already retried; retry its latest build`);
+  if (!['failed', 'canceled', 'success'].includes(build.status)) {
+    throw new CiRunnerError('JOB_NOT_RETRYABLE', `job ${build.id} (${build.job.name}) is ${build.status}; only failed, canceled or successful jobs can be retried`);
   }
-  ctx.logger.info({ buildId: build.id, retryId: retry.id }, 'build retried');
-  advancePipeline(ctx, pipeline.id);
-  return retry;
+  const next = newAttempt(ctx, build);
+  ctx.logger.info({ buildId: build.id, retryId: next.id }, 'build retried');
+  advancePipeline(ctx, build.pipelineId);
+  if (next.status === 'manual') playBuild(ctx, next);
+  return next;
 }

@@ -21,6 +21,12 @@ export interface BuildStateData {
   startedAt: string | null;
   finishedAt: string | null;
   artifacts: { filename: string; size: number; expireAt: string | null } | null;
+  /** The runtime fields of issue 11; absent in records written before them. */
+  retried?: boolean;
+  scheduledAt?: string | null;
+  failureReason?: string;
+  coverage?: number | null;
+  dotenv?: Array<{ key: string; value: string }>;
 }
 
 export interface BuildData extends BuildStateData {
@@ -30,6 +36,7 @@ export interface BuildData extends BuildStateData {
   stageIndex: number;
   token: string;
   createdAt: string;
+  attempt?: number;
 }
 
 export interface SettingsData {
@@ -71,12 +78,19 @@ export function pipelineData(pipeline: PipelineRecord): PipelineData {
 
 export function buildStateData(build: BuildRecord): BuildStateData {
   const artifacts = build.artifacts ? { filename: build.artifacts.filename, size: build.artifacts.size, expireAt: iso(build.artifacts.expireAt) } : null;
-  return { id: build.id, status: build.status, runnerId: build.runnerId, startedAt: iso(build.startedAt), finishedAt: iso(build.finishedAt), artifacts };
+  return {
+    id: build.id, status: build.status, runnerId: build.runnerId, startedAt: iso(build.startedAt), finishedAt: iso(build.finishedAt), artifacts,
+    ...(build.retried ? { retried: true } : {}),
+    ...(build.scheduledAt ? { scheduledAt: build.scheduledAt.toISOString() } : {}),
+    ...(build.failureReason ? { failureReason: build.failureReason } : {}),
+    ...(build.coverage !== undefined && build.coverage !== null ? { coverage: build.coverage } : {}),
+    ...(build.dotenv ? { dotenv: build.dotenv } : {}),
+  };
 }
 
 export function buildData(build: BuildRecord): BuildData {
-  const { pipelineId, projectId, job, stageIndex, token } = build;
-  return { ...buildStateData(build), pipelineId, projectId, job, stageIndex, token, createdAt: build.createdAt.toISOString() };
+  const { pipelineId, projectId, job, stageIndex, token, attempt } = build;
+  return { ...buildStateData(build), pipelineId, projectId, job, stageIndex, token, createdAt: build.createdAt.toISOString(), ...(attempt ? { attempt } : {}) };
 }
 
 /** Everything durable in `store`, as one snapshot. */
@@ -111,6 +125,11 @@ function applyBuildState(build: BuildRecord, state: BuildStateData, files: Build
   build.artifacts = state.artifacts
     ? { filename: state.artifacts.filename, size: state.artifacts.size, path: files.archivePath(build.id), expireAt: date(state.artifacts.expireAt) }
     : null;
+  if (state.retried) build.retried = true;
+  if (state.scheduledAt) build.scheduledAt = new Date(state.scheduledAt);
+  if (state.failureReason) build.failureReason = state.failureReason;
+  if (state.coverage !== undefined) build.coverage = state.coverage;
+  if (state.dotenv) build.dotenv = state.dotenv;
 }
 
 /** Applies one snapshot or journal entry to `store`. Returns false for an entry it does not know. */
@@ -137,7 +156,7 @@ export function applyEntry(store: Store, entry: Entry, files: BuildFiles): boole
       bump(store.nextIds, 'pipeline', entry.pipeline.id);
       return true;
     case 'build': {
-      const { pipelineId, projectId, job, stageIndex, token } = entry.build;
+      const { pipelineId, projectId, job, stageIndex, token, attempt } = entry.build;
       const build: BuildRecord = {
         id: entry.build.id, pipelineId, projectId, job, stageIndex, token,
         status: 'created', runnerId: null, createdAt: new Date(entry.build.createdAt), startedAt: null, finishedAt: null,
@@ -145,6 +164,7 @@ export function applyEntry(store: Store, entry: Entry, files: BuildFiles): boole
         lastActivityAt: Date.now(),
         traceSize: files.traceSize(entry.build.id),
         artifacts: null,
+        ...(attempt ? { attempt } : {}),
       };
       applyBuildState(build, entry.build, files);
       store.builds.set(build.id, build);

@@ -13,7 +13,7 @@ export function startStaleSweeper(ctx: ServerContext): () => void {
     const now = Date.now();
     for (const build of ctx.store.builds.values()) {
       if (build.status === 'running' && now - build.lastActivityAt > timeoutMs) {
-        finishBuild(ctx, build, 'failed', `no update for ${timeoutMs} ms`);
+        finishBuild(ctx, build, 'failed', `no update for ${timeoutMs} ms`, { failureReason: 'stuck_or_timeout_failure' });
       }
     }
   }, everyMs);

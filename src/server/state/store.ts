@@ -6,6 +6,7 @@
  * (`durable.ts`), synchronously, before the change is acknowledged to anyone.
  */
 import type { BuildStatus } from '../../protocol/types.js';
+import type { JobOutcome } from '../pipeline/select.js';
 import type { JobSpec } from '../pipeline/spec.js';
 import { randomToken, runnerToken } from '../tokens.js';
 
@@ -46,6 +47,13 @@ export interface PipelineRecord {
   stages: string[];
   buildIds: number[];
   createdAt: Date;
+  /** `CI_PIPELINE_SOURCE`; absent in records from before it existed (then `push`). */
+  source?: string;
+  /** `CI_DEFAULT_BRANCH`: the branch the project's HEAD named when the pipeline was created. */
+  defaultBranch?: string;
+  /** What `workflow: rules` decided, and each job's rule outcome (also of jobs left out). */
+  workflow?: string;
+  outcomes?: JobOutcome[];
 }
 
 export interface ArtifactsRecord {
@@ -71,6 +79,18 @@ export interface BuildRecord {
   lastActivityAt: number;
   traceSize: number;
   artifacts: ArtifactsRecord | null;
+  /** Replaced by a newer build of the same job (a retry): kept as history, no longer counts. */
+  retried?: boolean;
+  /** How many builds of this job came before it in the pipeline (0 for the first; a retry adds one). */
+  attempt?: number;
+  /** When a `scheduled` (delayed) build is queued. */
+  scheduledAt?: Date | null;
+  /** GitLab's failure reason of a failed build (`script_failure`, …; see failure-reason.ts). */
+  failureReason?: string;
+  /** The percentage the job's `coverage:` regex found in its trace. */
+  coverage?: number | null;
+  /** Variables from the job's `artifacts:reports:dotenv` file, for the jobs that take its artifacts. */
+  dotenv?: Array<{ key: string; value: string }>;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
@@ -162,7 +182,7 @@ export class Store {
     return pipeline;
   }
 
-  addBuild(pipeline: PipelineRecord, job: JobSpec, stageIndex: number): BuildRecord {
+  addBuild(pipeline: PipelineRecord, job: JobSpec, stageIndex: number, attempt = 0): BuildRecord {
     const build: BuildRecord = {
       id: this.nextIds.build++,
       pipelineId: pipeline.id,
@@ -178,6 +198,7 @@ export class Store {
       lastActivityAt: Date.now(),
       traceSize: 0,
       artifacts: null,
+      ...(attempt > 0 ? { attempt } : {}),
     };
     this.sink?.build(build, true);
     this.builds.set(build.id, build);
@@ -195,12 +216,12 @@ export class Store {
    * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
    */
   changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
-    const { status, runnerId, startedAt, finishedAt } = build;
+    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv } = build;
     change(build);
     try {
       this.saveBuild(build);
     } catch (error) {
-      Object.assign(build, { status, runnerId, startedAt, finishedAt });
+      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv });
       throw error;
     }
   }

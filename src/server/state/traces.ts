@@ -4,7 +4,9 @@
  * mask secrets first without changing lengths (§7.8). Per-build operations are serialised so the
  * length check and the write cannot interleave with another request for the same build.
  */
+import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, open, readFile, rename } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { BuildRecord } from './store.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -102,6 +104,23 @@ export class TraceStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
         throw error;
+      }
+    });
+  }
+
+  /**
+   * Calls `onLine` for every line of the stored trace, streaming (memory stays bounded whatever the
+   * trace's size). A missing trace has no lines.
+   */
+  eachLine(buildId: number, onLine: (line: string) => void, signal?: AbortSignal): Promise<void> {
+    return this.lock.run(buildId, async () => {
+      const stream = createReadStream(this.path(buildId), { encoding: 'utf8', ...(signal ? { signal } : {}) });
+      try {
+        for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) onLine(line);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      } finally {
+        stream.destroy();
       }
     });
   }

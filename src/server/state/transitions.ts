@@ -1,9 +1,13 @@
 /**
- * Build state changes that ripple: finishing or canceling a build advances its pipeline, and any
- * build that becomes pending ticks the queue values and wakes long polls.
+ * Build state changes that ripple: finishing or canceling a build advances its pipeline, a failed
+ * build whose `retry:` allows it is replaced by a new attempt, and any build that becomes pending
+ * ticks the queue values and wakes long polls.
  */
 import type { ServerContext } from '../context.js';
 import { processPipeline } from '../pipeline/process.js';
+import { armDelayedBuilds } from './delayed.js';
+import type { JobOutcome } from './job-outcome.js';
+import { newAttempt, shouldRetry } from './retry.js';
 import type { BuildRecord } from './store.js';
 
 /** Advances the build's pipeline and wakes the scheduler if something was queued. */
@@ -18,26 +22,37 @@ export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
     // still differ from what is on disk) the next time this pipeline moves.
     ctx.logger.error({ err: error, pipelineId }, 'could not record the pipeline\'s next builds in the data dir');
   }
+  armDelayedBuilds(ctx, pipeline);
   if (queued) ctx.scheduler.buildsQueued();
 }
 
-/** Ends a running build with the runner's verdict or a server-side failure. */
-export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'success' | 'failed', reason?: string): void {
+/**
+ * Ends a running build with the runner's verdict or a server-side failure. `outcome` is what the
+ * trace told (failure reason, coverage); a failure the job's `retry:` covers gets a new attempt,
+ * created before the pipeline moves on so that nothing after the job is skipped meanwhile.
+ */
+export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'success' | 'failed', reason?: string, outcome: JobOutcome = {}): void {
   if (build.status !== 'running' && build.status !== 'pending') return;
   ctx.store.changeBuild(build, (b) => {
     b.status = status;
     b.finishedAt = new Date();
+    if (status === 'failed') b.failureReason = outcome.failureReason ?? 'unknown_failure';
+    if (outcome.coverage !== undefined) b.coverage = outcome.coverage;
   });
-  ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}) }, 'build finished');
+  ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}), ...(build.failureReason ? { failureReason: build.failureReason } : {}) }, 'build finished');
+  if (status === 'failed' && shouldRetry(build)) {
+    const next = newAttempt(ctx, build);
+    ctx.logger.info({ buildId: build.id, retryId: next.id, attempt: next.attempt }, 'build retried (retry:)');
+  }
   advancePipeline(ctx, build.pipelineId);
 }
 
 /**
- * Cancels a build that has not finished (created, pending, running, manual). A running build learns
- * it from `Build-Status: canceled` on its next PATCH, or a 404 on its next PUT.
+ * Cancels a build that has not finished (created, pending, running, manual, scheduled). A running
+ * build learns it from `Build-Status: canceled` on its next PATCH, or a 404 on its next PUT.
  */
 export function cancelBuild(ctx: ServerContext, build: BuildRecord): boolean {
-  if (!['created', 'pending', 'running', 'manual'].includes(build.status)) return false;
+  if (!['created', 'pending', 'running', 'manual', 'scheduled'].includes(build.status)) return false;
   ctx.store.changeBuild(build, (b) => {
     b.status = 'canceled';
     b.finishedAt = new Date();

@@ -23,18 +23,13 @@ export function jobAction(ctx: ServerContext, build: BuildRecord, action: string
     if (!cancelBuild(ctx, build)) return errorReply(409, `job #${build.id} is ${build.status}; only a job that has not finished can be canceled`);
     return json(200, { job: jobDetail(ctx, build) });
   }
-  if (action === 'play') {
-    if (build.status !== 'manual') return errorReply(409, `job #${build.id} is ${build.status}; only a manual job waiting to be played can be played`);
-    playBuild(ctx, build);
-    return json(200, { job: jobDetail(ctx, build) });
-  }
-  if (action === 'retry') {
-    if (!['success', 'failed', 'canceled'].includes(build.status)) return errorReply(409, `job #${build.id} is ${build.status}; only a finished job can be retried`);
-    const before = new Set(ctx.store.builds.keys());
-    retryBuild(ctx, build);
-    // The new build is the one this call added (whatever retryBuild returns).
-    const retry = [...ctx.store.builds.values()].find((b) => !before.has(b.id) && b.job.name === build.job.name && b.pipelineId === build.pipelineId);
-    return json(201, { job: jobDetail(ctx, retry ?? build) });
+  try {
+    if (action === 'play') return json(200, { job: jobDetail(ctx, playBuild(ctx, build)) });
+    if (action === 'retry') return json(201, { job: jobDetail(ctx, retryBuild(ctx, build)) });
+  } catch (error) {
+    // Not playable or retryable in its state: say why, as for cancel.
+    if (hasCode(error, 'JOB_NOT_PLAYABLE') || hasCode(error, 'JOB_NOT_RETRYABLE')) return errorReply(409, (error as Error).message);
+    throw error;
   }
   return errorReply(404);
 }
@@ -82,10 +77,10 @@ export async function runPipeline(ctx: ServerContext, req: IncomingMessage, sign
   const config = await pipelineFile(project.path, sha, signal);
   if (config === undefined) return errorReply(400, `${project.name} has no ${PIPELINE_FILE} at ${ref} (${sha.slice(0, 8)})`);
   try {
-    const pipeline = await createPipeline(ctx, { project: project.name, ref, config, variables }, signal);
+    const pipeline = await createPipeline(ctx, { project: project.name, ref, config, variables, source: 'web' }, signal);
     return json(201, { pipeline: pipelineDetail(ctx, pipeline) });
   } catch (error) {
-    if (hasCode(error, 'PIPELINE_INVALID') || hasCode(error, 'REF_NOT_FOUND')) return errorReply(400, (error as Error).message);
+    if (hasCode(error, 'PIPELINE_INVALID') || hasCode(error, 'PIPELINE_FILTERED') || hasCode(error, 'REF_NOT_FOUND')) return errorReply(400, (error as Error).message);
     throw error;
   }
 }

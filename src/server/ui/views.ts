@@ -54,7 +54,8 @@ function pipelineTimes(builds: BuildRecord[]): { started: Date | null; finished:
 }
 
 function pipelineSummary(ctx: ServerContext, pipeline: PipelineRecord) {
-  const builds = ctx.store.pipelineBuilds(pipeline);
+  // A retried build stays in the store (its log and artifacts) but the pipeline shows its latest attempt.
+  const builds = ctx.store.pipelineBuilds(pipeline).filter((b) => !b.retried);
   const { started, finished } = pipelineTimes(builds);
   return {
     id: pipeline.id,
@@ -80,7 +81,8 @@ export function pipelinesPage(ctx: ServerContext, before: number | undefined) {
 
 /** One pipeline with its jobs grouped by stage, in stage order. */
 export function pipelineDetail(ctx: ServerContext, pipeline: PipelineRecord) {
-  const builds = ctx.store.pipelineBuilds(pipeline);
+  // A retried build stays in the store (its log and artifacts) but the pipeline shows its latest attempt.
+  const builds = ctx.store.pipelineBuilds(pipeline).filter((b) => !b.retried);
   const indexes = [...new Set(builds.map((b) => b.stageIndex))].sort((a, b) => a - b);
   return {
     ...pipelineSummary(ctx, pipeline),
@@ -93,7 +95,7 @@ export function pipelineDetail(ctx: ServerContext, pipeline: PipelineRecord) {
 }
 
 function actionsFor(build: BuildRecord) {
-  return { cancel: CANCELABLE.has(build.status), retry: RETRYABLE.has(build.status), play: build.status === 'manual' };
+  return { cancel: CANCELABLE.has(build.status), retry: RETRYABLE.has(build.status) && !build.retried, play: build.status === 'manual' || build.status === 'scheduled' };
 }
 
 /** One job: everything but its log and the values of its variables. */

@@ -1,0 +1,60 @@
+/**
+ * YAML text of a `.gitlab-ci.yml` (or a file it includes) to plain values. `!reference [job, key]`
+ * tags come out as `ReferenceTag` markers, resolved once includes and `extends` are merged
+ * (`reference.ts`), which is when GitLab resolves them too.
+ */
+import { isScalar, parseDocument, YAMLSeq, type CollectionTag } from 'yaml';
+import { PipelineConfigError } from './parse-error.js';
+import { isMap, type YamlMap } from './parse-values.js';
+
+/** A `!reference [.setup, script]` not yet resolved: the path of keys it points at. */
+export class ReferenceTag {
+  constructor(readonly path: readonly string[]) {}
+}
+
+const referenceTag: CollectionTag = {
+  tag: '!reference',
+  collection: 'seq',
+  resolve(value, onError) {
+    const items = value instanceof YAMLSeq ? value.items : [];
+    const path = items.map((item) => (isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number') ? String(item.value) : ''));
+    if (path.length === 0 || path.includes('')) onError('!reference must be a list of keys, such as !reference [.setup, script]');
+    const marker = new YAMLSeq();
+    // `toJS` calls toJSON on a node: the marker stands in for the list until it is resolved.
+    Object.defineProperty(marker, 'toJSON', { value: () => new ReferenceTag(path) });
+    return marker;
+  },
+};
+
+/**
+ * Parses `text` (from `file`, for messages about included files) into a map. Throws
+ * `PipelineConfigError` with the line and column of a syntax error.
+ */
+export function loadYaml(text: string, file?: string): YamlMap {
+  const of = file === undefined ? '' : ` in ${file}`;
+  // Merge keys (`<<: *defaults`) are YAML 1.1, but every .gitlab-ci.yml relies on them.
+  const doc = parseDocument(text, { merge: true, prettyErrors: true, customTags: [referenceTag] });
+  // A `!reference` on a map is only a warning to the YAML parser; for a pipeline it is an error.
+  const misplaced = doc.warnings.find((warning) => warning.code === 'TAG_RESOLVE_FAILED' && warning.message.includes('!reference'));
+  const [error] = [...doc.errors, ...(misplaced ? [misplaced] : [])];
+  if (error !== undefined) {
+    const position = error.linePos?.[0];
+    const reason = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
+    const where = position === undefined ? '' : ` at line ${position.line}, column ${position.col}`;
+    throw new PipelineConfigError(`invalid YAML${of}${where}: ${reason}`, {}, { cause: error });
+  }
+  let value: unknown;
+  try {
+    // The alias limit guards against "billion laughs" documents that expand to gigabytes.
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (cause) {
+    throw new PipelineConfigError(`invalid YAML${of}: ${(cause as Error).message}`, {}, { cause });
+  }
+  if (value === null || value === undefined) {
+    throw new PipelineConfigError(file === undefined ? 'the pipeline is empty: add at least one job with a script' : `${file} is empty`);
+  }
+  if (!isMap(value)) {
+    throw new PipelineConfigError(`${file ?? 'the pipeline'} must be a YAML map of job names (and global keys) to their settings`);
+  }
+  return value;
+}

@@ -1,0 +1,85 @@
+/**
+ * `artifacts:reports:dotenv` over API v1. The runner protocol has no report upload, so the report
+ * travels inside the artifacts archive: the server adds the dotenv files to `artifacts:paths` in the
+ * payload (payload.ts), any runner archives and uploads them with E7, and here the server reads them
+ * back out of the stored archive (tar.gz, tar or zip, by magic bytes) before answering E7 — that is,
+ * before the job's final update, so the variables exist before any later job is queued. They go to
+ * the jobs that receive this job's artifacts (payload.ts `dotenvVariables`).
+ *
+ * Format, as GitLab reads it: one `KEY=VALUE` per line, blank lines and `#` comments ignored, the key a
+ * variable name, the value taken as is (one pair of surrounding quotes removed). Limits as GitLab's:
+ * 5 KiB per file, 50 variables per job; a report over them, or with a line that is not `KEY=VALUE`, is
+ * refused whole (a warning in the server log) so that a job never runs with half of its inputs.
+ */
+import type { ServerContext } from '../context.js';
+import type { BuildRecord } from './store.js';
+
+export const DOTENV_MAX_BYTES = 5 * 1024;
+export const DOTENV_MAX_VARIABLES = 50;
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Parses dotenv text; throws an Error naming the first bad line. */
+export function parseDotenv(text: string): Array<{ key: string; value: string }> {
+  const variables: Array<{ key: string; value: string }> = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) return;
+    const eq = line.indexOf('=');
+    const key = eq < 0 ? '' : line.slice(0, eq).trim();
+    if (!NAME.test(key)) throw new Error(`line ${index + 1} is not KEY=VALUE with a variable name as KEY`);
+    let value = line.slice(eq + 1);
+    const quoted = /^(["'])(.*)\1$/.exec(value.trim());
+    if (quoted) value = quoted[2] ?? '';
+    variables.push({ key, value });
+  });
+  return variables;
+}
+
+const normalise = (path: string): string => path.replace(/^(\.\/)+/, '');
+
+/** Reads the named files' text out of `archive` (each at most DOTENV_MAX_BYTES). */
+async function filesFromArchive(archive: string, names: readonly string[], signal: AbortSignal): Promise<Map<string, string>> {
+  const wanted = new Set(names.map(normalise));
+  const found = new Map<string, string>();
+  // Loaded on first use: the archive libraries are not needed until a job has a dotenv report.
+  const [{ detectFormat }, { readTar }, { readZip }] = await Promise.all([
+    import('../../artifacts/extract.js'),
+    import('../../artifacts/tar-read.js'),
+    import('../../artifacts/zip-read.js'),
+  ]);
+  const format = await detectFormat(archive);
+  const visit = async (entry: { name: string; kind: string; size: number; content?: () => Promise<AsyncIterable<Uint8Array>> }): Promise<void> => {
+    const name = normalise(entry.name);
+    if (!wanted.has(name) || entry.kind !== 'file' || !entry.content) return;
+    if (entry.size > DOTENV_MAX_BYTES) throw new Error(`${name} is ${entry.size} bytes, over the ${DOTENV_MAX_BYTES}-byte limit of a dotenv report`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of await entry.content()) chunks.push(Buffer.from(chunk));
+    found.set(name, Buffer.concat(chunks).toString('utf8'));
+  };
+  if (format === 'zip') await readZip(archive, visit, signal);
+  else await readTar(archive, visit, signal, format === 'tar.gz');
+  return found;
+}
+
+/** Reads `build`'s dotenv report out of its just-stored artifacts into `build.dotenv`. Never throws. */
+export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord): Promise<void> {
+  const files = build.job.artifacts?.reports?.dotenv ?? [];
+  if (files.length === 0 || !build.artifacts) return;
+  try {
+    const texts = await filesFromArchive(build.artifacts.path, files, ctx.closing);
+    const variables = files.flatMap((file) => {
+      const text = texts.get(normalise(file));
+      if (text === undefined) {
+        ctx.logger.warn({ buildId: build.id, file }, 'dotenv report file not in the artifacts');
+        return [];
+      }
+      return parseDotenv(text);
+    });
+    if (variables.length > DOTENV_MAX_VARIABLES) throw new Error(`${variables.length} variables, over the limit of ${DOTENV_MAX_VARIABLES}`);
+    ctx.store.changeBuild(build, (b) => {
+      b.dotenv = variables;
+    });
+  } catch (error) {
+    ctx.logger.warn({ err: error, buildId: build.id }, 'dotenv report refused; later jobs get none of its variables');
+  }
+}

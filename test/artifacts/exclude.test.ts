@@ -1,0 +1,37 @@
+/** `artifacts:exclude` applied to a selection: globs, directories taking their contents, counts. */
+import { describe, expect, it } from 'vitest';
+import { excludeEntries, type SelectedEntry, type Selection } from '../../src/artifacts/select.js';
+
+function selection(paths: string[]): Selection {
+  const entries: SelectedEntry[] = paths.map((path) => ({
+    path: path.replace(/\/$/, ''),
+    kind: path.endsWith('/') ? 'directory' : 'file',
+    size: path.endsWith('/') ? 0 : 10,
+    mode: 0o644,
+    mtime: new Date(0),
+  }));
+  const files = entries.filter((entry) => entry.kind !== 'directory');
+  return { entries, files: files.length, bytes: files.length * 10 };
+}
+
+const paths = (s: Selection): string[] => s.entries.map((entry) => entry.path);
+
+describe('excludeEntries', () => {
+  const all = selection(['out/', 'out/a.txt', 'out/logs/', 'out/logs/b.log', 'out/logs/deep/', 'out/logs/deep/c.log', 'out/x.tmp', 'out/.hidden.tmp']);
+
+  it('leaves out what a glob matches, dot files included, and recounts', () => {
+    const { selection: kept, excluded } = excludeEntries(all, ['**/*.tmp']);
+    expect(paths(kept)).toEqual(['out', 'out/a.txt', 'out/logs', 'out/logs/b.log', 'out/logs/deep', 'out/logs/deep/c.log']);
+    expect([excluded, kept.files, kept.bytes]).toEqual([2, 3, 30]);
+  });
+
+  it('takes a matching directory with everything in it, with or without a trailing slash or ./', () => {
+    for (const pattern of ['out/logs', 'out/logs/', './out/logs']) {
+      expect(paths(excludeEntries(all, [pattern]).selection)).toEqual(['out', 'out/a.txt', 'out/x.tmp', 'out/.hidden.tmp']);
+    }
+  });
+
+  it('changes nothing without patterns', () => {
+    expect(excludeEntries(all, [])).toEqual({ selection: all, excluded: 0 });
+  });
+});
