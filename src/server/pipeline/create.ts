@@ -6,19 +6,26 @@ import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
 import { advancePipeline } from '../state/transitions.js';
 import type { PipelineRecord } from '../state/store.js';
+import type { PipelineSpec } from './spec.js';
 
 export interface CreatePipelineRequest {
   project: string;
   ref?: string;
   config: string;
   variables?: Record<string, string>;
+  /**
+   * In-process callers only (`ci-runner exec`): sees the pipeline's jobs once the file has been read
+   * (after rules decided which jobs exist) and returns the jobs to create. Not reachable over HTTP.
+   */
+  selectJobs?: (spec: PipelineSpec) => PipelineSpec;
 }
 
 /** Creates and queues a pipeline. Throws `PIPELINE_INVALID`, `PROJECT_NOT_FOUND` or `REF_NOT_FOUND`. */
 export async function createPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelineRecord> {
   // Loaded on first use (YAML parser, execa) so the server starts quickly.
   const [{ parsePipeline }, { previousSha, resolveRef }] = await Promise.all([import('./parse.js'), import('../git/refs.js')]);
-  const spec = parsePipeline(request.config);
+  const parsed = parsePipeline(request.config);
+  const spec = request.selectJobs ? request.selectJobs(parsed) : parsed;
   const project = ctx.store.projectByName(request.project);
   if (!project) {
     const known = [...ctx.store.projects.values()].map((p) => p.name).join(', ') || 'none';

@@ -1,0 +1,150 @@
+/**
+ * `ci-runner exec`: the project's pipeline, from the working tree as it is, on an in-process reference
+ * server with the runner code of `run`. Steps: snapshot the working tree (`snapshot.ts`), start the
+ * server and create the pipeline (`pipeline.ts`), start an agent (`runner.ts`), play the manual jobs
+ * asked for as they come up, wait for the pipeline, keep logs and artifacts (`keep.ts`), print the
+ * summary. Everything temporary (snapshot, builds) lives in a temp dir removed at the end; nothing is
+ * written to the working tree or the repository.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { CiRunnerError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { PipelineSpec } from '../server/pipeline/spec.js';
+import type { ReferenceServer } from '../server/index.js';
+import { extractArtifactsTo, keepJobFiles, prepareStateDirs } from './keep.js';
+import { createPrinter, listTable, LiveLog, summaryTable, type Printer, type SummaryRow } from './output.js';
+import { createExecPipeline, startServer } from './pipeline.js';
+import { execRunnerConfig, registerExecRunner, startAgent, stopAgent, type ExecRunnerSettings } from './runner.js';
+import type { JobSelection } from './select.js';
+import { snapshotWorkingTree, type Snapshot } from './snapshot.js';
+import { pipelineVariables } from './variables.js';
+import { waitForPipeline } from './wait.js';
+
+export interface ExecOptions {
+  cwd: string;
+  /** The pipeline file; default `.gitlab-ci.yml` at the working tree's top level. */
+  file?: string;
+  ref?: string;
+  selection: JobSelection;
+  /** Manual jobs to play when they come up. */
+  manual: readonly string[];
+  runner: ExecRunnerSettings;
+  variables: readonly string[];
+  envFiles: readonly string[];
+  concurrent: number;
+  /** Print the jobs that would run and stop. */
+  list: boolean;
+  artifactsTo?: string;
+  out: NodeJS.WritableStream;
+  color: boolean;
+  signal: AbortSignal;
+  logger?: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ExecResult {
+  /** 'listed' for --list. */
+  status: string;
+  exitCode: number;
+}
+
+/** A missing or unreadable pipeline file: exit 2. */
+export class PipelineFileError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super('EXEC_PIPELINE_FILE', message);
+  }
+}
+
+async function readPipelineFile(snapshot: Snapshot, cwd: string, file: string | undefined): Promise<{ path: string; shown: string; text: string }> {
+  const path = file === undefined ? join(snapshot.topLevel, '.gitlab-ci.yml') : resolve(cwd, file);
+  const shown = file ?? (relative(cwd, path) || path);
+  try {
+    return { path, shown, text: await readFile(path, 'utf8') };
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new PipelineFileError(missing ? `no pipeline file ${path}; add a .gitlab-ci.yml or name one with --file` : `cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Runs (or with `list`, shows) the pipeline; resolves with the exit code. Throws errors with `exitCode` 2 for bad input. */
+export async function runExec(options: ExecOptions): Promise<ExecResult> {
+  const printer = createPrinter(options.out, options.color, options.signal);
+  const logger = options.logger ?? silentLogger();
+  const cwd = resolve(options.cwd);
+  const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
+  let server: ReferenceServer | undefined;
+  try {
+    const snapshot = await snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal });
+    const pipelineFile = await readPipelineFile(snapshot, cwd, options.file);
+    const variables = await pipelineVariables(options.envFiles, options.variables);
+    const started = await startServer(snapshot, logger);
+    server = started.server;
+    const { pipeline, spec } = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
+    checkManual(spec, options.manual);
+    if (options.list) {
+      printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
+      return { status: 'listed', exitCode: 0 };
+    }
+    printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
+    hintManual(spec, options, printer);
+    return await runPipeline(server, pipeline.id, spec, snapshot, temp, options, printer, logger);
+  } finally {
+    await server?.close().catch(() => undefined);
+    await rm(temp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function describeSnapshot(snapshot: Snapshot): string {
+  const what = snapshot.dirty ? `working tree with uncommitted changes (snapshot ${snapshot.sha.slice(0, 8)})` : `commit ${snapshot.sha.slice(0, 8)} (working tree clean)`;
+  const ref = snapshot.detachedAs ? `${snapshot.ref} (HEAD is detached; --ref names another)` : snapshot.ref;
+  return `${what} as ${snapshot.tag ? 'tag' : 'branch'} ${ref}`;
+}
+
+function checkManual(spec: PipelineSpec, manual: readonly string[]): void {
+  const missing = manual.filter((name) => !spec.jobs.some((job) => job.name === name));
+  if (missing.length > 0) {
+    throw new PipelineFileError(`--manual ${missing.join(', ')}: no such job in the jobs that run (${spec.jobs.map((j) => j.name).join(', ')})`);
+  }
+}
+
+/** Named manual jobs that will not be played get a hint, so an idle pipeline is not a mystery. */
+function hintManual(spec: PipelineSpec, options: ExecOptions, printer: Printer): void {
+  for (const job of spec.jobs) {
+    if (job.when === 'manual' && !options.manual.includes(job.name)) {
+      printer.print(`${printer.paint('33', 'note')}: ${job.name} is a manual job and stays manual; --manual '${job.name}' plays it\n`);
+    }
+  }
+}
+
+async function runPipeline(server: ReferenceServer, pipelineId: number, spec: PipelineSpec, snapshot: Snapshot, temp: string, options: ExecOptions, printer: Printer, logger: Logger): Promise<ExecResult> {
+  const dirs = await prepareStateDirs(snapshot.topLevel, options.env);
+  const token = await registerExecRunner(server);
+  const runner = execRunnerConfig(options.runner, server.url, token, { builds: join(temp, 'builds'), cache: dirs.cache });
+  const agent = startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1), logger);
+  let final;
+  try {
+    final = await waitForPipeline(server, pipelineId, options.manual, options.signal);
+  } finally {
+    await stopAgent(agent);
+  }
+  const kept = await keepJobFiles(server, final.jobs.map((j) => j.id), dirs.run, options.signal);
+  const allowFailure = new Map(spec.jobs.map((job) => [job.name, job.allowFailure]));
+  const rows: SummaryRow[] = final.jobs.map((job) => {
+    const view = server.getJob(job.id);
+    return { name: job.name, stage: job.stage, status: job.status, allowFailure: allowFailure.get(job.name) ?? false, startedAt: view?.started_at ?? null, finishedAt: view?.finished_at ?? null };
+  });
+  printer.print(`\n${summaryTable(rows, printer.paint)}\n`);
+  const passed = final.status === 'success' || final.status === 'skipped';
+  printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${passed ? 'passed' : final.status}`)}\n`);
+  printer.print(`Logs and artifacts: ${dirs.run}\n`);
+  if (options.artifactsTo !== undefined) {
+    const target = isAbsolute(options.artifactsTo) ? options.artifactsTo : resolve(options.cwd, options.artifactsTo);
+    const written = await extractArtifactsTo(kept, target, options.signal);
+    printer.print(written.length === 0 ? `No job uploaded artifacts; nothing copied to ${target}\n` : `Artifacts copied to ${target}: ${written.map((d) => relative(target, d)).join(', ')}\n`);
+  }
+  return { status: final.status, exitCode: passed ? 0 : 1 };
+}

@@ -1,0 +1,155 @@
+/**
+ * The working tree as it is, as a commit the reference server can serve, without touching the user's
+ * repository. git runs with a temporary index (a copy of the user's, so unchanged files are not
+ * hashed again) and a temporary object directory whose alternates point at the repository's objects:
+ * `git add -A` and `commit-tree` write only there. The snapshot repository is a bare one in `dir`
+ * holding that object directory and one ref. Nothing is written to the repository's `.git`, its
+ * index, refs, reflogs or stash, nor to the working tree.
+ */
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { execa } from 'execa';
+import { CiRunnerError } from '../errors.js';
+
+export interface Snapshot {
+  /** The bare repository to serve (objects of the snapshot, the user's objects as alternates). */
+  repoPath: string;
+  /** The working tree's top level. */
+  topLevel: string;
+  /** The commit the pipeline runs: HEAD itself when the tree is clean, else a new commit on top of it. */
+  sha: string;
+  /** The branch (or tag, see `tag`) name the commit is under in `repoPath`. */
+  ref: string;
+  tag: boolean;
+  /** True when the working tree differs from HEAD (uncommitted or untracked files). */
+  dirty: boolean;
+  /** HEAD's commit; undefined in a repository without commits. */
+  head: string | undefined;
+  /** Set when HEAD is detached and no ref was asked for: the branch name used instead. */
+  detachedAs?: string;
+}
+
+export interface SnapshotOptions {
+  /** Branch name to run as (default: the current branch); `refs/tags/NAME` runs as tag NAME. */
+  ref?: string;
+  signal?: AbortSignal;
+}
+
+/** A directory that is not a git working tree, or a git step that failed: exit 2 (usage). */
+export class SnapshotError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('EXEC_SNAPSHOT_FAILED', message, options);
+  }
+}
+
+/** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
+const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
+
+async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
+  const result = await execa('git', [...QUIET_CONFIG, ...args], {
+    cwd,
+    reject: false,
+    stdin: 'ignore',
+    // GIT_OPTIONAL_LOCKS=0: no opportunistic index refresh in the user's repository.
+    env: { GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env },
+    ...(options.signal ? { cancelSignal: options.signal } : {}),
+  });
+  options.signal?.throwIfAborted();
+  if (result.exitCode === 0) return result.stdout.trim();
+  if (options.allowFail) return undefined;
+  throw new SnapshotError(`git ${args.join(' ')} failed in ${cwd}: ${result.stderr.trim() || `exit ${String(result.exitCode)}`}`);
+}
+
+/** The working tree's top level, its object directory and its index file, as absolute paths. */
+async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: string; objects: string; index: string }> {
+  const out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal, allowFail: true });
+  const [topLevel, objects, index] = out?.split('\n') ?? [];
+  if (!topLevel || !objects || !index) {
+    throw new SnapshotError(`${cwd} is not in a git working tree; run exec inside a clone of your project (or pass --cwd DIR)`);
+  }
+  return { topLevel, objects, index };
+}
+
+/** The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first commit). */
+async function headState(topLevel: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string }> {
+  const [symbolic, revs] = await Promise.all([
+    git(topLevel, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
+    git(topLevel, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}'], { signal, allowFail: true }),
+  ]);
+  const [commit, tree] = revs?.split('\n') ?? [];
+  return {
+    ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
+    ...(commit && tree ? { commit, tree } : {}),
+  };
+}
+
+/** The author and committer of a snapshot commit: the user's git identity, else ci-runner's. */
+async function identity(topLevel: string, signal?: AbortSignal): Promise<Record<string, string>> {
+  const out = (await git(topLevel, ['config', '--get-regexp', '^user\\.(name|email)$'], { signal, allowFail: true })) ?? '';
+  const value = (key: string): string | undefined => out.split('\n').find((line) => line.startsWith(`${key} `))?.slice(key.length + 1);
+  const name = value('user.name') || 'ci-runner exec';
+  const email = value('user.email') || 'exec@ci-runner.invalid';
+  return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+}
+
+async function checkRefName(topLevel: string, ref: string, signal?: AbortSignal): Promise<void> {
+  const name = ref.startsWith('refs/tags/') ? ref : `refs/heads/${ref}`;
+  if (ref.startsWith('refs/heads/') || (await git(topLevel, ['check-ref-format', name], { signal, allowFail: true })) === undefined) {
+    throw new SnapshotError(`--ref ${ref}: not a valid branch name (or refs/tags/NAME for a tag)`);
+  }
+}
+
+/** A bare repository in `path` whose objects are looked up in `objects` too. */
+async function initSnapshotRepo(path: string, objects: string): Promise<void> {
+  // Written directly: three files are all a bare repository is, and a `git init` would cost a process.
+  await mkdir(join(path, 'objects', 'info'), { recursive: true });
+  await mkdir(join(path, 'refs', 'heads'), { recursive: true });
+  await mkdir(join(path, 'refs', 'tags'), { recursive: true });
+  await writeFile(join(path, 'HEAD'), 'ref: refs/heads/main\n');
+  await writeFile(join(path, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+  await writeFile(join(path, 'objects', 'info', 'alternates'), `${objects}\n`);
+}
+
+/**
+ * Snapshots the working tree around `cwd` into a bare repository at `dir/repo.git` (`dir` must be
+ * empty or missing and is the caller's to remove). Throws `SnapshotError` outside a git working tree.
+ */
+export async function snapshotWorkingTree(cwd: string, dir: string, options: SnapshotOptions = {}): Promise<Snapshot> {
+  const { signal } = options;
+  const { topLevel, objects, index } = await locate(cwd, signal);
+  const [head, who] = await Promise.all([headState(topLevel, signal), identity(topLevel, signal)]);
+  if (options.ref !== undefined) await checkRefName(topLevel, options.ref, signal);
+  const repoPath = join(dir, 'repo.git');
+  await initSnapshotRepo(repoPath, objects);
+
+  const env = {
+    GIT_INDEX_FILE: join(dir, 'index'),
+    GIT_OBJECT_DIRECTORY: join(repoPath, 'objects'),
+    ...who,
+  };
+  // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
+  await copyFile(index, env.GIT_INDEX_FILE).catch(() => undefined);
+  await git(topLevel, ['add', '--all', '--', '.'], { env, signal });
+  const tree = await git(topLevel, ['write-tree'], { env, signal });
+  if (!tree) throw new SnapshotError('git write-tree printed no tree');
+  const dirty = tree !== head.tree;
+  let sha = head.commit;
+  if (dirty || sha === undefined) {
+    const message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
+    sha = await git(topLevel, ['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message], { env, signal });
+    if (!sha) throw new SnapshotError('git commit-tree printed no commit');
+  }
+
+  const wanted = options.ref ?? head.branch;
+  const detachedAs = wanted === undefined ? 'main' : undefined;
+  const ref = wanted ?? 'main';
+  const tag = ref.startsWith('refs/tags/');
+  const name = tag ? ref.slice('refs/tags/'.length) : ref;
+  const refFile = join(repoPath, tag ? 'refs/tags' : 'refs/heads', name);
+  await mkdir(dirname(refFile), { recursive: true });
+  await writeFile(refFile, `${sha}\n`);
+  await writeFile(join(repoPath, 'HEAD'), `ref: ${tag ? ref : `refs/heads/${name}`}\n`);
+  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, ...(detachedAs ? { detachedAs } : {}) };
+}
