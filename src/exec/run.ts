@@ -15,12 +15,20 @@ import type { PipelineSpec } from '../server/pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
 import { extractArtifactsTo, keepJobFiles, prepareStateDirs } from './keep.js';
 import { createPrinter, listTable, LiveLog, summaryTable, type Printer, type SummaryRow } from './output.js';
-import { createExecPipeline, startServer } from './pipeline.js';
-import { execRunnerConfig, registerExecRunner, startAgent, stopAgent, type ExecRunnerSettings } from './runner.js';
+import type { ExecRunnerSettings } from './runner.js';
 import type { JobSelection } from './select.js';
 import { snapshotWorkingTree, type Snapshot } from './snapshot.js';
 import { pipelineVariables } from './variables.js';
-import { waitForPipeline } from './wait.js';
+
+/**
+ * The server and agent modules, loaded while git makes the snapshot: loading them is most of exec's
+ * own start-up time, and git runs in other processes meanwhile.
+ */
+async function loadParts(): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js')]> {
+  return Promise.all([import('./pipeline.js'), import('./runner.js'), import('./wait.js')]);
+}
+
+type Parts = Awaited<ReturnType<typeof loadParts>>;
 
 export interface ExecOptions {
   cwd: string;
@@ -78,7 +86,11 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
   const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
   let server: ReferenceServer | undefined;
   try {
-    const snapshot = await snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal });
+    const [snapshot, parts] = await Promise.all([
+      snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
+      loadParts(),
+    ]);
+    const [{ createExecPipeline, startServer }] = parts;
     const pipelineFile = await readPipelineFile(snapshot, cwd, options.file);
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);
@@ -91,7 +103,7 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     }
     printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
     hintManual(spec, options, printer);
-    return await runPipeline(server, pipeline.id, spec, snapshot, temp, options, printer, logger);
+    return await runPipeline(parts, server, pipeline.id, spec, snapshot, temp, options, printer, logger);
   } finally {
     await server?.close().catch(() => undefined);
     await rm(temp, { recursive: true, force: true }).catch(() => undefined);
@@ -120,7 +132,8 @@ function hintManual(spec: PipelineSpec, options: ExecOptions, printer: Printer):
   }
 }
 
-async function runPipeline(server: ReferenceServer, pipelineId: number, spec: PipelineSpec, snapshot: Snapshot, temp: string, options: ExecOptions, printer: Printer, logger: Logger): Promise<ExecResult> {
+async function runPipeline(parts: Parts, server: ReferenceServer, pipelineId: number, spec: PipelineSpec, snapshot: Snapshot, temp: string, options: ExecOptions, printer: Printer, logger: Logger): Promise<ExecResult> {
+  const [, { execRunnerConfig, registerExecRunner, startAgent, stopAgent }, { waitForPipeline }] = parts;
   const dirs = await prepareStateDirs(snapshot.topLevel, options.env);
   const token = await registerExecRunner(server);
   const runner = execRunnerConfig(options.runner, server.url, token, { builds: join(temp, 'builds'), cache: dirs.cache });

@@ -72,13 +72,17 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
   return { topLevel, objects, index };
 }
 
-/** The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first commit). */
-async function headState(topLevel: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string }> {
+/**
+ * The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first
+ * commit). Asked from anywhere in the working tree, so it runs alongside `locate`.
+ */
+async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string }> {
   const [symbolic, revs] = await Promise.all([
-    git(topLevel, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
-    git(topLevel, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}'], { signal, allowFail: true }),
+    git(cwd, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
+    // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
+    git(cwd, ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'], { signal, allowFail: true }),
   ]);
-  const [commit, tree] = revs?.split('\n') ?? [];
+  const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
   return {
     ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
     ...(commit && tree ? { commit, tree } : {}),
@@ -118,9 +122,13 @@ async function initSnapshotRepo(path: string, objects: string): Promise<void> {
  */
 export async function snapshotWorkingTree(cwd: string, dir: string, options: SnapshotOptions = {}): Promise<Snapshot> {
   const { signal } = options;
-  const { topLevel, objects, index } = await locate(cwd, signal);
-  const [head, who] = await Promise.all([headState(topLevel, signal), identity(topLevel, signal)]);
-  if (options.ref !== undefined) await checkRefName(topLevel, options.ref, signal);
+  // Independent questions, asked at once: each git process costs start-up time.
+  const [{ topLevel, objects, index }, head, who] = await Promise.all([
+    locate(cwd, signal),
+    headState(cwd, signal),
+    identity(cwd, signal),
+    options.ref === undefined ? undefined : checkRefName(cwd, options.ref, signal),
+  ]);
   const repoPath = join(dir, 'repo.git');
   await initSnapshotRepo(repoPath, objects);
 

@@ -1,0 +1,188 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli } from './cli.js';
+import { git, listFiles, makeRepo, repoFingerprint, writeFiles } from './exec-helpers.js';
+
+let state: string;
+
+beforeAll(async () => {
+  state = await mkdtemp(join(tmpdir(), 'ci-runner-exec-state-'));
+});
+
+function exec(repo: string, args: string[] = [], env: Record<string, string> = {}) {
+  return cli(['exec', ...args], { cwd: repo, env: { XDG_STATE_HOME: state, ...env } });
+}
+
+const TWO_STAGES = `
+stages: [build, test]
+build:
+  stage: build
+  script:
+    - mkdir -p out && cat greeting.txt > out/greeting.txt
+  artifacts:
+    paths: [out/]
+test:
+  stage: test
+  script:
+    - cat out/greeting.txt
+`;
+
+describe('exec on a working tree', () => {
+  it('runs the uncommitted and untracked files as they are and leaves the repository, index, stash and tree untouched', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'show:\n  script:\n    - cat tracked.txt\n    - cat new.txt\n    - cat staged.txt\n    - test ! -e ignored.txt && echo "no ignored file"\n', 'tracked.txt': 'committed\n', '.gitignore': 'ignored.txt\n' });
+    // A stash, a staged change, an unstaged change, an untracked file and an ignored one.
+    await writeFile(join(repo, 'tracked.txt'), 'stashed\n');
+    await git(repo, ['stash', '-q']);
+    await writeFiles(repo, { 'tracked.txt': 'uncommitted change\n', 'staged.txt': 'staged but not committed\n', 'new.txt': 'untracked file\n', 'ignored.txt': 'secret\n' });
+    await git(repo, ['add', 'staged.txt']);
+    const before = await repoFingerprint(repo);
+
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toContain('uncommitted change');
+    expect(result.stdout).toContain('untracked file');
+    expect(result.stdout).toContain('staged but not committed');
+    expect(result.stdout).toContain('no ignored file');
+    expect(result.stdout).toMatch(/working tree with uncommitted changes \(snapshot [0-9a-f]{8}\) as branch main/);
+    expect(await repoFingerprint(repo)).toEqual(before);
+  });
+
+  it('runs the commit itself when the tree is clean, so CI_COMMIT_SHA is HEAD', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'sha:\n  script: echo "sha=$CI_COMMIT_SHA ref=$CI_COMMIT_REF_NAME"\n' });
+    await git(repo, ['checkout', '-q', '-b', 'feature/x']);
+    const head = (await git(repo, ['rev-parse', 'HEAD'])).trim();
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toContain(`sha=${head} ref=feature/x`);
+  });
+
+  it('passes artifacts between stages, keeps logs and artifacts outside the tree and extracts them with --artifacts-to', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': TWO_STAGES, 'greeting.txt': 'hello artifacts\n' });
+    const to = await mkdtemp(join(tmpdir(), 'ci-runner-exec-artifacts-'));
+    const result = await exec(repo, ['--artifacts-to', to]);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toMatch(/JOB\s+STAGE\s+STATUS\s+DURATION/);
+    expect(result.stdout).toMatch(/build\s+build\s+success\s+\d+\.\d s/);
+    expect(result.stdout).toMatch(/test\s+test\s+success/);
+    expect(await readFile(join(to, 'build', 'out', 'greeting.txt'), 'utf8')).toBe('hello artifacts\n');
+    const kept = /Logs and artifacts: (\S+)/.exec(result.stdout)?.[1];
+    expect(kept?.startsWith(state)).toBe(true);
+    const logs = await readdir(join(kept ?? '', 'logs'));
+    expect(logs.sort()).toEqual(['1-build.log', '2-test.log']);
+    expect(await readFile(join(kept ?? '', 'logs', '2-test.log'), 'utf8')).toContain('hello artifacts');
+    expect(await listFiles(repo)).toEqual(['.gitlab-ci.yml', 'greeting.txt']);
+  });
+});
+
+describe('exec exit codes and output', () => {
+  it('exits 1 when a job fails and shows an allowed failure as "failed (allowed)"', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'ok:\n  script: echo fine\nallowed:\n  script: exit 3\n  allow_failure: true\nbroken:\n  script: exit 4\n' });
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(1);
+    expect(result.stdout).toMatch(/allowed\s+test\s+failed \(allowed\)/);
+    expect(result.stdout).toMatch(/broken\s+test\s+failed\s/);
+    expect(result.stdout).toContain('Pipeline #1 failed');
+  });
+
+  it('exits 0 when the only failure is allowed', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'allowed:\n  script: exit 3\n  allow_failure: true\n' });
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toContain('Pipeline #1 passed');
+  });
+
+  it('exits 2 on an invalid pipeline file, naming the job and key', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'bad:\n  script: echo\n  artifacts:\n    paths: 3\n' });
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(2);
+    expect(result.stderr).toContain('.gitlab-ci.yml is not a valid pipeline');
+    expect(result.stderr).toMatch(/jobs:bad artifacts:paths/);
+  });
+
+  it('exits 2 outside a git working tree and when the pipeline file is missing', async () => {
+    const plain = await mkdtemp(join(tmpdir(), 'ci-runner-exec-plain-'));
+    const outside = await exec(plain);
+    expect(outside.exitCode, outside.all).toBe(2);
+    expect(outside.stderr).toContain('is not in a git working tree');
+    const repo = await makeRepo({ 'README.md': 'no pipeline\n' });
+    const missing = await exec(repo);
+    expect(missing.exitCode, missing.all).toBe(2);
+    expect(missing.stderr).toContain('no pipeline file');
+  });
+});
+
+describe('exec job selection and variables', () => {
+  const PIPELINE = `
+stages: [build, test, deploy]
+build:
+  stage: build
+  script: echo "building"
+test:
+  stage: test
+  script: echo "testing with FROM_FLAG=$FROM_FLAG FROM_FILE=$FROM_FILE BOTH=$BOTH"
+deploy:
+  stage: deploy
+  script: echo deploying
+  when: manual
+`;
+
+  it('lists the jobs that would run with stage, when and needs, running nothing', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': PIPELINE });
+    const result = await exec(repo, ['--list']);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toMatch(/JOB\s+STAGE\s+WHEN\s+NEEDS/);
+    expect(result.stdout).toMatch(/build\s+build\s+on_success\s+-/);
+    expect(result.stdout).toMatch(/deploy\s+deploy\s+manual/);
+    expect(result.stdout).not.toContain('building');
+    const only = await exec(repo, ['--list', '--stage', 'test']);
+    expect(only.stdout).not.toMatch(/^build/m);
+    expect(only.stdout).toMatch(/^test\s+test/m);
+  });
+
+  it('runs only the named job, with --variable winning over --env-file', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': PIPELINE });
+    const envFile = join(await mkdtemp(join(tmpdir(), 'ci-runner-exec-env-')), 'vars.env');
+    await writeFile(envFile, '# comment\nexport FROM_FILE="file value"\nBOTH=from-file\n');
+    const result = await exec(repo, ['test', '--env-file', envFile, '--variable', 'FROM_FLAG=flag=value', '-v', 'BOTH=from-flag']);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toContain('testing with FROM_FLAG=flag=value FROM_FILE=file value BOTH=from-flag');
+    expect(result.stdout).not.toContain('building');
+    expect(result.stdout).not.toMatch(/job #\d+ deploy/);
+  });
+
+  it('exits 2 naming a job that is not in the pipeline', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': PIPELINE });
+    const result = await exec(repo, ['nope']);
+    expect(result.exitCode, result.all).toBe(2);
+    expect(result.stderr).toContain("no job 'nope' in this pipeline");
+  });
+
+  it('prefixes whole lines with the job name when jobs run at once', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'a:\n  script: printf "one\\ntwo\\n"\nb:\n  script: echo three\n' });
+    const result = await exec(repo, ['--concurrent', '2']);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toMatch(/^\[a\] one$/m);
+    expect(result.stdout).toMatch(/^\[a\] two$/m);
+    expect(result.stdout).toMatch(/^\[b\] three$/m);
+  });
+});
+
+// Playing manual jobs needs the admin route `POST /admin/api/jobs/:id/play` (the sched branch).
+const canPlay = existsSync(new URL('../../dist/server/state/play-retry.js', import.meta.url));
+
+describe.skipIf(!canPlay)('exec --manual', () => {
+  it('plays the named manual job when it comes up', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'build:\n  stage: build\n  script: echo built\ndeploy:\n  stage: deploy\n  script: echo "deployed now"\n  when: manual\n' });
+    const idle = await exec(repo);
+    expect(idle.exitCode, idle.all).toBe(0);
+    expect(idle.stdout).toContain("--manual 'deploy' plays it");
+    expect(idle.stdout).not.toContain('deployed now');
+    const played = await exec(repo, ['--manual', 'deploy']);
+    expect(played.exitCode, played.all).toBe(0);
+    expect(played.stdout).toContain('deployed now');
+    expect(played.stdout).toMatch(/deploy\s+deploy\s+success/);
+  });
+});
