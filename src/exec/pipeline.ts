@@ -62,7 +62,7 @@ export async function createExecPipeline(options: CreateOptions): Promise<{ pipe
       ref: options.snapshot.ref,
       config: options.config,
       variables: options.variables,
-      selectJobs: (parsed) => {
+      filterJobs: (parsed) => {
         spec = selectJobs(parsed, options.selection);
         return spec;
       },
@@ -75,11 +75,17 @@ export async function createExecPipeline(options: CreateOptions): Promise<{ pipe
   }
 }
 
-/** Every problem of a `PipelineConfigError`: its `problems` when the engine lists several, else its message. */
-function problemsOf(error: unknown): string[] {
+/**
+ * Every problem of a `PipelineConfigError`: its `problems` (`{ message, job?, key? }` each) when the
+ * engine collects them, else its message.
+ */
+export function problemsOf(error: unknown): string[] {
   const problems = (error as { problems?: unknown }).problems;
   if (Array.isArray(problems) && problems.length > 0) {
-    return problems.map((p) => (p instanceof Error ? p.message : String(p)));
+    return problems.map((p: unknown) => {
+      const message = (p as { message?: unknown } | null)?.message;
+      return typeof message === 'string' ? message : String(p);
+    });
   }
   return [(error as Error).message];
 }

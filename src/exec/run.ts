@@ -9,7 +9,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError, hasCode } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { PipelineSpec } from '../server/pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
@@ -95,7 +95,16 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);
     server = started.server;
-    const { pipeline, spec } = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
+    let created;
+    try {
+      created = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
+    } catch (error) {
+      // workflow: rules (or every job's rules) left nothing to run: GitLab creates no pipeline, and nothing failed.
+      if (!hasCode(error, 'PIPELINE_FILTERED')) throw error;
+      printer.print(`No pipeline: ${(error as Error).message}\n`);
+      return { status: 'filtered', exitCode: 0 };
+    }
+    const { pipeline, spec } = created;
     checkManual(spec, options.manual);
     if (options.list) {
       printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
@@ -152,7 +161,8 @@ async function runPipeline(parts: Parts, server: ReferenceServer, pipelineId: nu
   });
   printer.print(`\n${summaryTable(rows, printer.paint)}\n`);
   const passed = final.status === 'success' || final.status === 'skipped';
-  printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${passed ? 'passed' : final.status}`)}\n`);
+  const verdict = passed ? 'passed' : final.status === 'failed' || final.status === 'canceled' ? final.status : 'blocked: a manual job waits (--manual JOB plays it)';
+  printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${verdict}`)}\n`);
   printer.print(`Logs and artifacts: ${dirs.run}\n`);
   if (options.artifactsTo !== undefined) {
     const target = isAbsolute(options.artifactsTo) ? options.artifactsTo : resolve(options.cwd, options.artifactsTo);

@@ -7,15 +7,15 @@
 import { CiRunnerError } from '../errors.js';
 import type { JobSpec, PipelineSpec } from '../server/pipeline/spec.js';
 
-/** One entry of a job's `needs`, as the pipeline engine records it (absent before the engine has needs). */
+/**
+ * One entry of a job's `needs` as the pipeline engine records it. Read through this type, not
+ * `JobSpec`'s own: `exec` works whether or not the engine it is built with knows `needs`.
+ */
 export interface JobNeed {
   job: string;
   artifacts: boolean;
   optional?: boolean;
 }
-
-/** A job as read here: `needs` may or may not exist on `JobSpec`, depending on the engine. */
-type WithNeeds = JobSpec & { needs?: JobNeed[] };
 
 export interface JobSelection {
   /** Job names; empty with no stages = every job. */
@@ -36,7 +36,7 @@ export class JobSelectionError extends CiRunnerError {
 
 /** The `needs` of a job, or undefined when it has none (stage order applies). */
 export function needsOf(job: JobSpec): readonly JobNeed[] | undefined {
-  return (job as WithNeeds).needs;
+  return (job as { needs?: readonly JobNeed[] }).needs;
 }
 
 /** The selected part of `spec`; the whole of it when nothing is named. Throws `JobSelectionError`. */
@@ -73,8 +73,9 @@ function addNeeds(chosen: Set<string>, byName: ReadonlyMap<string, JobSpec>): vo
 
 function withoutLeftOut(job: JobSpec, chosen: ReadonlySet<string>): JobSpec {
   const needs = needsOf(job);
-  const copy: WithNeeds = { ...job };
-  if (needs !== undefined) copy.needs = needs.filter((need) => chosen.has(need.job));
+  const copy: JobSpec = { ...job };
+  // Entries are kept as the engine made them; only the list is shortened.
+  if (needs !== undefined) (copy as { needs?: readonly JobNeed[] }).needs = needs.filter((need) => chosen.has(need.job));
   if (job.dependencies !== undefined) copy.dependencies = job.dependencies.filter((name) => chosen.has(name));
   return copy;
 }

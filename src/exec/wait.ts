@@ -8,7 +8,19 @@ import { CiRunnerError } from '../errors.js';
 import type { PipelineView, ReferenceServer } from '../server/index.js';
 
 const TICK_MS = 25;
+/** Jobs that move on by themselves (a delayed job waits for its timer as `scheduled`). */
+const MOVING = new Set(['created', 'pending', 'running', 'scheduled', 'preparing', 'waiting_for_resource']);
 const FINAL = new Set(['success', 'failed', 'canceled', 'skipped']);
+
+/**
+ * Over when the pipeline's status is final, or when no job can move any more: jobs left `created`
+ * behind a blocking manual job that nobody plays wait forever (GitLab shows the pipeline blocked).
+ */
+function isOver(view: PipelineView): boolean {
+  if (FINAL.has(view.status)) return true;
+  if (view.jobs.some((job) => MOVING.has(job.status) && job.status !== 'created')) return false;
+  return !view.jobs.some((job) => job.status === 'created') || view.jobs.some((job) => job.status === 'manual');
+}
 
 /** A manual job the server would not play. */
 export class PlayError extends CiRunnerError {
@@ -43,7 +55,7 @@ export async function waitForPipeline(server: ReferenceServer, pipelineId: numbe
       await playJob(server, job.id, job.name, signal);
     }
     if (toPlay.length > 0) view = server.getPipeline(pipelineId) ?? view;
-    if (FINAL.has(view.status) && toPlay.length === 0) return view;
+    if (toPlay.length === 0 && isOver(view)) return view;
     await new Promise((resolve) => setTimeout(resolve, TICK_MS));
   }
 }

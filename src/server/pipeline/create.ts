@@ -17,7 +17,7 @@ export interface CreatePipelineRequest {
    * In-process callers only (`ci-runner exec`): sees the pipeline's jobs once the file has been read
    * (after rules decided which jobs exist) and returns the jobs to create. Not reachable over HTTP.
    */
-  selectJobs?: (spec: PipelineSpec) => PipelineSpec;
+  filterJobs?: (spec: PipelineSpec) => PipelineSpec;
 }
 
 /** Creates and queues a pipeline. Throws `PIPELINE_INVALID`, `PROJECT_NOT_FOUND` or `REF_NOT_FOUND`. */
@@ -25,7 +25,7 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
   // Loaded on first use (YAML parser, execa) so the server starts quickly.
   const [{ parsePipeline }, { previousSha, resolveRef }] = await Promise.all([import('./parse.js'), import('../git/refs.js')]);
   const parsed = parsePipeline(request.config);
-  const spec = request.selectJobs ? request.selectJobs(parsed) : parsed;
+  const spec = request.filterJobs ? request.filterJobs(parsed) : parsed;
   const project = ctx.store.projectByName(request.project);
   if (!project) {
     const known = [...ctx.store.projects.values()].map((p) => p.name).join(', ') || 'none';
