@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { JOB_KEYS } from '../../src/server/pipeline/parse-job.js';
 import { cli } from './cli.js';
 import { git, listFiles, makeRepo, repoFingerprint, writeFiles } from './exec-helpers.js';
 
@@ -184,5 +185,45 @@ describe.skipIf(!canPlay)('exec --manual', () => {
     expect(played.exitCode, played.all).toBe(0);
     expect(played.stdout).toContain('deployed now');
     expect(played.stdout).toMatch(/deploy\s+deploy\s+success/);
+  });
+});
+
+// `needs:` is read by the pipeline engine of the sched branch; before it, the key is refused.
+const hasNeeds = (JOB_KEYS as readonly string[]).includes('needs');
+
+describe.skipIf(!hasNeeds)('exec with needs', () => {
+  const DAG = `
+stages: [build, test, deploy]
+compile:
+  stage: build
+  script: echo compiled > built.txt
+  artifacts:
+    paths: [built.txt]
+lint:
+  stage: build
+  script: echo linting
+unit:
+  stage: test
+  needs: [compile]
+  script: cat built.txt
+deploy:
+  stage: deploy
+  needs: [unit]
+  script: echo deploying
+`;
+
+  it('runs what the named job needs with --needs, and only the job without it', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': DAG });
+    const listed = await exec(repo, ['--list']);
+    expect(listed.stdout).toMatch(/unit\s+test\s+on_success\s+compile/);
+    const withNeeds = await exec(repo, ['unit', '--needs']);
+    expect(withNeeds.exitCode, withNeeds.all).toBe(0);
+    expect(withNeeds.stdout).toMatch(/job #\d+ compile/);
+    expect(withNeeds.stdout).toContain('compiled');
+    expect(withNeeds.stdout).not.toMatch(/job #\d+ (lint|deploy)/);
+    const alone = await exec(repo, ['deploy']);
+    expect(alone.exitCode, alone.all).toBe(0);
+    expect(alone.stdout).toMatch(/job #\d+ deploy/);
+    expect(alone.stdout).not.toMatch(/job #\d+ (compile|unit|lint)/);
   });
 });
