@@ -227,3 +227,32 @@ deploy:
     expect(alone.stdout).not.toMatch(/job #\d+ (compile|unit|lint)/);
   });
 });
+
+// rules, include and the collection of every problem come with the engine branch's pipeline reader.
+const hasEngine = existsSync(new URL('../../src/server/pipeline/rules.ts', import.meta.url));
+
+describe.skipIf(!hasEngine)('exec with the pipeline engine', () => {
+  it('lists every problem of an invalid file, each with its job and key', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'a:\n  script: echo\n  artifacts:\n    paths: 3\nb:\n  script: echo\n  when: sometimes\n' });
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(2);
+    expect(result.stderr).toMatch(/- jobs:a artifacts:paths/);
+    expect(result.stderr).toMatch(/- jobs:b when/);
+  });
+
+  it('reads an uncommitted include and applies rules for the current branch', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'include:\n  - local: ci/jobs.yml\nalways-here:\n  script: echo here\n' });
+    await writeFiles(repo, {
+      'ci/jobs.yml': 'on-main:\n  script: echo "included and on main"\n  rules:\n    - if: $CI_COMMIT_BRANCH == "main"\nnot-main:\n  script: echo no\n  rules:\n    - if: $CI_COMMIT_BRANCH != "main"\n',
+    });
+    const listed = await exec(repo, ['--list']);
+    expect(listed.exitCode, listed.all).toBe(0);
+    expect(listed.stdout).toMatch(/^on-main\s+test/m);
+    expect(listed.stdout).not.toMatch(/^not-main/m);
+    const other = await exec(repo, ['--list', '--ref', 'topic']);
+    expect(other.stdout).toMatch(/^not-main\s+test/m);
+    const ran = await exec(repo);
+    expect(ran.exitCode, ran.all).toBe(0);
+    expect(ran.stdout).toContain('included and on main');
+  });
+});
