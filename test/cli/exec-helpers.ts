@@ -1,6 +1,6 @@
 /** Real git repositories in temp dirs for the `exec` tests, and a fingerprint of everything git keeps. */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { execa } from 'execa';
@@ -24,9 +24,23 @@ export async function writeFiles(root: string, files: Record<string, string>): P
   }
 }
 
+const created: string[] = [];
+
+/** A temp dir removed by `removeTempDirs`. */
+export async function tempDir(name: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `ci-runner-exec-${name}-`));
+  created.push(dir);
+  return dir;
+}
+
+/** Removes every dir `tempDir` and `makeRepo` made (call in afterAll). */
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(created.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
 /** A new repository on branch `main` with `files` committed. */
 export async function makeRepo(files: Record<string, string>): Promise<string> {
-  const repo = await mkdtemp(join(tmpdir(), 'ci-runner-exec-repo-'));
+  const repo = await tempDir('repo');
   await git(repo, ['init', '-q', '-b', 'main']);
   await writeFiles(repo, files);
   await git(repo, ['add', '-A']);

@@ -1,17 +1,17 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_KEYS } from '../../src/server/pipeline/parse-job.js';
 import { cli } from './cli.js';
-import { git, listFiles, makeRepo, repoFingerprint, writeFiles } from './exec-helpers.js';
+import { git, listFiles, makeRepo, removeTempDirs, repoFingerprint, tempDir, writeFiles } from './exec-helpers.js';
 
 let state: string;
 
 beforeAll(async () => {
-  state = await mkdtemp(join(tmpdir(), 'ci-runner-exec-state-'));
+  state = await tempDir('state');
 });
+afterAll(removeTempDirs);
 
 function exec(repo: string, args: string[] = [], env: Record<string, string> = {}) {
   return cli(['exec', ...args], { cwd: repo, env: { XDG_STATE_HOME: state, ...env } });
@@ -62,7 +62,7 @@ describe('exec on a working tree', () => {
 
   it('passes artifacts between stages, keeps logs and artifacts outside the tree and extracts them with --artifacts-to', async () => {
     const repo = await makeRepo({ '.gitlab-ci.yml': TWO_STAGES, 'greeting.txt': 'hello artifacts\n' });
-    const to = await mkdtemp(join(tmpdir(), 'ci-runner-exec-artifacts-'));
+    const to = await tempDir('artifacts');
     const result = await exec(repo, ['--artifacts-to', to]);
     expect(result.exitCode, result.all).toBe(0);
     expect(result.stdout).toMatch(/JOB\s+STAGE\s+STATUS\s+DURATION/);
@@ -104,7 +104,7 @@ describe('exec exit codes and output', () => {
   });
 
   it('exits 2 outside a git working tree and when the pipeline file is missing', async () => {
-    const plain = await mkdtemp(join(tmpdir(), 'ci-runner-exec-plain-'));
+    const plain = await tempDir('plain');
     const outside = await exec(plain);
     expect(outside.exitCode, outside.all).toBe(2);
     expect(outside.stderr).toContain('is not in a git working tree');
@@ -145,7 +145,7 @@ deploy:
 
   it('runs only the named job, with --variable winning over --env-file', async () => {
     const repo = await makeRepo({ '.gitlab-ci.yml': PIPELINE });
-    const envFile = join(await mkdtemp(join(tmpdir(), 'ci-runner-exec-env-')), 'vars.env');
+    const envFile = join(await tempDir('env'), 'vars.env');
     await writeFile(envFile, '# comment\nexport FROM_FILE="file value"\nBOTH=from-file\n');
     const result = await exec(repo, ['test', '--env-file', envFile, '--variable', 'FROM_FLAG=flag=value', '-v', 'BOTH=from-flag']);
     expect(result.exitCode, result.all).toBe(0);
