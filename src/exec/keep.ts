@@ -22,8 +22,6 @@ export interface StateDirs {
   root: string;
   /** The runner's cache_dir, kept across runs. */
   cache: string;
-  /** This run's dir (logs/, artifacts/). */
-  run: string;
 }
 
 /** A name safe as one path segment: no separators, no leading dot, nothing invisible. */
@@ -32,11 +30,16 @@ export function fileSafe(name: string): string {
   return safe === '' ? '_' : safe;
 }
 
-/** The project's state dir and a new run dir in it (created), with old runs beyond the limit removed. */
-export async function prepareStateDirs(topLevel: string, env: NodeJS.ProcessEnv = process.env): Promise<StateDirs> {
+/** The project's state dir (not created here: the runner creates its cache dir when a job uses it). */
+export function projectStateDirs(topLevel: string, env: NodeJS.ProcessEnv = process.env): StateDirs {
   const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
   const hash = createHash('sha256').update(topLevel).digest('hex').slice(0, 10);
   const root = join(base, 'ci-runner', 'exec', `${fileSafe(basename(topLevel))}-${hash}`);
+  return { root, cache: join(root, 'cache') };
+}
+
+/** A new dir for this run's logs and artifacts under `root/runs`, with old runs beyond the limit removed. */
+export async function newRunDir(root: string): Promise<string> {
   const runs = join(root, 'runs');
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   let run = join(runs, stamp);
@@ -46,16 +49,15 @@ export async function prepareStateDirs(topLevel: string, env: NodeJS.ProcessEnv 
     for (let n = 2; ; n += 1) {
       try {
         await mkdir(run);
-        break;
+        return run;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n > 100) throw error;
         run = join(runs, `${stamp}-${n}`);
       }
     }
   } catch (error) {
-    throw new CiRunnerError('EXEC_STATE_DIR', `cannot create exec's state dir under ${base} (${(error as Error).message}); set XDG_STATE_HOME to a writable dir`, { cause: error });
+    throw new CiRunnerError('EXEC_STATE_DIR', `cannot create a run dir under ${runs} (${(error as Error).message}); set XDG_STATE_HOME to a writable dir`, { cause: error });
   }
-  return { root, cache: join(root, 'cache'), run };
 }
 
 /** Removes the oldest run dirs until `keep` are left (names sort by time). */

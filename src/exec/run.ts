@@ -8,13 +8,14 @@
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { CiRunnerError, hasCode } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { PipelineSpec } from '../server/pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
-import { extractArtifactsTo, keepJobFiles, prepareStateDirs } from './keep.js';
+import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
 import { createPrinter, listTable, LiveLog, summaryTable, type Printer, type SummaryRow } from './output.js';
+import type { Agent } from '../agent/agent.js';
 import type { ExecRunnerSettings } from './runner.js';
 import type { JobSelection } from './select.js';
 import { snapshotWorkingTree, type Snapshot } from './snapshot.js';
@@ -67,9 +68,10 @@ export class PipelineFileError extends CiRunnerError {
   }
 }
 
-async function readPipelineFile(snapshot: Snapshot, cwd: string, file: string | undefined): Promise<{ path: string; shown: string; text: string }> {
-  const path = file === undefined ? join(snapshot.topLevel, '.gitlab-ci.yml') : resolve(cwd, file);
-  const shown = file ?? (relative(cwd, path) || path);
+/** `--file` (relative to the current directory, like every path flag), else `.gitlab-ci.yml` at the top of the tree. */
+async function readPipelineFile(snapshot: Snapshot, file: string | undefined): Promise<{ path: string; shown: string; text: string }> {
+  const path = file === undefined ? join(snapshot.topLevel, '.gitlab-ci.yml') : resolve(file);
+  const shown = file ?? (relative(process.cwd(), path) || path);
   try {
     return { path, shown, text: await readFile(path, 'utf8') };
   } catch (error) {
@@ -85,16 +87,26 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
   const cwd = resolve(options.cwd);
   const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
   let server: ReferenceServer | undefined;
+  let runner: Promise<Agent> | undefined;
+  let parts: Parts | undefined;
   try {
-    const [snapshot, parts] = await Promise.all([
+    let snapshot: Snapshot;
+    [snapshot, parts] = await Promise.all([
       snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
       loadParts(),
     ]);
     const [{ createExecPipeline, startServer }] = parts;
-    const pipelineFile = await readPipelineFile(snapshot, cwd, options.file);
+    const pipelineFile = await readPipelineFile(snapshot, options.file);
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);
     server = started.server;
+    // The runner registers and starts polling while the pipeline is read: its long poll is answered
+    // the moment the first job is queued.
+    const dirs = projectStateDirs(snapshot.topLevel, options.env);
+    if (!options.list) {
+      runner = startRunner(parts, server, { builds: join(temp, 'builds'), cache: dirs.cache }, options, printer, logger);
+      runner.catch(() => undefined); // awaited below; a failure is thrown there
+    }
     let created;
     try {
       created = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
@@ -106,17 +118,27 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     }
     const { pipeline, spec } = created;
     checkManual(spec, options.manual);
-    if (options.list) {
+    if (options.list || !runner) {
       printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
       return { status: 'listed', exitCode: 0 };
     }
     printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
     hintManual(spec, options, printer);
-    return await runPipeline(parts, server, pipeline.id, spec, snapshot, temp, options, printer, logger);
+    await runner;
+    return await finishPipeline(parts, server, pipeline.id, spec, dirs.root, options, printer);
   } finally {
+    const agent = await runner?.catch(() => undefined);
+    if (agent && parts) await parts[1].stopAgent(agent);
     await server?.close().catch(() => undefined);
     await rm(temp, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+async function startRunner(parts: Parts, server: ReferenceServer, dirs: { builds: string; cache: string }, options: ExecOptions, printer: Printer, logger: Logger): Promise<Agent> {
+  const [, { execRunnerConfig, registerExecRunner, startAgent }] = parts;
+  const token = await registerExecRunner(server);
+  const runner = execRunnerConfig(options.runner, server.url, token, dirs);
+  return startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1), logger);
 }
 
 function describeSnapshot(snapshot: Snapshot): string {
@@ -141,19 +163,12 @@ function hintManual(spec: PipelineSpec, options: ExecOptions, printer: Printer):
   }
 }
 
-async function runPipeline(parts: Parts, server: ReferenceServer, pipelineId: number, spec: PipelineSpec, snapshot: Snapshot, temp: string, options: ExecOptions, printer: Printer, logger: Logger): Promise<ExecResult> {
-  const [, { execRunnerConfig, registerExecRunner, startAgent, stopAgent }, { waitForPipeline }] = parts;
-  const dirs = await prepareStateDirs(snapshot.topLevel, options.env);
-  const token = await registerExecRunner(server);
-  const runner = execRunnerConfig(options.runner, server.url, token, { builds: join(temp, 'builds'), cache: dirs.cache });
-  const agent = startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1), logger);
-  let final;
-  try {
-    final = await waitForPipeline(server, pipelineId, options.manual, options.signal);
-  } finally {
-    await stopAgent(agent);
-  }
-  const kept = await keepJobFiles(server, final.jobs.map((j) => j.id), dirs.run, options.signal);
+/** Waits for the pipeline, keeps its logs and artifacts, prints the summary; the exit code. */
+async function finishPipeline(parts: Parts, server: ReferenceServer, pipelineId: number, spec: PipelineSpec, stateRoot: string, options: ExecOptions, printer: Printer): Promise<ExecResult> {
+  const [, , { waitForPipeline }] = parts;
+  const final = await waitForPipeline(server, pipelineId, options.manual, options.signal);
+  const runDir = await newRunDir(stateRoot);
+  const kept = await keepJobFiles(server, final.jobs.map((j) => j.id), runDir, options.signal);
   const allowFailure = new Map(spec.jobs.map((job) => [job.name, job.allowFailure]));
   const rows: SummaryRow[] = final.jobs.map((job) => {
     const view = server.getJob(job.id);
@@ -163,9 +178,9 @@ async function runPipeline(parts: Parts, server: ReferenceServer, pipelineId: nu
   const passed = final.status === 'success' || final.status === 'skipped';
   const verdict = passed ? 'passed' : final.status === 'failed' || final.status === 'canceled' ? final.status : 'blocked: a manual job waits (--manual JOB plays it)';
   printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${verdict}`)}\n`);
-  printer.print(`Logs and artifacts: ${dirs.run}\n`);
+  printer.print(`Logs and artifacts: ${runDir}\n`);
   if (options.artifactsTo !== undefined) {
-    const target = isAbsolute(options.artifactsTo) ? options.artifactsTo : resolve(options.cwd, options.artifactsTo);
+    const target = resolve(options.artifactsTo);
     const written = await extractArtifactsTo(kept, target, options.signal);
     printer.print(written.length === 0 ? `No job uploaded artifacts; nothing copied to ${target}\n` : `Artifacts copied to ${target}: ${written.map((d) => relative(target, d)).join(', ')}\n`);
   }

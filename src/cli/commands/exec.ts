@@ -30,7 +30,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
     addDockerFlags(
       y
         .positional('jobs', { type: 'string', array: true, default: [], describe: 'Jobs to run (default: the whole pipeline)' })
-        .option('file', { alias: 'f', type: 'string', describe: 'Pipeline file (default: .gitlab-ci.yml at the top of the working tree)' })
+        .option('file', { alias: 'f', type: 'string', describe: 'Pipeline file (default: .gitlab-ci.yml at the top of the working tree); paths are relative to the current directory' })
         .option('cwd', { type: 'string', default: '.', describe: 'A directory in the git working tree to run' })
         .option('ref', { type: 'string', describe: 'Branch the pipeline runs for (default: the current branch; refs/tags/NAME for a tag)' })
         .option('stage', { type: 'string', array: true, default: [], describe: 'Run the jobs of this stage (repeatable)' })
