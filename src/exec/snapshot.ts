@@ -44,6 +44,16 @@ export class SnapshotError extends CiRunnerError {
   }
 }
 
+/** A git command that failed; `stderr` is what git said. */
+class GitCommandError extends SnapshotError {
+  constructor(
+    message: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
 const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
 
@@ -59,16 +69,22 @@ async function git(cwd: string, args: string[], options: { env?: Record<string, 
   options.signal?.throwIfAborted();
   if (result.exitCode === 0) return result.stdout.trim();
   if (options.allowFail) return undefined;
-  throw new SnapshotError(`git ${args.join(' ')} failed in ${cwd}: ${result.stderr.trim() || `exit ${String(result.exitCode)}`}`);
+  const said = result.stderr.trim();
+  throw new GitCommandError(`git ${args.join(' ')} failed in ${cwd}: ${said || `exit ${String(result.exitCode)}`}`, said);
 }
 
 /** The working tree's top level, its object directory and its index file, as absolute paths. */
 async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: string; objects: string; index: string }> {
-  const out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal, allowFail: true });
-  const [topLevel, objects, index] = out?.split('\n') ?? [];
-  if (!topLevel || !objects || !index) {
-    throw new SnapshotError(`${cwd} is not in a git working tree; run exec inside a clone of your project (or pass --cwd DIR)`);
+  let out: string | undefined;
+  try {
+    out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal });
+  } catch (error) {
+    // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
+    const said = error instanceof GitCommandError ? (error.stderr.split('\n')[0] ?? '') : '';
+    throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
   }
+  const [topLevel, objects, index] = out?.split('\n') ?? [];
+  if (!topLevel || !objects || !index) throw new SnapshotError(`git rev-parse gave no working tree for ${cwd} (a bare repository?); run exec inside a working tree`);
   return { topLevel, objects, index };
 }
 
