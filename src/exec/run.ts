@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { CiRunnerError, hasCode } from '../errors.js';
-import { silentLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import type { PipelineSpec } from '../server/pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
 import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
@@ -25,8 +25,9 @@ import { pipelineVariables } from './variables.js';
  * The server and agent modules, loaded while git makes the snapshot: loading them is most of exec's
  * own start-up time, and git runs in other processes meanwhile.
  */
-async function loadParts(): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js')]> {
-  return Promise.all([import('./pipeline.js'), import('./runner.js'), import('./wait.js')]);
+async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js'), Logger]> {
+  const [pipeline, runner, wait, { createLogger }] = await Promise.all([import('./pipeline.js'), import('./runner.js'), import('./wait.js'), import('../log.js')]);
+  return [pipeline, runner, wait, createLogger({ level: level ?? 'silent' })];
 }
 
 type Parts = Awaited<ReturnType<typeof loadParts>>;
@@ -49,7 +50,8 @@ export interface ExecOptions {
   out: NodeJS.WritableStream;
   color: boolean;
   signal: AbortSignal;
-  logger?: Logger;
+  /** The server's and runner's own log (stderr); `silent` when absent. */
+  logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
   env?: NodeJS.ProcessEnv;
 }
 
@@ -83,7 +85,6 @@ async function readPipelineFile(snapshot: Snapshot, file: string | undefined): P
 /** Runs (or with `list`, shows) the pipeline; resolves with the exit code. Throws errors with `exitCode` 2 for bad input. */
 export async function runExec(options: ExecOptions): Promise<ExecResult> {
   const printer = createPrinter(options.out, options.color, options.signal);
-  const logger = options.logger ?? silentLogger();
   const cwd = resolve(options.cwd);
   const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
   let server: ReferenceServer | undefined;
@@ -93,9 +94,9 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     let snapshot: Snapshot;
     [snapshot, parts] = await Promise.all([
       snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
-      loadParts(),
+      loadParts(options.logLevel),
     ]);
-    const [{ createExecPipeline, startServer }] = parts;
+    const [{ createExecPipeline, startServer }, , , logger] = parts;
     const pipelineFile = await readPipelineFile(snapshot, options.file);
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);

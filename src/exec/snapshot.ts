@@ -8,7 +8,7 @@
  */
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
 import { CiRunnerError } from '../errors.js';
 
 export interface Snapshot {
@@ -57,20 +57,28 @@ class GitCommandError extends SnapshotError {
 /** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
 const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
 
-async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
-  const result = await execa('git', [...QUIET_CONFIG, ...args], {
-    cwd,
-    reject: false,
-    stdin: 'ignore',
-    // GIT_OPTIONAL_LOCKS=0: no opportunistic index refresh in the user's repository.
-    env: { GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env },
-    ...(options.signal ? { cancelSignal: options.signal } : {}),
+/** `git` output and exit status. node's own execFile, not execa: exec's first git starts before its big modules load. */
+function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') {
+        reject(signal?.aborted ? signal.reason : new SnapshotError(`cannot run git: ${error.message}; is git installed?`, { cause: error }));
+        return;
+      }
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+    });
+    child.stdin?.end();
   });
+}
+
+async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
+  // GIT_OPTIONAL_LOCKS=0: no opportunistic index refresh in the user's repository.
+  const result = await runGit(cwd, [...QUIET_CONFIG, ...args], { GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env }, options.signal);
   options.signal?.throwIfAborted();
-  if (result.exitCode === 0) return result.stdout.trim();
+  if (result.code === 0) return result.stdout.trim();
   if (options.allowFail) return undefined;
   const said = result.stderr.trim();
-  throw new GitCommandError(`git ${args.join(' ')} failed in ${cwd}: ${said || `exit ${String(result.exitCode)}`}`, said);
+  throw new GitCommandError(`git ${args.join(' ')} failed in ${cwd}: ${said || `exit ${String(result.code)}`}`, said);
 }
 
 /** The working tree's top level, its object directory and its index file, as absolute paths. */

@@ -1,7 +1,19 @@
 /** `ci-runner exec [JOB…]`: the project's pipeline, from the working tree as it is, run locally. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT } from '../../agent/cli-support.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { CiRunnerError } from '../../errors.js';
+
+/**
+ * Bad usage: exit 2. Not cli-support's CommandError: that module brings the config loader, which exec
+ * does not use and would load before its first git command.
+ */
+class ExecUsageError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super('EXEC_USAGE', message);
+  }
+}
 
 interface ExecArgs {
   jobs: string[];
@@ -56,7 +68,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
           'Exit codes: 0 the pipeline passed; 1 it failed; 2 bad usage, not a git working tree or an invalid pipeline file (every problem listed); 130/143 interrupted.',
       ) as unknown as Argv<ExecArgs>,
   handler: async (argv: ArgumentsCamelCase<ExecArgs>) => {
-    if (!Number.isInteger(argv.concurrent) || argv.concurrent < 1) throw new CommandError(EXIT.usage, `--concurrent: expects a whole number of at least 1, got ${String(argv.concurrent)}`);
+    if (!Number.isInteger(argv.concurrent) || argv.concurrent < 1) throw new ExecUsageError(`--concurrent: expects a whole number of at least 1, got ${String(argv.concurrent)}`);
     const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv) : {};
     const controller = new AbortController();
     let stoppedBy: NodeJS.Signals | undefined;
@@ -71,7 +83,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      const [{ runExec }, { createLogger }] = await Promise.all([import('../../exec/run.js'), import('../../log.js')]);
+      const { runExec } = await import('../../exec/run.js');
       if (argv.executor === 'docker') await checkDocker(docker);
       const result = await runExec({
         cwd: argv.cwd,
@@ -88,7 +100,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,
         signal: controller.signal,
-        logger: createLogger({ level: argv['log-level'] as 'warn' }),
+        logLevel: argv['log-level'] as 'silent',
       });
       process.exitCode = result.exitCode;
     } catch (error) {
@@ -110,7 +122,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
 async function checkDocker(docker: Record<string, unknown>): Promise<void> {
   const [{ checkDocker: check }, { dockerSchema }] = await Promise.all([import('../../agent/executor-check.js'), import('../../agent/config/docker-schema.js')]);
   const parsed = dockerSchema.safeParse(docker);
-  if (!parsed.success) throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagOfKey(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
+  if (!parsed.success) throw new ExecUsageError(parsed.error.issues.map((i) => `${flagOfKey(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
   const result = await check(parsed.data.cli, parsed.data.host);
-  if (!result.ok) throw new CommandError(EXIT.usage, `cannot run docker jobs: ${result.reason}`);
+  if (!result.ok) throw new ExecUsageError(`cannot run docker jobs: ${result.reason}`);
 }
