@@ -17,6 +17,7 @@ const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyComm
   ['list', async () => (await import('./list.js')).listCommand],
   ['run', async () => (await import('./run.js')).runCommand],
   ['demo', async () => (await import('./demo.js')).demoCommand],
+  ['exec', async () => (await import('./exec.js')).execCommand],
   ['install', async () => (await import('./install.js')).installCommand],
   ['uninstall', async () => (await import('./install.js')).uninstallCommand],
   ['start', async () => (await import('./service-control.js')).startCommand],

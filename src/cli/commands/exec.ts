@@ -1,0 +1,128 @@
+/** `ci-runner exec [JOB…]`: the project's pipeline, from the working tree as it is, run locally. */
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
+import { CiRunnerError } from '../../errors.js';
+
+/**
+ * Bad usage: exit 2. Not cli-support's CommandError: that module brings the config loader, which exec
+ * does not use and would load before its first git command.
+ */
+class ExecUsageError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super('EXEC_USAGE', message);
+  }
+}
+
+interface ExecArgs {
+  jobs: string[];
+  file?: string;
+  cwd: string;
+  ref?: string;
+  stage: string[];
+  needs: boolean;
+  manual: string[];
+  executor: 'shell' | 'docker';
+  shell: 'bash' | 'sh';
+  variable: string[];
+  'env-file': string[];
+  concurrent: number;
+  list: boolean;
+  'artifacts-to'?: string;
+  color?: boolean;
+  'log-level': string;
+  [dockerFlag: `docker-${string}`]: unknown;
+}
+
+export const execCommand: CommandModule<object, ExecArgs> = {
+  command: 'exec [jobs..]',
+  describe: "Run the project's .gitlab-ci.yml locally on the working tree as it is (uncommitted changes included)",
+  builder: (y: Argv) =>
+    addDockerFlags(
+      y
+        .positional('jobs', { type: 'string', array: true, default: [], describe: 'Jobs to run (default: the whole pipeline)' })
+        .option('file', { alias: 'f', type: 'string', describe: 'Pipeline file (default: .gitlab-ci.yml at the top of the working tree); paths are relative to the current directory' })
+        .option('cwd', { type: 'string', default: '.', describe: 'A directory in the git working tree to run' })
+        .option('ref', { type: 'string', describe: 'Branch the pipeline runs for (default: the current branch; refs/tags/NAME for a tag)' })
+        .option('stage', { type: 'string', array: true, default: [], describe: 'Run the jobs of this stage (repeatable)' })
+        .option('needs', { type: 'boolean', default: false, describe: 'Also run what the named jobs need (needs:), transitively' })
+        .option('manual', { type: 'string', array: true, default: [], describe: 'Play this manual job when it comes up (repeatable)' })
+        .option('executor', { type: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
+        .option('shell', { type: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' })
+        .option('variable', { alias: 'v', type: 'string', array: true, default: [], describe: 'Pipeline variable NAME=value (repeatable; wins over --env-file)' })
+        .option('env-file', { type: 'string', array: true, default: [], describe: 'Pipeline variables from a dotenv file (repeatable)' })
+        .option('concurrent', { alias: 'c', type: 'number', default: 1, describe: 'Jobs at once (logs are prefixed with the job name when > 1)' })
+        .option('list', { alias: 'l', type: 'boolean', default: false, describe: 'Print the jobs that would run (stage, when, needs) and exit' })
+        .option('artifacts-to', { type: 'string', describe: "Extract each job's artifacts into DIR/<job>/" })
+        .option('color', { type: 'boolean', describe: 'Colour output (default: when stdout is a terminal)' })
+        .option('log-level', { type: 'string', default: 'silent', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'], describe: "The runner's and server's own log on stderr" }),
+    )
+      .example('$0 exec', 'Run the whole pipeline')
+      .example('$0 exec test --needs', 'Run job test and the jobs it needs')
+      .example('$0 exec --stage build -v DEPLOY=0', 'Run the build stage with a variable')
+      .example('$0 exec --list', 'Show the jobs that would run')
+      .epilogue(
+        'Nothing is written to the working tree or the repository: the server gets a snapshot commit made with a temporary index and object store. ' +
+          'Logs and artifacts are kept under $XDG_STATE_HOME/ci-runner/exec (default ~/.local/state), the newest 10 runs per project.\n\n' +
+          'Exit codes: 0 the pipeline passed; 1 it failed; 2 bad usage, not a git working tree or an invalid pipeline file (every problem listed); 130/143 interrupted.',
+      ) as unknown as Argv<ExecArgs>,
+  handler: async (argv: ArgumentsCamelCase<ExecArgs>) => {
+    if (!Number.isInteger(argv.concurrent) || argv.concurrent < 1) throw new ExecUsageError(`--concurrent: expects a whole number of at least 1, got ${String(argv.concurrent)}`);
+    const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv) : {};
+    const controller = new AbortController();
+    let stoppedBy: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      stoppedBy ??= signal;
+      controller.abort(new Error('interrupted'));
+    };
+    const onOutputError = (error: NodeJS.ErrnoException): void => {
+      if (error.code === 'EPIPE') controller.abort(new Error('output closed'));
+    };
+    process.stdout.on('error', onOutputError);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      const { runExec } = await import('../../exec/run.js');
+      if (argv.executor === 'docker') await checkDocker(docker);
+      const result = await runExec({
+        cwd: argv.cwd,
+        ...(argv.file !== undefined ? { file: argv.file } : {}),
+        ...(argv.ref !== undefined ? { ref: argv.ref } : {}),
+        selection: { jobs: argv.jobs.map(String), stages: argv.stage, withNeeds: argv.needs },
+        manual: argv.manual,
+        runner: { executor: argv.executor, shell: argv.shell, docker },
+        variables: argv.variable,
+        envFiles: argv['env-file'],
+        concurrent: argv.concurrent,
+        list: argv.list,
+        ...(argv['artifacts-to'] !== undefined ? { artifactsTo: argv['artifacts-to'] } : {}),
+        out: process.stdout,
+        color: argv.color ?? process.stdout.isTTY === true,
+        signal: controller.signal,
+        logLevel: argv['log-level'] as 'silent',
+      });
+      process.exitCode = result.exitCode;
+    } catch (error) {
+      if (controller.signal.aborted) {
+        process.stderr.write('exec interrupted\n');
+        process.exitCode = stoppedBy === 'SIGTERM' ? 143 : 130;
+        return;
+      }
+      throw error;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.stdout.off('error', onOutputError);
+    }
+  },
+};
+
+/** Refuses at once when docker cannot run jobs, rather than failing every job. */
+async function checkDocker(docker: Record<string, unknown>): Promise<void> {
+  const [{ checkDocker: check }, { dockerSchema }] = await Promise.all([import('../../agent/executor-check.js'), import('../../agent/config/docker-schema.js')]);
+  const parsed = dockerSchema.safeParse(docker);
+  if (!parsed.success) throw new ExecUsageError(parsed.error.issues.map((i) => `${flagOfKey(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
+  const result = await check(parsed.data.cli, parsed.data.host);
+  if (!result.ok) throw new ExecUsageError(`cannot run docker jobs: ${result.reason}`);
+}

@@ -1,0 +1,189 @@
+/**
+ * `ci-runner exec`: the project's pipeline, from the working tree as it is, on an in-process reference
+ * server with the runner code of `run`. Steps: snapshot the working tree (`snapshot.ts`), start the
+ * server and create the pipeline (`pipeline.ts`), start an agent (`runner.ts`), play the manual jobs
+ * asked for as they come up, wait for the pipeline, keep logs and artifacts (`keep.ts`), print the
+ * summary. Everything temporary (snapshot, builds) lives in a temp dir removed at the end; nothing is
+ * written to the working tree or the repository.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { CiRunnerError, hasCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { PipelineSpec } from '../server/pipeline/spec.js';
+import type { ReferenceServer } from '../server/index.js';
+import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
+import { createPrinter, listTable, LiveLog, summaryTable, type Printer, type SummaryRow } from './output.js';
+import type { Agent } from '../agent/agent.js';
+import type { ExecRunnerSettings } from './runner.js';
+import type { JobSelection } from './select.js';
+import { snapshotWorkingTree, type Snapshot } from './snapshot.js';
+import { pipelineVariables } from './variables.js';
+
+/**
+ * The server and agent modules, loaded while git makes the snapshot: loading them is most of exec's
+ * own start-up time, and git runs in other processes meanwhile.
+ */
+async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js'), Logger]> {
+  const [pipeline, runner, wait, { createLogger }] = await Promise.all([import('./pipeline.js'), import('./runner.js'), import('./wait.js'), import('../log.js')]);
+  return [pipeline, runner, wait, createLogger({ level: level ?? 'silent' })];
+}
+
+type Parts = Awaited<ReturnType<typeof loadParts>>;
+
+export interface ExecOptions {
+  cwd: string;
+  /** The pipeline file; default `.gitlab-ci.yml` at the working tree's top level. */
+  file?: string;
+  ref?: string;
+  selection: JobSelection;
+  /** Manual jobs to play when they come up. */
+  manual: readonly string[];
+  runner: ExecRunnerSettings;
+  variables: readonly string[];
+  envFiles: readonly string[];
+  concurrent: number;
+  /** Print the jobs that would run and stop. */
+  list: boolean;
+  artifactsTo?: string;
+  out: NodeJS.WritableStream;
+  color: boolean;
+  signal: AbortSignal;
+  /** The server's and runner's own log (stderr); `silent` when absent. */
+  logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ExecResult {
+  /** 'listed' for --list. */
+  status: string;
+  exitCode: number;
+}
+
+/** A missing or unreadable pipeline file: exit 2. */
+export class PipelineFileError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super('EXEC_PIPELINE_FILE', message);
+  }
+}
+
+/** `--file` (relative to the current directory, like every path flag), else `.gitlab-ci.yml` at the top of the tree. */
+async function readPipelineFile(snapshot: Snapshot, file: string | undefined): Promise<{ path: string; shown: string; text: string }> {
+  const path = file === undefined ? join(snapshot.topLevel, '.gitlab-ci.yml') : resolve(file);
+  const shown = file ?? (relative(process.cwd(), path) || path);
+  try {
+    return { path, shown, text: await readFile(path, 'utf8') };
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new PipelineFileError(missing ? `no pipeline file ${path}; add a .gitlab-ci.yml or name one with --file` : `cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Runs (or with `list`, shows) the pipeline; resolves with the exit code. Throws errors with `exitCode` 2 for bad input. */
+export async function runExec(options: ExecOptions): Promise<ExecResult> {
+  const printer = createPrinter(options.out, options.color, options.signal);
+  const cwd = resolve(options.cwd);
+  const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
+  let server: ReferenceServer | undefined;
+  let runner: Promise<Agent> | undefined;
+  let parts: Parts | undefined;
+  try {
+    let snapshot: Snapshot;
+    [snapshot, parts] = await Promise.all([
+      snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
+      loadParts(options.logLevel),
+    ]);
+    const [{ createExecPipeline, startServer }, , , logger] = parts;
+    const pipelineFile = await readPipelineFile(snapshot, options.file);
+    const variables = await pipelineVariables(options.envFiles, options.variables);
+    const started = await startServer(snapshot, logger);
+    server = started.server;
+    // The runner registers and starts polling while the pipeline is read: its long poll is answered
+    // the moment the first job is queued.
+    const dirs = projectStateDirs(snapshot.topLevel, options.env);
+    if (!options.list) {
+      runner = startRunner(parts, server, { builds: join(temp, 'builds'), cache: dirs.cache }, options, printer, logger);
+      runner.catch(() => undefined); // awaited below; a failure is thrown there
+    }
+    let created;
+    try {
+      created = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
+    } catch (error) {
+      // workflow: rules (or every job's rules) left nothing to run: GitLab creates no pipeline, and nothing failed.
+      if (!hasCode(error, 'PIPELINE_FILTERED')) throw error;
+      printer.print(`No pipeline: ${(error as Error).message}\n`);
+      return { status: 'filtered', exitCode: 0 };
+    }
+    const { pipeline, spec } = created;
+    checkManual(spec, options.manual);
+    if (options.list || !runner) {
+      printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
+      return { status: 'listed', exitCode: 0 };
+    }
+    printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
+    hintManual(spec, options, printer);
+    await runner;
+    return await finishPipeline(parts, server, pipeline.id, spec, dirs.root, options, printer);
+  } finally {
+    const agent = await runner?.catch(() => undefined);
+    if (agent && parts) await parts[1].stopAgent(agent);
+    await server?.close().catch(() => undefined);
+    await rm(temp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function startRunner(parts: Parts, server: ReferenceServer, dirs: { builds: string; cache: string }, options: ExecOptions, printer: Printer, logger: Logger): Promise<Agent> {
+  const [, { execRunnerConfig, registerExecRunner, startAgent }] = parts;
+  const token = await registerExecRunner(server);
+  const runner = execRunnerConfig(options.runner, server.url, token, dirs);
+  return startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1), logger);
+}
+
+function describeSnapshot(snapshot: Snapshot): string {
+  const what = snapshot.dirty ? `working tree with uncommitted changes (snapshot ${snapshot.sha.slice(0, 8)})` : `commit ${snapshot.sha.slice(0, 8)} (working tree clean)`;
+  const ref = snapshot.detachedAs ? `${snapshot.ref} (HEAD is detached; --ref names another)` : snapshot.ref;
+  return `${what} as ${snapshot.tag ? 'tag' : 'branch'} ${ref}`;
+}
+
+function checkManual(spec: PipelineSpec, manual: readonly string[]): void {
+  const missing = manual.filter((name) => !spec.jobs.some((job) => job.name === name));
+  if (missing.length > 0) {
+    throw new PipelineFileError(`--manual ${missing.join(', ')}: no such job in the jobs that run (${spec.jobs.map((j) => j.name).join(', ')})`);
+  }
+}
+
+/** Named manual jobs that will not be played get a hint, so an idle pipeline is not a mystery. */
+function hintManual(spec: PipelineSpec, options: ExecOptions, printer: Printer): void {
+  for (const job of spec.jobs) {
+    if (job.when === 'manual' && !options.manual.includes(job.name)) {
+      printer.print(`${printer.paint('33', 'note')}: ${job.name} is a manual job and stays manual; --manual '${job.name}' plays it\n`);
+    }
+  }
+}
+
+/** Waits for the pipeline, keeps its logs and artifacts, prints the summary; the exit code. */
+async function finishPipeline(parts: Parts, server: ReferenceServer, pipelineId: number, spec: PipelineSpec, stateRoot: string, options: ExecOptions, printer: Printer): Promise<ExecResult> {
+  const [, , { waitForPipeline }] = parts;
+  const final = await waitForPipeline(server, pipelineId, options.manual, options.signal);
+  const runDir = await newRunDir(stateRoot);
+  const kept = await keepJobFiles(server, final.jobs.map((j) => j.id), runDir, options.signal);
+  const allowFailure = new Map(spec.jobs.map((job) => [job.name, job.allowFailure]));
+  const rows: SummaryRow[] = final.jobs.map((job) => {
+    const view = server.getJob(job.id);
+    return { name: job.name, stage: job.stage, status: job.status, allowFailure: allowFailure.get(job.name) ?? false, startedAt: view?.started_at ?? null, finishedAt: view?.finished_at ?? null };
+  });
+  printer.print(`\n${summaryTable(rows, printer.paint)}\n`);
+  const passed = final.status === 'success' || final.status === 'skipped';
+  const verdict = passed ? 'passed' : final.status === 'failed' || final.status === 'canceled' ? final.status : 'blocked: a manual job waits (--manual JOB plays it)';
+  printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${verdict}`)}\n`);
+  printer.print(`Logs and artifacts: ${runDir}\n`);
+  if (options.artifactsTo !== undefined) {
+    const target = resolve(options.artifactsTo);
+    const written = await extractArtifactsTo(kept, target, options.signal);
+    printer.print(written.length === 0 ? `No job uploaded artifacts; nothing copied to ${target}\n` : `Artifacts copied to ${target}: ${written.map((d) => relative(target, d)).join(', ')}\n`);
+  }
+  return { status: final.status, exitCode: passed ? 0 : 1 };
+}

@@ -1,0 +1,81 @@
+/**
+ * Which jobs of a pipeline `exec` runs: all of them, or those named (`JOB…`), those of `--stage`, and
+ * with `--needs` everything they need, transitively. A job that is left out is also taken out of the
+ * `needs` and `dependencies` of the jobs that stay, so they start without it (as a job whose needs are
+ * done) instead of waiting for a job that never comes. Pure: no I/O.
+ */
+import { CiRunnerError } from '../errors.js';
+import type { JobSpec, PipelineSpec } from '../server/pipeline/spec.js';
+
+/**
+ * One entry of a job's `needs` as the pipeline engine records it. Read through this type, not
+ * `JobSpec`'s own: `exec` works whether or not the engine it is built with knows `needs`.
+ */
+export interface JobNeed {
+  job: string;
+  artifacts: boolean;
+  optional?: boolean;
+}
+
+export interface JobSelection {
+  /** Job names; empty with no stages = every job. */
+  jobs: readonly string[];
+  stages: readonly string[];
+  /** Also run what the selected jobs need (`needs`), transitively. */
+  withNeeds: boolean;
+}
+
+/** Names that match no job, or a stage with no jobs: exit 2 (usage). */
+export class JobSelectionError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string) {
+    super('EXEC_NO_SUCH_JOB', message);
+  }
+}
+
+/** The `needs` of a job, or undefined when it has none (stage order applies). */
+export function needsOf(job: JobSpec): readonly JobNeed[] | undefined {
+  return (job as { needs?: readonly JobNeed[] }).needs;
+}
+
+/** The selected part of `spec`; the whole of it when nothing is named. Throws `JobSelectionError`. */
+export function selectJobs(spec: PipelineSpec, selection: JobSelection): PipelineSpec {
+  if (selection.jobs.length === 0 && selection.stages.length === 0) return spec;
+  const byName = new Map(spec.jobs.map((job) => [job.name, job]));
+  const missing = selection.jobs.filter((name) => !byName.has(name));
+  if (missing.length > 0) {
+    const known = spec.jobs.map((job) => job.name).join(', ');
+    throw new JobSelectionError(`no job ${missing.map((name) => `'${name}'`).join(', ')} in this pipeline (after rules); its jobs: ${known}`);
+  }
+  const emptyStages = selection.stages.filter((stage) => !spec.jobs.some((job) => job.stage === stage));
+  if (emptyStages.length > 0) {
+    throw new JobSelectionError(`no job in stage ${emptyStages.map((s) => `'${s}'`).join(', ')} (after rules); stages: ${spec.stages.join(', ')}`);
+  }
+  const chosen = new Set<string>(selection.jobs);
+  for (const job of spec.jobs) if (selection.stages.includes(job.stage)) chosen.add(job.name);
+  if (selection.withNeeds) addNeeds(chosen, byName);
+  const jobs = spec.jobs.filter((job) => chosen.has(job.name)).map((job) => withoutLeftOut(job, chosen));
+  return { ...spec, jobs };
+}
+
+/** Adds what the chosen jobs need, and what that needs, until nothing is added. */
+function addNeeds(chosen: Set<string>, byName: ReadonlyMap<string, JobSpec>): void {
+  const queue = [...chosen];
+  for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+    for (const need of needsOf(byName.get(name) as JobSpec) ?? []) {
+      if (chosen.has(need.job) || !byName.has(need.job)) continue;
+      chosen.add(need.job);
+      queue.push(need.job);
+    }
+  }
+}
+
+function withoutLeftOut(job: JobSpec, chosen: ReadonlySet<string>): JobSpec {
+  const needs = needsOf(job);
+  const copy: JobSpec = { ...job };
+  // Entries are kept as the engine made them; only the list is shortened.
+  if (needs !== undefined) (copy as { needs?: readonly JobNeed[] }).needs = needs.filter((need) => chosen.has(need.job));
+  if (job.dependencies !== undefined) copy.dependencies = job.dependencies.filter((name) => chosen.has(name));
+  return copy;
+}

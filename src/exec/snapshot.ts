@@ -1,0 +1,187 @@
+/**
+ * The working tree as it is, as a commit the reference server can serve, without touching the user's
+ * repository. git runs with a temporary index (a copy of the user's, so unchanged files are not
+ * hashed again) and a temporary object directory whose alternates point at the repository's objects:
+ * `git add -A` and `commit-tree` write only there. The snapshot repository is a bare one in `dir`
+ * holding that object directory and one ref. Nothing is written to the repository's `.git`, its
+ * index, refs, reflogs or stash, nor to the working tree.
+ */
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { CiRunnerError } from '../errors.js';
+
+export interface Snapshot {
+  /** The bare repository to serve (objects of the snapshot, the user's objects as alternates). */
+  repoPath: string;
+  /** The working tree's top level. */
+  topLevel: string;
+  /** The commit the pipeline runs: HEAD itself when the tree is clean, else a new commit on top of it. */
+  sha: string;
+  /** The branch (or tag, see `tag`) name the commit is under in `repoPath`. */
+  ref: string;
+  tag: boolean;
+  /** True when the working tree differs from HEAD (uncommitted or untracked files). */
+  dirty: boolean;
+  /** HEAD's commit; undefined in a repository without commits. */
+  head: string | undefined;
+  /** Set when HEAD is detached and no ref was asked for: the branch name used instead. */
+  detachedAs?: string;
+}
+
+export interface SnapshotOptions {
+  /** Branch name to run as (default: the current branch); `refs/tags/NAME` runs as tag NAME. */
+  ref?: string;
+  signal?: AbortSignal;
+}
+
+/** A directory that is not a git working tree, or a git step that failed: exit 2 (usage). */
+export class SnapshotError extends CiRunnerError {
+  readonly exitCode = 2;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('EXEC_SNAPSHOT_FAILED', message, options);
+  }
+}
+
+/** A git command that failed; `stderr` is what git said. */
+class GitCommandError extends SnapshotError {
+  constructor(
+    message: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
+const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
+
+/** `git` output and exit status. node's own execFile, not execa: exec's first git starts before its big modules load. */
+function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') {
+        reject(signal?.aborted ? signal.reason : new SnapshotError(`cannot run git: ${error.message}; is git installed?`, { cause: error }));
+        return;
+      }
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+    });
+    child.stdin?.end();
+  });
+}
+
+async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
+  // GIT_OPTIONAL_LOCKS=0: no opportunistic index refresh in the user's repository.
+  const result = await runGit(cwd, [...QUIET_CONFIG, ...args], { GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env }, options.signal);
+  options.signal?.throwIfAborted();
+  if (result.code === 0) return result.stdout.trim();
+  if (options.allowFail) return undefined;
+  const said = result.stderr.trim();
+  throw new GitCommandError(`git ${args.join(' ')} failed in ${cwd}: ${said || `exit ${String(result.code)}`}`, said);
+}
+
+/** The working tree's top level, its object directory and its index file, as absolute paths. */
+async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: string; objects: string; index: string }> {
+  let out: string | undefined;
+  try {
+    out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal });
+  } catch (error) {
+    // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
+    const said = error instanceof GitCommandError ? (error.stderr.split('\n')[0] ?? '') : '';
+    throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
+  }
+  const [topLevel, objects, index] = out?.split('\n') ?? [];
+  if (!topLevel || !objects || !index) throw new SnapshotError(`git rev-parse gave no working tree for ${cwd} (a bare repository?); run exec inside a working tree`);
+  return { topLevel, objects, index };
+}
+
+/**
+ * The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first
+ * commit). Asked from anywhere in the working tree, so it runs alongside `locate`.
+ */
+async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string }> {
+  const [symbolic, revs] = await Promise.all([
+    git(cwd, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
+    // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
+    git(cwd, ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'], { signal, allowFail: true }),
+  ]);
+  const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
+  return {
+    ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
+    ...(commit && tree ? { commit, tree } : {}),
+  };
+}
+
+/** The author and committer of a snapshot commit: the user's git identity, else ci-runner's. */
+async function identity(topLevel: string, signal?: AbortSignal): Promise<Record<string, string>> {
+  const out = (await git(topLevel, ['config', '--get-regexp', '^user\\.(name|email)$'], { signal, allowFail: true })) ?? '';
+  const value = (key: string): string | undefined => out.split('\n').find((line) => line.startsWith(`${key} `))?.slice(key.length + 1);
+  const name = value('user.name') || 'ci-runner exec';
+  const email = value('user.email') || 'exec@ci-runner.invalid';
+  return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+}
+
+async function checkRefName(topLevel: string, ref: string, signal?: AbortSignal): Promise<void> {
+  const name = ref.startsWith('refs/tags/') ? ref : `refs/heads/${ref}`;
+  if (ref.startsWith('refs/heads/') || (await git(topLevel, ['check-ref-format', name], { signal, allowFail: true })) === undefined) {
+    throw new SnapshotError(`--ref ${ref}: not a valid branch name (or refs/tags/NAME for a tag)`);
+  }
+}
+
+/** A bare repository in `path` whose objects are looked up in `objects` too. */
+async function initSnapshotRepo(path: string, objects: string): Promise<void> {
+  // Written directly: three files are all a bare repository is, and a `git init` would cost a process.
+  await mkdir(join(path, 'objects', 'info'), { recursive: true });
+  await mkdir(join(path, 'refs', 'heads'), { recursive: true });
+  await mkdir(join(path, 'refs', 'tags'), { recursive: true });
+  await writeFile(join(path, 'HEAD'), 'ref: refs/heads/main\n');
+  await writeFile(join(path, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+  await writeFile(join(path, 'objects', 'info', 'alternates'), `${objects}\n`);
+}
+
+/**
+ * Snapshots the working tree around `cwd` into a bare repository at `dir/repo.git` (`dir` must be
+ * empty or missing and is the caller's to remove). Throws `SnapshotError` outside a git working tree.
+ */
+export async function snapshotWorkingTree(cwd: string, dir: string, options: SnapshotOptions = {}): Promise<Snapshot> {
+  const { signal } = options;
+  // Independent questions, asked at once: each git process costs start-up time.
+  const [{ topLevel, objects, index }, head, who] = await Promise.all([
+    locate(cwd, signal),
+    headState(cwd, signal),
+    identity(cwd, signal),
+    options.ref === undefined ? undefined : checkRefName(cwd, options.ref, signal),
+  ]);
+  const repoPath = join(dir, 'repo.git');
+  await initSnapshotRepo(repoPath, objects);
+
+  const env = {
+    GIT_INDEX_FILE: join(dir, 'index'),
+    GIT_OBJECT_DIRECTORY: join(repoPath, 'objects'),
+    ...who,
+  };
+  // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
+  await copyFile(index, env.GIT_INDEX_FILE).catch(() => undefined);
+  await git(topLevel, ['add', '--all', '--', '.'], { env, signal });
+  const tree = await git(topLevel, ['write-tree'], { env, signal });
+  if (!tree) throw new SnapshotError('git write-tree printed no tree');
+  const dirty = tree !== head.tree;
+  let sha = head.commit;
+  if (dirty || sha === undefined) {
+    const message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
+    sha = await git(topLevel, ['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message], { env, signal });
+    if (!sha) throw new SnapshotError('git commit-tree printed no commit');
+  }
+
+  const wanted = options.ref ?? head.branch;
+  const detachedAs = wanted === undefined ? 'main' : undefined;
+  const ref = wanted ?? 'main';
+  const tag = ref.startsWith('refs/tags/');
+  const name = tag ? ref.slice('refs/tags/'.length) : ref;
+  const refFile = join(repoPath, tag ? 'refs/tags' : 'refs/heads', name);
+  await mkdir(dirname(refFile), { recursive: true });
+  await writeFile(refFile, `${sha}\n`);
+  await writeFile(join(repoPath, 'HEAD'), `ref: ${tag ? ref : `refs/heads/${name}`}\n`);
+  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, ...(detachedAs ? { detachedAs } : {}) };
+}
