@@ -2,6 +2,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { CiRunnerError } from '../../errors.js';
+import { requestedLogLevel } from '../global-options.js';
 
 /**
  * Bad usage: exit 2. Not cli-support's CommandError: that module brings the config loader, which exec
@@ -31,7 +32,6 @@ interface ExecArgs {
   list: boolean;
   'artifacts-to'?: string;
   color?: boolean;
-  'log-level': string;
   [dockerFlag: `docker-${string}`]: unknown;
 }
 
@@ -53,10 +53,9 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         .option('variable', { alias: 'v', type: 'string', array: true, default: [], describe: 'Pipeline variable NAME=value (repeatable; wins over --env-file)' })
         .option('env-file', { type: 'string', array: true, default: [], describe: 'Pipeline variables from a dotenv file (repeatable)' })
         .option('concurrent', { alias: 'c', type: 'number', default: 1, describe: 'Jobs at once (logs are prefixed with the job name when > 1)' })
-        .option('list', { alias: 'l', type: 'boolean', default: false, describe: 'Print the jobs that would run (stage, when, needs) and exit' })
+        .option('list', { type: 'boolean', default: false, describe: 'Print the jobs that would run (stage, when, needs) and exit' })
         .option('artifacts-to', { type: 'string', describe: "Extract each job's artifacts into DIR/<job>/" })
-        .option('color', { type: 'boolean', describe: 'Colour output (default: when stdout is a terminal)' })
-        .option('log-level', { type: 'string', default: 'silent', choices: ['trace', 'debug', 'info', 'warn', 'error', 'silent'], describe: "The runner's and server's own log on stderr" }),
+        .option('color', { type: 'boolean', describe: 'Colour output (default: when stdout is a terminal)' }),
     )
       .example('$0 exec', 'Run the whole pipeline')
       .example('$0 exec test --needs', 'Run job test and the jobs it needs')
@@ -100,7 +99,8 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,
         signal: controller.signal,
-        logLevel: argv['log-level'] as 'silent',
+        // The global --log-level/--debug; the runner's and server's own log stays quiet otherwise.
+        logLevel: execLogLevel(argv),
       });
       process.exitCode = result.exitCode;
     } catch (error) {
@@ -125,4 +125,10 @@ async function checkDocker(docker: Record<string, unknown>): Promise<void> {
   if (!parsed.success) throw new ExecUsageError(parsed.error.issues.map((i) => `${flagOfKey(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
   const result = await check(parsed.data.cli, parsed.data.host);
   if (!result.ok) throw new ExecUsageError(`cannot run docker jobs: ${result.reason}`);
+}
+
+/** The global --log-level/--debug for the runner's and server's own log; quiet when not asked for. */
+function execLogLevel(argv: Record<string, unknown>): 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent' {
+  const level = requestedLogLevel(argv);
+  return level === undefined ? 'silent' : level === 'fatal' ? 'error' : level;
 }
