@@ -9,6 +9,18 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { loadCommands } from './commands/index.js';
 import { VERSION } from '../version.js';
+import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log.js';
+
+/** `--log-format`, else LOG_FORMAT (GitLab Runner's flag and variable), for every logger made from now on. */
+function applyLogFormat(argv: { 'log-format'?: unknown }): void {
+  const value = argv['log-format'] ?? (process.env.LOG_FORMAT || undefined);
+  if (value === undefined) return;
+  if (!isLogFormat(value)) {
+    process.stderr.write(`ci-runner: LOG_FORMAT: "${String(value)}" is not one of ${LOG_FORMATS.join(', ')}\n`);
+    process.exit(2);
+  }
+  setLogFormatOverride(value);
+}
 
 export async function main(argv: string[]): Promise<void> {
   let program = yargs(argv)
@@ -18,6 +30,13 @@ export async function main(argv: string[]): Promise<void> {
     .strict()
     .demandCommand(1, 'Name a command; see --help.')
     .recommendCommands()
+    .option('log-format', {
+      type: 'string',
+      choices: LOG_FORMATS,
+      global: true,
+      describe: 'Log lines as runner (one human line per event), text (with time and level) or json (one object per line); wins over log_format in config.toml [env: LOG_FORMAT]',
+    })
+    .middleware(applyLogFormat)
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error, y) => {
       if (error) throw error;

@@ -72,7 +72,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
         'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
     })
     .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
-    .option('log-level', { type: 'string', default: 'info', describe: 'Request and event logs (pino, on standard error)', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] })
+    .option('log-level', { type: 'string', default: 'info', describe: 'Request and event logs (on standard error)', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] })
     .example('$0 serve --project acme/app=./app --pipeline ./app/.gitlab-ci.yml', 'Serve one project and queue its pipeline')
     .example('$0 serve --port 0 --long-poll 30s --fault patch_trace:apply_then_error:10%', 'A flaky server for testing a runner') as unknown as Argv<ServeArgs>;
 }
