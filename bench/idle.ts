@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../src/log.js';
+import { DAEMON_NODE_FLAGS } from '../src/node-flags.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { register } from './support.js';
@@ -102,7 +103,8 @@ async function waitForPipeline(server: ReferenceServer, id: number): Promise<str
  * `ci-runner run` with one entry and `listen_address`: idle figures after start-up, after a job,
  * after SIGHUP and after an edit. `settle` seconds pass before each window of `seconds`.
  */
-export async function idleDaemon(server: ReferenceServer, root: string, options: { settle?: number; seconds?: number } = {}): Promise<IdleRun> {
+export async function idleDaemon(server: ReferenceServer, root: string, options: { settle?: number; seconds?: number; nodeFlags?: readonly string[] } = {}): Promise<IdleRun> {
+  const nodeFlags = options.nodeFlags ?? DAEMON_NODE_FLAGS;
   const settle = (options.settle ?? 15) * 1000;
   const seconds = options.seconds ?? 10;
   const token = await register(server);
@@ -116,7 +118,8 @@ export async function idleDaemon(server: ReferenceServer, root: string, options:
     `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlisten_address = "127.0.0.1:${port}"\n` +
       `[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n  builds_dir = "${join(root, 'idle-builds')}"\n  cache_dir = "${join(root, 'idle-cache')}"\n`,
   );
-  const child = spawn(process.execPath, [CLI, 'run', '-c', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // Started as the bin and the systemd unit start it: with the daemon's V8 flags.
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'run', '-c', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   const pid = child.pid ?? 0;
   try {
     // Past start-up: module compilation, JIT and the first GCs cost ~0.1 s of CPU in the first
