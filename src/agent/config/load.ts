@@ -4,7 +4,7 @@
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
 import { parse, TomlError } from 'smol-toml';
-import type { z } from 'zod';
+import type { z } from '../../schema/index.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
@@ -75,7 +75,7 @@ export function parseConfig(text: string, path: string): LoadedConfig {
   if (!result.success) {
     // Unknown keys of the top level, of each [[runners]] entry and of its [runners.docker] were
     // reported above, with their line.
-    const reported = (issue: z.core.$ZodIssue): boolean =>
+    const reported = (issue: z.Issue): boolean =>
       issue.code === 'unrecognized_keys' &&
       (issue.path.length === 0 ||
         (issue.path.length === 2 && issue.path[0] === 'runners') ||
@@ -112,7 +112,7 @@ function sortKeys(
   }
 }
 
-function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
+function describeIssue(issue: z.Issue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
 }
