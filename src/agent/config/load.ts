@@ -1,5 +1,5 @@
 /**
- * Reads config.toml once: TOML → unknown-key check → zod schema → deep freeze. A bad value or an
+ * Reads config.toml once: TOML → unknown-key check → schema (src/schema) → deep freeze. A bad value or an
  * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
