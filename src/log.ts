@@ -5,6 +5,7 @@
  * the formats are GitLab Runner's (`runner`, `text`, `json`; see log/format.ts). Lines are written
  * synchronously to standard error, so standard output stays for job logs and results.
  */
+import { fstatSync } from 'node:fs';
 import { formatRecord, LEVELS, type Fields, type LogFormat, type LogLevel } from './log/format.js';
 
 export type { LogFormat, LogLevel } from './log/format.js';
@@ -40,6 +41,12 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
   /** Colours for `runner` and `text`; by default only when the destination is a terminal. */
   colour?: boolean;
+  /**
+   * Start each line with its syslog priority (`<4>` for a warning), which journald reads and strips
+   * (`SyslogLevelPrefix=`), so `journalctl -p warning` works; by default when standard error is the
+   * journal's stream (systemd sets JOURNAL_STREAM to its device and inode).
+   */
+  journald?: boolean;
 }
 
 let formatOverride: LogFormat | undefined;
@@ -62,6 +69,22 @@ interface Core {
   write: (line: string) => void;
   format: LogFormat;
   colour: boolean;
+  journald: boolean;
+}
+
+/** syslog priorities of the levels (debug 7 … crit 2), as journald reads them. */
+const PRIORITY: Record<LogLevel, number> = { trace: 7, debug: 7, info: 6, warn: 4, error: 3, fatal: 2 };
+
+/** Whether `destination` is standard error and that is connected to the journal. */
+function writesToJournal(destination: NodeJS.WritableStream): boolean {
+  const stream = process.env.JOURNAL_STREAM;
+  if (destination !== process.stderr || !stream) return false;
+  try {
+    const stat = fstatSync(2);
+    return stream === `${stat.dev}:${stat.ino}`;
+  } catch {
+    return false;
+  }
 }
 
 const SILENT = LEVELS.length;
@@ -79,13 +102,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     write: (line) => void destination.write(line),
     format: formatOverride ?? options.format ?? 'runner',
     colour,
+    journald: options.journald ?? writesToJournal(destination),
   };
   return makeLogger(core, {});
 }
 
 /** A logger that drops everything, for tests and library use. */
 export function silentLogger(): Logger {
-  return makeLogger({ rank: SILENT, write: () => undefined, format: 'json', colour: false }, {});
+  return makeLogger({ rank: SILENT, write: () => undefined, format: 'json', colour: false, journald: false }, {});
 }
 
 function makeLogger(core: Core, bindings: Fields): Logger {
@@ -96,7 +120,8 @@ function makeLogger(core: Core, bindings: Fields): Logger {
       const own = typeof first === 'string' ? undefined : (first as Fields);
       const text = typeof first === 'string' ? first : (msg ?? '');
       const fields = own ? { ...bindings, ...own } : bindings;
-      core.write(formatRecord(core.format, { time: new Date(), level, msg: text, fields }, core.colour));
+      const line = formatRecord(core.format, { time: new Date(), level, msg: text, fields }, core.colour);
+      core.write(core.journald ? `<${PRIORITY[level]}>${line}` : line);
     };
   };
   return {

@@ -2,11 +2,13 @@
  * The three log formats as an operator sees them, from real `run` and `run-once` processes
  * (`npm run build` first): standard error is a pipe here, as under journald, so no colours.
  */
+import { spawnSync } from 'node:child_process';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { cli } from './cli.js';
+import { CLI, cli } from './cli.js';
 import { startDaemon } from './daemon.js';
 import { waitUntil, workDirs } from './helpers.js';
 
@@ -105,5 +107,26 @@ describe('log formats', () => {
     const bad = await cli(['--log-format', 'xml', ...common]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/log-format/);
+  });
+
+  it('under journald (JOURNAL_STREAM names standard error) every line starts with its syslog priority', async () => {
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    await writeFile(config, 'sentry_dsn = "x"\n');
+    const stderrOf = (journal: boolean): string => {
+      const file = join(d.root, `stderr-${journal}`);
+      const fd = openSync(file, 'w');
+      try {
+        const { dev, ino } = fstatSync(fd);
+        const env = { ...process.env, ...(journal ? { JOURNAL_STREAM: `${dev}:${ino}` } : {}) };
+        if (!journal) delete env.JOURNAL_STREAM;
+        spawnSync(process.execPath, [CLI, 'list', '-c', config], { stdio: ['ignore', 'ignore', fd], env });
+      } finally {
+        closeSync(fd);
+      }
+      return readFileSync(file, 'utf8');
+    };
+    expect(stderrOf(true)).toMatch(/^<4>WARNING: \S+:1: `sentry_dsn`/m);
+    expect(stderrOf(false)).toMatch(/^WARNING: \S+:1: `sentry_dsn`/m);
   });
 });
