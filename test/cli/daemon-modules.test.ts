@@ -38,7 +38,7 @@ Module._load = function (request, parent, isMain) {
 };`;
 
 describe('run: what the daemon loads', () => {
-  it('never loads execa, zod or pino: not at start, not for a job, not on a reload', async () => {
+  it('never loads execa, zod or pino: not at start, not for a job with artifacts and a cache, not on a reload', async () => {
     const d = await workDirs();
     const hooks = join(d.root, 'hooks.mjs');
     await writeFile(hooks, HOOKS);
@@ -54,7 +54,8 @@ describe('run: what the daemon loads', () => {
     child.all?.on('data', (c: Buffer) => (output += c.toString()));
     try {
       await waitUntil(() => output.includes('watching the config file'), 30_000, 'daemon started');
-      const p = await t.pipeline('build:\n  script:\n    - echo hi\n');
+      // A job that uses what a job can: untracked artifacts (git ls-files) and a cache.
+      const p = await t.pipeline('build:\n  script:\n    - echo hi > out.txt\n  artifacts:\n    untracked: true\n  cache:\n    key: k\n    paths:\n      - out.txt\n');
       await t.waitForJob(p.jobs[0]!.id, (v) => v.status === 'success', 30_000);
       child.kill('SIGHUP');
       await waitUntil(() => output.includes('SIGHUP: config reloaded'), 30_000, 'reloaded');
@@ -66,6 +67,7 @@ describe('run: what the daemon loads', () => {
     // The hooks see the daemon's own modules (a check that they work at all).
     expect(loaded.some((line) => line.includes('/dist/agent/job/run-job.js'))).toBe(true);
     expect(loaded.some((line) => line.includes('/node_modules/undici/'))).toBe(true);
+    expect(loaded.some((line) => line.includes('/dist/artifacts/select.js'))).toBe(true);
     const heavy = loaded.filter((line) => /\/node_modules\/(execa|zod|pino[^/]*)\//.test(line));
     expect(heavy).toEqual([]);
   });
