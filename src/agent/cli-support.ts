@@ -6,6 +6,7 @@ import { parseDurationMs } from '../duration.js';
 import { CiRunnerError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.js';
+import { configLogger } from './config-logger.js';
 
 /** Exit codes (see src/cli/main.ts). */
 export const EXIT = { ok: 0, jobFailed: 1, usage: 2, coordinator: 3, noJob: 4 } as const;
@@ -24,10 +25,16 @@ export function parseDuration(text: string | number, flag: string): number {
   return ms;
 }
 
-/** Loads the config and prints its warnings on stderr. */
+/**
+ * Loads the config and logs its warnings (on standard error, in the format and at the level the
+ * loaded config asks for, or `--log-format`'s).
+ */
 export async function loadConfigWithWarnings(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
   const loaded = await loadConfig(path, options);
-  for (const warning of loaded.warnings) process.stderr.write(`WARNING: ${warning}\n`);
+  if (loaded.warnings.length > 0) {
+    const logger = configLogger(loaded.config);
+    for (const warning of loaded.warnings) logger.warn(warning);
+  }
   return loaded;
 }
 

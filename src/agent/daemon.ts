@@ -3,8 +3,8 @@
  * metrics, and reloads (SIGHUP or a change of config.toml on disk) that apply the whole new file:
  * entries, limits, intervals, logging and the status server's address. Reloads run one at a time.
  */
-import type { Logger } from '../log.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
+import { loggerLevel } from './config-logger.js';
 import { Agent } from './agent.js';
 import { loadConfigWithWarnings } from './cli-support.js';
 import { watchConfig, type ConfigWatcher } from './config-watch.js';
@@ -122,9 +122,8 @@ export class Daemon {
   private applyLogging(before: LogSettings, next: LogSettings): void {
     if (before.log_format === next.log_format && before.log_level === next.log_level) return;
     if (before.log_format === next.log_format) {
-      this.logger.level = pinoLevel(next.log_level);
+      this.logger.level = loggerLevel(next.log_level);
     } else {
-      this.logger.flush();
       this.logger = rootLogger(next);
     }
     this.agent.setLogger(this.logger);
@@ -184,10 +183,6 @@ export class Daemon {
   }
 }
 
-function pinoLevel(level: LogSettings['log_level']): Exclude<LogSettings['log_level'], 'panic'> {
-  return level === 'panic' ? 'fatal' : level;
-}
-
 function rootLogger(config: LogSettings): Logger {
-  return createLogger({ level: pinoLevel(config.log_level), format: config.log_format });
+  return createLogger({ level: loggerLevel(config.log_level), format: config.log_format });
 }

@@ -5,7 +5,7 @@
  */
 import { lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
 import { CiRunnerError } from '../errors.js';
 
 export interface RunAs {
@@ -27,16 +27,27 @@ export async function lookupUser(name: string): Promise<RunAs> {
   if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$/.test(name)) {
     throw new UnknownUserError('UNKNOWN_USER', `user ${JSON.stringify(name)} (config.toml \`user\` / --user) is not a valid user name`);
   }
-  const entry = await execa('getent', ['passwd', name], { reject: false, stdin: 'ignore' });
-  const fields = String(entry.stdout ?? '').trim().split(':');
+  const entry = await output('getent', ['passwd', name]);
+  const fields = entry.stdout.trim().split(':');
   if (entry.exitCode !== 0 || fields.length < 7) {
     throw new UnknownUserError('UNKNOWN_USER', `user "${name}" (config.toml \`user\` / --user) does not exist on this machine; create it (useradd --system ${name}) or remove the setting`);
   }
   const uid = Number(fields[2]);
   const gid = Number(fields[3]);
-  const ids = await execa('id', ['-G', name], { reject: false, stdin: 'ignore' });
-  const groups = String(ids.stdout ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
+  const ids = await output('id', ['-G', name]);
+  const groups = ids.stdout.trim().split(/\s+/).filter(Boolean).map(Number);
   return { name, uid, gid, groups: groups.length > 0 ? groups : [gid], home: fields[5] || '/' };
+}
+
+/** Standard output and exit code of a short command (0 only when it ran and succeeded). */
+function output(file: string, args: string[]): Promise<{ exitCode: number; stdout: string }> {
+  // node:child_process rather than execa: `run` loads this at start and keeps it.
+  return new Promise((resolve) => {
+    const child = execFile(file, args, { encoding: 'utf8', maxBuffer: 1024 * 1024 }, (error, stdout) => {
+      resolve({ exitCode: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout });
+    });
+    child.stdin?.end();
+  });
 }
 
 /** Throws unless this process may switch to `runAs` (root, or already that user). */

@@ -11,7 +11,8 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import picomatch from 'picomatch';
 import { linkTargetProblem } from './guard.js';
 
@@ -103,7 +104,8 @@ class Selector {
   async addUntracked(): Promise<void> {
     let output: string;
     try {
-      const result = await execa('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, cancelSignal: this.signal, stripFinalNewline: false });
+      // node:child_process, not execa: the daemon keeps what a job loads (bench/idle.ts).
+      const result = await promisify(execFile)('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, signal: this.signal, encoding: 'utf8', maxBuffer: 100 * 1024 * 1024 });
       output = result.stdout;
     } catch (error) {
       if (this.signal.aborted) throw this.signal.reason;

@@ -1,9 +1,10 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
 /**
  * The `ci-runner` command line: one yargs program; each subcommand lives in `commands/`.
  * Exit codes: 0 success; 1 a job or pipeline failed; 2 bad usage or configuration; 3 the coordinator
  * refused or could not be reached; 130/143 stopped by a signal. The service commands add LSB's status
  * codes (`status`: 3 not running, 4 not installed) and 69 where systemd is not available.
+ * The shebang passes DAEMON_NODE_FLAGS (src/node-flags.ts; `env -S` splits them off).
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -11,6 +12,18 @@ import { COMMAND_NAMES, loadCommands } from './commands/index.js';
 import { addGlobalOptions } from './global-options.js';
 import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
 import { VERSION } from '../version.js';
+import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log.js';
+
+/** `--log-format`, else LOG_FORMAT (GitLab Runner's flag and variable), for every logger made from now on. */
+function applyLogFormat(argv: { 'log-format'?: unknown }): void {
+  const value = argv['log-format'] ?? (process.env.LOG_FORMAT || undefined);
+  if (value === undefined) return;
+  if (!isLogFormat(value)) {
+    process.stderr.write(`ci-runner: LOG_FORMAT: "${String(value)}" is not one of ${LOG_FORMATS.join(', ')}\n`);
+    process.exit(2);
+  }
+  setLogFormatOverride(value);
+}
 
 export async function main(argv: string[]): Promise<void> {
   let args = argv;
@@ -34,6 +47,13 @@ export async function main(argv: string[]): Promise<void> {
     .strict()
     .demandCommand(1, 'Name a command; see --help.')
     .recommendCommands()
+    .option('log-format', {
+      type: 'string',
+      choices: LOG_FORMATS,
+      global: true,
+      describe: 'Log lines as runner (one human line per event), text (with time and level) or json (one object per line); wins over log_format in config.toml [env: LOG_FORMAT]',
+    })
+    .middleware(applyLogFormat)
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error, y) => {
       if (error) throw error;

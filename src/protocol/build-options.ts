@@ -6,7 +6,7 @@
  * act on (`image`, `services`: docker executors only; `environment`: removed before use) never
  * refuse a build: what cannot be read is dropped. Unknown keys are kept.
  */
-import { z } from 'zod';
+import { z } from '../schema/index.js';
 
 const stringList = z.array(z.string());
 

@@ -17,7 +17,7 @@
  *   `public` is absent counts as secret (masked), as the legacy client's zero value `false` did.
  * - A dependency's `id` and `token` are needed only when its artifacts are downloaded.
  */
-import { z } from 'zod';
+import { z } from '../schema/index.js';
 import { optionsSchema } from './build-options.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';
@@ -131,7 +131,7 @@ export function parseBuildPayload(body: unknown): BuildPayloadResult {
 }
 
 /** Says what is wrong without echoing the value (it may be a secret). */
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.Issue): string {
   if (issue.code !== 'invalid_type') return issue.message;
   if (issue.input === undefined) return 'missing or null (the runner needs it)';
   const got = Array.isArray(issue.input) ? 'array' : typeof issue.input;

@@ -7,6 +7,7 @@
  * sudo, ptrace, unshare, mount, write anywhere): see the comments in the template for what was left out
  * and why.
  */
+import { DAEMON_NODE_FLAGS } from '../node-flags.js';
 
 export interface UnitOptions {
   /** Service name, without `.service`. */
@@ -99,7 +100,7 @@ WantedBy=multi-user.target
 
 /** The unit file text for `options`. */
 export function renderUnit(options: UnitOptions): string {
-  const args = [options.node, options.cli, 'run', '--config', options.config];
+  const args = [options.node, ...DAEMON_NODE_FLAGS, options.cli, 'run', '--config', options.config];
   if (options.user) args.push('--user', options.user);
   const values: Record<string, string> = {
     service: options.service,

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { createLogger } from '../../src/log.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { configSchema } from '../../src/agent/config/schema.js';
@@ -27,7 +27,7 @@ function captureLogger() {
       done();
     },
   });
-  return { logger: pino({ level: 'debug' }, sink), lines };
+  return { logger: createLogger({ level: 'debug', format: 'json', destination: sink }), lines };
 }
 
 /** DOCKER_HOST of each `version` call of the fake CLI. */
@@ -143,7 +143,7 @@ describe('poll loop', () => {
     const done = agent.done().then(() => (finished = true));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(finished).toBe(false);
-    expect(lines.some((l) => l.level === 40 && String(l.msg).includes('no [[runners]]'))).toBe(true);
+    expect(lines.some((l) => l.level === 'warn' && String(l.msg).includes('no [[runners]]'))).toBe(true);
     agent.shutdown();
     await done;
     expect(finished).toBe(true);

@@ -16,7 +16,7 @@ export function startDaemon(config: string, args: string[] = []): Daemon {
   const child = execa('node', [CLI, 'run', '-c', config, ...args], { reject: false, all: true, stdin: 'ignore' });
   let output = '';
   child.all?.on('data', (c: Buffer) => (output += c.toString()));
-  const urls = (): string[] => [...output.matchAll(/"url":"(http:\/\/[^"]+)"[^\n]*metrics and health on/g)].map((m) => m[1]!);
+  const urls = (): string[] => [...output.matchAll(/metrics and health on (http:\/\/[^\s"]+) \(/g)].map((m) => m[1]!);
   return {
     child,
     output: () => output,

@@ -44,7 +44,7 @@ describe('run: reload when config.toml changes', () => {
       expect(daemon.output()).toContain('file change: config reloaded');
       const p = await t.pipeline('j:\n  script:\n    - echo hi\n');
       await t.waitForJob(p.jobs[0]!.id, (v) => v.status === 'success', 30_000);
-      expect(daemon.output()).toMatch(/"level":20,[^\n]*"msg":"dirs ready"/); // log_level = debug applied
+      expect(daemon.output()).toMatch(/"level":"debug",[^\n]*"msg":"dirs ready"/); // log_level = debug applied
 
       // 2. Replaced by rename (as editors and `register` do): the status server moves.
       const temp = join(d.root, 'config.toml.new');

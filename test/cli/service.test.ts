@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { systemdMissingReason } from '../../src/service/systemd.js';
+import { DAEMON_NODE_FLAGS } from '../../src/node-flags.js';
 import { cli, CLI } from './cli.js';
 
 // These tests run where systemd is not PID 1 (containers, CI); on a systemd machine the
@@ -24,14 +25,14 @@ describe('ci-runner install / uninstall --unit-dir', () => {
     expect(result.all).toContain('wrote');
     expect(result.exitCode).toBe(0);
     const unit = await readFile(join(dir, 'units', 'ci-runner-test.service'), 'utf8');
-    expect(unit).toContain(`ExecStart=${process.execPath} ${CLI} run --config ${config}\n`);
+    expect(unit).toContain(`ExecStart=${process.execPath} ${DAEMON_NODE_FLAGS.join(' ')} ${CLI} run --config ${config}\n`);
     expect(unit).toContain(`WorkingDirectory=${dir}\n`);
     expect(unit).toContain('TimeoutStopSec=360\n');
     expect(unit).toContain('StateDirectory=ci-runner-test\n');
     expect((await stat(join(dir, 'units', 'ci-runner-test.service'))).mode & 0o777).toBe(0o644);
     // The ExecStart line works as written (absolute paths; these have no spaces to unquote).
     const words = /^ExecStart=(.*)$/m.exec(unit)![1]!.split(' ');
-    expect((await execa(words[0]!, [words[1]!, '--version'], { reject: false })).exitCode).toBe(0);
+    expect((await execa(words[0]!, [...words.slice(1, words.indexOf('run')), '--version'], { reject: false })).exitCode).toBe(0);
     const analyze = await execa('systemd-analyze', ['verify', join(dir, 'units', 'ci-runner-test.service')], { reject: false, all: true, env: { SYSTEMD_LOG_TARGET: 'console' } });
     if (analyze.exitCode !== undefined) expect(analyze.all).toBe(''); // undefined: systemd-analyze is not installed
 

@@ -67,7 +67,8 @@ describe('ci-runner serve', () => {
     child.kill('SIGTERM');
     const result = await child;
     expect(result.exitCode).toBe(143);
-    expect(result.all).toMatch(/"msg":"request"/); // requests are logged with pino
+    // Requests are logged, one runner-format line each (standard error is not a terminal here).
+    expect(result.all).toMatch(/^request +component=http method=GET ms=\d+ status=200 url=\/admin\/api\/jobs$/m);
   });
 
   it('refuses bad flags with exit code 2 and a message saying what to do', async () => {

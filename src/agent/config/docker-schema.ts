@@ -5,7 +5,7 @@
  * GitLab Runner docker keys we do not use are listed apart: they produce a warning naming them,
  * any other unknown key is an error with a suggestion (see load.ts).
  */
-import { z } from 'zod';
+import { z } from '../../schema/index.js';
 import type { DockerOptions } from '../../executors/docker/options.js';
 
 const stringList = z.array(z.string().min(1)).default([]);

@@ -1,12 +1,12 @@
 /**
- * Reads config.toml once: TOML → unknown-key check → zod schema → deep freeze. A bad value or an
+ * Reads config.toml once: TOML → unknown-key check → schema (src/schema) → deep freeze. A bad value or an
  * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import type { z } from 'zod';
+import type { z } from '../../schema/index.js';
 import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
@@ -90,7 +90,7 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
   if (!result.success) {
     // Unknown keys of the top level, of each [[runners]] entry and of its [runners.docker] were
     // reported above, with their line.
-    const reported = (issue: z.core.$ZodIssue): boolean =>
+    const reported = (issue: z.Issue): boolean =>
       issue.code === 'unrecognized_keys' &&
       (issue.path.length === 0 ||
         (issue.path.length === 2 && issue.path[0] === 'runners') ||
@@ -139,7 +139,7 @@ function isUnset(value: unknown): boolean {
   return false;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
+function describeIssue(issue: z.Issue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
 }

@@ -7,7 +7,7 @@
  * other unknown key is an error (most likely a misspelling of one of ours).
  */
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import { z } from '../../schema/index.js';
 import { parseSizeBytes } from '../../size.js';
 import { dockerSchema } from './docker-schema.js';
 import { parseListenAddress } from '../metrics/address.js';

@@ -14,7 +14,7 @@ import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { ArtifactStages } from './artifact-stages.js';
 import type { RunAs } from '../run-as.js';
-import { jobDirs } from './build-dir.js';
+import { jobDirs, redactUrl } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, notice } from './messages.js';
@@ -64,7 +64,8 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   const { slot, release } = services.slots.acquire(runner.token, build.project_id);
   const dirs = jobDirs(runner.builds_dir, runner.token, slot, build);
   const started = Date.now();
-  logger.info({ job: build.name, slot }, 'job received');
+  // GitLab Runner's wording, so an operator's greps and habits carry over; never the credentials.
+  logger.info({ job: build.name, repo_url: redactUrl(build.repo_url), slot }, 'Checking for jobs... received');
   try {
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
@@ -105,7 +106,9 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       else await rm(dirs.stateDir, { recursive: true, force: true });
     }
     await pruneKeptLogs(dirs.tmpDir, basename(trace.logPath));
-    logger.info({ state: result.state, reason: result.reason, finalStatus: final.status, ms: Date.now() - started }, 'job finished');
+    const duration_s = Math.round((Date.now() - started) / 100) / 10;
+    const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
+    logger.info(fields, result.state === 'success' ? 'Job succeeded' : 'Job failed');
     return { ...result, delivered: final.delivered || refusedForGood };
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.

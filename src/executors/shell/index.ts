@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 import type { Logger } from '../../log.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
 import type { Executor, StageRequest, StageResult } from '../types.js';
@@ -74,18 +74,15 @@ export class ShellExecutor implements Executor {
     // As the job user through setpriv when `user` is set; the move into the cgroup comes first, as root.
     const asUser = this.options.runAs ? commandAsUser(this.options.runAs, this.options.shell, scriptPath) : undefined;
     const [file, args] = stageCommand(asUser ? [asUser.file, ...asUser.args] : [this.options.shell, scriptPath], cgroup);
-    const child = execa(file, args, {
+    // node:child_process, not execa: the daemon keeps every module it ever loaded, and a stage needs
+    // no more than a spawn with two pipes (bench/idle.ts: RSS after a job).
+    const child = spawn(file, args, {
       cwd: request.scriptDir,
       detached: true,
-      stdin: 'ignore',
-      buffer: false,
-      reject: false,
-      // The daemon's environment, minus the runner's own secrets (run-once reads its token and its
-      // client certificate's files from it; git gets those through its own settings).
-      env: { ...asUser?.env, [JOB_MARKER_VARIABLE]: this.marker, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined, CI_SERVER_TLS_CERT_FILE: undefined, CI_SERVER_TLS_KEY_FILE: undefined },
-      // We kill the group ourselves; execa's own kill only reaches the leader.
-      forceKillAfterDelay: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: stageEnv(asUser?.env, this.marker),
     });
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     const pgid = child.pid;
     child.stdout?.on('data', (chunk: Uint8Array) => request.output(chunk));
     child.stderr?.on('data', (chunk: Uint8Array) => request.output(chunk));
@@ -114,7 +111,7 @@ export class ShellExecutor implements Executor {
     // the job (`cleanup`); a /proc scan per normal stage would cost more than the stage itself.
     if (aborted) await this.sweep();
     // The pipes close once every writer is gone; bounded in case something unkillable holds them.
-    await Promise.race([child.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     return { exitCode: code, ...(signal ? { signal } : {}), aborted };
   }
 
@@ -152,6 +149,18 @@ export class ShellExecutor implements Executor {
     }
     await this.sweep();
   }
+}
+
+/** The daemon's environment, minus the runner's own secrets (run-once reads its token from it). */
+function stageEnv(user: Record<string, string> | undefined, marker: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...user, [JOB_MARKER_VARIABLE]: marker };
+  // The daemon's environment, minus the runner's own secrets (run-once reads its token and its client
+  // certificate's files from it; git gets those through its own settings).
+  delete env.CI_SERVER_TOKEN;
+  delete env.REGISTRATION_TOKEN;
+  delete env.CI_SERVER_TLS_CERT_FILE;
+  delete env.CI_SERVER_TLS_KEY_FILE;
+  return env;
 }
 
 async function waitGroupGone(pgid: number, ms: number): Promise<void> {

@@ -1,0 +1,172 @@
+/**
+ * Idle benchmark (issue #9): RSS and CPU of an idle `ci-runner run` (one runner entry, `listen_address`
+ * set, /metrics scraped) next to a bare `node -e` started the same way in the same run, then again after
+ * a job has run, after a SIGHUP reload and after an edit of config.toml. `npm run bench -- idle` runs
+ * only this; `npm run bench -- agent` prints it after the per-job figures. Printed, not asserted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../src/log.js';
+import { DAEMON_NODE_FLAGS } from '../src/node-flags.js';
+import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
+import { createGitRepo } from '../test/helpers/git.js';
+import { register } from './support.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** A free port on 127.0.0.1 (for the idle daemon's status server). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+export interface IdleFigure {
+  rss: number;
+  cpuPct: number;
+  seconds: number;
+}
+
+/**
+ * Watches `pid` for `seconds`: the highest RSS seen and the CPU used, calling `tick` once a second
+ * (a scrape of /metrics, as Prometheus would).
+ */
+async function observe(pid: number, seconds: number, tick: () => Promise<void>): Promise<IdleFigure> {
+  const before = await cpuTicks(pid);
+  const t0 = performance.now();
+  let rss = 0;
+  for (let i = 0; i < seconds; i += 1) {
+    await sleep(1000);
+    await tick();
+    rss = Math.max(rss, await rssMb(pid));
+  }
+  const elapsed = (performance.now() - t0) / 1000;
+  return { rss, cpuPct: (((await cpuTicks(pid)) - before) / 100 / elapsed) * 100, seconds: elapsed };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** The same figures for a bare `node -e` that only keeps its event loop alive. */
+export async function bareNode(seconds = 10): Promise<IdleFigure> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 3000)'], { stdio: 'ignore' });
+  try {
+    await sleep(5000);
+    return await observe(child.pid ?? 0, seconds, async () => undefined);
+  } finally {
+    await stop(child);
+  }
+}
+
+export interface IdleRun {
+  /** Settled after start-up, never a job. */
+  fresh: IdleFigure;
+  /** Settled after one job (shell executor, git clone, a one-line script). */
+  afterJob: IdleFigure;
+  /** Settled after a SIGHUP reload. */
+  afterHup: IdleFigure;
+  /** Settled after config.toml was edited on disk (the file watch reloads it). */
+  afterEdit: IdleFigure;
+}
+
+async function waitForPipeline(server: ReferenceServer, id: number): Promise<string> {
+  for (;;) {
+    const view = server.getPipeline(id);
+    if (view && ['success', 'failed', 'canceled'].includes(view.status)) return view.status;
+    await sleep(100);
+  }
+}
+
+/**
+ * `ci-runner run` with one entry and `listen_address`: idle figures after start-up, after a job,
+ * after SIGHUP and after an edit. `settle` seconds pass before each window of `seconds`.
+ */
+export async function idleDaemon(server: ReferenceServer, root: string, options: { settle?: number; seconds?: number; nodeFlags?: readonly string[] } = {}): Promise<IdleRun> {
+  const nodeFlags = options.nodeFlags ?? DAEMON_NODE_FLAGS;
+  const settle = (options.settle ?? 15) * 1000;
+  const seconds = options.seconds ?? 10;
+  const token = await register(server);
+  const config = join(root, 'idle.toml');
+  const port = await freePort();
+  const scrape = async (): Promise<void> => {
+    await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => undefined);
+  };
+  await writeFile(
+    config,
+    `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlisten_address = "127.0.0.1:${port}"\n` +
+      `[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n  builds_dir = "${join(root, 'idle-builds')}"\n  cache_dir = "${join(root, 'idle-cache')}"\n`,
+  );
+  // Started as the bin and the systemd unit start it: with the daemon's V8 flags.
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'run', '-c', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const pid = child.pid ?? 0;
+  try {
+    // Past start-up: module compilation, JIT and the first GCs cost ~0.1 s of CPU in the first
+    // ~15 s (the first polls run cold code); the steady state is what an idle daemon costs.
+    await sleep(settle);
+    await scrape();
+    const fresh = await observe(pid, seconds, scrape);
+    const pipeline = await server.createPipeline({ project: 'bench/project', config: 'job:\n  script:\n    - echo hello\n' });
+    const status = await waitForPipeline(server, pipeline.id);
+    if (status !== 'success') process.stdout.write(`  (the job ended ${status})\n`);
+    await sleep(settle);
+    const afterJob = await observe(pid, seconds, scrape);
+    child.kill('SIGHUP');
+    await sleep(settle);
+    const afterHup = await observe(pid, seconds, scrape);
+    await appendFile(config, '# edited\n');
+    await sleep(settle);
+    const afterEdit = await observe(pid, seconds, scrape);
+    return { fresh, afterJob, afterHup, afterEdit };
+  } finally {
+    await stop(child);
+  }
+}
+
+const mb = (f: IdleFigure): string => `RSS ${f.rss.toFixed(1)} MB, CPU ${f.cpuPct.toFixed(2)} %`;
+
+/** Prints the idle figures; `server` must know the project `bench/project`. */
+export async function printIdle(server: ReferenceServer, root: string): Promise<void> {
+  const bare = await bareNode();
+  process.stdout.write(`bare \`node -e\` (same machine, same run): ${mb(bare)}\n`);
+  const daemon = await idleDaemon(server, root);
+  const over = `over ${daemon.fresh.seconds.toFixed(0)} s`;
+  process.stdout.write(`idle \`run\` (1 runner, check_interval 3 s, listen_address, /metrics scraped every second) ${over}: ${mb(daemon.fresh)}\n`);
+  process.stdout.write(`  after one job: ${mb(daemon.afterJob)}\n`);
+  process.stdout.write(`  after a SIGHUP reload: ${mb(daemon.afterHup)}\n`);
+  process.stdout.write(`  after config.toml was edited: ${mb(daemon.afterEdit)}\n`);
+}
+
+export async function run(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'ci-runner-bench-idle-'));
+  const repo = await createGitRepo({ 'README.md': '# bench\n' });
+  const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
+  try {
+    await printIdle(server, root);
+  } finally {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+    await rm(repo, { recursive: true, force: true });
+  }
+}

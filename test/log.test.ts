@@ -1,0 +1,54 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, type LogFormat } from '../src/log.js';
+
+/** A destination that records what is written; `isTTY` as a terminal's stream has it. */
+function sink(isTTY: boolean): { stream: Writable & { isTTY?: boolean }; text: () => string } {
+  let text = '';
+  const stream = Object.assign(
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        text += chunk.toString();
+        done();
+      },
+    }),
+    isTTY ? { isTTY: true } : {},
+  );
+  return { stream, text: () => text };
+}
+
+function logged(format: LogFormat, isTTY: boolean): string {
+  const out = sink(isTTY);
+  const logger = createLogger({ format, destination: out.stream });
+  logger.warn({ runner: 'a b' }, 'Checking for jobs... failed');
+  logger.info('plain');
+  return out.text();
+}
+
+describe('logger', () => {
+  it('colours runner and text lines only when the destination is a terminal', () => {
+    expect(logged('runner', true)).toContain('\u001b[33mWARNING: \u001b[0m');
+    expect(logged('text', true)).toContain('\u001b[33mWARN \u001b[0m');
+    expect(logged('runner', false)).toBe('WARNING: Checking for jobs... failed                          runner="a b"\nplain\n');
+    expect(logged('text', false)).not.toContain('\u001b[');
+    expect(logged('json', true)).not.toContain('\u001b[');
+  });
+
+  it('gives children their bindings, lets the call override them, and shares the level with the root', () => {
+    const out = sink(false);
+    const root = createLogger({ format: 'json', destination: out.stream, level: 'info' });
+    const child = root.child({ component: 'job', jobId: 1 });
+    child.debug('hidden');
+    root.level = 'debug';
+    child.debug({ jobId: 2, err: new Error('boom') }, 'shown');
+    const record = JSON.parse(out.text()) as Record<string, unknown>;
+    expect(record).toMatchObject({ level: 'debug', msg: 'shown', component: 'job', jobId: 2, err: { type: 'Error', message: 'boom' } });
+    expect(child.level).toBe('debug');
+  });
+
+  it('keeps a value from forging a line of its own', () => {
+    const out = sink(false);
+    createLogger({ format: 'runner', destination: out.stream }).info({ branch: 'x\nERROR: fake' }, 'ref');
+    expect(out.text().split('\n')).toHaveLength(2);
+  });
+});
