@@ -13,7 +13,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund --loglevel=warn
 
 # Compile src/ to dist/ (TypeScript is a dev dependency).
 FROM deps AS build
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.ui.json ./
 COPY src ./src
 RUN npm run -s build && chmod 755 dist/cli/main.js
 
