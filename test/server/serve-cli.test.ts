@@ -6,6 +6,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGitRepo } from '../helpers/git.js';
 import { raw } from './raw-http.js';
+import { readyBlock } from './serve-process.js';
 
 const MAIN = join(import.meta.dirname, '../../src/cli/main.ts');
 const cleanup: string[] = [];
@@ -15,25 +16,6 @@ afterEach(async () => {
 
 function serve(args: string[]): ResultPromise<{ reject: false; all: true }> {
   return execa('node', ['--import', 'tsx', MAIN, 'serve', ...args], { reject: false, all: true, env: { NO_COLOR: '1' } });
-}
-
-/** Reads stdout until the ready block's last line has arrived. */
-async function readyBlock(child: ResultPromise<{ reject: false; all: true }>): Promise<string> {
-  let out = '';
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready block within 30 s; output so far:\n${out}`)), 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Runners register at')) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    });
-    void child.then((result) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited early (${result.exitCode}):\n${result.all}`));
-    });
-  });
 }
 
 describe('ci-runner serve', () => {

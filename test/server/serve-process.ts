@@ -44,6 +44,25 @@ export async function startServe(args: string[]): Promise<ServeProcess> {
   return { child, url, pid: child.pid!, output: () => out };
 }
 
+/** Reads a `serve` child's stdout until its ready block's last line has arrived; rejects if it exits first. */
+export async function readyBlock(child: ResultPromise<{ reject: false; all: true }>): Promise<string> {
+  let out = '';
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ready block within 30 s; output so far:\n${out}`)), 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('Runners register at')) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    });
+    void child.then((result) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited early (${result.exitCode}):\n${result.all}`));
+    });
+  });
+}
+
 /** Resident memory of a process in bytes (Linux /proc), or undefined elsewhere. */
 export function rssBytes(pid: number): number | undefined {
   try {

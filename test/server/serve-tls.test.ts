@@ -7,6 +7,7 @@ import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { readTlsMaterial } from '../../src/client/tls.js';
 import { createGitRepo } from '../helpers/git.js';
 import { createPki, type Pki } from '../helpers/pki.js';
+import { readyBlock } from './serve-process.js';
 
 const MAIN = join(import.meta.dirname, '../../src/cli/main.ts');
 let pki: Pki;
@@ -14,24 +15,6 @@ let repo: string;
 
 function serve(args: string[]): ResultPromise<{ reject: false; all: true }> {
   return execa('node', ['--import', 'tsx', MAIN, 'serve', '--port', '0', ...args], { reject: false, all: true, env: { NO_COLOR: '1' } });
-}
-
-async function readyBlock(child: ResultPromise<{ reject: false; all: true }>): Promise<string> {
-  let out = '';
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready block within 30 s; output so far:\n${out}`)), 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Runners register at')) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    });
-    void child.then((result) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited early (${result.exitCode}):\n${result.all}`));
-    });
-  });
 }
 
 /** `git ls-remote` of `url` with git's own TLS settings; returns its exit code and stderr. */

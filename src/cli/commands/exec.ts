@@ -3,6 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { CiRunnerError } from '../../errors.js';
 import { requestedLogLevel } from '../global-options.js';
+import { interruptOnSignals } from '../interrupt.js';
 
 /**
  * Bad usage: exit 2. Not cli-support's CommandError: that module brings the config loader, which exec
@@ -69,18 +70,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
   handler: async (argv: ArgumentsCamelCase<ExecArgs>) => {
     if (!Number.isInteger(argv.concurrent) || argv.concurrent < 1) throw new ExecUsageError(`--concurrent: expects a whole number of at least 1, got ${String(argv.concurrent)}`);
     const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv) : {};
-    const controller = new AbortController();
-    let stoppedBy: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      stoppedBy ??= signal;
-      controller.abort(new Error('interrupted'));
-    };
-    const onOutputError = (error: NodeJS.ErrnoException): void => {
-      if (error.code === 'EPIPE') controller.abort(new Error('output closed'));
-    };
-    process.stdout.on('error', onOutputError);
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const interrupt = interruptOnSignals();
     try {
       const { runExec } = await import('../../exec/run.js');
       if (argv.executor === 'docker') await checkDocker(docker);
@@ -98,22 +88,20 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         ...(argv['artifacts-to'] !== undefined ? { artifactsTo: argv['artifacts-to'] } : {}),
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,
-        signal: controller.signal,
+        signal: interrupt.signal,
         // The global --log-level/--debug; the runner's and server's own log stays quiet otherwise.
         logLevel: execLogLevel(argv),
       });
       process.exitCode = result.exitCode;
     } catch (error) {
-      if (controller.signal.aborted) {
+      if (interrupt.signal.aborted) {
         process.stderr.write('exec interrupted\n');
-        process.exitCode = stoppedBy === 'SIGTERM' ? 143 : 130;
+        process.exitCode = interrupt.exitCode();
         return;
       }
       throw error;
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      process.stdout.off('error', onOutputError);
+      interrupt.dispose();
     }
   },
 };
