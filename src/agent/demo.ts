@@ -14,6 +14,7 @@ import { createReferenceServer, type JobView, type ReferenceServer } from '../se
 import { Agent } from './agent.js';
 import { configSchema } from './config/schema.js';
 import { defaultServices } from './services.js';
+import { summaryTable } from '../exec/output.js';
 
 export interface DemoOptions {
   out: NodeJS.WritableStream;
@@ -106,7 +107,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await agent.done();
     agent = undefined;
     const jobs = view.jobs.map((j) => server?.getJob(j.id)).filter((j): j is JobView => j !== undefined);
-    print(`\n${summaryTable(jobs, paint)}\n`);
+    const rows = jobs.map((j) => ({ name: j.name, stage: j.stage, status: j.status, allowFailure: j.allow_failure ?? false, startedAt: j.started_at, finishedAt: j.finished_at }));
+    print(`\n${summaryTable(rows, paint)}\n`);
     const ok = view.status === 'success';
     const blocked = view.status === 'manual' ? ' (blocked: waiting for a manual job to be played)' : '';
     print(`${paint(ok ? '1;32' : '1;31', `Pipeline #${view.id} ${view.status}${blocked}`)}\n`);
@@ -120,24 +122,4 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await server?.close().catch(() => undefined);
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
   }
-}
-
-/** A plain-text table: job, stage, status, duration. */
-export function summaryTable(jobs: JobView[], paint: (code: string, text: string) => string = (_c, t) => t): string {
-  const rows = jobs.map((j) => {
-    const ms = j.started_at && j.finished_at ? Date.parse(j.finished_at) - Date.parse(j.started_at) : undefined;
-    return [j.name, j.stage, j.status, ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`];
-  });
-  const head = ['JOB', 'STAGE', 'STATUS', 'DURATION'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  const colour = (status: string): string => (status === 'success' ? '32' : status === 'failed' ? '31' : '33');
-  return [
-    paint('1', line(head)),
-    ...rows.map((r) => {
-      const text = line(r);
-      const status = r[2] ?? '';
-      return text.replace(new RegExp(`\\b${status}\\b`), paint(colour(status), status));
-    }),
-  ].join('\n');
 }
