@@ -10,6 +10,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { COMMAND_NAMES, loadCommands } from './commands/index.js';
 import { addGlobalOptions } from './global-options.js';
+import { skipHelpPrerender } from './help-prerender.js';
 import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
 import { VERSION } from '../version.js';
 import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log.js';
@@ -62,6 +63,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exit(2);
     });
   for (const command of await loadCommands(word)) program = program.command(command);
+  skipHelpPrerender(program);
   await program.parseAsync();
 }
 
