@@ -5,17 +5,7 @@
  * done) instead of waiting for a job that never comes. Pure: no I/O.
  */
 import { CiRunnerError } from '../errors.js';
-import type { JobSpec, PipelineSpec } from '../server/pipeline/spec.js';
-
-/**
- * One entry of a job's `needs` as the pipeline engine records it. Read through this type, not
- * `JobSpec`'s own: `exec` works whether or not the engine it is built with knows `needs`.
- */
-export interface JobNeed {
-  job: string;
-  artifacts: boolean;
-  optional?: boolean;
-}
+import type { JobNeed, JobSpec, PipelineSpec } from '../server/pipeline/spec.js';
 
 export interface JobSelection {
   /** Job names; empty with no stages = every job. */
@@ -36,7 +26,7 @@ export class JobSelectionError extends CiRunnerError {
 
 /** The `needs` of a job, or undefined when it has none (stage order applies). */
 export function needsOf(job: JobSpec): readonly JobNeed[] | undefined {
-  return (job as { needs?: readonly JobNeed[] }).needs;
+  return job.needs;
 }
 
 /** The selected part of `spec`; the whole of it when nothing is named. Throws `JobSelectionError`. */
@@ -75,7 +65,7 @@ function withoutLeftOut(job: JobSpec, chosen: ReadonlySet<string>): JobSpec {
   const needs = needsOf(job);
   const copy: JobSpec = { ...job };
   // Entries are kept as the engine made them; only the list is shortened.
-  if (needs !== undefined) (copy as { needs?: readonly JobNeed[] }).needs = needs.filter((need) => chosen.has(need.job));
+  if (needs !== undefined) copy.needs = needs.filter((need) => chosen.has(need.job));
   if (job.dependencies !== undefined) copy.dependencies = job.dependencies.filter((name) => chosen.has(name));
   return copy;
 }
