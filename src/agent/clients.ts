@@ -1,5 +1,5 @@
 /**
- * One API client (one undici keep-alive pool) per coordinator: runner entries that share a URL, TLS
+ * One API client (one set of keep-alive pools) per coordinator: runner entries that share a URL, TLS
  * material and executor share a client.
  */
 import { RunnerApiClient } from '../client/runner-api.js';

@@ -1,46 +1,122 @@
 /**
- * The transport under the runner API client: one undici dispatcher per coordinator (keep-alive
- * pool, custom CA, proxies from the environment) and a request helper that never throws for HTTP or
- * network failures — it returns status -1 for those, so callers classify every outcome in one place.
- * Only an abort of the caller's own signal rejects.
+ * The transport under the runner API client, on Node's own http and https: one set of keep-alive
+ * pools per coordinator, the runner's CA and client certificate, and proxies from the environment
+ * (`proxy-env.ts`). A request helper never throws for HTTP or network failures — it returns status -1
+ * for those, so callers classify every outcome in one place. Only an abort of the caller's own signal
+ * rejects.
+ *
+ * Node's http parser is built in; the idle daemon keeps only this module's few objects (undici, used
+ * before, kept ~20 MB more resident: its JavaScript and a WebAssembly parser).
  */
-import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type AgentOptions as HttpsAgentOptions } from 'node:https';
+import { Readable, type Duplex } from 'node:stream';
 import { TRANSPORT_ERROR } from './outcome.js';
+import { hostOf, portOf, proxyFor } from './proxy-env.js';
 import { trustedCas, type TlsMaterial } from './tls.js';
+import { openTunnel, proxyAuthorization } from './tunnel.js';
 
 export interface TransportOptions {
   /** The runner's checked TLS files (`readTlsMaterial`): private CA, client certificate and key. */
   tls?: TlsMaterial;
-  /** Replaces the dispatcher entirely (tests use undici's MockAgent). */
-  dispatcher?: Dispatcher;
+  /** Sent on a proxy's CONNECT, as GitLab Runner does. */
+  userAgent?: string;
 }
 
-/**
- * Creates the dispatcher for one coordinator. Proxies come from HTTP_PROXY/HTTPS_PROXY/NO_PROXY
- * (either case). The CA and client certificate apply to the coordinator's TLS session whether it is
- * direct or tunnelled through a proxy's CONNECT (`requestTls`); an https proxy itself is checked
- * against the same trusted list.
- */
-export function createDispatcher(options: TransportOptions = {}): Dispatcher {
-  if (options.dispatcher) return options.dispatcher;
-  const tls = options.tls ?? {};
-  const ca = trustedCas(tls);
-  const origin = {
-    timeout: 30_000,
-    ...(ca ? { ca } : {}),
-    ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}),
-  };
-  const env = process.env;
-  const proxied = Boolean(env.HTTP_PROXY || env.http_proxy || env.HTTPS_PROXY || env.https_proxy);
-  if (!proxied) return new Agent({ keepAliveTimeout: 30_000, connect: origin });
-  // EnvHttpProxyAgent hands `connect` to its direct (NO_PROXY) agent only; a ProxyAgent takes the
-  // origin's TLS options from `requestTls` and the proxy's from `proxyTls`.
-  return new EnvHttpProxyAgent({
-    keepAliveTimeout: 30_000,
-    connect: origin,
-    requestTls: origin,
-    proxyTls: { timeout: 30_000, ...(ca ? { ca } : {}) },
-  });
+/** How long an idle pooled connection is kept, and how long a TCP or tunnel connect may take. */
+const IDLE_MS = 30_000;
+const CONNECT_MS = 30_000;
+/** Most of a body read as text (a build payload is far smaller). */
+const MAX_TEXT_BYTES = 32 * 1024 * 1024;
+/** Most of an unwanted body read to keep its connection; past it the connection is dropped. */
+const MAX_DRAIN_BYTES = 128 * 1024;
+
+/** An https agent whose connections are CONNECT tunnels through `proxy`. */
+class TunnelAgent extends HttpsAgent {
+  constructor(
+    private readonly proxy: URL,
+    private readonly proxyCa: string[] | undefined,
+    private readonly userAgent: string | undefined,
+    options: HttpsAgentOptions,
+  ) {
+    super(options);
+  }
+
+  // Node's Agent takes the socket from this callback when none is returned.
+  override createConnection(options: RequestOptions & HttpsAgentOptions, callback?: (error: Error | null, socket: Duplex) => void): undefined {
+    const { ca, cert, key } = options;
+    const done = callback ?? (() => undefined);
+    openTunnel({
+      proxy: this.proxy,
+      proxyCa: this.proxyCa,
+      target: { host: String(options.host), port: Number(options.port) },
+      tls: { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) },
+      timeoutMs: CONNECT_MS,
+      ...(this.userAgent ? { userAgent: this.userAgent } : {}),
+    }).then(
+      (socket) => done(null, socket),
+      (error: Error) => done(error, undefined as unknown as Duplex),
+    );
+    return undefined;
+  }
+}
+
+/** One coordinator's connection pools: direct, and per proxy. `close` ends them all. */
+export class Transport {
+  private readonly ca: string[] | undefined;
+  private readonly origin: { ca?: string[]; cert?: string; key?: string };
+  private readonly agents = new Map<string, HttpAgent>();
+  private readonly userAgent: string | undefined;
+
+  constructor(options: TransportOptions = {}) {
+    const tls = options.tls ?? {};
+    this.ca = trustedCas(tls);
+    this.origin = { ...(this.ca ? { ca: this.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) };
+    this.userAgent = options.userAgent;
+  }
+
+  /** Starts a request to `url` on the right pool: direct, through a proxy, or tunnelled. */
+  open(url: URL, method: string, headers: Record<string, string>, signal: AbortSignal | undefined): ClientRequest {
+    const proxy = proxyFor(url);
+    const common = { method, headers, ...(signal ? { signal } : {}) };
+    if (!proxy) {
+      if (url.protocol === 'https:') return httpsRequest(url, { ...common, agent: this.agent('https', () => new HttpsAgent({ ...pool(), ...this.origin })) });
+      return httpRequest(url, { ...common, agent: this.agent('http', () => new HttpAgent(pool())) });
+    }
+    const proxyCa = this.ca;
+    if (url.protocol === 'https:') {
+      const agent = this.agent(`tunnel ${proxy.href}`, () => new TunnelAgent(proxy, proxyCa, this.userAgent, { ...pool(), ...this.origin }));
+      return httpsRequest(url, { ...common, agent });
+    }
+    // A plain-http coordinator through a proxy: the request in absolute form, as Go and curl send it
+    // (a proxy may allow CONNECT to port 443 only).
+    const auth = proxyAuthorization(proxy);
+    const target = { ...common, host: hostOf(proxy), port: portOf(proxy), path: url.href, headers: { ...headers, host: url.host, ...(auth ? { 'proxy-authorization': auth } : {}) } };
+    if (proxy.protocol === 'https:') {
+      return httpsRequest({ ...target, agent: this.agent(`via ${proxy.href}`, () => new HttpsAgent({ ...pool(), ...(proxyCa ? { ca: proxyCa } : {}) })) });
+    }
+    return httpRequest({ ...target, agent: this.agent(`via ${proxy.href}`, () => new HttpAgent(pool())) });
+  }
+
+  /** Ends every pooled connection. */
+  close(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+
+  private agent<T extends HttpAgent>(key: string, make: () => T): T {
+    let agent = this.agents.get(key);
+    if (!agent) {
+      agent = make();
+      this.agents.set(key, agent);
+    }
+    return agent as T;
+  }
+}
+
+function pool(): { keepAlive: true; timeout: number; scheduling: 'lifo' } {
+  // `timeout` closes a pooled connection after it has been idle that long.
+  return { keepAlive: true, timeout: IDLE_MS, scheduling: 'lifo' };
 }
 
 export interface HttpRequest {
@@ -49,9 +125,9 @@ export interface HttpRequest {
   headers?: Record<string, string>;
   body?: string | Uint8Array | AsyncIterable<Uint8Array> | NodeJS.ReadableStream;
   signal?: AbortSignal;
-  /** Time allowed until the response headers arrive (covers a long-polling server). */
+  /** Time allowed from the end of the request until the response headers (covers a long poll). */
   headersTimeoutMs?: number;
-  /** Time allowed between body chunks. */
+  /** Time the connection may sit without progress while the request is sent or the body is read. */
   bodyTimeoutMs?: number;
 }
 
@@ -59,29 +135,74 @@ export interface HttpResponse {
   /** HTTP status, or -1 for a transport error (connection refused/reset, timeout, TLS). */
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  /** The response body stream; the caller must consume or dump it. Absent on transport errors. */
-  body?: Dispatcher.ResponseData['body'];
+  /** The response body stream; the caller must consume it or `drain` it. Absent on transport errors. */
+  body?: IncomingMessage;
   /** The transport error, when status is -1. */
   error?: Error;
 }
 
+/** A transport error with a code, as Node's own carry. */
+function transportError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
 /** Sends a request. Rejects only when `signal` aborts; every other failure is status -1. */
-export async function send(dispatcher: Dispatcher, req: HttpRequest): Promise<HttpResponse> {
+export async function send(transport: Transport, req: HttpRequest): Promise<HttpResponse> {
   try {
-    const response = await request(req.url, {
-      dispatcher,
-      method: req.method,
-      headers: req.headers,
-      body: req.body as Dispatcher.DispatchOptions['body'],
-      signal: req.signal,
-      headersTimeout: req.headersTimeoutMs ?? 60_000,
-      bodyTimeout: req.bodyTimeoutMs ?? 60_000,
-    });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    const response = await exchange(transport, req);
+    return { status: response.statusCode ?? TRANSPORT_ERROR, headers: response.headers, body: response };
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
     return { status: TRANSPORT_ERROR, headers: {}, error: error as Error };
   }
+}
+
+function exchange(transport: Transport, req: HttpRequest): Promise<IncomingMessage> {
+  const headersMs = req.headersTimeoutMs ?? 60_000;
+  const idleMs = req.bodyTimeoutMs ?? 60_000;
+  const headers = { ...req.headers };
+  const body = req.body;
+  if (typeof body === 'string' || body instanceof Uint8Array) headers['content-length'] = String(Buffer.byteLength(body));
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    let request: ClientRequest;
+    try {
+      request = transport.open(req.url, req.method, headers, req.signal);
+    } catch (error) {
+      reject(error as Error);
+      return;
+    }
+    let headersTimer: NodeJS.Timeout | undefined;
+    let idleError = transportError('ETIMEDOUT', `no progress sending the request for ${idleMs / 1000} s`);
+    // The connection's idle timer runs while the request is sent and while the body is read, not
+    // while the server holds a long poll (that is the headers deadline).
+    request.setTimeout(idleMs);
+    request.on('timeout', () => request.destroy(idleError));
+    request.once('finish', () => {
+      request.setTimeout(0);
+      headersTimer = setTimeout(() => request.destroy(transportError('ETIMEDOUT', `no response headers within ${headersMs / 1000} s`)), headersMs);
+    });
+    request.once('error', (error) => {
+      clearTimeout(headersTimer);
+      reject(error);
+    });
+    request.once('response', (response) => {
+      clearTimeout(headersTimer);
+      idleError = transportError('ETIMEDOUT', `no response data for ${idleMs / 1000} s`);
+      request.setTimeout(idleMs);
+      // A body cut off by a reset is an error on the body; `request`'s own error has no listener then.
+      request.removeAllListeners('error');
+      request.on('error', (error) => response.destroy(error));
+      response.once('end', () => request.setTimeout(0));
+      resolve(response);
+    });
+    if (body === undefined) request.end();
+    else if (typeof body === 'string' || body instanceof Uint8Array) request.end(body);
+    else {
+      const source = body instanceof Readable ? body : Readable.from(body as AsyncIterable<Uint8Array>);
+      source.once('error', (error) => request.destroy(error));
+      source.pipe(request);
+    }
+  });
 }
 
 /** Reads a header as a single string. */
@@ -90,7 +211,37 @@ export function header(headers: HttpResponse['headers'], name: string): string |
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Discards a response body so the connection returns to the pool. */
+/** Discards a response body so the connection returns to the pool (a long one drops the connection). */
 export async function drain(response: HttpResponse): Promise<void> {
-  await response.body?.dump().catch(() => undefined);
+  const body = response.body;
+  if (!body || body.readableEnded || body.destroyed) return;
+  let seen = 0;
+  await new Promise<void>((resolve) => {
+    body.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > MAX_DRAIN_BYTES) body.destroy();
+    });
+    body.once('end', resolve);
+    body.once('close', resolve);
+    body.once('error', () => resolve());
+  });
+}
+
+/** Reads a response body as UTF-8 text; rejects when it is cut off or longer than 32 MiB. */
+export async function readText(response: HttpResponse): Promise<string> {
+  const body = response.body;
+  if (!body) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_TEXT_BYTES) {
+      body.destroy();
+      throw new Error(`the response body is longer than ${MAX_TEXT_BYTES / 1024 / 1024} MiB`);
+    }
+    chunks.push(chunk);
+  }
+  // A connection closed before the announced length ends the body without an error in some cases.
+  if (!body.complete) throw new Error('the response body was cut off');
+  return Buffer.concat(chunks).toString('utf8');
 }

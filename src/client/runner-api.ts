@@ -8,7 +8,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { Dispatcher } from 'undici';
 import { apiBaseUrl } from '../protocol/base-url.js';
 import { parseBuildPayload } from '../protocol/build-payload.js';
 import { formatContentRange, parseServerRange } from '../protocol/content-range.js';
@@ -18,7 +17,7 @@ import type {
   RunnerBuildState,
   RunnerInfo,
 } from '../protocol/types.js';
-import { createDispatcher, drain, header, send, type HttpResponse, type TransportOptions } from './http.js';
+import { drain, header, readText, send, Transport, type HttpResponse, type TransportOptions } from './http.js';
 import { runnerInfo, USER_AGENT } from './info.js';
 import { multipartFileBody } from './multipart.js';
 import type { TlsMaterial } from './tls.js';
@@ -65,8 +64,7 @@ export class RunnerApiClient {
   readonly info: RunnerInfo;
   /** The TLS material the client connects with; git and the job's CI_SERVER_TLS_CA_FILE use it too. */
   readonly tls: TlsMaterial;
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  private readonly transport: Transport;
   private readonly requestTimeoutMs: number;
   private readonly pollTimeoutMs: number;
 
@@ -74,8 +72,7 @@ export class RunnerApiClient {
     this.baseUrl = apiBaseUrl(options.url);
     this.info = runnerInfo(options.executor);
     this.tls = options.tls ?? {};
-    this.dispatcher = createDispatcher(options);
-    this.ownsDispatcher = options.dispatcher === undefined;
+    this.transport = new Transport({ ...options, userAgent: USER_AGENT });
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this.pollTimeoutMs = options.pollTimeoutMs ?? 120_000;
   }
@@ -195,7 +192,7 @@ export class RunnerApiClient {
       for await (const piece of trace) yield Buffer.from(JSON.stringify(piece).slice(1, -1));
       yield Buffer.from('"}');
     }
-    const response = await send(this.dispatcher, {
+    const response = await send(this.transport, {
       method: 'PUT',
       url: new URL(`builds/${id}.json`, this.baseUrl),
       headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT },
@@ -215,7 +212,7 @@ export class RunnerApiClient {
     bytes: Uint8Array,
     signal?: AbortSignal,
   ): Promise<PatchTraceResult> {
-    const response = await send(this.dispatcher, {
+    const response = await send(this.transport, {
       method: 'PATCH',
       url: new URL(`builds/${id}/trace.txt`, this.baseUrl),
       headers: {
@@ -249,7 +246,7 @@ export class RunnerApiClient {
     if (file.expireIn) url.searchParams.set('expire_in', file.expireIn);
     const { size } = await stat(file.path);
     const multipart = multipartFileBody('file', file.filename, size, () => createReadStream(file.path));
-    const response = await send(this.dispatcher, {
+    const response = await send(this.transport, {
       method: 'POST',
       url,
       headers: {
@@ -285,7 +282,7 @@ export class RunnerApiClient {
     signal?: AbortSignal,
     options: { maxBytes?: number; onChunk?: (chunk: Buffer) => void | Promise<void> } = {},
   ): Promise<ApiResult & { size?: number }> {
-    const response = await send(this.dispatcher, {
+    const response = await send(this.transport, {
       method: 'GET',
       url: new URL(`builds/${id}/artifacts`, this.baseUrl),
       headers: { 'build-token': buildToken },
@@ -321,13 +318,13 @@ export class RunnerApiClient {
     return { ...result, size };
   }
 
-  /** Closes the connection pool (only when this client created it). */
+  /** Closes the connection pools. */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    this.transport.close();
   }
 
   private json(method: 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<HttpResponse> {
-    return send(this.dispatcher, {
+    return send(this.transport, {
       method,
       url: new URL(path, this.baseUrl),
       headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT },
@@ -347,7 +344,7 @@ export class RunnerApiClient {
 
   private async readText(response: HttpResponse): Promise<string | undefined> {
     try {
-      return (await response.body?.text()) ?? '';
+      return await readText(response);
     } catch {
       return undefined;
     }

@@ -1,7 +1,7 @@
 /**
- * What a failed TLS connection to the coordinator means for the operator. Node and undici say
+ * What a failed TLS connection to the coordinator means for the operator. Node says
  * "self-signed certificate in certificate chain" or, when a coordinator that wants a client
- * certificate hangs up, only "other side closed"; the message a user sees should name the setting
+ * certificate hangs up, only "socket hang up" or a TLS alert; the message a user sees should name the setting
  * that fixes it.
  */
 import { CiRunnerError } from '../errors.js';
@@ -18,7 +18,7 @@ const UNTRUSTED = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'CERT_UNTRUSTED',
 ]);
-const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE']);
+const CLOSED = new Set(['ECONNRESET', 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE']);
 
 function hint(code: string, url: URL, tls: TlsMaterial): string | undefined {
   if (UNTRUSTED.has(code)) {

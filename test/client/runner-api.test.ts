@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MockAgent } from 'undici';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -118,18 +119,24 @@ describe('RunnerApiClient against the reference server', () => {
 });
 
 describe('RunnerApiClient with a malformed build answer', () => {
-  function mockedClient(reply: { body: string; type: string }): { client: RunnerApiClient; agent: MockAgent } {
-    const agent = new MockAgent();
-    agent.disableNetConnect();
-    agent
-      .get('http://coordinator.test')
-      .intercept({ path: '/ci/api/v1/builds/register.json', method: 'POST' })
-      .reply(201, reply.body, { headers: { 'content-type': reply.type } });
-    return { client: new RunnerApiClient({ url: 'http://coordinator.test', dispatcher: agent }), agent };
+  /** A coordinator that answers every build request with `reply`; anything else is a 404. */
+  async function mockedClient(reply: { body: string; type: string }): Promise<{ client: RunnerApiClient; agent: { close(): Promise<void> } }> {
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      if (req.method !== 'POST' || req.url !== '/ci/api/v1/builds/register.json') return void res.writeHead(404).end();
+      res.writeHead(201, { 'content-type': reply.type }).end(reply.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new RunnerApiClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const close = async (): Promise<void> => {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
+    };
+    return { client, agent: { close } };
   }
 
   it('keeps the id and token of a build whose payload does not validate', async () => {
-    const { client, agent } = mockedClient({ body: JSON.stringify({ id: 12, token: 'bt', sha: 'short' }), type: 'application/json' });
+    const { client, agent } = await mockedClient({ body: JSON.stringify({ id: 12, token: 'bt', sha: 'short' }), type: 'application/json' });
     const result = await client.requestBuild('runner', undefined);
     expect(result).toMatchObject({ kind: 'invalid-build', id: 12, token: 'bt' });
     if (result.kind === 'invalid-build') expect(result.message).toMatch(/sha/);
@@ -138,14 +145,14 @@ describe('RunnerApiClient with a malformed build answer', () => {
 
   it('treats a build sent with the wrong content type as invalid, not as no build', async () => {
     const payload = { id: 3, ref: 'main', sha: '0123456789abcdef0123', name: 'x', token: 'bt', project_id: 1, repo_url: 'http://h/a/b.git' };
-    const { client, agent } = mockedClient({ body: JSON.stringify(payload), type: 'text/html' });
+    const { client, agent } = await mockedClient({ body: JSON.stringify(payload), type: 'text/html' });
     const result = await client.requestBuild('runner', undefined);
     expect(result).toMatchObject({ kind: 'invalid-build', id: 3, token: 'bt' });
     await agent.close();
   });
 
   it('reports a body that is not JSON as invalid without an id', async () => {
-    const { client, agent } = mockedClient({ body: '<html>', type: 'application/json' });
+    const { client, agent } = await mockedClient({ body: '<html>', type: 'application/json' });
     const result = await client.requestBuild('runner', undefined);
     expect(result.kind).toBe('invalid-build');
     expect(result).not.toHaveProperty('id');

@@ -64,7 +64,7 @@ describe('the runner API over https', () => {
     expect(ok.status).toBe(201);
     const refused = await register(mutual.url, caOnly, mutual.server.registrationToken);
     expect(refused.status).toBe(-1);
-    // Node only says "other side closed": the message names the settings that would help.
+    // Node only says "socket hang up" or names a TLS alert: the message names the settings that would help.
     expect(refused.error?.message).toMatch(/requires a client certificate, give one with tls-cert-file and tls-key-file/);
   });
 

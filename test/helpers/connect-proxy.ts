@@ -1,9 +1,11 @@
 /**
- * A real HTTP proxy on 127.0.0.1 that only tunnels (CONNECT), as corporate proxies in front of https
- * coordinators do, and counts what went through it. It refuses any target but 127.0.0.1, so a test
- * can never reach further.
+ * A real HTTP proxy on 127.0.0.1 that tunnels (CONNECT), as corporate proxies in front of https
+ * coordinators do, and counts what went through it. With `forward` it also forwards plain requests
+ * in absolute form (`GET http://host/path`), as a proxy does for http URLs; with `auth` it asks for
+ * that `Proxy-Authorization` (407 otherwise). It refuses any target but 127.0.0.1, so a test can
+ * never reach further.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
@@ -19,24 +21,58 @@ export interface ConnectProxy {
   readonly bytesUp: number;
   /** Plain (non-CONNECT) requests: none are expected for an https coordinator. */
   readonly plainRequests: number;
+  /** The absolute URLs forwarded (with `forward`), in order. */
+  readonly forwarded: string[];
+  /** Requests and tunnels refused with 407 (with `auth`). */
+  readonly refusedAuth: number;
   close(): Promise<void>;
 }
 
+export interface ProxyOptions {
+  /** Forward plain requests in absolute form instead of answering 405. */
+  forward?: boolean;
+  /** The `Proxy-Authorization` value required of every request and tunnel. */
+  auth?: string;
+}
+
 /** Starts the proxy; with `tls` (PEM certificate and key) clients reach it over https. */
-export async function startConnectProxy(tls?: { cert: string; key: string }): Promise<ConnectProxy> {
+export async function startConnectProxy(tls?: { cert: string; key: string }, options: ProxyOptions = {}): Promise<ConnectProxy> {
   const tunnels: string[] = [];
   const agents: string[] = [];
+  const forwarded: string[] = [];
   const sockets = new Set<Socket>();
   let bytesUp = 0;
   let plainRequests = 0;
-  const refuse = (_req: unknown, res: { writeHead(status: number): { end(text: string): void } }): void => {
-    plainRequests += 1;
-    res.writeHead(405).end('this proxy only tunnels\n');
+  let refusedAuth = 0;
+  const authorized = (req: IncomingMessage): boolean => {
+    if (options.auth === undefined || req.headers['proxy-authorization'] === options.auth) return true;
+    refusedAuth += 1;
+    return false;
   };
-  const server: Server = tls ? (createHttpsServer(tls, refuse) as unknown as Server) : createServer(refuse);
-  server.on('connect', (req, client: Socket, head: Buffer) => {
+  const plain = (req: IncomingMessage, res: ServerResponse): void => {
+    plainRequests += 1;
+    if (!options.forward) return void res.writeHead(405).end('this proxy only tunnels\n');
+    if (!authorized(req)) return void res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' }).end();
+    const url = new URL(req.url ?? '/', 'http://invalid');
+    if (url.hostname !== '127.0.0.1' || url.protocol !== 'http:') return void res.writeHead(403).end('only 127.0.0.1\n');
+    forwarded.push(url.href);
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    const upstream = httpRequest({ host: '127.0.0.1', port: Number(url.port || 80), method: req.method, path: `${url.pathname}${url.search}`, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  };
+  const server: Server = tls ? (createHttpsServer(tls, plain) as unknown as Server) : createServer(plain);
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     const target = req.url ?? '';
     const match = /^127\.0\.0\.1:(\d+)$/.exec(target);
+    if (!authorized(req)) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\n\r\n');
+      return;
+    }
     if (!match) {
       client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
@@ -72,6 +108,10 @@ export async function startConnectProxy(tls?: { cert: string; key: string }): Pr
     },
     get plainRequests() {
       return plainRequests;
+    },
+    forwarded,
+    get refusedAuth() {
+      return refusedAuth;
     },
     close: async () => {
       for (const s of sockets) s.destroy();

@@ -1,0 +1,197 @@
+/**
+ * The runner API's transport on Node's http: proxies from the environment as Go and curl read them,
+ * plain-http coordinators through a proxy in absolute form (with the proxy's user and password),
+ * refused tunnels, deadlines, cut-off bodies and connection reuse — against real servers and a real
+ * proxy on 127.0.0.1.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bypassed, parseProxyUrl, proxyFor } from '../../src/client/proxy-env.js';
+import { RunnerApiClient } from '../../src/client/runner-api.js';
+import { startConnectProxy } from '../helpers/connect-proxy.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const PROXY_VARS = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'] as const;
+const savedEnv = Object.fromEntries(PROXY_VARS.map((k) => [k, process.env[k]]));
+function clearProxyEnv(): void {
+  for (const k of PROXY_VARS) delete process.env[k];
+}
+afterEach(() => {
+  for (const k of PROXY_VARS) {
+    if (savedEnv[k] === undefined) delete process.env[k];
+    else process.env[k] = savedEnv[k];
+  }
+});
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** A bare server for answers the reference server would never give; counts connections. */
+async function rawServer(handler: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const server: Server = createServer(handler);
+  server.on('connection', (s: Socket) => {
+    connections += 1;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: () => connections,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('which proxy a request takes', () => {
+  const env = (vars: Record<string, string>): NodeJS.ProcessEnv => vars;
+
+  it('reads HTTP_PROXY for http and HTTPS_PROXY for https, without falling back from one to the other', () => {
+    const both = env({ HTTP_PROXY: 'http://p1:3128', HTTPS_PROXY: 'http://p2:3128' });
+    expect(proxyFor(new URL('http://ci.example/'), both)?.host).toBe('p1:3128');
+    expect(proxyFor(new URL('https://ci.example/'), both)?.host).toBe('p2:3128');
+    expect(proxyFor(new URL('https://ci.example/'), env({ HTTP_PROXY: 'http://p1:3128' }))).toBeUndefined();
+    expect(proxyFor(new URL('http://ci.example/'), env({ http_proxy: 'p3:8080' }))?.href).toBe('http://p3:8080/');
+  });
+
+  it('follows NO_PROXY: hosts with their subdomains, leading dots, ports, addresses, ranges and *', () => {
+    const url = (s: string): URL => new URL(s);
+    expect(bypassed(url('http://ci.example.com/'), 'example.com')).toBe(true);
+    expect(bypassed(url('http://example.com/'), 'example.com')).toBe(true);
+    expect(bypassed(url('http://notexample.com/'), 'example.com')).toBe(false);
+    expect(bypassed(url('http://example.com/'), '.example.com')).toBe(false);
+    expect(bypassed(url('http://a.example.com/'), '*.example.com')).toBe(true);
+    expect(bypassed(url('http://ci.example.com:8080/'), 'ci.example.com:8080')).toBe(true);
+    expect(bypassed(url('http://ci.example.com/'), 'ci.example.com:8080')).toBe(false);
+    expect(bypassed(url('http://10.1.2.3/'), '10.0.0.0/8')).toBe(true);
+    expect(bypassed(url('http://11.1.2.3/'), '10.0.0.0/8, 192.168.0.1')).toBe(false);
+    expect(bypassed(url('http://192.168.0.1:80/'), 'a.b 192.168.0.1')).toBe(true);
+    expect(bypassed(url('http://[::1]:8080/'), '[::1]:8080')).toBe(true);
+    expect(bypassed(url('http://[fd00::5]/'), 'fd00::/8')).toBe(true);
+    expect(bypassed(url('http://anything/'), ' * ')).toBe(true);
+    expect(bypassed(url('http://CI.Example.COM/'), 'ci.example.com')).toBe(true);
+  });
+
+  it('says what is wrong with a proxy URL it cannot use', () => {
+    expect(() => parseProxyUrl('socks5://p:1080')).toThrow(/socks5 proxies are not supported/);
+    expect(() => parseProxyUrl('http://[bad')).toThrow(/is not a URL/);
+  });
+});
+
+describe('a plain-http coordinator through HTTP_PROXY', () => {
+  it('sends the API in absolute form with the proxy user and password, on one kept-alive connection', async () => {
+    const proxy = await startConnectProxy(undefined, { forward: true, auth: `Basic ${Buffer.from('ci user:p@ss').toString('base64')}` });
+    const client = new RunnerApiClient({ url: t.url });
+    try {
+      clearProxyEnv();
+      const target = new URL(proxy.url);
+      target.username = 'ci%20user';
+      target.password = 'p%40ss';
+      process.env.HTTP_PROXY = target.href;
+      const ok = await client.registerRunner({ token: t.server.registrationToken, runUntagged: true });
+      expect(ok.status, ok.error?.message).toBe(201);
+      const verified = await client.verifyRunner(ok.runner!.token);
+      expect(verified.alive).toBe(true);
+      expect(proxy.forwarded).toEqual([`${t.url}/ci/api/v1/runners/register.json`, `${t.url}/ci/api/v1/builds/-1`]);
+      expect(proxy.tunnels).toEqual([]);
+      expect(proxy.refusedAuth).toBe(0);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it('reports a proxy that wants credentials it was not given as the proxy\'s answer', async () => {
+    const proxy = await startConnectProxy(undefined, { forward: true, auth: 'Basic eDp5' });
+    const client = new RunnerApiClient({ url: t.url });
+    try {
+      clearProxyEnv();
+      process.env.HTTP_PROXY = proxy.url;
+      const result = await client.verifyRunner('token');
+      expect(result.status).toBe(407);
+      expect(proxy.refusedAuth).toBe(1);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('an https coordinator through a proxy that refuses the tunnel', () => {
+  it('is a transport error that says the proxy refused and why', async () => {
+    const proxy = await startConnectProxy(undefined, { auth: 'Basic eDp5' });
+    const client = new RunnerApiClient({ url: 'https://127.0.0.1:9' });
+    try {
+      clearProxyEnv();
+      process.env.HTTPS_PROXY = proxy.url;
+      const result = await client.verifyRunner('token');
+      expect(result.status).toBe(-1);
+      expect(result.outcome).toBe('retry');
+      expect(result.error?.message).toMatch(/refused the tunnel to 127\.0\.0\.1:9: 407 .*give user and password in the proxy URL/);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('deadlines, cut-off bodies and connection reuse', () => {
+  it('gives up on a server that never answers after the headers deadline, as a retryable transport error', async () => {
+    const silent = await rawServer(() => undefined);
+    const client = new RunnerApiClient({ url: silent.url, requestTimeoutMs: 300 });
+    try {
+      clearProxyEnv();
+      const result = await client.verifyRunner('token');
+      expect(result.status).toBe(-1);
+      expect(result.outcome).toBe('retry');
+      expect(result.error?.message).toMatch(/no response headers within 0\.3 s/);
+    } finally {
+      await client.close();
+      await silent.close();
+    }
+  });
+
+  it('reads a build body cut off before its announced length as a retry, never as a build', async () => {
+    const cut = await rawServer((req, res) => {
+      req.resume();
+      res.writeHead(201, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"id": 1, "token": "x"');
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const client = new RunnerApiClient({ url: cut.url });
+    try {
+      clearProxyEnv();
+      const result = await client.requestBuild('token', undefined);
+      expect(result).toMatchObject({ kind: 'error', status: -1, outcome: 'retry' });
+    } finally {
+      await client.close();
+      await cut.close();
+    }
+  });
+
+  it('reuses one connection for a runner\'s successive calls', async () => {
+    const ok = await rawServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
+    });
+    const client = new RunnerApiClient({ url: ok.url });
+    try {
+      clearProxyEnv();
+      for (let i = 0; i < 5; i += 1) expect((await client.verifyRunner('token')).alive).toBe(true);
+      expect(ok.connections()).toBe(1);
+    } finally {
+      await client.close();
+      await ok.close();
+    }
+  });
+});
