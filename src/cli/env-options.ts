@@ -19,7 +19,7 @@ export type EnvKind = 'string' | 'int' | 'boolean' | 'list' | 'csv';
 
 export interface EnvFlag {
   flag: string;
-  /** Environment names, read in order; the first is the one to document. */
+  /** Environment names, read in order; the first is the one to document (none: a flag only). */
   env: readonly string[];
   kind: EnvKind;
   describe: string;
@@ -50,7 +50,7 @@ export function addEnvOptions<T>(y: Argv<T>, flags: readonly EnvFlag[]): Argv<T>
     const defaultText = f.default === undefined || (Array.isArray(f.default) && f.default.length === 0) ? '' : ` [default: ${JSON.stringify(f.default)}]`;
     const options: Options = {
       type: f.kind === 'int' ? 'number' : f.kind === 'boolean' ? 'boolean' : 'string',
-      describe: `${f.describe} [env: ${f.env.join(' or ')}]${defaultText}`,
+      describe: `${f.describe}${f.env.length > 0 ? ` [env: ${f.env.join(' or ')}]` : ''}${defaultText}`,
       ...(f.kind === 'list' || f.kind === 'csv' ? { array: true } : {}),
       ...(f.alias !== undefined ? { alias: f.alias as string | string[] } : {}),
       ...(f.choices ? { choices: [...f.choices] } : {}),

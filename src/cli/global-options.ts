@@ -4,6 +4,7 @@
  * names. Given either way they win over `log_level` in config.toml, as there.
  */
 import type { Argv } from 'yargs';
+import { LOG_FORMATS } from '../log.js';
 import { addEnvOptions, resolveEnvOptions, type EnvFlag } from './env-options.js';
 
 /** pino's levels plus GitLab Runner's `panic` (read as fatal). */
@@ -15,9 +16,22 @@ export const GLOBAL_FLAGS: readonly EnvFlag[] = [
   { flag: 'log-level', alias: 'l', env: ['LOG_LEVEL'], kind: 'string', choices: LOG_LEVELS, describe: 'Log level; wins over log_level in config.toml', group: 'Global options:' },
 ];
 
+/**
+ * `--log-format`, global too; its environment value is read (and a bad one refused) before any
+ * logger is made, by the CLI's entry (main.ts), not with the table above.
+ */
+export const LOG_FORMAT_FLAG: EnvFlag = {
+  flag: 'log-format',
+  env: ['LOG_FORMAT'],
+  kind: 'string',
+  choices: LOG_FORMATS,
+  describe: 'Log lines as runner (one human line per event), text (with time and level) or json (one object per line); wins over log_format in config.toml',
+  group: 'Global options:',
+};
+
 /** Adds the global options to the top-level program. */
 export function addGlobalOptions<T>(y: Argv<T>): Argv<T> {
-  return addEnvOptions(y, GLOBAL_FLAGS);
+  return addEnvOptions(y, [...GLOBAL_FLAGS, LOG_FORMAT_FLAG]);
 }
 
 /** The level asked for on the command line or in the environment (`--debug` wins), else undefined. */

@@ -1,22 +1,21 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 /**
- * The `ci-runner` command line: one yargs program; each subcommand lives in `commands/`.
+ * The `ci-runner` command line: one yargs program (program.ts); each subcommand lives in `commands/`.
+ * A plainly written `run` is read without yargs (plain-flags.ts), so the daemon never loads it.
  * Exit codes: 0 success; 1 a job or pipeline failed; 2 bad usage or configuration; 3 the coordinator
  * refused or could not be reached; 130/143 stopped by a signal. The service commands add LSB's status
  * codes (`status`: 3 not running, 4 not installed) and 69 where systemd is not available.
  * The shebang passes DAEMON_NODE_FLAGS (src/node-flags.ts; `env -S` splits them off).
  */
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
 import { COMMAND_NAMES, loadCommands } from './commands/index.js';
-import { addGlobalOptions } from './global-options.js';
-import { skipHelpPrerender } from './help-prerender.js';
+import { GLOBAL_FLAGS, LOG_FORMAT_FLAG } from './global-options.js';
+import { parsePlainFlags } from './plain-flags.js';
+import { buildProgram } from './program.js';
 import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
-import { VERSION } from '../version.js';
 import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log.js';
 
 /** `--log-format`, else LOG_FORMAT (GitLab Runner's flag and variable), for every logger made from now on. */
-function applyLogFormat(argv: { 'log-format'?: unknown }): void {
+function applyLogFormat(argv: Record<string, unknown>): void {
   const value = argv['log-format'] ?? (process.env.LOG_FORMAT || undefined);
   if (value === undefined) return;
   if (!isLogFormat(value)) {
@@ -41,33 +40,30 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  let program = addGlobalOptions(yargs(args))
-    .scriptName('ci-runner')
-    .usage('$0 <command> [options]\n\nA CI runner for the GitLab CI runner API v1, with an embedded reference server.')
-    .version(VERSION)
-    .strict()
-    .demandCommand(1, 'Name a command; see --help.')
-    .recommendCommands()
-    .option('log-format', {
-      type: 'string',
-      choices: LOG_FORMATS,
-      global: true,
-      describe: 'Log lines as runner (one human line per event), text (with time and level) or json (one object per line); wins over log_format in config.toml [env: LOG_FORMAT]',
-    })
-    .middleware(applyLogFormat)
-    .wrap(Math.min(110, process.stdout.columns || 100))
-    .fail((message, error, y) => {
+  if (word === 'run') {
+    // The daemon: read by plain-flags.ts when it can be, so yargs never loads into a process that
+    // stays up for months; anything unusual (--help included) goes on to yargs below.
+    const { RUN_FLAGS, runCommand } = await import('./commands/run.js');
+    const plain = parsePlainFlags(args, 'run', [...GLOBAL_FLAGS, LOG_FORMAT_FLAG, ...RUN_FLAGS]);
+    if (plain) {
+      applyLogFormat(plain);
+      await runCommand.handler(plain as never);
+      return;
+    }
+  }
+  const program = await buildProgram(args, await loadCommands(word), {
+    middleware: applyLogFormat,
+    fail: (message, error, y) => {
       if (error) throw error;
       const help = String(y.help());
       process.stderr.write(`${help}\n\nError: ${unknownArgumentsMessage(message, help)}\n`);
       process.exit(2);
-    });
-  for (const command of await loadCommands(word)) program = program.command(command);
-  skipHelpPrerender(program);
+    },
+  });
   await program.parseAsync();
 }
 
-main(hideBin(process.argv)).catch((error: unknown) => {
+main(process.argv.slice(2)).catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`ci-runner: ${message}\n`);
   process.exitCode = typeof (error as { exitCode?: unknown }).exitCode === 'number' ? (error as { exitCode: number }).exitCode : 1;

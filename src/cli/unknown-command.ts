@@ -8,7 +8,6 @@ const HELPER = 'is a command of GitLab Runner\'s helper image, which jobs\' cont
 
 /** GitLab Runner's commands that ci-runner does not have, and what to use instead. */
 const GITLAB_ONLY: Readonly<Record<string, string>> = {
-  exec: 'runs a .gitlab-ci.yml job locally in GitLab Runner; ci-runner has no `exec` in this version: queue the pipeline on `ci-runner serve` and take its jobs with `ci-runner run-once`',
   'artifacts-downloader': HELPER,
   'artifacts-uploader': HELPER,
   'cache-archiver': HELPER,

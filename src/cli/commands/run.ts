@@ -10,6 +10,7 @@ import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../agent/run-as.js';
 import { parseListenAddress } from '../../agent/metrics/address.js';
+import { addEnvOptions, type EnvFlag } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 
 interface RunArgs {
@@ -19,15 +20,19 @@ interface RunArgs {
   'listen-address'?: string;
 }
 
+/** `run`'s flags, as GitLab Runner's `run` has them; the daemon's own parser reads this table too (plain-flags.ts). */
+export const RUN_FLAGS: readonly EnvFlag[] = [
+  { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
+  { flag: 'working-directory', alias: 'd', env: [], kind: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' },
+  { flag: 'user', alias: 'u', env: [], kind: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' },
+  { flag: 'listen-address', env: ['LISTEN_ADDRESS'], kind: 'string', describe: 'Serve /metrics, /healthz, /readyz and /debug/jobs on host:port (overrides listen_address in the config)' },
+];
+
 export const runCommand: CommandModule<object, RunArgs> = {
   command: 'run',
   describe: 'Run the runner daemon for every runner in config.toml',
   builder: (y: Argv) =>
-    y
-      .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE] (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' })
-      .option('working-directory', { alias: 'd', type: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' })
-      .option('user', { alias: 'u', type: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' })
-      .option('listen-address', { type: 'string', describe: 'Serve /metrics, /healthz, /readyz and /debug/jobs on host:port (overrides listen_address in the config) [env: LISTEN_ADDRESS]' })
+    addEnvOptions(y, RUN_FLAGS)
       .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config. The config file is also watched: a change is applied within a second (an invalid file is logged and the old config kept).\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid, a bad flag, or the job user does not exist.') as unknown as Argv<RunArgs>,
   handler: async (argv: ArgumentsCamelCase<RunArgs>) => {
     const listenAddress = argv['listen-address'] ?? (process.env.LISTEN_ADDRESS || undefined);

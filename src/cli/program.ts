@@ -1,0 +1,36 @@
+/**
+ * The yargs program of `ci-runner`: global options, strictness, help layout and the given commands.
+ * Loaded only when a command line needs yargs (every command but a plainly written `run`; see
+ * plain-flags.ts). main.ts runs it; tests build the same program to compare parsers.
+ */
+import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
+import { addGlobalOptions } from './global-options.js';
+import { skipHelpPrerender } from './help-prerender.js';
+import { VERSION } from '../version.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
+type AnyCommand = CommandModule<any, any>;
+
+export interface ProgramHooks {
+  /** Runs before each handler with the parsed flags. */
+  middleware: MiddlewareFunction;
+  /** yargs' failure callback: a usage error (`error` undefined) or a handler's throw. */
+  fail: (message: string, error: Error | undefined, y: Argv) => void;
+}
+
+export async function buildProgram(args: readonly string[], commands: readonly AnyCommand[], hooks: ProgramHooks): Promise<Argv> {
+  const { default: yargs } = await import('yargs');
+  let program = addGlobalOptions(yargs([...args]))
+    .scriptName('ci-runner')
+    .usage('$0 <command> [options]\n\nA CI runner for the GitLab CI runner API v1, with an embedded reference server.')
+    .version(VERSION)
+    .strict()
+    .demandCommand(1, 'Name a command; see --help.')
+    .recommendCommands()
+    .middleware(hooks.middleware)
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail(hooks.fail);
+  for (const command of commands) program = program.command(command);
+  skipHelpPrerender(program);
+  return program;
+}
