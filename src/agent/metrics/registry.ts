@@ -3,7 +3,7 @@
  * `listen_address` is set. Labels are bounded: runner names, endpoint method names, HTTP statuses,
  * stages, failure-reason classes, error kinds; never a job id, token or URL.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics, Counter, Gauge, Histogram, Registry } from '../../metrics/prom.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { VERSION } from '../../version.js';
 import type { Config, RunnerConfig } from '../config/schema.js';
@@ -41,7 +41,7 @@ export class RunnerMetrics implements RunnerObserver {
 
   constructor(config: () => Readonly<Config>) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
     const jobs = this.jobs;
     new Gauge({
       name: 'ci_runner_jobs_running',
