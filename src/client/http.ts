@@ -10,7 +10,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type AgentOptions as HttpsAgentOptions } from 'node:https';
-import { Readable, type Duplex } from 'node:stream';
+import { pipeline, Readable, type Duplex } from 'node:stream';
 import { TRANSPORT_ERROR } from './outcome.js';
 import { hostOf, portOf, proxyFor } from './proxy-env.js';
 import { trustedCas, type TlsMaterial } from './tls.js';
@@ -199,8 +199,9 @@ function exchange(transport: Transport, req: HttpRequest): Promise<IncomingMessa
     else if (typeof body === 'string' || body instanceof Uint8Array) request.end(body);
     else {
       const source = body instanceof Readable ? body : Readable.from(body as AsyncIterable<Uint8Array>);
-      source.once('error', (error) => request.destroy(error));
-      source.pipe(request);
+      // pipeline, not pipe: a request that fails mid-upload also closes the source (an open file).
+      // Its error reaches the caller through `request`.
+      pipeline(source, request, () => undefined);
     }
   });
 }

@@ -7,6 +7,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { send, Transport } from '../../src/client/http.js';
 import { bypassed, parseProxyUrl, proxyFor } from '../../src/client/proxy-env.js';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { startConnectProxy } from '../helpers/connect-proxy.js';
@@ -192,6 +194,40 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
     } finally {
       await client.close();
       await ok.close();
+    }
+  });
+
+  it('closes a streamed body\'s source when the server drops the upload halfway', async () => {
+    const dropping = await rawServer((req) => {
+      let seen = 0;
+      req.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > 64 * 1024) req.socket.destroy();
+      });
+    });
+    let destroyed = false;
+    let sent = 0;
+    const source = new Readable({
+      read() {
+        sent += 16 * 1024;
+        // Endless unless the request stops reading it.
+        this.push(Buffer.alloc(16 * 1024, 1));
+      },
+      destroy(error, callback) {
+        destroyed = true;
+        callback(error);
+      },
+    });
+    const transport = new Transport();
+    try {
+      clearProxyEnv();
+      const response = await send(transport, { method: 'POST', url: new URL(`${dropping.url}/upload`), body: source });
+      expect(response.status).toBe(-1);
+      expect(destroyed).toBe(true);
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      transport.close();
+      await dropping.close();
     }
   });
 });
