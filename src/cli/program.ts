@@ -31,6 +31,26 @@ export async function buildProgram(args: readonly string[], commands: readonly A
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail(hooks.fail);
   for (const command of commands) program = program.command(command);
+  program = program.middleware((argv) => lastValueWins(program, argv), true);
   skipHelpPrerender(program);
   return program;
+}
+
+/**
+ * A flag given twice keeps its last value, as in GitLab Runner (urfave/cli), instead of reaching a
+ * command as an array it does not expect; flags declared as lists (`--env`, `--docker-volumes`, …)
+ * still collect every value. yargs' own `duplicate-arguments-array: false` would cut those lists too.
+ */
+function lastValueWins(program: Argv, argv: Record<string, unknown>): void {
+  const options = (program as unknown as { getOptions(): { array: string[]; alias: Record<string, string[]> } }).getOptions();
+  const lists = new Set<string>();
+  for (const key of options.array) {
+    for (const name of [key, ...(options.alias[key] ?? [])]) {
+      lists.add(name);
+      lists.add(name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+    }
+  }
+  for (const [key, value] of Object.entries(argv)) {
+    if (key !== '_' && Array.isArray(value) && !lists.has(key)) argv[key] = value.at(-1);
+  }
 }

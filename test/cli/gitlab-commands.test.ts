@@ -72,4 +72,17 @@ describe('the command line a GitLab Runner user types', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('--non-interactive');
   });
+
+  it('keeps the last value of a flag given twice, as GitLab Runner does, with or without yargs', async () => {
+    const d = await workDirs();
+    const first = join(d.root, 'first.toml');
+    const last = join(d.root, 'last.toml');
+    // `list` is read by yargs; `run` written plainly by the daemon's own reader, here with a repeat.
+    for (const args of [['list', '-c', first, '--config', last], ['run', '-c', first, '--config', last, '-l', 'info', '--log-level', 'warn']]) {
+      const result = await cli(args);
+      expect(result.exitCode, result.all).toBe(2);
+      expect(result.all).toContain(`${last}: no such config file`);
+      expect(result.all).not.toContain('must be of type string');
+    }
+  });
 });
