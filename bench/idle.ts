@@ -10,10 +10,12 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readTlsMaterial } from '../src/client/tls.js';
 import { silentLogger } from '../src/log.js';
 import { DAEMON_NODE_FLAGS } from '../src/node-flags.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
+import { createPki } from '../test/helpers/pki.js';
 import { register } from './support.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -103,11 +105,12 @@ async function waitForPipeline(server: ReferenceServer, id: number): Promise<str
  * `ci-runner run` with one entry and `listen_address`: idle figures after start-up, after a job,
  * after SIGHUP and after an edit. `settle` seconds pass before each window of `seconds`.
  */
-export async function idleDaemon(server: ReferenceServer, root: string, options: { settle?: number; seconds?: number; nodeFlags?: readonly string[] } = {}): Promise<IdleRun> {
+export async function idleDaemon(server: ReferenceServer, root: string, options: { settle?: number; seconds?: number; nodeFlags?: readonly string[]; caFile?: string } = {}): Promise<IdleRun> {
   const nodeFlags = options.nodeFlags ?? DAEMON_NODE_FLAGS;
   const settle = (options.settle ?? 15) * 1000;
   const seconds = options.seconds ?? 10;
-  const token = await register(server);
+  const token = await register(server, options.caFile ? readTlsMaterial({ 'tls-ca-file': options.caFile }) : undefined);
+  const tlsLine = options.caFile ? `  tls-ca-file = "${options.caFile}"\n` : '';
   const config = join(root, 'idle.toml');
   const port = await freePort();
   const scrape = async (): Promise<void> => {
@@ -116,7 +119,7 @@ export async function idleDaemon(server: ReferenceServer, root: string, options:
   await writeFile(
     config,
     `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlisten_address = "127.0.0.1:${port}"\n` +
-      `[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n  builds_dir = "${join(root, 'idle-builds')}"\n  cache_dir = "${join(root, 'idle-cache')}"\n`,
+      `[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n${tlsLine}  builds_dir = "${join(root, 'idle-builds')}"\n  cache_dir = "${join(root, 'idle-cache')}"\n`,
   );
   // Started as the bin and the systemd unit start it: with the daemon's V8 flags.
   const child = spawn(process.execPath, [...nodeFlags, CLI, 'run', '-c', config], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -147,15 +150,31 @@ export async function idleDaemon(server: ReferenceServer, root: string, options:
 const mb = (f: IdleFigure): string => `RSS ${f.rss.toFixed(1)} MB, CPU ${f.cpuPct.toFixed(2)} %`;
 
 /** Prints the idle figures; `server` must know the project `bench/project`. */
-export async function printIdle(server: ReferenceServer, root: string): Promise<void> {
-  const bare = await bareNode();
-  process.stdout.write(`bare \`node -e\` (same machine, same run): ${mb(bare)}\n`);
-  const daemon = await idleDaemon(server, root);
+export async function printIdle(server: ReferenceServer, root: string, options: { caFile?: string; skipBare?: boolean } = {}): Promise<void> {
+  if (!options.skipBare) {
+    const bare = await bareNode();
+    process.stdout.write(`bare \`node -e\` (same machine, same run): ${mb(bare)}\n`);
+  }
+  const daemon = await idleDaemon(server, root, options.caFile ? { caFile: options.caFile } : {});
   const over = `over ${daemon.fresh.seconds.toFixed(0)} s`;
-  process.stdout.write(`idle \`run\` (1 runner, check_interval 3 s, listen_address, /metrics scraped every second) ${over}: ${mb(daemon.fresh)}\n`);
+  const coordinator = options.caFile ? 'an https coordinator with a private CA' : 'an http coordinator';
+  process.stdout.write(`idle \`run\` (1 runner on ${coordinator}, check_interval 3 s, listen_address, /metrics scraped every second) ${over}: ${mb(daemon.fresh)}\n`);
   process.stdout.write(`  after one job: ${mb(daemon.afterJob)}\n`);
   process.stdout.write(`  after a SIGHUP reload: ${mb(daemon.afterHup)}\n`);
   process.stdout.write(`  after config.toml was edited: ${mb(daemon.afterEdit)}\n`);
+}
+
+/** The same over https: TLS is loaded and used by every poll (`npm run bench -- idle` only). */
+async function printIdleHttps(root: string, repo: string): Promise<void> {
+  const pki = await createPki();
+  const tls = { cert: await pki.read(pki.serverCert), key: await pki.read(pki.serverKey) };
+  const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger(), tls });
+  try {
+    await printIdle(server, root, { caFile: pki.caCert, skipBare: true });
+  } finally {
+    await server.close();
+    await rm(pki.dir, { recursive: true, force: true });
+  }
 }
 
 export async function run(): Promise<void> {
@@ -164,6 +183,7 @@ export async function run(): Promise<void> {
   const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
   try {
     await printIdle(server, root);
+    await printIdleHttps(root, repo);
   } finally {
     await server.close();
     await rm(root, { recursive: true, force: true });

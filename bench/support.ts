@@ -1,5 +1,6 @@
 /** Shared by the benchmarks (no `run` export, so `bench/run.ts` does not run it as one). */
 import { RunnerApiClient } from '../src/client/runner-api.js';
+import type { TlsMaterial } from '../src/client/tls.js';
 import type { ReferenceServer } from '../src/server/index.js';
 
 /** The `p`th percentile of ascending `sorted`. */
@@ -8,8 +9,8 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** Registers a runner on `server`; its token. */
-export async function register(server: ReferenceServer): Promise<string> {
-  const client = new RunnerApiClient({ url: server.url });
+export async function register(server: ReferenceServer, tls?: TlsMaterial): Promise<string> {
+  const client = new RunnerApiClient({ url: server.url, ...(tls ? { tls } : {}) });
   const result = await client.registerRunner({ token: server.registrationToken, description: 'bench', runUntagged: true });
   await client.close();
   if (!result.runner) throw new Error(`registration failed: ${result.status}`);
