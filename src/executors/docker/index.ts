@@ -2,11 +2,12 @@
  * The docker executor: build_script and after_script run in containers of the job's image, each stage
  * its own `docker run`, with the slot's project dir bind-mounted at `/builds/<namespace>/<project>`.
  * get_sources runs on the host through a shell executor (`host`); artifacts and cache are the runner's.
+ * An image with a non-root USER runs the script as that user (image-user.ts).
  * Services run on a network made for the job. Everything carries the job's labels and is removed in
  * `cleanup`, whatever the outcome.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { ShellExecutor } from '../shell/index.js';
@@ -15,6 +16,7 @@ import type { Executor, PrepareRequest, StageRequest, StageResult } from '../typ
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { checkAllowed, ensureImage, expandName, selectImage } from './image.js';
+import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
@@ -44,6 +46,8 @@ interface JobState {
   projectDir: string;
   stateDir: string;
   network?: string;
+  /** The image's own user when it is not root. */
+  user?: Ids;
 }
 
 export class DockerExecutor implements Executor {
@@ -51,7 +55,9 @@ export class DockerExecutor implements Executor {
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
-  private readonly owner: { uid: number; gid: number } | undefined;
+  private readonly owner: Ids | undefined;
+  /** Whom files go back to after a stage that ran as the image's user: the owner, else us. */
+  private readonly runnerIds: Ids;
   private job: JobState | undefined;
   /** Containers that may still exist (services, a stage container whose run was interrupted). */
   private readonly containers = new Set<string>();
@@ -63,6 +69,7 @@ export class DockerExecutor implements Executor {
     this.docker = new DockerCli({ cli: options.docker.cli, ...(options.docker.host ? { host: options.docker.host } : {}) });
     const uid = process.getuid?.() ?? 0;
     this.owner = options.owner ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : undefined);
+    this.runnerIds = this.owner ?? { uid, gid: process.getgid?.() ?? 0 };
   }
 
   buildPath(hostPath: string): string {
@@ -84,6 +91,8 @@ export class DockerExecutor implements Executor {
     request.log(`Using docker image ${image} ...`);
     const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
     request.log(`Using docker image ${image} with ID ${id}`);
+    const user = await imageUser(this.docker, image, request.signal);
+    if (user) this.job.user = user;
     if (services.length === 0) return;
     if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
     const network = `${prefix}-network`;
@@ -108,8 +117,13 @@ export class DockerExecutor implements Executor {
     const scriptPath = await writeStageScript('sh', request);
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
+    const projectInContainer = this.buildPath(job.projectDir);
+    const jobDirs: Array<[string, string]> = [[job.projectDir, projectInContainer], [request.scriptDir, this.buildPath(request.scriptDir)]];
     try {
-      const projectInContainer = this.buildPath(job.projectDir);
+      if (job.user) {
+        this.needsOwnerFix = true;
+        await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: jobDirs, to: job.user, signal: request.signal });
+      }
       const flags = [
         ...job.labels,
         ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
@@ -126,24 +140,33 @@ export class DockerExecutor implements Executor {
           image: job.image,
           script: this.buildPath(scriptPath),
           killGraceMs: this.options.killGraceMs,
-          ...(this.owner ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
+          ...(this.owner && !job.user ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
         },
         request,
       );
       // Killed, stopped or never started (125: docker's own error): the wrapper may not have handed
       // the files back, and the container may still exist.
-      if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix = this.owner !== undefined;
+      if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
       else this.containers.delete(name);
+      if (job.user) await this.handBack(job, jobDirs);
       return result;
     } finally {
       await rm(scriptPath, { force: true });
     }
   }
 
+  /** After a stage as the image's user; on failure cleanup tries again (needsOwnerFix stays set). */
+  private async handBack(job: JobState, dirs: Array<[string, string]>): Promise<void> {
+    await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs, to: this.runnerIds }).then(
+      () => void (this.needsOwnerFix = false),
+      (error: unknown) => this.warn(error, `handing ${basename(job.projectDir)} back to uid ${this.runnerIds.uid} failed; cleanup tries again`),
+    );
+  }
+
   async cleanup(): Promise<void> {
     const job = this.job;
     try {
-      if (job && this.needsOwnerFix && this.owner) await this.fixOwner(job, this.owner);
+      if (job && this.needsOwnerFix) await this.fixOwner(job, this.runnerIds);
       if (this.containers.size > 0) await this.docker.run(['rm', '--force', '--volumes', ...this.containers]).catch((error: unknown) => this.warn(error, 'removing the job\'s containers failed'));
       this.containers.clear();
       if (job?.network) await this.docker.run(['network', 'rm', job.network]).catch((error: unknown) => this.warn(error, 'removing the job\'s network failed'));
@@ -153,10 +176,11 @@ export class DockerExecutor implements Executor {
   }
 
   /** A stage stopped before its wrapper could hand files back: a short container does it. */
-  private async fixOwner(job: JobState, owner: { uid: number; gid: number }): Promise<void> {
-    const dir = this.buildPath(job.projectDir);
-    await this.docker
-      .run(['run', '--rm', ...job.labels, '--user', '0', '--volume', `${job.projectDir}:${dir}`, '--entrypoint', '/bin/sh', job.image, '-c', `chown -R ${owner.uid}:${owner.gid} "$0"`, dir])
+  private async fixOwner(job: JobState, owner: Ids): Promise<void> {
+    // The state dir only if it is still there: a bind mount would create it.
+    const stateDirs: Array<[string, string]> = job.user && (await stat(job.stateDir).catch(() => undefined)) ? [[job.stateDir, this.buildPath(job.stateDir)]] : [];
+    const dirs: Array<[string, string]> = [[job.projectDir, this.buildPath(job.projectDir)], ...stateDirs];
+    await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs, to: owner })
       .catch((error: unknown) => this.warn(error, `handing ${basename(job.projectDir)} back to uid ${owner.uid} failed`));
   }
 
