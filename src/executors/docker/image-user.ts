@@ -15,9 +15,8 @@ export interface Ids {
   gid: number;
 }
 
-/** The uid:gid the image's scripts run as; undefined for root (no USER, or uid 0). */
-export async function imageUser(docker: DockerCli, image: string, signal: AbortSignal): Promise<Ids | undefined> {
-  const user = await docker.run(['image', 'inspect', '--format', '{{.Config.User}}', image], { signal });
+/** The uid:gid the image's scripts run as (`user`: its USER); undefined for root (no USER, or uid 0). */
+export async function imageUser(docker: DockerCli, image: string, user: string, signal: AbortSignal): Promise<Ids | undefined> {
   const uidPart = user.split(':')[0] ?? '';
   if (uidPart === '' || uidPart === '0' || uidPart === 'root') return undefined;
   // Names (and groups) only mean something inside the image: ask it, as the user, like GitLab Runner.

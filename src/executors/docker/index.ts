@@ -15,7 +15,8 @@ import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
-import { checkAllowed, ensureImage, expandName, selectImage } from './image.js';
+import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
+import { checkAllowed, ensureImage, expandName, imageConfig, selectImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
@@ -48,6 +49,7 @@ interface JobState {
   network?: string;
   /** The image's own user when it is not root. */
   user?: Ids;
+  entrypoint: Entrypoint;
 }
 
 export class DockerExecutor implements Executor {
@@ -87,12 +89,15 @@ export class DockerExecutor implements Executor {
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
     const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
     for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
-    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir };
+    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
     request.log(`Using docker image ${image} ...`);
     const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
     request.log(`Using docker image ${image} with ID ${id}`);
-    const user = await imageUser(this.docker, image, request.signal);
+    const config = await imageConfig(this.docker, image, request.signal);
+    const user = await imageUser(this.docker, image, config.user, request.signal);
     if (user) this.job.user = user;
+    this.job.entrypoint = entrypointFor(config.entrypoint, build.options.imageEntrypoint);
+    if (this.job.entrypoint.effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(this.job.entrypoint.effective)}${build.options.imageEntrypoint?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
     if (services.length === 0) return;
     if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
     const network = `${prefix}-network`;
@@ -115,6 +120,7 @@ export class DockerExecutor implements Executor {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
     const scriptPath = await writeStageScript('sh', request);
+    const marker = job.entrypoint.effective.length > 0 ? await createStartedMarker(scriptPath) : undefined;
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
     const projectInContainer = this.buildPath(job.projectDir);
@@ -124,21 +130,15 @@ export class DockerExecutor implements Executor {
         this.needsOwnerFix = true;
         await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: jobDirs, to: job.user, signal: request.signal });
       }
-      const flags = [
-        ...job.labels,
-        ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
-        ...containerFlags(this.options.docker),
-        '--volume', `${job.projectDir}:${projectInContainer}`,
-        '--volume', `${request.scriptDir}:${this.buildPath(request.scriptDir)}:ro`,
-        '--workdir', projectInContainer,
-      ];
       const result = await runStageContainer(
         {
           docker: this.docker,
           name,
-          flags,
+          flags: this.stageFlags(job, request.scriptDir, marker),
           image: job.image,
           script: this.buildPath(scriptPath),
+          entrypoint: job.entrypoint,
+          ...(marker ? { startedMarker: this.buildPath(marker) } : {}),
           killGraceMs: this.options.killGraceMs,
           ...(this.owner && !job.user ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
         },
@@ -149,10 +149,30 @@ export class DockerExecutor implements Executor {
       if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
       else this.containers.delete(name);
       if (job.user) await this.handBack(job, jobDirs);
+      if (marker && !result.aborted && result.exitCode !== null && !(await shellStarted(marker))) {
+        request.output(Buffer.from(`\n\x1b[31;1m${notStartedMessage(job.entrypoint.effective, job.image, result.exitCode)}\x1b[0;m\n`));
+        return { ...result, exitCode: result.exitCode || 1 };
+      }
       return result;
     } finally {
       await rm(scriptPath, { force: true });
+      if (marker) await rm(marker, { force: true });
     }
+  }
+
+  /** Everything between `docker run` and the image for a build stage. */
+  private stageFlags(job: JobState, scriptDir: string, marker: string | undefined): string[] {
+    const projectInContainer = this.buildPath(job.projectDir);
+    return [
+      ...job.labels,
+      ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
+      ...containerFlags(this.options.docker),
+      '--volume', `${job.projectDir}:${projectInContainer}`,
+      '--volume', `${scriptDir}:${this.buildPath(scriptDir)}:ro`,
+      // The one file the wrapper writes outside the checkout, mounted over its place in the read-only dir.
+      ...(marker ? ['--volume', `${marker}:${this.buildPath(marker)}`] : []),
+      '--workdir', projectInContainer,
+    ];
   }
 
   /** After a stage as the image's user; on failure cleanup tries again (needsOwnerFix stays set). */
