@@ -15,19 +15,19 @@ export interface Ids {
   gid: number;
 }
 
-/** The uid:gid the image's scripts run as (`user`: its USER); undefined for root (no USER, or uid 0). */
+/** The uid:gid scripts run as under `user` (the image's USER or `[runners.docker] user`); undefined for root. */
 export async function imageUser(docker: DockerCli, image: string, user: string, signal: AbortSignal): Promise<Ids | undefined> {
   const uidPart = user.split(':')[0] ?? '';
   if (uidPart === '' || uidPart === '0' || uidPart === 'root') return undefined;
   // Names (and groups) only mean something inside the image: ask it, as the user, like GitLab Runner.
   let probed: string | undefined;
   try {
-    probed = await docker.run(['run', '--rm', '--network', 'none', '--entrypoint', '/bin/sh', image, '-c', 'id -u && id -g'], { signal });
+    probed = await docker.run(['run', '--rm', '--network', 'none', '--user', user, '--entrypoint', '/bin/sh', image, '-c', 'id -u && id -g'], { signal });
   } catch {
     signal.throwIfAborted();
   }
   const ids = /^(\d+)\s+(\d+)$/.exec(probed ?? '') ?? /^(\d+)(?::(\d+))?$/.exec(user);
-  if (!ids?.[1]) throw new ExecutorSetupError('IMAGE_USER', `cannot tell which uid the image's USER "${user}" is: \`id -u\` and \`id -g\` did not run in ${image}`);
+  if (!ids?.[1]) throw new ExecutorSetupError('IMAGE_USER', `cannot tell which uid the user "${user}" is: \`id -u\` and \`id -g\` did not run in ${image}`);
   const uid = Number(ids[1]);
   return uid === 0 ? undefined : { uid, gid: Number(ids[2] ?? 0) };
 }

@@ -94,10 +94,15 @@ export class DockerExecutor implements Executor {
     const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
     request.log(`Using docker image ${image} with ID ${id}`);
     const config = await imageConfig(this.docker, image, request.signal);
-    const user = await imageUser(this.docker, image, config.user, request.signal);
+    const user = await imageUser(this.docker, image, o.user ?? config.user, request.signal);
     if (user) this.job.user = user;
-    this.job.entrypoint = entrypointFor(config.entrypoint, build.options.imageEntrypoint);
-    if (this.job.entrypoint.effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(this.job.entrypoint.effective)}${build.options.imageEntrypoint?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
+    let replacement = build.options.imageEntrypoint;
+    if (replacement && o.disable_entrypoint_overwrite) {
+      request.warn('WARNING: Entrypoint override disabled ([runners.docker] disable_entrypoint_overwrite): the image\'s own runs');
+      replacement = undefined;
+    }
+    this.job.entrypoint = entrypointFor(config.entrypoint, replacement);
+    if (this.job.entrypoint.effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(this.job.entrypoint.effective)}${replacement?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
     if (services.length === 0) return;
     if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
     const network = `${prefix}-network`;
@@ -167,6 +172,7 @@ export class DockerExecutor implements Executor {
       ...job.labels,
       ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
       ...containerFlags(this.options.docker),
+      ...(this.options.docker.user ? ['--user', this.options.docker.user] : []),
       '--volume', `${job.projectDir}:${projectInContainer}`,
       '--volume', `${scriptDir}:${this.buildPath(scriptDir)}:ro`,
       // The one file the wrapper writes outside the checkout, mounted over its place in the read-only dir.

@@ -47,4 +47,11 @@ describe.skipIf(skipDocker)('docker executor: the image ENTRYPOINT', () => {
     expect(wrapper.trace).toContain('entrypoint: wrapping /bin/sh');
     expect(wrapper.trace).toContain('script ran as 1000');
   });
+
+  it('keeps the image entrypoint despite image:entrypoint when disable_entrypoint_overwrite is set, warning', async () => {
+    const { status, trace } = await runDockerJob(t, token, `j:\n  image:\n    name: ${IMAGES.entry}\n    entrypoint: [""]\n  script:\n    - echo "FROM_ENTRYPOINT=$FROM_ENTRYPOINT"\n`, { docker: { disable_entrypoint_overwrite: true } });
+    expect(status, trace).toBe('success');
+    expect(trace).toContain('WARNING: Entrypoint override disabled');
+    expect(trace).toContain('FROM_ENTRYPOINT=yes');
+  });
 });

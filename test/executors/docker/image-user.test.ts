@@ -43,6 +43,16 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     expect(next.trace).toContain('second ok');
   }, 120_000);
 
+  it('runs the build stages as [runners.docker] user instead of the image USER', async () => {
+    const yaml = (image: string) => `j:\n  image: ${image}\n  script:\n    - echo "as $(id -u):$(id -g)" && touch written\n`;
+    const asUser = await runDockerJob(t, token, yaml(IMAGES.sh), { docker: { user: '2000:3000' } });
+    expect(asUser.status, asUser.trace).toBe('success');
+    expect(asUser.trace).toContain('as 2000:3000');
+    const asRoot = await runDockerJob(t, token, yaml(IMAGES.user), { docker: { user: 'root' } });
+    expect(asRoot.status, asRoot.trace).toBe('success');
+    expect(asRoot.trace).toContain('as 0:0');
+  }, 120_000);
+
   it('hands the checkout of a job stopped mid-script back to a runner that is not root', async () => {
     // The runner here is root; it stands in for one whose uid is 4321 (git is told the checkout is
     // safe, as it would be for that user).
