@@ -16,13 +16,13 @@ export interface Ids {
 }
 
 /** The uid:gid scripts run as under `user` (the image's USER or `[runners.docker] user`); undefined for root. */
-export async function imageUser(docker: DockerCli, image: string, user: string, signal: AbortSignal): Promise<Ids | undefined> {
+export async function imageUser(docker: DockerCli, image: string, user: string, labels: string[], signal: AbortSignal): Promise<Ids | undefined> {
   const uidPart = user.split(':')[0] ?? '';
   if (uidPart === '' || uidPart === '0' || uidPart === 'root') return undefined;
   // Names (and groups) only mean something inside the image: ask it, as the user, like GitLab Runner.
   let probed: string | undefined;
   try {
-    probed = await docker.run(['run', '--rm', '--network', 'none', '--user', user, '--entrypoint', '/bin/sh', image, '-c', 'id -u && id -g'], { signal });
+    probed = await docker.run(['run', '--rm', ...labels, '--network', 'none', '--user', user, '--entrypoint', '/bin/sh', image, '-c', 'id -u && id -g'], { signal });
   } catch {
     signal.throwIfAborted();
   }

@@ -93,16 +93,7 @@ export class DockerExecutor implements Executor {
     request.log(`Using docker image ${image} ...`);
     const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
     request.log(`Using docker image ${image} with ID ${id}`);
-    const config = await imageConfig(this.docker, image, request.signal);
-    const user = await imageUser(this.docker, image, o.user ?? config.user, request.signal);
-    if (user) this.job.user = user;
-    let replacement = build.options.imageEntrypoint;
-    if (replacement && o.disable_entrypoint_overwrite) {
-      request.warn('WARNING: Entrypoint override disabled ([runners.docker] disable_entrypoint_overwrite): the image\'s own runs');
-      replacement = undefined;
-    }
-    this.job.entrypoint = entrypointFor(config.entrypoint, replacement);
-    if (this.job.entrypoint.effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(this.job.entrypoint.effective)}${replacement?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
+    await this.readImageConfig(this.job, request);
     if (services.length === 0) return;
     if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
     const network = `${prefix}-network`;
@@ -119,6 +110,22 @@ export class DockerExecutor implements Executor {
       started.push({ container, image: spec.name });
     }
     await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
+  }
+
+  /** Whom the build stages run as, and what runs first in their containers. */
+  private async readImageConfig(job: JobState, request: PrepareRequest): Promise<void> {
+    const o = this.options.docker;
+    const config = await imageConfig(this.docker, job.image, request.signal);
+    const user = await imageUser(this.docker, job.image, o.user ?? config.user, job.labels, request.signal);
+    if (user) job.user = user;
+    let replacement = request.build.options.imageEntrypoint;
+    if (replacement && o.disable_entrypoint_overwrite) {
+      request.warn('WARNING: Entrypoint override disabled ([runners.docker] disable_entrypoint_overwrite): the image\'s own runs');
+      replacement = undefined;
+    }
+    job.entrypoint = entrypointFor(config.entrypoint, replacement);
+    const effective = job.entrypoint.effective;
+    if (effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(effective)}${replacement?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
   }
 
   async runStage(request: StageRequest): Promise<StageResult> {
