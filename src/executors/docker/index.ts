@@ -116,8 +116,12 @@ export class DockerExecutor implements Executor {
   private async readImageConfig(job: JobState, request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
     const config = await imageConfig(this.docker, job.image, request.signal);
-    const user = await imageUser(this.docker, job.image, o.user ?? config.user, job.labels, request.signal);
-    if (user) job.user = user;
+    const spec = o.user ?? config.user;
+    const user = await imageUser(this.docker, job.image, spec, job.labels, request.signal);
+    if (user) {
+      job.user = user;
+      request.log(`Running the script as ${user.uid}:${user.gid} (${o.user ? '[runners.docker] user' : 'the image\'s USER'} "${spec}"), the project directory handed to it for each stage`);
+    }
     let replacement = request.build.options.imageEntrypoint;
     if (replacement && o.disable_entrypoint_overwrite) {
       request.warn('WARNING: Entrypoint override disabled ([runners.docker] disable_entrypoint_overwrite): the image\'s own runs');

@@ -29,6 +29,7 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     const yaml = (script: string) => `j:\n  image: ${IMAGES.user}\n  variables:\n    GIT_STRATEGY: fetch\n  cache:\n    key: k\n    paths: [deps/]\n  artifacts:\n    paths: [out/]\n  script:\n${script}  after_script:\n    - echo "after as $(id -u):$(id -g)" && touch after-was-here\n`;
     const first = await runDockerJob(t, token, yaml('    - echo "script as $(id -u):$(id -g)"\n    - mkdir -p deps out && echo dep > deps/d && echo built > out/o\n    - echo changed >> README.md\n'));
     expect(first.status, first.trace).toBe('success');
+    expect(first.trace).toContain('Running the script as 1000:1000 (the image\'s USER "1000:1000")');
     expect(first.trace).toContain('script as 1000:1000');
     expect(first.trace).toContain('after as 1000:1000');
     expect(first.trace).toMatch(/Created cache "k": 1 file/);
