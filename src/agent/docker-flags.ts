@@ -26,6 +26,8 @@ export const DOCKER_FLAGS: { [K in keyof DockerOptions]-?: DockerFlag } = {
   services: { flag: 'docker-services', env: 'DOCKER_SERVICES', kind: 'list', describe: 'Service image started for every job (repeatable)' },
   wait_for_services_timeout: { flag: 'docker-wait-for-services-timeout', env: 'DOCKER_WAIT_FOR_SERVICES_TIMEOUT', kind: 'number', describe: 'Seconds to wait for services to listen (default 30; -1 = do not wait)' },
   privileged: { flag: 'docker-privileged', env: 'DOCKER_PRIVILEGED', kind: 'boolean', describe: 'Run job containers privileged (gives jobs root on the host)' },
+  user: { flag: 'docker-user', env: 'DOCKER_USER', kind: 'string', describe: 'Run build stages as this user (uid[:gid] or a name in the image) instead of the image USER' },
+  disable_entrypoint_overwrite: { flag: 'docker-disable-entrypoint-overwrite', env: 'DOCKER_DISABLE_ENTRYPOINT_OVERWRITE', kind: 'boolean', describe: 'Ignore image:entrypoint of jobs; the image ENTRYPOINT always runs' },
   volumes: { flag: 'docker-volumes', env: 'DOCKER_VOLUMES', kind: 'list', describe: 'Volume /host:/ctr[:ro] or /ctr for job containers (repeatable)' },
   network_mode: { flag: 'docker-network-mode', env: 'DOCKER_NETWORK_MODE', kind: 'string', describe: 'Network for job containers (e.g. host)' },
   memory: { flag: 'docker-memory', env: 'DOCKER_MEMORY', kind: 'string', describe: 'Memory limit (e.g. 512m, 2g)' },

@@ -4,7 +4,9 @@
  * `after_script`) must have their documented types: a wrong one refuses the build, naming the key,
  * because running the job without them would do something the user did not ask for. Keys it does not
  * act on (`image`, `services`: docker executors only; `environment`: removed before use) never
- * refuse a build: what cannot be read is dropped. Unknown keys are kept.
+ * refuse a build: what cannot be read is dropped. Unknown keys are kept. An image written as a map
+ * (`{ "name": …, "entrypoint": […] }`, as a server passes `.gitlab-ci.yml`'s `image:` on) gives
+ * `image` its name and `imageEntrypoint` its entrypoint (ours, not a wire key).
  */
 import { z } from '../schema/index.js';
 
@@ -50,12 +52,19 @@ const environmentSchema = z
   .optional()
   .catch(undefined);
 
-export const optionsSchema = z.looseObject({
+const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export const optionsSchema = z.preprocess((raw) => {
+  if (!isMap(raw)) return raw;
+  const { imageEntrypoint: _ours, ...options } = raw;
+  return isMap(raw.image) && raw.image.entrypoint !== undefined ? { ...options, imageEntrypoint: raw.image.entrypoint } : options;
+}, z.looseObject({
   image: imageName,
+  imageEntrypoint: stringList.optional().catch(undefined),
   services: imageNames,
   artifacts: artifactsSchema.optional(),
   cache: cacheSchema.optional(),
   dependencies: stringList.optional(),
   after_script: stringList.optional(),
   environment: environmentSchema,
-});
+}));

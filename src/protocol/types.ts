@@ -98,6 +98,8 @@ export interface CacheOptions {
 /** `options` of the build payload (§5.3). Unknown keys are kept (and ignored). */
 export interface BuildOptions {
   image?: string;
+  /** `image.entrypoint` when the server wrote the image as a map (§5.3 has only the string). */
+  imageEntrypoint?: string[];
   services?: string[];
   artifacts?: ArtifactsOptions;
   cache?: CacheOptions;

@@ -34,6 +34,7 @@ describe('[runners.docker]', () => {
       services: [],
       wait_for_services_timeout: 30,
       privileged: false,
+      disable_entrypoint_overwrite: false,
       volumes: [],
       dns: [],
       extra_hosts: [],
@@ -55,6 +56,8 @@ describe('[runners.docker]', () => {
     services = ["postgres:16", { name = "redis:7", alias = "cache", entrypoint = ["redis-server"], command = ["--port", "6380"] }]
     wait_for_services_timeout = -1
     privileged = true
+    user = "1000:1000"
+    disable_entrypoint_overwrite = true
     volumes = ["/srv/data:/data:ro", "/cache", "named:/named"]
     network_mode = "host"
     memory = "512m"
@@ -79,6 +82,8 @@ describe('[runners.docker]', () => {
       services: [{ name: 'postgres:16' }, { name: 'redis:7', alias: 'cache', entrypoint: ['redis-server'], command: ['--port', '6380'] }],
       wait_for_services_timeout: -1,
       privileged: true,
+      user: '1000:1000',
+      disable_entrypoint_overwrite: true,
       volumes: ['/srv/data:/data:ro', '/cache', 'named:/named'],
       memory: '512m',
       cpus: '1.5',
@@ -107,6 +112,7 @@ describe('[runners.docker]', () => {
     expect(failure(`${HEAD}  [runners.docker]\n    wait_for_services_timeout = -5\n`)).toMatch(/c\.toml:9: .*-1 \(no wait\)/);
     expect(failure(`${HEAD}  [runners.docker]\n    shm_size = "64m"\n`)).toMatch(/c\.toml:9: `runners\.docker\.shm_size`/);
     expect(failure(`${HEAD}  [runners.docker]\n    host = "/var/run/docker.sock"\n`)).toMatch(/c\.toml:9: .*DOCKER_HOST URL/);
+    expect(failure(`${HEAD}  [runners.docker]\n    user = "a b"\n`)).toMatch(/c\.toml:9: `runners\.docker\.user`: .*docker run --user/);
   });
 
   it('points at the line of a bad key in a [[runners.docker.services]] table', () => {

@@ -27,8 +27,9 @@ describe('register --executor docker', () => {
         '--docker-volumes', '/srv/data:/data:ro', '--docker-volumes', '/cache',
         '--docker-privileged', '--docker-services', 'postgres:16', '--docker-shm-size', '268435456',
         '--docker-tmpfs', '/tmp:rw,size=64m', '--docker-wait-for-services-timeout', '-1', '--docker-cpus', '1.5',
+        '--docker-user', '1000:1000',
       ],
-      { env: { DOCKER_HOST: 'tcp://127.0.0.1:2375', DOCKER_ALLOWED_IMAGES: 'alpine:*, debian:*', DOCKER_MEMORY: '512m' } },
+      { env: { DOCKER_DISABLE_ENTRYPOINT_OVERWRITE: 'true', DOCKER_HOST: 'tcp://127.0.0.1:2375', DOCKER_ALLOWED_IMAGES: 'alpine:*, debian:*', DOCKER_MEMORY: '512m' } },
     );
     expect(reg.exitCode, reg.all).toBe(0);
     // A second entry after it: the docker table must stay with the first.
@@ -47,6 +48,8 @@ describe('register --executor docker', () => {
       services: [{ name: 'postgres:16' }],
       wait_for_services_timeout: -1,
       privileged: true,
+      user: '1000:1000',
+      disable_entrypoint_overwrite: true,
       volumes: ['/srv/data:/data:ro', '/cache'],
       memory: '512m',
       cpus: '1.5',

@@ -127,6 +127,19 @@ describe('build payload: fields the runner does not use never refuse a build', (
     });
     expect(result.ok && result.build.options).toMatchObject({ image: 'ruby:2.4', services: ['postgres:9.6', 'redis:3'] });
   });
+
+  it("keeps an image map's entrypoint for the docker executor, and drops one it cannot read", () => {
+    const parse = (options: Record<string, unknown>) => {
+      const result = parseBuildPayload({ ...examplePayload(), options });
+      return result.ok ? result.build.options : result.message;
+    };
+    expect(parse({ image: { name: 'ruby:2.4', entrypoint: [''] } })).toMatchObject({ image: 'ruby:2.4', imageEntrypoint: [''] });
+    expect(parse({ image: { name: 'ruby:2.4', entrypoint: ['/bin/sh', '-c'] } })).toMatchObject({ imageEntrypoint: ['/bin/sh', '-c'] });
+    expect(parse({ image: { name: 'ruby:2.4', entrypoint: '/bin/sh' } })).not.toHaveProperty('imageEntrypoint');
+    expect(parse({ image: 'ruby:2.4' })).not.toHaveProperty('imageEntrypoint');
+    // Not a wire key: a server cannot set it without the map.
+    expect(parse({ image: 'ruby:2.4', imageEntrypoint: ['/evil'] })).not.toHaveProperty('imageEntrypoint');
+  });
 });
 
 describe('build payload: fields the runner uses must have their types', () => {

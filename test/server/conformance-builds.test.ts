@@ -50,6 +50,13 @@ describe('E4 request a build', () => {
     expect(t.server.getJob(build.id)).toMatchObject({ status: 'running', runner_id: id });
   });
 
+  it("sends the image as §5.3's string, and as the map with its entrypoint when the job replaces it", async () => {
+    const { token } = await t.registerRunner();
+    await t.pipeline('default:\n  image: { name: "tool:1", entrypoint: [""] }\nplain:\n  image: alpine:3\n  script: x\nreplaced:\n  script: x\n');
+    const options = [(await takeBuild(token)).options, (await takeBuild(token)).options];
+    expect(options).toEqual(expect.arrayContaining([expect.objectContaining({ image: 'alpine:3' }), expect.objectContaining({ image: { name: 'tool:1', entrypoint: [''] } })]));
+  });
+
   it('answers 403 for an unknown runner token and 404 for a paused runner', async () => {
     expect((await poll('unknown')).status).toBe(403);
     const { id, token } = await t.registerRunner();

@@ -173,6 +173,7 @@ own:
     expect(own.commands).toEqual(['echo own-before', 'run one', 'run two']);
     expect(own.afterScript).toEqual([]);
     expect(own.image).toBe('debian:12');
+    expect(own).not.toHaveProperty('imageEntrypoint');
     expect(own.services).toEqual(['redis:7', 'mysql:8']);
     expect(own.cache).toEqual({ key: 'own', untracked: true });
     expect(own.variables).toEqual([
@@ -291,6 +292,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['variable bad name', 'b:\n  script: x\n  variables: { "A-B": x }\n', 'jobs:b variables:A-B is not a valid variable name'],
     ['image a number', 'b:\n  script: x\n  image: 5\n', 'jobs:b image must be an image name'],
     ['services a string', 'b:\n  script: x\n  services: postgres\n', 'jobs:b services must be a list of image names'],
+    ['image entrypoint a string', 'b:\n  script: x\n  image: { name: a, entrypoint: /bin/sh }\n', 'jobs:b image:entrypoint must be a list of strings'],
     ['stage and type', 'b:\n  script: x\n  stage: test\n  type: test\n', 'jobs:b type cannot be used together with stage'],
     ['unknown stage', 'b:\n  script: x\n  stage: lint\n', "jobs:b stage 'lint' is not one of the pipeline's stages (build, test, deploy)"],
     ['dependency on a later stage', 'a:\n  stage: test\n  script: x\n  dependencies: [b]\nb:\n  stage: deploy\n  script: x\n', "jobs:a dependencies names 'b', which is not in a stage before 'test'"],

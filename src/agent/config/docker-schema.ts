@@ -53,6 +53,13 @@ export const dockerSchema = z.strictObject({
     .default(30)
     .transform((v) => (v === 0 ? 30 : v)),
   privileged: z.boolean().default(false),
+  /** Build stages run as this user (`uid[:gid]` or a name in the image) instead of the image's USER. */
+  user: z
+    .string()
+    .regex(/^[^\s:]*(?::[^\s:]+)?$/, 'a user as docker run --user takes it ("1000", "1000:1000", "node")')
+    .transform((v) => (v === '' ? undefined : v))
+    .optional(),
+  disable_entrypoint_overwrite: z.boolean().default(false),
   volumes: z.array(z.string().regex(VOLUME, 'a "/host/path:/container/path[:ro]" or "/container/path" string')).default([]),
   network_mode: z.string().min(1).optional(),
   memory: sizeString.optional(),
@@ -89,7 +96,7 @@ export type DockerConfigIsDockerOptions = Assignable<DockerConfig>;
 /** GitLab Runner `[runners.docker]` keys with no effect here: a warning names them. */
 export const IGNORED_DOCKER_KEYS = new Set([
   'tls_verify', 'tls_cert_path', 'hostname', 'runtime', 'memory_reservation', 'cpuset_cpus', 'cpu_shares',
-  'dns_search', 'services_privileged', 'disable_entrypoint_overwrite', 'user', 'userns_mode', 'oom_kill_disable',
+  'dns_search', 'services_privileged', 'userns_mode', 'oom_kill_disable',
   'oom_score_adjust', 'security_opt', 'services_security_opt', 'device_cgroup_rules', 'gpus', 'volume_driver',
   'volume_driver_ops', 'cache_dir', 'volumes_from', 'ipcmode', 'mac_address', 'links', 'allowed_pull_policies',
   'allowed_privileged_images', 'allowed_privileged_services', 'allowed_users', 'isolation', 'services_tmpfs',

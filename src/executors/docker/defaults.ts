@@ -14,6 +14,7 @@ export function dockerDefaults(partial: Partial<DockerOptions> = {}): DockerOpti
     services: [],
     wait_for_services_timeout: 30,
     privileged: false,
+    disable_entrypoint_overwrite: false,
     volumes: [],
     dns: [],
     extra_hosts: [],

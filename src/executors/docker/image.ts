@@ -62,6 +62,19 @@ export async function ensureImage(docker: DockerCli, image: string, policies: re
   throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `could not get image "${image}": ${tried.join('; ')}`);
 }
 
+/** What the build stages need from the image's config: its USER and ENTRYPOINT. */
+export async function imageConfig(docker: DockerCli, image: string, signal: AbortSignal): Promise<{ user: string; entrypoint: string[] }> {
+  const json = await docker.run(['image', 'inspect', '--format', '{{json .Config.User}} {{json .Config.Entrypoint}}', image], { signal });
+  // The user's JSON has no space in it; the entrypoint's may.
+  const space = json.indexOf(' ');
+  const user = JSON.parse(json.slice(0, space)) as unknown;
+  const entrypoint = JSON.parse(json.slice(space + 1)) as unknown;
+  return {
+    user: typeof user === 'string' ? user : '',
+    entrypoint: Array.isArray(entrypoint) ? entrypoint.filter((item): item is string => typeof item === 'string') : [],
+  };
+}
+
 async function localId(docker: DockerCli, image: string, signal: AbortSignal): Promise<string | undefined> {
   try {
     return (await docker.run(['image', 'inspect', '--format', '{{.Id}}', image], { signal })) || undefined;

@@ -2,11 +2,12 @@
  * The docker executor: build_script and after_script run in containers of the job's image, each stage
  * its own `docker run`, with the slot's project dir bind-mounted at `/builds/<namespace>/<project>`.
  * get_sources runs on the host through a shell executor (`host`); artifacts and cache are the runner's.
+ * An image with a non-root USER runs the script as that user (image-user.ts).
  * Services run on a network made for the job. Everything carries the job's labels and is removed in
  * `cleanup`, whatever the outcome.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { ShellExecutor } from '../shell/index.js';
@@ -14,7 +15,9 @@ import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
-import { checkAllowed, ensureImage, expandName, selectImage } from './image.js';
+import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
+import { checkAllowed, ensureImage, expandName, imageConfig, selectImage } from './image.js';
+import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
@@ -44,6 +47,9 @@ interface JobState {
   projectDir: string;
   stateDir: string;
   network?: string;
+  /** The image's own user when it is not root. */
+  user?: Ids;
+  entrypoint: Entrypoint;
 }
 
 export class DockerExecutor implements Executor {
@@ -51,7 +57,9 @@ export class DockerExecutor implements Executor {
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
-  private readonly owner: { uid: number; gid: number } | undefined;
+  private readonly owner: Ids | undefined;
+  /** Whom files go back to after a stage that ran as the image's user: the owner, else us. */
+  private readonly runnerIds: Ids;
   private job: JobState | undefined;
   /** Containers that may still exist (services, a stage container whose run was interrupted). */
   private readonly containers = new Set<string>();
@@ -63,6 +71,7 @@ export class DockerExecutor implements Executor {
     this.docker = new DockerCli({ cli: options.docker.cli, ...(options.docker.host ? { host: options.docker.host } : {}) });
     const uid = process.getuid?.() ?? 0;
     this.owner = options.owner ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : undefined);
+    this.runnerIds = this.owner ?? { uid, gid: process.getgid?.() ?? 0 };
   }
 
   buildPath(hostPath: string): string {
@@ -80,10 +89,11 @@ export class DockerExecutor implements Executor {
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
     const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
     for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
-    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir };
+    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
     request.log(`Using docker image ${image} ...`);
     const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
     request.log(`Using docker image ${image} with ID ${id}`);
+    await this.readImageConfig(this.job, request);
     if (services.length === 0) return;
     if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
     const network = `${prefix}-network`;
@@ -102,48 +112,98 @@ export class DockerExecutor implements Executor {
     await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
   }
 
+  /** Whom the build stages run as, and what runs first in their containers. */
+  private async readImageConfig(job: JobState, request: PrepareRequest): Promise<void> {
+    const o = this.options.docker;
+    const config = await imageConfig(this.docker, job.image, request.signal);
+    const spec = o.user ?? config.user;
+    const user = await imageUser(this.docker, job.image, spec, job.labels, request.signal);
+    if (user) {
+      job.user = user;
+      request.log(`Running the script as ${user.uid}:${user.gid} (${o.user ? '[runners.docker] user' : 'the image\'s USER'} "${spec}"), the project directory handed to it for each stage`);
+    }
+    let replacement = request.build.options.imageEntrypoint;
+    if (replacement && o.disable_entrypoint_overwrite) {
+      request.warn('WARNING: Entrypoint override disabled ([runners.docker] disable_entrypoint_overwrite): the image\'s own runs');
+      replacement = undefined;
+    }
+    job.entrypoint = entrypointFor(config.entrypoint, replacement);
+    const effective = job.entrypoint.effective;
+    if (effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(effective)}${replacement?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
+  }
+
   async runStage(request: StageRequest): Promise<StageResult> {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
     const scriptPath = await writeStageScript('sh', request);
+    const marker = job.entrypoint.effective.length > 0 ? await createStartedMarker(scriptPath) : undefined;
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
+    const projectInContainer = this.buildPath(job.projectDir);
+    const jobDirs: Array<[string, string]> = [[job.projectDir, projectInContainer], [request.scriptDir, this.buildPath(request.scriptDir)]];
     try {
-      const projectInContainer = this.buildPath(job.projectDir);
-      const flags = [
-        ...job.labels,
-        ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
-        ...containerFlags(this.options.docker),
-        '--volume', `${job.projectDir}:${projectInContainer}`,
-        '--volume', `${request.scriptDir}:${this.buildPath(request.scriptDir)}:ro`,
-        '--workdir', projectInContainer,
-      ];
+      if (job.user) {
+        this.needsOwnerFix = true;
+        await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: jobDirs, to: job.user, signal: request.signal });
+      }
       const result = await runStageContainer(
         {
           docker: this.docker,
           name,
-          flags,
+          flags: this.stageFlags(job, request.scriptDir, marker),
           image: job.image,
           script: this.buildPath(scriptPath),
+          entrypoint: job.entrypoint,
+          ...(marker ? { startedMarker: this.buildPath(marker) } : {}),
           killGraceMs: this.options.killGraceMs,
-          ...(this.owner ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
+          ...(this.owner && !job.user ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
         },
         request,
       );
       // Killed, stopped or never started (125: docker's own error): the wrapper may not have handed
       // the files back, and the container may still exist.
-      if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix = this.owner !== undefined;
+      if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
       else this.containers.delete(name);
+      if (job.user) await this.handBack(job, jobDirs);
+      if (marker && !result.aborted && result.exitCode !== null && !(await shellStarted(marker))) {
+        request.output(Buffer.from(`\n\x1b[31;1m${notStartedMessage(job.entrypoint.effective, job.image, result.exitCode)}\x1b[0;m\n`));
+        return { ...result, exitCode: result.exitCode || 1 };
+      }
       return result;
     } finally {
       await rm(scriptPath, { force: true });
+      if (marker) await rm(marker, { force: true });
     }
+  }
+
+  /** Everything between `docker run` and the image for a build stage. */
+  private stageFlags(job: JobState, scriptDir: string, marker: string | undefined): string[] {
+    const projectInContainer = this.buildPath(job.projectDir);
+    return [
+      ...job.labels,
+      ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
+      ...containerFlags(this.options.docker),
+      ...(this.options.docker.user ? ['--user', this.options.docker.user] : []),
+      '--volume', `${job.projectDir}:${projectInContainer}`,
+      '--volume', `${scriptDir}:${this.buildPath(scriptDir)}:ro`,
+      // The one file the wrapper writes outside the checkout, mounted over its place in the read-only dir.
+      ...(marker ? ['--volume', `${marker}:${this.buildPath(marker)}`] : []),
+      '--workdir', projectInContainer,
+    ];
+  }
+
+  /** After a stage as the image's user; on failure cleanup tries again (needsOwnerFix stays set). */
+  private async handBack(job: JobState, dirs: Array<[string, string]>): Promise<void> {
+    await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs, to: this.runnerIds }).then(
+      () => void (this.needsOwnerFix = false),
+      (error: unknown) => this.warn(error, `handing ${basename(job.projectDir)} back to uid ${this.runnerIds.uid} failed; cleanup tries again`),
+    );
   }
 
   async cleanup(): Promise<void> {
     const job = this.job;
     try {
-      if (job && this.needsOwnerFix && this.owner) await this.fixOwner(job, this.owner);
+      if (job && this.needsOwnerFix) await this.fixOwner(job, this.runnerIds);
       if (this.containers.size > 0) await this.docker.run(['rm', '--force', '--volumes', ...this.containers]).catch((error: unknown) => this.warn(error, 'removing the job\'s containers failed'));
       this.containers.clear();
       if (job?.network) await this.docker.run(['network', 'rm', job.network]).catch((error: unknown) => this.warn(error, 'removing the job\'s network failed'));
@@ -153,10 +213,11 @@ export class DockerExecutor implements Executor {
   }
 
   /** A stage stopped before its wrapper could hand files back: a short container does it. */
-  private async fixOwner(job: JobState, owner: { uid: number; gid: number }): Promise<void> {
-    const dir = this.buildPath(job.projectDir);
-    await this.docker
-      .run(['run', '--rm', ...job.labels, '--user', '0', '--volume', `${job.projectDir}:${dir}`, '--entrypoint', '/bin/sh', job.image, '-c', `chown -R ${owner.uid}:${owner.gid} "$0"`, dir])
+  private async fixOwner(job: JobState, owner: Ids): Promise<void> {
+    // The state dir only if it is still there: a bind mount would create it.
+    const stateDirs: Array<[string, string]> = job.user && (await stat(job.stateDir).catch(() => undefined)) ? [[job.stateDir, this.buildPath(job.stateDir)]] : [];
+    const dirs: Array<[string, string]> = [[job.projectDir, this.buildPath(job.projectDir)], ...stateDirs];
+    await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs, to: owner })
       .catch((error: unknown) => this.warn(error, `handing ${basename(job.projectDir)} back to uid ${owner.uid} failed`));
   }
 

@@ -27,6 +27,10 @@ export interface DockerOptions {
   /** Seconds to wait for services' ports; default 30, -1 disables the wait. */
   wait_for_services_timeout: number;
   privileged: boolean;
+  /** Build stages run as this user instead of the image's USER (GitLab Runner's `user`). */
+  user?: string;
+  /** Ignore a job's `image:entrypoint`: the image's own always runs. */
+  disable_entrypoint_overwrite: boolean;
   /** `/host:/ctr[:ro|:rw]` binds or `/ctr` anonymous volumes. */
   volumes: string[];
   network_mode?: string;

@@ -3,7 +3,8 @@
  * the job's state dir mounted, the generated script (mode 0600, in the state dir) as the only carrier
  * of the job's variables. A small sh wrapper runs it with bash when the image has it, else sh, passes
  * SIGTERM on to it (a PID 1 without a handler would ignore it), and hands written files back to the
- * runner's uid when the runner is not root.
+ * runner's uid when the runner is not root. The image's ENTRYPOINT runs first, with the wrapper as its
+ * command (entrypoint.ts).
  */
 import type { StageRequest, StageResult } from '../types.js';
 import type { DockerCli } from './cli.js';
@@ -18,13 +19,18 @@ export interface StageContainer {
   script: string;
   /** chown -R the project dir to this uid:gid at the end (runner not root). */
   owner?: { uid: number; gid: number; dir: string };
+  /** `--entrypoint` flags and the arguments before `/bin/sh` (entrypoint.ts). */
+  entrypoint: { flags: string[]; prefix: string[] };
+  /** In-container path of a file the wrapper writes `started` into, when an entrypoint runs first. */
+  startedMarker?: string;
   killGraceMs: number;
 }
 
 /** The wrapper; `$0` is the script. */
-export function wrapperScript(owner?: StageContainer['owner']): string {
-  const chown = owner ? `chown -R ${owner.uid}:${owner.gid} '${owner.dir.replace(/'/g, `'\\''`)}' 2>/dev/null || true; ` : '';
+export function wrapperScript(owner?: StageContainer['owner'], startedMarker?: string): string {
+  const chown = owner ? `chown -R ${owner.uid}:${owner.gid} ${quote(owner.dir)} 2>/dev/null || true; ` : '';
   return [
+    ...(startedMarker ? [`echo started > ${quote(startedMarker)} 2>/dev/null`] : []),
     'if command -v bash >/dev/null 2>&1; then s=bash; else s=sh; fi',
     'trap \'kill -TERM "$p" 2>/dev/null\' TERM INT',
     '"$s" "$0" & p=$!',
@@ -33,12 +39,16 @@ export function wrapperScript(owner?: StageContainer['owner']): string {
   ].join('\n');
 }
 
+function quote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
 /** Runs the stage; on abort stops the container (SIGTERM, SIGKILL after the grace period). */
 export async function runStageContainer(c: StageContainer, request: StageRequest): Promise<StageResult> {
   if (request.signal.aborted) return { exitCode: null, aborted: true };
   // The trace is the container's log: the default json-file driver would also write every byte to
   // disk on the way, which makes large outputs ~20× slower.
-  const child = c.docker.spawn(['run', '--rm', '--name', c.name, '--log-driver', 'none', ...c.flags, '--entrypoint', '/bin/sh', c.image, '-c', wrapperScript(c.owner), c.script]);
+  const child = c.docker.spawn(['run', '--rm', '--name', c.name, '--log-driver', 'none', ...c.flags, ...c.entrypoint.flags, c.image, ...c.entrypoint.prefix, '/bin/sh', '-c', wrapperScript(c.owner, c.startedMarker), c.script]);
   child.stdout.on('data', (chunk: Uint8Array) => request.output(chunk));
   child.stderr.on('data', (chunk: Uint8Array) => request.output(chunk));
   let aborted = false;

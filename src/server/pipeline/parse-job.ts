@@ -8,6 +8,7 @@ import {
   readBoolean,
   readCache,
   readImage,
+  readImageEntrypoint,
   readMap,
   readScript,
   readServices,
@@ -106,6 +107,8 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   readRuntimeKeys(spec, job, at, has);
   const image = has('image') ? readImage(job.image, at('image')) : defaults.image;
   if (image !== undefined) spec.image = image;
+  const entrypoint = has('image') ? readImageEntrypoint(job.image, at('image')) : undefined;
+  if (entrypoint !== undefined) spec.imageEntrypoint = entrypoint;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
   const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;
   if (cache !== undefined) spec.cache = { ...cache };

@@ -97,6 +97,14 @@ export function readImage(value: unknown, path: ConfigPath): string {
   return value;
 }
 
+/** `image: { name, entrypoint: [...] }`'s entrypoint (`[""]`: none); undefined when not given. */
+export function readImageEntrypoint(value: unknown, path: ConfigPath): string[] | undefined {
+  if (!isMap(value) || value.entrypoint === undefined || value.entrypoint === null) return undefined;
+  const at = childPath(path, 'entrypoint');
+  if (!Array.isArray(value.entrypoint) || !value.entrypoint.every((item) => typeof item === 'string')) configError(at, 'must be a list of strings');
+  return value.entrypoint as string[];
+}
+
 /** `services: [postgres:15, { name: redis:7, alias: cache }]` → image names. */
 export function readServices(value: unknown, path: ConfigPath): string[] {
   if (!Array.isArray(value)) configError(path, 'must be a list of image names');

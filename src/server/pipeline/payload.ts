@@ -35,10 +35,12 @@ function projectParts(project: ProjectRecord): { namespace: string; path: string
   return { namespace: project.name.slice(0, Math.max(slash, 0)), path: project.name.slice(slash + 1) };
 }
 
-function buildOptions(build: BuildRecord): BuildOptions {
+/** The payload as served: `options.image` may be the map `.gitlab-ci.yml` has, not only §5.3's string. */
+export type ServedPayload = Omit<BuildPayload, 'options'> & { options: Omit<BuildOptions, 'image'> };
+
+function buildOptions(build: BuildRecord): ServedPayload['options'] {
   const job = build.job;
   const options: BuildOptions = {};
-  if (job.image !== undefined) options.image = job.image;
   if (job.services.length > 0) options.services = [...job.services];
   if (job.artifacts !== undefined) options.artifacts = artifactsOptions(job.artifacts);
   if (job.cache !== undefined) {
@@ -48,7 +50,10 @@ function buildOptions(build: BuildRecord): BuildOptions {
   }
   if (job.dependencies !== undefined) options.dependencies = [...job.dependencies];
   if (job.afterScript.length > 0) options.after_script = [...job.afterScript];
-  return options;
+  if (job.image === undefined) return options;
+  // §5.3's string, unless the job replaces the entrypoint: then the map, as `.gitlab-ci.yml` has it
+  // (this runner reads its name and entrypoint). Only then: a 1.x GitLab Runner cannot decode the map.
+  return { image: job.imageEntrypoint ? { name: job.image, entrypoint: [...job.imageEntrypoint] } : job.image, ...options };
 }
 
 /**
@@ -171,7 +176,7 @@ function dependency(build: BuildRecord, pipeline: PipelineRecord, project: Proje
 }
 
 /** The §5 build object for `build` as its runner sees it. */
-export function buildPayload(ctx: ServerContext, build: BuildRecord): BuildPayload {
+export function buildPayload(ctx: ServerContext, build: BuildRecord): ServedPayload {
   const pipeline = ctx.store.pipelines.get(build.pipelineId);
   const project = ctx.store.projects.get(build.projectId);
   if (!pipeline || !project) throw new Error(`build ${build.id} lost its pipeline or project`);

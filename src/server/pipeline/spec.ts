@@ -66,6 +66,8 @@ export interface JobSpec {
   /** Global then job variables, job winning; in definition order. */
   variables: Array<{ key: string; value: string }>;
   image?: string;
+  /** `image:entrypoint`, sent in the payload's image map. */
+  imageEntrypoint?: string[];
   services: string[];
   artifacts?: JobArtifactsSpec;
   cache?: JobCacheSpec;

@@ -15,6 +15,12 @@ export const IMAGES = {
   bash: 'ci-runner-test/bash:1',
   httpd: 'ci-runner-test/httpd:1',
   nolisten: 'ci-runner-test/nolisten:1',
+  /** `USER 1000:1000`. */
+  user: 'ci-runner-test/user:1',
+  /** ENTRYPOINT a wrapper ending in `exec "$@"`. */
+  entry: 'ci-runner-test/entry:1',
+  /** `USER 1000`, ENTRYPOINT `/bin/echo`. */
+  binentry: 'ci-runner-test/binentry:1',
 } as const;
 
 /** Undefined when the engine answers and the images exist; else why the docker tests skip. */

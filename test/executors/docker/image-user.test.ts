@@ -1,0 +1,81 @@
+/**
+ * Images that run as a user of their own (`USER 1000:1000`, as many node and python images do): the
+ * script runs as that user and can write the checkout, while the runner's own steps (fetch, cache,
+ * artifacts) keep working on it, job after job, as with GitLab Runner.
+ */
+import { mkdtemp, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
+import { DockerExecutor } from '../../../src/executors/docker/index.js';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
+import { runDockerJob } from './jobs.js';
+
+let t: TestServer;
+let token: string;
+beforeAll(async () => {
+  if (skipDocker) return;
+  t = await startTestServer({ files: { 'README.md': '# p\n' } });
+  ({ token } = await t.registerRunner());
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () => {
+  it('runs the script as the image user, which can write the checkout; cache, artifacts and the next fetch still work', async () => {
+    const yaml = (script: string) => `j:\n  image: ${IMAGES.user}\n  variables:\n    GIT_STRATEGY: fetch\n  cache:\n    key: k\n    paths: [deps/]\n  artifacts:\n    paths: [out/]\n  script:\n${script}  after_script:\n    - echo "after as $(id -u):$(id -g)" && touch after-was-here\n`;
+    const first = await runDockerJob(t, token, yaml('    - echo "script as $(id -u):$(id -g)"\n    - mkdir -p deps out && echo dep > deps/d && echo built > out/o\n    - echo changed >> README.md\n'));
+    expect(first.status, first.trace).toBe('success');
+    expect(first.trace).toContain('Running the script as 1000:1000 (the image\'s USER "1000:1000")');
+    expect(first.trace).toContain('script as 1000:1000');
+    expect(first.trace).toContain('after as 1000:1000');
+    expect(first.trace).toMatch(/Created cache "k": 1 file/);
+    expect(first.trace).toContain('Uploading artifacts...');
+    // The checkout is the runner's again between jobs (git refuses a repository of another owner).
+    const project = join(first.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    for (const path of ['.', 'out/o', 'after-was-here', 'README.md']) expect((await stat(join(project, path))).uid, path).toBe(process.getuid?.() ?? 0);
+
+    const next = await runDockerJob(t, token, yaml('    - test ! -e out && test ! -e after-was-here\n    - cat deps/d\n    - echo again > README.md && echo "second ok"\n'), { dirs: first.dirs });
+    expect(next.status, next.trace).toBe('success');
+    expect(next.trace).toContain('Restored cache "k"');
+    expect(next.trace).toContain('second ok');
+  }, 120_000);
+
+  it('runs the build stages as [runners.docker] user instead of the image USER', async () => {
+    const yaml = (image: string) => `j:\n  image: ${image}\n  script:\n    - echo "as $(id -u):$(id -g)" && touch written\n`;
+    const asUser = await runDockerJob(t, token, yaml(IMAGES.sh), { docker: { user: '2000:3000' } });
+    expect(asUser.status, asUser.trace).toBe('success');
+    expect(asUser.trace).toContain('as 2000:3000');
+    const asRoot = await runDockerJob(t, token, yaml(IMAGES.user), { docker: { user: 'root' } });
+    expect(asRoot.status, asRoot.trace).toBe('success');
+    expect(asRoot.trace).toContain('as 0:0');
+  }, 120_000);
+
+  it('hands the checkout of a job stopped mid-script back to a runner that is not root', async () => {
+    // The runner here is root; it stands in for one whose uid is 4321 (git is told the checkout is
+    // safe, as it would be for that user).
+    const owner = { uid: 4321, gid: 4321 };
+    const home = await mkdtemp(join(tmpdir(), 'ci-runner-gitconfig-'));
+    await writeFile(join(home, 'gitconfig'), '[safe]\n\tdirectory = *\n');
+    const previous = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = join(home, 'gitconfig');
+    onTestFinished(() => {
+      if (previous === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = previous;
+    });
+    const services = {
+      createExecutor: (runner: Parameters<typeof dockerOptionsOf>[0] & { token: string; kill_grace_period: number; shell: 'bash' | 'sh' }) =>
+        new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, hostShell: runner.shell, owner }),
+    };
+    const job = await runDockerJob(t, token, `j:\n  image: ${IMAGES.user}\n  timeout: 3s\n  script:\n    - mkdir -p late && touch late/file && echo "wrote as $(id -u)"\n    - sleep 300\n`, { services, runner: { kill_grace_period: 1 } });
+    expect(job.status, job.trace).toBe('failed');
+    expect(job.trace).toContain('wrote as 1000');
+    expect(job.trace).toContain('execution took longer than 3 seconds');
+    const project = join(job.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    for (const path of ['.', 'late', 'late/file', 'README.md']) expect((await stat(join(project, path))).uid, path).toBe(owner.uid);
+    expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
+  }, 120_000);
+});
