@@ -37,13 +37,22 @@ export interface EnsureOptions {
   signal: AbortSignal;
 }
 
-/** The image's ID once it is present per `policies`; fails saying what each policy found. */
-export async function ensureImage(docker: DockerCli, image: string, policies: readonly PullPolicy[], options: EnsureOptions): Promise<string> {
+/** A present image: its ID and what the build stages need from its config, from one `docker image inspect`. */
+export interface LocalImage {
+  id: string;
+  /** Its USER ('' when unset). */
+  user: string;
+  /** Its ENTRYPOINT ([] when unset). */
+  entrypoint: string[];
+}
+
+/** The image once it is present per `policies`; fails saying what each policy found. */
+export async function ensureImage(docker: DockerCli, image: string, policies: readonly PullPolicy[], options: EnsureOptions): Promise<LocalImage> {
   const tried: string[] = [];
   for (const policy of policies.length > 0 ? policies : (['always'] as const)) {
     if (policy !== 'always') {
-      const id = await localId(docker, image, options.signal);
-      if (id) return id;
+      const found = await localImage(docker, image, options.signal);
+      if (found) return found;
       if (policy === 'never') {
         tried.push('not present locally and pull_policy = never');
         continue;
@@ -51,8 +60,8 @@ export async function ensureImage(docker: DockerCli, image: string, policies: re
     }
     try {
       await pull(docker, image, options);
-      const id = await localId(docker, image, options.signal);
-      if (id) return id;
+      const found = await localImage(docker, image, options.signal);
+      if (found) return found;
       tried.push(`pull_policy = ${policy}: pulled but not found afterwards`);
     } catch (error) {
       options.signal.throwIfAborted();
@@ -62,26 +71,27 @@ export async function ensureImage(docker: DockerCli, image: string, policies: re
   throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `could not get image "${image}": ${tried.join('; ')}`);
 }
 
-/** What the build stages need from the image's config: its USER and ENTRYPOINT. */
-export async function imageConfig(docker: DockerCli, image: string, signal: AbortSignal): Promise<{ user: string; entrypoint: string[] }> {
-  const json = await docker.run(['image', 'inspect', '--format', '{{json .Config.User}} {{json .Config.Entrypoint}}', image], { signal });
-  // The user's JSON has no space in it; the entrypoint's may.
-  const space = json.indexOf(' ');
-  const user = JSON.parse(json.slice(0, space)) as unknown;
-  const entrypoint = JSON.parse(json.slice(space + 1)) as unknown;
-  return {
-    user: typeof user === 'string' ? user : '',
-    entrypoint: Array.isArray(entrypoint) ? entrypoint.filter((item): item is string => typeof item === 'string') : [],
-  };
-}
-
-async function localId(docker: DockerCli, image: string, signal: AbortSignal): Promise<string | undefined> {
+async function localImage(docker: DockerCli, image: string, signal: AbortSignal): Promise<LocalImage | undefined> {
+  let text: string;
   try {
-    return (await docker.run(['image', 'inspect', '--format', '{{.Id}}', image], { signal })) || undefined;
+    text = await docker.run(['image', 'inspect', '--format', '{{json .Id}} {{json .Config.User}} {{json .Config.Entrypoint}}', image], { signal });
   } catch {
     signal.throwIfAborted();
     return undefined;
   }
+  // The ID's and the user's JSON have no space in them; the entrypoint's may.
+  const first = text.indexOf(' ');
+  const second = text.indexOf(' ', first + 1);
+  if (first < 0 || second < 0) return undefined;
+  const id = JSON.parse(text.slice(0, first)) as unknown;
+  const user = JSON.parse(text.slice(first + 1, second)) as unknown;
+  const entrypoint = JSON.parse(text.slice(second + 1)) as unknown;
+  if (typeof id !== 'string' || id === '') return undefined;
+  return {
+    id,
+    user: typeof user === 'string' ? user : '',
+    entrypoint: Array.isArray(entrypoint) ? entrypoint.filter((item): item is string => typeof item === 'string') : [],
+  };
 }
 
 async function pull(docker: DockerCli, image: string, options: EnsureOptions): Promise<void> {

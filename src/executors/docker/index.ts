@@ -16,7 +16,7 @@ import type { Executor, PrepareRequest, StageRequest, StageResult } from '../typ
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
-import { checkAllowed, ensureImage, expandName, imageConfig, selectImage } from './image.js';
+import { checkAllowed, ensureImage, expandName, selectImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
@@ -91,9 +91,9 @@ export class DockerExecutor implements Executor {
     for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
     this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
     request.log(`Using docker image ${image} ...`);
-    const id = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
-    request.log(`Using docker image ${image} with ID ${id}`);
-    await this.readImageConfig(this.job, request);
+    const local = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
+    request.log(`Using docker image ${image} with ID ${local.id}`);
+    await this.readImageConfig(this.job, local, request);
     if (services.length === 0) return;
     if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
     const network = `${prefix}-network`;
@@ -113,9 +113,8 @@ export class DockerExecutor implements Executor {
   }
 
   /** Whom the build stages run as, and what runs first in their containers. */
-  private async readImageConfig(job: JobState, request: PrepareRequest): Promise<void> {
+  private async readImageConfig(job: JobState, config: LocalImage, request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
-    const config = await imageConfig(this.docker, job.image, request.signal);
     const spec = o.user ?? config.user;
     const user = await imageUser(this.docker, job.image, spec, job.labels, request.signal);
     if (user) {

@@ -21,7 +21,7 @@ async function fakeCli(): Promise<string> {
       '#!/bin/sh',
       `state=${join(dir, 'pulled')}`,
       'case "$1 $2" in',
-      '  "image inspect") [ -e "$state" ] && echo sha256:0123456789abcdef && exit 0; echo "Error: No such image" >&2; exit 1 ;;',
+      '  "image inspect") [ -e "$state" ] && echo \'"sha256:0123456789abcdef" "" null\' && exit 0; echo "Error: No such image" >&2; exit 1 ;;',
       '  "pull "*)',
       '    echo "1: Pulling from library/thing"',
       ...progress.map((line) => `    echo '${line}'`),
@@ -41,8 +41,8 @@ describe('image pulls', () => {
   it('shows a pull as a few lines: start, digest, status and a layer count', async () => {
     const docker = new DockerCli({ cli: await fakeCli() });
     const lines: string[] = [];
-    const id = await ensureImage(docker, 'thing:1', ['if-not-present'], { log: (line) => lines.push(line), signal: new AbortController().signal });
-    expect(id).toBe('sha256:0123456789abcdef');
+    const image = await ensureImage(docker, 'thing:1', ['if-not-present'], { log: (line) => lines.push(line), signal: new AbortController().signal });
+    expect(image).toEqual({ id: 'sha256:0123456789abcdef', user: '', entrypoint: [] });
     expect(lines).toEqual(['Pulling docker image thing:1 ...', 'Digest: sha256:feedface', 'Status: Downloaded newer image for thing:1', 'Pulled 12 layers']);
   });
 });
