@@ -11,6 +11,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import { pipeline, Readable, type Duplex } from 'node:stream';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { TRANSPORT_ERROR } from './outcome.js';
 import { hostOf, portOf, proxyFor } from './proxy-env.js';
 import { trustedCas, type TlsMaterial } from './tls.js';
@@ -35,7 +36,7 @@ const MAX_DRAIN_BYTES = 128 * 1024;
 class TunnelAgent extends HttpsAgent {
   constructor(
     private readonly proxy: URL,
-    private readonly proxyCa: string[] | undefined,
+    private readonly proxyContext: SecureContext | undefined,
     private readonly userAgent: string | undefined,
     options: HttpsAgentOptions,
   ) {
@@ -44,13 +45,13 @@ class TunnelAgent extends HttpsAgent {
 
   // Node's Agent takes the socket from this callback when none is returned.
   override createConnection(options: RequestOptions & HttpsAgentOptions, callback?: (error: Error | null, socket: Duplex) => void): undefined {
-    const { ca, cert, key } = options;
+    const { secureContext } = options as { secureContext?: SecureContext };
     const done = callback ?? (() => undefined);
     openTunnel({
       proxy: this.proxy,
-      proxyCa: this.proxyCa,
+      ...(this.proxyContext ? { proxyContext: this.proxyContext } : {}),
       target: { host: String(options.host), port: Number(options.port) },
-      tls: { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) },
+      tls: secureContext ? { secureContext } : {},
       timeoutMs: CONNECT_MS,
       ...(this.userAgent ? { userAgent: this.userAgent } : {}),
     }).then(
@@ -63,16 +64,34 @@ class TunnelAgent extends HttpsAgent {
 
 /** One coordinator's connection pools: direct, and per proxy. `close` ends them all. */
 export class Transport {
-  private readonly ca: string[] | undefined;
-  private readonly origin: { ca?: string[]; cert?: string; key?: string };
+  private readonly tls: TlsMaterial;
   private readonly agents = new Map<string, HttpAgent>();
   private readonly userAgent: string | undefined;
+  private contexts: { origin?: SecureContext; proxy?: SecureContext } | undefined;
 
   constructor(options: TransportOptions = {}) {
-    const tls = options.tls ?? {};
-    this.ca = trustedCas(tls);
-    this.origin = { ...(this.ca ? { ca: this.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) };
+    this.tls = options.tls ?? {};
     this.userAgent = options.userAgent;
+  }
+
+  /**
+   * The TLS contexts, made once and shared by every connection: with a private CA each context holds
+   * a store of Node's ~140 root certificates plus that CA, which `ca` given per connection would
+   * parse again for each one. Undefined where Node's default (shared) context serves.
+   */
+  private tlsContexts(): { origin?: SecureContext; proxy?: SecureContext } {
+    if (!this.contexts) {
+      const ca = trustedCas(this.tls);
+      const clientCert = this.tls.cert && this.tls.key ? { cert: this.tls.cert, key: this.tls.key } : undefined;
+      const origin = ca || clientCert ? createSecureContext({ ...(ca ? { ca } : {}), ...clientCert }) : undefined;
+      this.contexts = { ...(origin ? { origin } : {}), ...(ca ? { proxy: createSecureContext({ ca }) } : {}) };
+    }
+    return this.contexts;
+  }
+
+  private originTls(): { secureContext?: SecureContext } {
+    const { origin } = this.tlsContexts();
+    return origin ? { secureContext: origin } : {};
   }
 
   /** Starts a request to `url` on the right pool: direct, through a proxy, or tunnelled. */
@@ -80,12 +99,11 @@ export class Transport {
     const proxy = proxyFor(url);
     const common = { method, headers, ...(signal ? { signal } : {}) };
     if (!proxy) {
-      if (url.protocol === 'https:') return httpsRequest(url, { ...common, agent: this.agent('https', () => new HttpsAgent({ ...pool(), ...this.origin })) });
+      if (url.protocol === 'https:') return httpsRequest(url, { ...common, agent: this.agent('https', () => new HttpsAgent({ ...pool(), ...this.originTls() })) });
       return httpRequest(url, { ...common, agent: this.agent('http', () => new HttpAgent(pool())) });
     }
-    const proxyCa = this.ca;
     if (url.protocol === 'https:') {
-      const agent = this.agent(`tunnel ${proxy.href}`, () => new TunnelAgent(proxy, proxyCa, this.userAgent, { ...pool(), ...this.origin }));
+      const agent = this.agent(`tunnel ${proxy.href}`, () => new TunnelAgent(proxy, this.tlsContexts().proxy, this.userAgent, { ...pool(), ...this.originTls() }));
       return httpsRequest(url, { ...common, agent });
     }
     // A plain-http coordinator through a proxy: the request in absolute form, as Go and curl send it
@@ -93,7 +111,8 @@ export class Transport {
     const auth = proxyAuthorization(proxy);
     const target = { ...common, host: hostOf(proxy), port: portOf(proxy), path: url.href, headers: { ...headers, host: url.host, ...(auth ? { 'proxy-authorization': auth } : {}) } };
     if (proxy.protocol === 'https:') {
-      return httpsRequest({ ...target, agent: this.agent(`via ${proxy.href}`, () => new HttpsAgent({ ...pool(), ...(proxyCa ? { ca: proxyCa } : {}) })) });
+      const proxyContext = this.tlsContexts().proxy;
+      return httpsRequest({ ...target, agent: this.agent(`via ${proxy.href}`, () => new HttpsAgent({ ...pool(), ...(proxyContext ? { secureContext: proxyContext } : {}) })) });
     }
     return httpRequest({ ...target, agent: this.agent(`via ${proxy.href}`, () => new HttpAgent(pool())) });
   }

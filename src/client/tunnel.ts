@@ -4,7 +4,7 @@
  * coordinator's TLS session inside the tunnel carries the runner's own CA and client certificate.
  */
 import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions, type SecureContext, type TLSSocket } from 'node:tls';
 import { hostOf, portOf } from './proxy-env.js';
 
 /** Longest CONNECT answer head read before giving up on the proxy. */
@@ -26,18 +26,18 @@ export function proxyAuthorization(proxy: URL): string | undefined {
   return `Basic ${Buffer.from(pair).toString('base64')}`;
 }
 
-/** A TCP or TLS connection to the proxy itself. */
-export function connectToProxy(proxy: URL, proxyCa: string[] | undefined): Socket {
+/** A TCP or TLS connection to the proxy itself (`proxyContext`: its trusted CAs, else Node's). */
+export function connectToProxy(proxy: URL, proxyContext: SecureContext | undefined): Socket {
   const host = hostOf(proxy);
   const port = portOf(proxy);
   if (proxy.protocol !== 'https:') return netConnect({ host, port });
-  return tlsConnect({ host, port, ...(isIpLiteral(host) ? {} : { servername: host }), ...(proxyCa ? { ca: proxyCa } : {}) });
+  return tlsConnect({ host, port, ...(isIpLiteral(host) ? {} : { servername: host }), ...(proxyContext ? { secureContext: proxyContext } : {}) });
 }
 
 export interface TunnelOptions {
   proxy: URL;
-  /** CAs for an https proxy's certificate (undefined: the system's). */
-  proxyCa?: string[];
+  /** The TLS context for an https proxy's certificate (undefined: Node's default). */
+  proxyContext?: SecureContext;
   /** `host:port` of the coordinator. */
   target: { host: string; port: number };
   /** TLS options of the coordinator's session (CA, client certificate and key). */
@@ -48,7 +48,7 @@ export interface TunnelOptions {
 
 /** Opens the tunnel and the coordinator's TLS session in it. */
 export async function openTunnel(options: TunnelOptions): Promise<TLSSocket> {
-  const socket = connectToProxy(options.proxy, options.proxyCa);
+  const socket = connectToProxy(options.proxy, options.proxyContext);
   try {
     await connectThrough(socket, options);
   } catch (error) {
