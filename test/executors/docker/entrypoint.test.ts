@@ -4,20 +4,16 @@
  * entrypoint that never starts the shell fails the job saying so instead of passing without running
  * the script. The runner's own containers (ownership hand-over) never run it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../../helpers/server.js';
 import { IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
-import { runDockerJob } from './jobs.js';
+import { runDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  if (skipDocker) return;
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t?.close();
+useDockerTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 describe.skipIf(skipDocker)('docker executor: the image ENTRYPOINT', () => {

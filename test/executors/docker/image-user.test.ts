@@ -6,22 +6,18 @@
 import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
 import { DockerExecutor } from '../../../src/executors/docker/index.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import type { TestServer } from '../../helpers/server.js';
 import { IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
-import { runDockerJob } from './jobs.js';
+import { runDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  if (skipDocker) return;
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t?.close();
+useDockerTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () => {

@@ -2,20 +2,16 @@
  * Docker jobs end to end on the reference server: the image chosen, the script in the container with
  * bash or sh, the in-container paths, and clear failures for images the runner cannot or may not use.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
-import { runDockerJob } from './jobs.js';
+import { runDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  if (skipDocker) return;
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t?.close();
+useDockerTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 describe.skipIf(skipDocker)('docker executor jobs', () => {

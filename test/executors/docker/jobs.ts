@@ -4,8 +4,9 @@ import { runOnce } from '../../../src/agent/run-once.js';
 import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
 import { silentLogger } from '../../../src/log.js';
 import { workDirs } from '../../cli/helpers.js';
-import type { TestServer } from '../../helpers/server.js';
-import { IMAGES } from './engine.js';
+import { afterAll, beforeAll } from 'vitest';
+import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { IMAGES, skipDocker } from './engine.js';
 
 export interface DockerJobOptions {
   docker?: Record<string, unknown>;
@@ -39,4 +40,20 @@ export async function startDockerJob(server: TestServer, token: string, yaml: st
 export async function runDockerJob(server: TestServer, token: string, yaml: string, options: DockerJobOptions = {}) {
   const job = await startDockerJob(server, token, yaml, options);
   return { ...job, ...(await job.done) };
+}
+
+/**
+ * A reference server and a registered runner for a docker test file, started before its tests
+ * (when a docker engine answers) and closed after them; `use` receives both.
+ */
+export function useDockerTestServer(use: (server: TestServer, runnerToken: string) => void): void {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    if (skipDocker) return;
+    server = await startTestServer({ files: { 'README.md': '# p\n' } });
+    use(server, (await server.registerRunner()).token);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
 }

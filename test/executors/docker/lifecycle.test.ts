@@ -8,25 +8,21 @@ import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DockerExecutor } from '../../../src/executors/docker/index.js';
 import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
 import { waitUntil } from '../../cli/helpers.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import type { TestServer } from '../../helpers/server.js';
 import { docker, jobLabels, labelled, skipDocker } from './engine.js';
-import { runDockerJob, startDockerJob } from './jobs.js';
+import { runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
 
 const execFileP = promisify(execFile);
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  if (skipDocker) return;
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t?.close();
+useDockerTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 async function waitForBuildContainer(id: number): Promise<string> {

@@ -2,22 +2,18 @@
  * Services: reachable from the build by GitLab Runner's aliases on the job's network, configured by
  * the job's variables but never given its token, and waited for up to wait_for_services_timeout.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serviceAliases } from '../../../src/executors/docker/services.js';
 import { waitUntil } from '../../cli/helpers.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import type { TestServer } from '../../helpers/server.js';
 import { docker, IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
-import { runDockerJob, startDockerJob } from './jobs.js';
+import { runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  if (skipDocker) return;
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t?.close();
+useDockerTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 describe('service aliases', () => {
