@@ -3,15 +3,12 @@
  * script runs as that user and can write the checkout, while the runner's own steps (fetch, cache,
  * artifacts) keep working on it, job after job, as with GitLab Runner.
  */
-import { mkdtemp, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
-import { DockerExecutor } from '../../../src/executors/docker/index.js';
+import { describe, expect, it } from 'vitest';
 import type { TestServer } from '../../helpers/server.js';
 import { IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
-import { runDockerJob, useDockerTestServer } from './jobs.js';
+import { executorForOwner, runDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
 let token: string;
@@ -51,21 +48,9 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
   }, 120_000);
 
   it('hands the checkout of a job stopped mid-script back to a runner that is not root', async () => {
-    // The runner here is root; it stands in for one whose uid is 4321 (git is told the checkout is
-    // safe, as it would be for that user).
+    // The runner here is root; it stands in for one whose uid is 4321.
     const owner = { uid: 4321, gid: 4321 };
-    const home = await mkdtemp(join(tmpdir(), 'ci-runner-gitconfig-'));
-    await writeFile(join(home, 'gitconfig'), '[safe]\n\tdirectory = *\n');
-    const previous = process.env.GIT_CONFIG_GLOBAL;
-    process.env.GIT_CONFIG_GLOBAL = join(home, 'gitconfig');
-    onTestFinished(() => {
-      if (previous === undefined) delete process.env.GIT_CONFIG_GLOBAL;
-      else process.env.GIT_CONFIG_GLOBAL = previous;
-    });
-    const services = {
-      createExecutor: (runner: Parameters<typeof dockerOptionsOf>[0] & { token: string; kill_grace_period: number; shell: 'bash' | 'sh' }) =>
-        new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, hostShell: runner.shell, owner }),
-    };
+    const services = await executorForOwner(owner);
     const job = await runDockerJob(t, token, `j:\n  image: ${IMAGES.user}\n  timeout: 3s\n  script:\n    - mkdir -p late && touch late/file && echo "wrote as $(id -u)"\n    - sleep 300\n`, { services, runner: { kill_grace_period: 1 } });
     expect(job.status, job.trace).toBe('failed');
     expect(job.trace).toContain('wrote as 1000');

@@ -4,7 +4,12 @@ import { runOnce } from '../../../src/agent/run-once.js';
 import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
 import { silentLogger } from '../../../src/log.js';
 import { workDirs } from '../../cli/helpers.js';
-import { afterAll, beforeAll } from 'vitest';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, onTestFinished } from 'vitest';
+import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
+import { DockerExecutor } from '../../../src/executors/docker/index.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
 
@@ -56,4 +61,24 @@ export function useDockerTestServer(use: (server: TestServer, runnerToken: strin
   afterAll(async () => {
     await server?.close();
   });
+}
+
+/**
+ * Services whose docker executor hands files to `owner` as it would for a runner running as that uid
+ * (the tests run as root, standing in for it). git, running as root on a checkout owned by `owner`,
+ * is told the checkout is safe until the test ends, as it would be for that user. Call inside a test.
+ */
+export async function executorForOwner(owner: { uid: number; gid: number }): Promise<Partial<SharedServices>> {
+  const home = await mkdtemp(join(tmpdir(), 'ci-runner-gitconfig-'));
+  await writeFile(join(home, 'gitconfig'), '[safe]\n\tdirectory = *\n');
+  const previous = process.env.GIT_CONFIG_GLOBAL;
+  process.env.GIT_CONFIG_GLOBAL = join(home, 'gitconfig');
+  onTestFinished(() => {
+    if (previous === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+    else process.env.GIT_CONFIG_GLOBAL = previous;
+  });
+  return {
+    createExecutor: (runner) =>
+      new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, hostShell: runner.shell, owner }),
+  };
 }

@@ -4,17 +4,14 @@
  * files a container writes into the checkout handed back to the runner's user.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { DockerExecutor } from '../../../src/executors/docker/index.js';
-import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../cli/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
 import { docker, jobLabels, labelled, skipDocker } from './engine.js';
-import { runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
+import { executorForOwner, runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
 
 const execFileP = promisify(execFile);
 
@@ -98,21 +95,9 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
   }, 60_000);
 
   it('hands files a container wrote into the checkout back to the runner user, so the next job can fetch and clean', async () => {
-    // The runner here is root, so it stands in for a runner whose uid is 4321; git, running as root on
-    // a checkout owned by 4321, must be told the checkout is safe, as it would be for that user.
+    // The runner here is root; it stands in for one whose uid is 4321.
     const owner = { uid: 4321, gid: 4321 };
-    const home = await mkdtemp(join(tmpdir(), 'ci-runner-gitconfig-'));
-    await writeFile(join(home, 'gitconfig'), '[safe]\n\tdirectory = *\n');
-    const previous = process.env.GIT_CONFIG_GLOBAL;
-    process.env.GIT_CONFIG_GLOBAL = join(home, 'gitconfig');
-    onTestFinished(() => {
-      if (previous === undefined) delete process.env.GIT_CONFIG_GLOBAL;
-      else process.env.GIT_CONFIG_GLOBAL = previous;
-    });
-    const services = {
-      createExecutor: (runner: Parameters<typeof dockerOptionsOf>[0] & { token: string; kill_grace_period: number; shell: 'bash' | 'sh' }) =>
-        new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, hostShell: runner.shell, owner }),
-    };
+    const services = await executorForOwner(owner);
     const first = await runDockerJob(t, token, 'j:\n  script:\n    - mkdir -p made/deep && echo x > made/deep/file && chmod 500 made/deep\n', { services });
     expect(first.status, first.trace).toBe('success');
     const project = join(first.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
