@@ -7,9 +7,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { processContainment } from '../../src/executors/cgroup/containment.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer, type TestServer } from '../helpers/server.js';
 import { CLI, cli } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
 
@@ -19,12 +19,9 @@ if (skipReason) console.log(`skipping the cgroup end-to-end tests: ${skipReason}
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  t = await startTestServer();
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t.close();
+useTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 const trace = async (id: number): Promise<string> => (await t.server.getTrace(id)).toString('utf8');

@@ -1,22 +1,19 @@
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RUN_ONCE_FLAGS } from '../../src/cli/commands/run-once-options.js';
 import { envNames } from '../../src/cli/env-options.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
 import { workDirs } from './helpers.js';
 
 let t: TestServer;
 let token: string;
 
-beforeAll(async () => {
-  t = await startTestServer();
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t.close();
+useTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 async function trace(jobId: number): Promise<string> {

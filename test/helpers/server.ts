@@ -3,6 +3,7 @@
  * coordinator. Runners register through the real client (E1).
  */
 import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll } from 'vitest';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { TlsMaterial } from '../../src/client/tls.js';
 import {
@@ -71,4 +72,24 @@ export async function startTestServer(options: Partial<ReferenceServerOptions> &
       await rm(projectPath, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A server and a registered runner for a whole test file: started before its tests (not at all with
+ * `skip`), closed after them; `use` receives both.
+ */
+export function useTestServer(
+  use: (server: TestServer, runnerToken: string) => void,
+  options: Parameters<typeof startTestServer>[0] & { skip?: boolean } = {},
+): void {
+  const { skip, ...serverOptions } = options;
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    if (skip) return;
+    server = await startTestServer(serverOptions);
+    use(server, (await server.registerRunner()).token);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
 }

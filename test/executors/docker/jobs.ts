@@ -7,10 +7,10 @@ import { workDirs } from '../../cli/helpers.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, onTestFinished } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
 import { DockerExecutor } from '../../../src/executors/docker/index.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
+import { useTestServer, type TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
 
 export interface DockerJobOptions {
@@ -52,15 +52,7 @@ export async function runDockerJob(server: TestServer, token: string, yaml: stri
  * (when a docker engine answers) and closed after them; `use` receives both.
  */
 export function useDockerTestServer(use: (server: TestServer, runnerToken: string) => void): void {
-  let server: TestServer | undefined;
-  beforeAll(async () => {
-    if (skipDocker) return;
-    server = await startTestServer({ files: { 'README.md': '# p\n' } });
-    use(server, (await server.registerRunner()).token);
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  useTestServer(use, { skip: Boolean(skipDocker), files: { 'README.md': '# p\n' } });
 }
 
 /**
