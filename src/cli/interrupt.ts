@@ -38,3 +38,20 @@ export function interruptOnSignals(): Interrupt {
     },
   };
 }
+
+/**
+ * Runs a foreground command's `work` under `interruptOnSignals`: its result becomes the exit code;
+ * when it was interrupted, `<name> interrupted` is said and the exit code is 130 or 143.
+ */
+export async function runInterruptible(name: string, work: (signal: AbortSignal) => Promise<number>): Promise<void> {
+  const interrupt = interruptOnSignals();
+  try {
+    process.exitCode = await work(interrupt.signal);
+  } catch (error) {
+    if (!interrupt.signal.aborted) throw error;
+    process.stderr.write(`${name} interrupted\n`);
+    process.exitCode = interrupt.exitCode();
+  } finally {
+    interrupt.dispose();
+  }
+}

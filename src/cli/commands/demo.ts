@@ -1,7 +1,7 @@
 /** `ci-runner demo` (what `npm start` runs): the example pipeline on an in-process reference server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { EXIT } from '../../agent/cli-support.js';
-import { interruptOnSignals } from '../interrupt.js';
+import { runInterruptible } from '../interrupt.js';
 
 interface DemoArgs {
   concurrent: number;
@@ -18,25 +18,15 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
       .epilogue('Exit codes: 0 the pipeline passed; 1 it failed; 130/143 interrupted (SIGINT/SIGTERM).') as unknown as Argv<DemoArgs>,
   handler: async (argv: ArgumentsCamelCase<DemoArgs>) => {
     // A closed pipe (`npm start | head`) ends the demo quietly instead of crashing it.
-    const interrupt = interruptOnSignals();
-    try {
+    await runInterruptible('demo', async (signal) => {
       const { runDemo } = await import('../../agent/demo.js');
       const result = await runDemo({
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,
         concurrent: Math.max(1, argv.concurrent),
-        signal: interrupt.signal,
+        signal,
       });
-      process.exitCode = result.pipelineStatus === 'success' ? EXIT.ok : EXIT.jobFailed;
-    } catch (error) {
-      if (interrupt.signal.aborted) {
-        process.stderr.write('demo interrupted\n');
-        process.exitCode = interrupt.exitCode();
-        return;
-      }
-      throw error;
-    } finally {
-      interrupt.dispose();
-    }
+      return result.pipelineStatus === 'success' ? EXIT.ok : EXIT.jobFailed;
+    });
   },
 };

@@ -3,7 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { CiRunnerError } from '../../errors.js';
 import { requestedLogLevel } from '../global-options.js';
-import { interruptOnSignals } from '../interrupt.js';
+import { runInterruptible } from '../interrupt.js';
 
 /**
  * Bad usage: exit 2. Not cli-support's CommandError: that module brings the config loader, which exec
@@ -70,8 +70,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
   handler: async (argv: ArgumentsCamelCase<ExecArgs>) => {
     if (!Number.isInteger(argv.concurrent) || argv.concurrent < 1) throw new ExecUsageError(`--concurrent: expects a whole number of at least 1, got ${String(argv.concurrent)}`);
     const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv) : {};
-    const interrupt = interruptOnSignals();
-    try {
+    await runInterruptible('exec', async (signal) => {
       const { runExec } = await import('../../exec/run.js');
       if (argv.executor === 'docker') await checkDocker(docker);
       const result = await runExec({
@@ -88,21 +87,12 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         ...(argv['artifacts-to'] !== undefined ? { artifactsTo: argv['artifacts-to'] } : {}),
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,
-        signal: interrupt.signal,
+        signal,
         // The global --log-level/--debug; the runner's and server's own log stays quiet otherwise.
         logLevel: execLogLevel(argv),
       });
-      process.exitCode = result.exitCode;
-    } catch (error) {
-      if (interrupt.signal.aborted) {
-        process.stderr.write('exec interrupted\n');
-        process.exitCode = interrupt.exitCode();
-        return;
-      }
-      throw error;
-    } finally {
-      interrupt.dispose();
-    }
+      return result.exitCode;
+    });
   },
 };
 
