@@ -113,22 +113,18 @@ export function parseExpression(text: string): Expression {
     }
     return left;
   };
-  const and = (): Expression => {
-    let left = comparison();
-    for (let next = peek(); next?.type === 'operator' && next.value === '&&'; next = peek()) {
+  /** `operand (operator operand)*`, grouped to the left. */
+  const chain = (operator: '&&' | '||', operand: () => Expression) => (): Expression => {
+    let left = operand();
+    for (let next = peek(); next?.type === 'operator' && next.value === operator; next = peek()) {
       position += 1;
-      left = { kind: 'logical', operator: '&&', left, right: comparison() };
+      left = { kind: 'logical', operator, left, right: operand() };
     }
     return left;
   };
-  const or = (): Expression => {
-    let left = and();
-    for (let next = peek(); next?.type === 'operator' && next.value === '||'; next = peek()) {
-      position += 1;
-      left = { kind: 'logical', operator: '||', left, right: and() };
-    }
-    return left;
-  };
+  // && binds tighter than ||.
+  const and = chain('&&', comparison);
+  const or = chain('||', and);
 
   const expression = or();
   const extra = peek();
