@@ -14,7 +14,7 @@ import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { ArtifactStages } from './artifact-stages.js';
 import type { RunAs } from '../run-as.js';
-import { jobDirs, redactUrl } from './build-dir.js';
+import { jobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, notice } from './messages.js';
@@ -64,8 +64,9 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   const { slot, release } = services.slots.acquire(runner.token, build.project_id);
   const dirs = jobDirs(runner.builds_dir, runner.token, slot, build);
   const started = Date.now();
-  // GitLab Runner's wording, so an operator's greps and habits carry over; never the credentials.
-  logger.info({ job: build.name, repo_url: redactUrl(build.repo_url), slot }, 'Checking for jobs... received');
+  // GitLab Runner's wording, so an operator's greps and habits carry over; the logger's redaction
+  // drops the credentials of repo_url.
+  logger.info({ job: build.name, repo_url: build.repo_url, slot }, 'Checking for jobs... received');
   try {
     const executor = await services.createExecutor(runner);
     await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
