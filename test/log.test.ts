@@ -34,7 +34,7 @@ describe('logger', () => {
     expect(logged('json', true)).not.toContain('\u001b[');
   });
 
-  it('gives children their bindings, lets the call override them, and shares the level with the root', () => {
+  it('gives children their bindings, lets the call override them, and shares the level with the root', async () => {
     const out = sink(false);
     const root = createLogger({ format: 'json', destination: out.stream, level: 'info' });
     const child = root.child({ component: 'job', jobId: 1 });
@@ -44,6 +44,8 @@ describe('logger', () => {
     const record = JSON.parse(out.text()) as Record<string, unknown>;
     expect(record).toMatchObject({ level: 'debug', msg: 'shown', component: 'job', jobId: 2, err: { type: 'Error', message: 'boom' } });
     expect(child.level).toBe('debug');
+    // Written as logged: a flush has nothing to wait for, and calls back.
+    await new Promise<void>((resolve) => root.flush(() => resolve()));
   });
 
   it('keeps a value from forging a line of its own', () => {

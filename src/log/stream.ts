@@ -20,14 +20,16 @@ const PRIORITY: Record<LogLevel, number> = { trace: 7, debug: 7, info: 6, warn: 
 const isLevel = (value: unknown): value is LogLevel => typeof value === 'string' && (LEVELS as readonly string[]).includes(value);
 
 /** A pino destination that prints its records as `options` says onto `destination`. */
-export function formattingStream(destination: { write(text: string): unknown; flush?: () => void; flushSync?: () => void }, options: FormatOptions): DestinationStream & { flush(): void } {
+export function formattingStream(destination: { write(text: string): unknown; flushSync?: () => void }, options: FormatOptions): DestinationStream & { flush(done?: (error?: Error) => void): void } {
   return {
     write(line: string): void {
       const text = formatLine(line, options);
       if (text !== undefined) destination.write(text);
     },
-    flush(): void {
-      (destination.flushSync ?? destination.flush)?.call(destination);
+    /** pino's `logger.flush(done)`: lines are written as they come, so only a buffered destination has anything left. */
+    flush(done?: (error?: Error) => void): void {
+      destination.flushSync?.();
+      done?.();
     },
   };
 }
