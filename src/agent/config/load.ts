@@ -29,6 +29,8 @@ const messages = schemaMessages({ object: 'table' });
 
 /** The tables of an entry, as the key checks read them. */
 const SECTIONS: readonly RunnerSection[] = RUNNER_SECTIONS;
+/** The keys of the tables checked key by key (their unknown keys are reported before the schema runs). */
+const CHECKED_TABLES = new Set<PropertyKey>(SECTIONS.filter((section) => section.keys).map((section) => section.key));
 
 export interface LoadedConfig {
   path: string;
@@ -97,12 +99,11 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
   if (!result.success) {
     // Unknown keys of the top level, of each [[runners]] entry and of its tables checked key by key
     // were reported above, with their line.
-    const checkedTables = new Set<PropertyKey>(SECTIONS.filter((section) => section.keys).map((section) => section.key));
     const reported = (issue: z.core.$ZodIssue): boolean =>
       issue.code === 'unrecognized_keys' &&
       (issue.path.length === 0 ||
         (issue.path.length === 2 && issue.path[0] === 'runners') ||
-        (issue.path.length === 3 && issue.path[0] === 'runners' && checkedTables.has(issue.path[2] ?? '')));
+        (issue.path.length === 3 && issue.path[0] === 'runners' && CHECKED_TABLES.has(issue.path[2] ?? '')));
     problems.push(...result.error.issues.filter((issue) => !reported(issue)).map((issue) => describeIssue(issue, where)));
   }
   if (problems.length > 0 || !result.success) {
