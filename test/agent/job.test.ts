@@ -77,6 +77,20 @@ describe('job lifecycle', () => {
     expect(trace).toContain('ERROR: Job failed: exit status 5');
   });
 
+  it('says in the job log when a stage outlived SIGTERM and was killed after the grace period', async () => {
+    const { status, trace } = await runJob('j:\n  timeout: 2s\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - trap "" TERM; sleep 300\n', { kill_grace_period: 1 });
+    expect(status, trace).toBe('failed');
+    expect(trace).toContain('WARNING: build_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
+    expect(trace).toContain('ERROR: Job failed: execution took longer than 2 seconds');
+  });
+
+  it('names no forced kill when the stage stops on SIGTERM', async () => {
+    const { status, trace } = await runJob('j:\n  timeout: 2s\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - sleep 300\n', { kill_grace_period: 1 });
+    expect(status, trace).toBe('failed');
+    expect(trace).toContain('ERROR: Job failed: execution took longer than 2 seconds');
+    expect(trace).not.toContain('SIGKILL');
+  });
+
   it('passes artifacts from one stage to the next', async () => {
     const p = await t.pipeline('make:\n  stage: build\n  script:\n    - mkdir -p out && echo made > out/file.txt\n  artifacts:\n    paths:\n      - out/\nuse:\n  stage: test\n  script:\n    - cat out/file.txt\n');
     const d = await workDirs();

@@ -79,7 +79,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     signal: job.signal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const shell: ShellRun = (target, stage, commands, options) => {
+  const shell: ShellRun = async (target, stage, commands, options) => {
     services.onStage?.(build, stage);
     const request: StageRequest = {
       stage,
@@ -92,7 +92,9 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
       output: (chunk) => write(chunk),
       signal: options.signal,
     };
-    return target.runStage(request);
+    const result = await target.runStage(request);
+    if (result.killedAfterMs !== undefined) write(warning(`WARNING: ${stage} did not stop within ${result.killedAfterMs / 1000} s of SIGTERM; it was killed (SIGKILL)`));
+    return result;
   };
 
   let buildRan = false;
