@@ -91,13 +91,10 @@ describe.each(['bash', 'sh'] as const)('shell executor (%s)', (shell) => {
     const dir = await mkdtemp(join(tmpdir(), 'shell-stream-'));
     const chunks: Buffer[] = [];
     // The stage waits for a file the test writes only once it has seen the first line.
-    const result = await executor.runStage({
-      stage: 'build_script',
+    const { result } = await stage(executor, {
       echoCommands: false,
-      variables: [],
       workDir: dir,
       scriptDir: dir,
-      signal: new AbortController().signal,
       commands: ["printf 'first \\377\\376\\n'", `while [ ! -e ${join(dir, 'go')} ]; do sleep 0.05; done`, 'echo second'],
       output: (chunk) => {
         chunks.push(Buffer.from(chunk));
