@@ -83,8 +83,10 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
   try {
     out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal });
   } catch (error) {
+    // A git that cannot start, or an abort, says so itself.
+    if (!(error instanceof GitCommandError)) throw error;
     // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
-    const said = error instanceof GitCommandError ? (error.stderr.split('\n')[0] ?? '') : '';
+    const said = error.stderr.split('\n')[0] ?? '';
     throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
   }
   const [topLevel, objects, index] = out?.split('\n') ?? [];
