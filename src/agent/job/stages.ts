@@ -128,8 +128,10 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
     write(notice('Running after script...'));
     const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
-    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace });
-    if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+    // A stage that cannot start rejects; here that is a warning like any after_script failure.
+    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
+    if (after instanceof Error) write(warning(`WARNING: after_script failed: ${after.message}`));
+    else if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
     else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
   }
 
