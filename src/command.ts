@@ -3,7 +3,8 @@
  * the cgroup probe), through execa. Every execa option that changes what a caller sees is chosen here,
  * once: the daemon's environment plus `env`, stdin from /dev/null, output kept as it came (no final
  * newline stripped), and a failure is a result (`failed`, `exitCode`, `signal`, `timedOut`,
- * `isCanceled`, `code` for a spawn error), never a rejection.
+ * `isCanceled`, `code` for a spawn error), never a rejection. execa's `cleanup` stays on: a command
+ * still running when the runner exits is killed with it.
  *
  * execa is loaded on the first call, not when a module that may run a command is loaded: the `run`
  * daemon and `exec` start without paying for it (~80 ms of CPU here), and a daemon whose jobs never
