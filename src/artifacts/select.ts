@@ -11,9 +11,8 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import picomatch from 'picomatch';
+import { lastLine, runCommand } from '../command.js';
 import { linkTargetProblem } from './guard.js';
 
 export interface SelectedEntry {
@@ -102,17 +101,13 @@ class Selector {
   }
 
   async addUntracked(): Promise<void> {
-    let output: string;
-    try {
-      // node:child_process, not execa: the daemon keeps what a job loads (bench/idle.ts).
-      const result = await promisify(execFile)('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, signal: this.signal, encoding: 'utf8', maxBuffer: 100 * 1024 * 1024 });
-      output = result.stdout;
-    } catch (error) {
-      if (this.signal.aborted) throw this.signal.reason;
-      this.log(`WARNING: could not list untracked files (git ls-files failed: ${(error as Error).message.split('\n')[0] ?? ''})`);
+    const result = await runCommand('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, signal: this.signal, maxBuffer: 100 * 1024 * 1024 });
+    if (this.signal.aborted) throw this.signal.reason;
+    if (result.failed) {
+      this.log(`WARNING: could not list untracked files (git ls-files failed: ${lastLine(result.stderr) || result.shortMessage})`);
       return;
     }
-    for (const path of output.split('\0')) {
+    for (const path of result.stdout.split('\0')) {
       if (path !== '') await this.add(path.replace(/\/$/, ''), path);
     }
   }

@@ -8,7 +8,7 @@
  */
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { runCommand } from '../command.js';
 import { CiRunnerError } from '../errors.js';
 
 export interface Snapshot {
@@ -57,18 +57,14 @@ class GitCommandError extends SnapshotError {
 /** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
 const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
 
-/** `git` output and exit status. node's own execFile, not execa: exec's first git starts before its big modules load. */
-function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') {
-        reject(signal?.aborted ? signal.reason : new SnapshotError(`cannot run git: ${error.message}; is git installed?`, { cause: error }));
-        return;
-      }
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
+/** `git` output and exit status; rejects when git cannot be started or `signal` aborted it. */
+async function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
+  const result = await runCommand('git', args, { cwd, env, ...(signal ? { signal } : {}) });
+  if (signal?.aborted) throw signal.reason;
+  if (result.exitCode === undefined) {
+    throw new SnapshotError(`cannot run git: ${result.originalMessage ?? result.shortMessage}; is git installed?`, { cause: result });
+  }
+  return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
 }
 
 async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
@@ -87,8 +83,10 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
   try {
     out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal });
   } catch (error) {
+    // A git that cannot start, or an abort, says so itself.
+    if (!(error instanceof GitCommandError)) throw error;
     // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
-    const said = error instanceof GitCommandError ? (error.stderr.split('\n')[0] ?? '') : '';
+    const said = error.stderr.split('\n')[0] ?? '';
     throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
   }
   const [topLevel, objects, index] = out?.split('\n') ?? [];

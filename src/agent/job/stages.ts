@@ -79,7 +79,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     signal: job.signal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const shell: ShellRun = (target, stage, commands, options) => {
+  const shell: ShellRun = async (target, stage, commands, options) => {
     services.onStage?.(build, stage);
     const request: StageRequest = {
       stage,
@@ -92,7 +92,9 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
       output: (chunk) => write(chunk),
       signal: options.signal,
     };
-    return target.runStage(request);
+    const result = await target.runStage(request);
+    if (result.killedAfterMs !== undefined) write(warning(`WARNING: ${stage} did not stop within ${result.killedAfterMs / 1000} s of SIGTERM; it was killed (SIGKILL)`));
+    return result;
   };
 
   let buildRan = false;
@@ -126,8 +128,10 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
     write(notice('Running after script...'));
     const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
-    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace });
-    if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+    // A stage that cannot start rejects; here that is a warning like any after_script failure.
+    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
+    if (after instanceof Error) write(warning(`WARNING: after_script failed: ${after.message}`));
+    else if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
     else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
   }
 
