@@ -7,7 +7,7 @@
  * body as too large (413), the state goes alone: the server keeps what the live PATCHes delivered.
  */
 import { backoffDelay, sleep } from '../client/backoff.js';
-import type { Outcome } from '../client/outcome.js';
+import type { Outcome } from '../client/retryable.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import type { SentTrace } from './view.js';

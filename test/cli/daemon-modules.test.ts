@@ -38,7 +38,7 @@ Module._load = function (request, parent, isMain) {
 };`;
 
 describe('run: what the daemon loads', () => {
-  it('never loads yargs, undici, @opentelemetry/api, execa, zod or pino: not at start, not for a job with artifacts and a cache, not on a reload', async () => {
+  it('never loads yargs, @opentelemetry/api, execa, zod or pino: not at start, not for a job with artifacts and a cache, not on a reload', async () => {
     const d = await workDirs();
     const hooks = join(d.root, 'hooks.mjs');
     await writeFile(hooks, HOOKS);
@@ -66,10 +66,10 @@ describe('run: what the daemon loads', () => {
     const loaded = (await readFile(log, 'utf8')).split('\n');
     // The hooks see the daemon's own modules (a check that they work at all).
     expect(loaded.some((line) => line.includes('/dist/agent/job/run-job.js'))).toBe(true);
-    expect(loaded.some((line) => line.includes('/dist/client/http.js'))).toBe(true);
+    expect(loaded.some((line) => line.includes('/dist/client/transport.js'))).toBe(true);
     expect(loaded.some((line) => line.includes('/node_modules/smol-toml/'))).toBe(true);
     expect(loaded.some((line) => line.includes('/dist/artifacts/select.js'))).toBe(true);
-    const heavy = loaded.filter((line) => /\/node_modules\/(yargs[^/]*|cliui|undici|@opentelemetry|execa|zod|pino[^/]*)\//.test(line));
+    const heavy = loaded.filter((line) => /\/node_modules\/(yargs[^/]*|cliui|@opentelemetry|execa|zod|pino[^/]*)\//.test(line));
     expect(heavy).toEqual([]);
   });
 });

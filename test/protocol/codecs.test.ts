@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { apiBaseUrl } from '../../src/protocol/base-url.js';
 import { formatContentRange, parseServerRange } from '../../src/protocol/content-range.js';
 import { parseBuildPayload } from '../../src/protocol/build-payload.js';
-import { classify } from '../../src/client/outcome.js';
+import { classify } from '../../src/client/retryable.js';
 import { backoffDelay } from '../../src/client/backoff.js';
 
 describe('apiBaseUrl', () => {

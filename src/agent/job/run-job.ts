@@ -5,7 +5,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { classify } from '../../client/outcome.js';
+import { classify } from '../../client/retryable.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
