@@ -1,6 +1,6 @@
 /**
  * What every endpoint call of the runner API shares: where and how it connects (`ApiContext`), the
- * result it returns (`ApiResult`: status and classification from `outcome.ts`), and tolerant body
+ * result it returns (`ApiResult`: status and classification from `retryable.ts`), and tolerant body
  * readers. A body that is cut off or not JSON is an answer to classify, never an exception: methods
  * reject only when the caller's signal aborts.
  */

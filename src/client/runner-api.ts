@@ -1,9 +1,9 @@
 /**
  * The runner side of `/ci/api/v1` (PROTOCOL.md §4): one method per endpoint, each returning the
- * HTTP status (or -1 for transport errors) with its classification from `outcome.ts`, plus what the
+ * HTTP status (or -1 for transport errors) with its classification from `retryable.ts`, plus what the
  * endpoint answers. Methods never throw for server or network failures; they reject only when the
  * caller's signal aborts. Retrying is the caller's decision (trace sender, poll loop, uploader), made
- * from `outcome`.
+ * from `outcome` with the one helper in `retry.ts`.
  */
 import { apiBaseUrl } from '../protocol/base-url.js';
 import { formatContentRange, parseServerRange } from '../protocol/content-range.js';

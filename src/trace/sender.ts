@@ -8,7 +8,7 @@
  * 404 switches to full-trace PUTs for the rest of the job (§7.5); failures retry from the same offset
  * with backoff. Nothing is skipped or sent twice: the cursor only moves on what the server says it has.
  */
-import { Backoff, retry, type RetryPolicy } from '../client/retry.js';
+import { Backoff, retry, type RetryPolicy, type Step } from '../client/retry.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import { JobAbortedError } from './errors.js';
@@ -97,7 +97,7 @@ export class TraceSender {
   async drain(deadline: AbortSignal): Promise<boolean> {
     const pending = (): boolean =>
       this.mode === 'incremental' && !this.halted && this.sentOffset < this.options.trace.length && !deadline.aborted && !this.options.signal.aborted;
-    const step = async (): Promise<{ done: undefined } | { failed: undefined; retryAfterMs: number | undefined }> => {
+    const step = async (): Promise<Step<undefined, undefined>> => {
       while (pending()) {
         const result: TickResult = await this.tick().catch(() => 'failed' as const);
         if (result === 'failed') return { failed: undefined, retryAfterMs: this.retryAfterMs };

@@ -57,6 +57,23 @@ async function rawServer(handler: (req: import('node:http').IncomingMessage, res
   };
 }
 
+/** An upload body that never ends unless the request stops reading it; says whether it was closed. */
+function endlessUpload(): { source: Readable; destroyed: () => boolean; sent: () => number } {
+  let destroyed = false;
+  let sent = 0;
+  const source = new Readable({
+    read() {
+      sent += 16 * 1024;
+      this.push(Buffer.alloc(16 * 1024, 1));
+    },
+    destroy(error, callback) {
+      destroyed = true;
+      callback(error);
+    },
+  });
+  return { source, destroyed: () => destroyed, sent: () => sent };
+}
+
 describe('which proxy a request takes', () => {
   const env = (vars: Record<string, string>): NodeJS.ProcessEnv => vars;
 
@@ -254,23 +271,14 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
   it('gives up on an upload the server stops reading, after the progress deadline, and closes its source', async () => {
     // The handler never reads the body: Node's server then stops reading the socket, and the upload stalls.
     const deaf = await rawServer(() => undefined);
-    let destroyed = false;
-    const source = new Readable({
-      read() {
-        this.push(Buffer.alloc(64 * 1024, 1));
-      },
-      destroy(error, callback) {
-        destroyed = true;
-        callback(error);
-      },
-    });
+    const upload = endlessUpload();
     const transport = new Transport();
     try {
       clearProxyEnv();
-      const response = await send(transport, { method: 'POST', url: new URL(`${deaf.url}/upload`), body: source, bodyTimeoutMs: 300 });
+      const response = await send(transport, { method: 'POST', url: new URL(`${deaf.url}/upload`), body: upload.source, bodyTimeoutMs: 300 });
       expect(response.status).toBe(-1);
       expect(response.error?.message).toBe('no progress sending the request for 0.3 s');
-      expect(destroyed).toBe(true);
+      expect(upload.destroyed()).toBe(true);
     } finally {
       await transport.close();
       await deaf.close();
@@ -285,26 +293,14 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
         if (seen > 64 * 1024) req.socket.destroy();
       });
     });
-    let destroyed = false;
-    let sent = 0;
-    const source = new Readable({
-      read() {
-        sent += 16 * 1024;
-        // Endless unless the request stops reading it.
-        this.push(Buffer.alloc(16 * 1024, 1));
-      },
-      destroy(error, callback) {
-        destroyed = true;
-        callback(error);
-      },
-    });
+    const upload = endlessUpload();
     const transport = new Transport();
     try {
       clearProxyEnv();
-      const response = await send(transport, { method: 'POST', url: new URL(`${dropping.url}/upload`), body: source });
+      const response = await send(transport, { method: 'POST', url: new URL(`${dropping.url}/upload`), body: upload.source });
       expect(response.status).toBe(-1);
-      expect(destroyed).toBe(true);
-      expect(sent).toBeLessThan(64 * 1024 * 1024);
+      expect(upload.destroyed()).toBe(true);
+      expect(upload.sent()).toBeLessThan(64 * 1024 * 1024);
     } finally {
       await transport.close();
       await dropping.close();
