@@ -8,6 +8,7 @@
  * `maxBuilds` is reserved first), so a job handed out always runs and never one too many is taken.
  */
 import { Backoff } from '../client/retry.js';
+import { worthRetrying } from '../client/retryable.js';
 import { RunnerApiClient } from '../client/runner-api.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { RunnerConfig } from './config/schema.js';
@@ -171,6 +172,11 @@ class JobLoop {
       let delay = pollIntervalMs;
       if (result.kind === 'error') {
         this.lastError = { status: result.status, ...(result.error ? { error: result.error.message } : {}) };
+        if (!worthRetrying(result)) {
+          // No later request can go differently (a proxy URL that is not one): say so now, not at the wait timeout.
+          this.end({ kind: 'unreachable', ...this.lastError });
+          break;
+        }
         logger.warn({ status: result.status, err: result.error?.message }, 'job request failed; retrying');
         delay = this.backoff.failed(result.retryAfterMs);
       } else {

@@ -30,7 +30,7 @@ export function describeTransportError(error: unknown, url: URL, timeouts: Timeo
     case 'UND_ERR_BODY_TIMEOUT':
       return because(`no response data for ${seconds(timeouts.bodyTimeoutMs)} from ${url.host}`);
     case 'UND_ERR_SOCKET':
-      return because(`the connection to ${proxy ? `the proxy ${proxy.host}` : url.host} closed before the answer was complete (${error.message})`);
+      return because(`the connection to ${url.host}${proxy ? ` (through the proxy ${proxy.host})` : ''} closed before the answer was complete (${error.message})`);
   }
   if (proxy) return proxyError(error, code, url, proxy, because);
   return error;
