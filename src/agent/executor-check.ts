@@ -4,7 +4,7 @@
  * engine does not answer waits (and is asked again) instead. The shell executor needs nothing.
  */
 import { lastLine, runCommand } from '../command.js';
-import { sleep } from '../client/backoff.js';
+import { sleep } from '../timers.js';
 import type { Logger } from '../log.js';
 import type { RunnerConfig } from './config/schema.js';
 

@@ -5,7 +5,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { classify } from '../../client/outcome.js';
+import { classify } from '../../client/retryable.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
@@ -114,7 +114,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.
     logger.error({ err: error }, 'job could not start');
-    const delivered = await reportBuildFailed(services.client, runner, build.id, `the runner could not start the job: ${(error as Error).message}`, stop);
+    const delivered = await reportBuildFailed(services.client, runner, build.id, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
     return { state: 'failed', reason: (error as Error).message, delivered };
   } finally {
     release();
