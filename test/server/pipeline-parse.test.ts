@@ -201,6 +201,19 @@ own:
       { key: 'X', value: 'v' },
     ]);
   });
+
+  it('reads expand: false as a raw value and checks a value against its options', () => {
+    const text = 'variables:\n  R: { value: "$HOME", expand: false }\n  E: { value: "$HOME", expand: true, options: ["$HOME", x] }\nj:\n  script: s\n';
+    expect(job(text, 'j').variables).toEqual([{ key: 'R', value: '$HOME', raw: true }, { key: 'E', value: '$HOME' }]);
+    expect(() => parsePipeline('variables:\n  V: { value: a, options: [b, c] }\nj: { script: s }\n')).toThrow("variables:V:value 'a' is not one of its options (b, c)");
+  });
+
+  it('takes a variable written without a value as empty', () => {
+    expect(job('variables:\n  G:\nj:\n  script: s\n  variables:\n    J:\n', 'j').variables).toEqual([
+      { key: 'G', value: '' },
+      { key: 'J', value: '' },
+    ]);
+  });
 });
 
 describe('parsePipeline: artifacts, cache, dependencies and options', () => {
@@ -333,7 +346,12 @@ describe('parsePipeline: refusals name the job and the key', () => {
   it('says where a YAML syntax error is', () => {
     expect(refusal('a:\n  script: [x, y\nb: 3\n').message).toMatch(/^invalid YAML at line 3, column 1: /);
     expect(refusal('a: b: c\n').message).toMatch(/^invalid YAML at line 1, column 4: Nested mappings/);
-    expect(refusal('a:\n  script: x\na:\n  script: y\n').message).toMatch(/^invalid YAML at line 3, column 1: Map keys must be unique/);
+  });
+
+  it('keeps the last of a key written twice, as GitLab does, and warns about it', () => {
+    const spec = parsePipeline('a:\n  script: x\na:\n  script: y\n');
+    expect(spec.jobs.map((job) => job.commands)).toEqual([['y']]);
+    expect(spec.warnings).toEqual(["the pipeline file: key 'a' is written twice in one map (line 3); the last one is used"]);
   });
 
   it('refuses unknown aliases and alias bombs instead of expanding them', () => {

@@ -66,6 +66,15 @@ report: { stage: test, script: x, needs: [unit] }
     ]);
   });
 
+  it('flattens a list that !reference nests into needs', () => {
+    const text = 'a: { script: x }\nb: { script: x }\n.base: { needs: [a] }\nc: { script: x, needs: [b, !reference [.base, needs]] }\n';
+    expect(jobOf(text, 'c').needs?.map((need) => need.job)).toEqual(['b', 'a']);
+  });
+
+  it('lets a job with needs: [] name dependencies, as GitLab does (it downloads nothing then)', () => {
+    expect(jobOf('a: { script: x }\nb: { stage: deploy, script: x, needs: [], dependencies: [a] }\n', 'b').needs).toEqual([]);
+  });
+
   it('lets a job take artifacts from a job of its own stage that it needs', () => {
     expect(jobOf('a: { script: x }\nb: { script: x, needs: [a], dependencies: [a] }\n', 'b').dependencies).toEqual(['a']);
   });
@@ -100,6 +109,8 @@ a:
 `, 'a');
     expect(job.interruptible).toBe(true);
     expect(job.coverage).toEqual({ source: 'Total: (\\d+)%', flags: 'i' });
+    // RE2 (GitLab's engine) writes flags inside the pattern.
+    expect(jobOf("a: { script: x, coverage: '/(?i)total: (\\d+)%/' }\n", 'a').coverage).toEqual({ source: 'total: (\\d+)%', flags: 'i' });
     expect(job.cache).toEqual({ keyFiles: { files: ['package-lock.json'], prefix: 'npm' }, paths: ['node_modules/'], policy: 'pull' });
     expect(job.artifacts).toEqual({ paths: ['out/'], exclude: ['out/**/*.tmp'], reports: { dotenv: ['build.env'] } });
   });

@@ -9,7 +9,7 @@ import { evaluateExpression } from './expression.js';
 import { PipelineConfigError } from './parse-error.js';
 import { DEFAULT_ONLY, type RefPolicy } from './only-except.js';
 import type { RuleSpec, RuleWhen } from './rules.js';
-import type { JobWhen } from './spec.js';
+import type { JobWhen, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
 /** How a job chooses its pipelines; a job has `rules` or `only`/`except`, never both. */
@@ -28,7 +28,7 @@ export interface JobDecision {
   /** What decided: `rules:1 (if: $CI_COMMIT_TAG)`, `no rule matched`, `except: refs matched`, … */
   reason: string;
   /** From the matching rule. */
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
   startIn?: number;
 }
 
@@ -88,7 +88,8 @@ async function existsMatch(patterns: string[], facts: RuleFacts, variables: Read
 
 /** GitLab matches like `File.fnmatch` with FNM_PATHNAME | FNM_DOTMATCH | FNM_EXTGLOB. */
 function anyMatch(paths: readonly string[], patterns: readonly string[], variables: Readonly<Record<string, string>>): boolean {
-  const matchers = patterns.map((pattern) => picomatch(expandVariables(pattern, variables).replace(/^\/+/, ''), { dot: true }));
+  const expanded = patterns.map((pattern) => expandVariables(pattern, variables).replace(/^\/+/, '')).filter((pattern) => pattern !== '');
+  const matchers = expanded.map((pattern) => picomatch(pattern, { dot: true }));
   return paths.some((path) => matchers.some((isMatch) => isMatch(path)));
 }
 

@@ -6,7 +6,7 @@
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { readMap } from './parse-values.js';
-import type { JobSpec } from './spec.js';
+import type { JobSpec, SpecVariable } from './spec.js';
 
 /** GitLab's limit, for `parallel: N` and for the jobs of one matrix. */
 const MAX_PARALLEL = 200;
@@ -15,7 +15,7 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export interface ParallelCopy {
   /** What follows the job's name: ` 2/3` or `: [aws, eu]`. */
   suffix: string;
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
 }
 
 /** The copies `parallel:` asks for. */

@@ -7,6 +7,7 @@
 import { childPath, configError, ConfigErrors, describePath, PipelineConfigError, type ConfigPath } from './parse-error.js';
 import { JOB_KEYS, type PipelineDefaults } from './parse-job.js';
 import { readRetry } from './parse-runtime.js';
+import type { SpecVariable } from './spec.js';
 import {
   isMap,
   readArtifacts,
@@ -31,7 +32,7 @@ const OLD_GLOBAL_KEYS = ['before_script', 'after_script', 'image', 'services', '
 export interface Defaults {
   /** Job keys to copy into jobs that do not set them, as written. */
   keys: YamlMap;
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
 }
 
 const VALIDATORS: Readonly<Record<string, (value: unknown, path: ConfigPath) => unknown>> = {
@@ -111,5 +112,6 @@ export function applyDefaults(name: string, job: unknown, defaults: Defaults): {
     if ((filled[key] === undefined || filled[key] === null) && takes(inherit.default, key)) filled[key] = value;
   }
   inherited.variables = defaults.variables.filter((variable) => takes(inherit.variables, variable.key));
+  if (inherit.variables !== true) inherited.inheritVariables = inherit.variables;
   return { job: filled, defaults: inherited };
 }

@@ -18,13 +18,15 @@ import {
   readVariables,
 } from './parse-values.js';
 import { readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
-import type { JobCacheSpec, JobSpec } from './spec.js';
+import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
 export interface PipelineDefaults {
   beforeScript: string[];
   afterScript: string[];
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** The job's `inherit: variables` when not `true` (select.ts applies it to workflow variables too). */
+  inheritVariables?: false | string[];
   image?: string;
   services: string[];
   cache?: JobCacheSpec;
@@ -102,6 +104,7 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
     when: has('when') ? readWhen(job.when, at('when')) : 'on_success',
     allowFailure: false,
   };
+  if (defaults.inheritVariables !== undefined) spec.inheritVariables = defaults.inheritVariables;
   // A manual job blocks nothing unless it says `allow_failure: false` (GitLab's default for it).
   spec.allowFailure = has('allow_failure') ? readBoolean(job.allow_failure, at('allow_failure')) : spec.when === 'manual';
   readRuntimeKeys(spec, job, at, has);
@@ -142,9 +145,9 @@ function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: 
 
 /** Global variables first, then the job's; a job variable replaces a global one of the same name. */
 function mergeVariables(
-  global: ReadonlyArray<{ key: string; value: string }>,
-  own: ReadonlyArray<{ key: string; value: string }>,
-): Array<{ key: string; value: string }> {
+  global: readonly SpecVariable[],
+  own: readonly SpecVariable[],
+): SpecVariable[] {
   const ownKeys = new Set(own.map((variable) => variable.key));
   return [...global.filter((variable) => !ownKeys.has(variable.key)), ...own].map((variable) => ({ ...variable }));
 }

@@ -18,8 +18,10 @@ const MAX_NEEDS = 50;
 export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
   if (value === null) return [];
   if (!Array.isArray(value)) configError(path, 'must be a list of job names or maps with job');
-  if (value.length > MAX_NEEDS) configError(path, `lists ${value.length} jobs; at most ${MAX_NEEDS} are allowed`);
-  const needs = value.map((item, index): JobNeed => {
+  // `!reference [.base, needs]` inside the list nests one list in another: GitLab flattens it.
+  const list = value.flat(9) as unknown[];
+  if (list.length > MAX_NEEDS) configError(path, `lists ${list.length} jobs; at most ${MAX_NEEDS} are allowed`);
+  const needs = list.map((item, index): JobNeed => {
     const at = childPath(path, String(index));
     if (typeof item === 'string') return { job: readString(item, at), artifacts: true, optional: false };
     if (!isMap(item)) configError(at, 'must be a job name or a map with job');
@@ -91,8 +93,15 @@ export function readCoverage(value: unknown, path: ConfigPath): { source: string
   const text = readString(value, path);
   const match = /^\/(.*)\/([a-z]*)$/s.exec(text);
   if (!match) configError(path, "must be a regular expression between slashes, e.g. '/Coverage: (\\d+\\.\\d+)%/'");
-  const [, source = '', flags = ''] = match;
-  if (!/^[imsu]*$/.test(flags)) configError(path, `has flags '${flags}'; only i, m, s and u are allowed`);
+  const [, written = '', after = ''] = match;
+  if (!/^[imsu]*$/.test(after)) configError(path, `has flags '${after}'; only i, m, s and u are allowed`);
+  // GitLab matches coverage with RE2, where flags may lead the pattern: `(?i)total`. JavaScript takes
+  // them after the closing slash instead.
+  const inline = /^\(\?([a-zA-Z]+)\)/.exec(written);
+  const leading = inline?.[1] ?? '';
+  if (!/^[ims]*$/.test(leading)) configError(path, `starts with (?${leading}); of RE2's flags only i, m and s can be used here`);
+  const source = written.slice(inline?.[0].length ?? 0);
+  const flags = [...new Set(after + leading)].join('');
   try {
     new RegExp(source, flags);
   } catch (error) {

@@ -5,7 +5,7 @@
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { parseDurationSeconds } from '../../duration.js';
-import type { JobArtifactsSpec, JobCacheSpec } from './spec.js';
+import type { JobArtifactsSpec, JobCacheSpec, SpecVariable } from './spec.js';
 
 export type YamlMap = Record<string, unknown>;
 
@@ -72,19 +72,35 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * `variables:` — a map of names to strings or numbers (numbers become their decimal text, as GitLab
- * does). The `{ value, description }` form is accepted for its `value`.
+ * does); a name left without a value is empty. The map form `{ value, expand, description, options }`
+ * is read too: `expand: false` keeps `$` in the value literal (`raw`), `options` lists the values
+ * allowed (the value must be one of them), `description` is for people running pipelines by hand.
  */
-export function readVariables(value: unknown, path: ConfigPath): Array<{ key: string; value: string }> {
+export function readVariables(value: unknown, path: ConfigPath): SpecVariable[] {
   const map = readMap(value ?? {}, path);
   return Object.entries(map).map(([key, raw]) => {
     const at = childPath(path, key);
     if (!VARIABLE_NAME.test(key)) configError(at, 'is not a valid variable name (letters, digits and _, not starting with a digit)');
-    const inner = isMap(raw) ? raw.value : raw;
-    if (isMap(raw)) checkKeys(raw, ['value', 'description'], at);
-    if (typeof inner === 'string') return { key, value: inner };
-    if (typeof inner === 'number' && Number.isFinite(inner)) return { key, value: String(inner) };
-    return configError(at, 'must be a string or a number');
+    if (!isMap(raw)) return { key, value: variableText(raw, at) };
+    checkKeys(raw, ['value', 'expand', 'description', 'options'], at);
+    const text = variableText(raw.value, childPath(at, 'value'));
+    const variable: SpecVariable = { key, value: text };
+    if (raw.expand !== undefined && raw.expand !== null && !readBoolean(raw.expand, childPath(at, 'expand'))) variable.raw = true;
+    if (raw.description !== undefined && raw.description !== null && typeof raw.description !== 'string') configError(childPath(at, 'description'), 'must be a string');
+    if (raw.options !== undefined && raw.options !== null) {
+      const options = readStringList(raw.options, childPath(at, 'options'));
+      if (!options.includes(text)) configError(childPath(at, 'value'), `'${text}' is not one of its options (${options.join(', ')})`);
+    }
+    return variable;
   });
+}
+
+/** A variable's value as text: null (a name with nothing after it) is empty. */
+function variableText(value: unknown, path: ConfigPath): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return configError(path, 'must be a string or a number');
 }
 
 /** `image: ruby:3` or `image: { name: ruby:3 }`. */

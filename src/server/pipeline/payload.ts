@@ -128,11 +128,19 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
     );
   }
   list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
-  for (const variable of build.job.variables) list.push(pub(variable.key, variable.value));
+  for (const variable of build.job.variables) list.push(pub(variable.key, variable.raw ? literal(variable.value) : variable.value));
   // GitLab's precedence: dotenv variables over the job's own, pipeline (request) variables over both.
   list.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
   for (const [key, value] of Object.entries(pipeline.variables)) list.push({ key, value, public: false });
   return list;
+}
+
+/**
+ * A value the runner must not expand (`expand: false`): runners expand `$VAR` in every value once and
+ * turn `$$` into `$`, so each `$` is sent doubled.
+ */
+function literal(value: string): string {
+  return value.replace(/\$/g, () => '$$');
 }
 
 /** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */

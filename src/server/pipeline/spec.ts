@@ -57,6 +57,16 @@ export interface JobCacheSpec {
   keyFiles?: { files: string[]; prefix?: string };
 }
 
+/**
+ * A variable of the file (global, job, rule or matrix). `raw`: written with `expand: false`, so a `$`
+ * in its value is taken literally rather than as a reference to another variable.
+ */
+export interface SpecVariable {
+  key: string;
+  value: string;
+  raw?: boolean;
+}
+
 export interface JobSpec {
   name: string;
   stage: string;
@@ -64,7 +74,9 @@ export interface JobSpec {
   commands: string[];
   afterScript: string[];
   /** Global then job variables, job winning; in definition order. */
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** `inherit: variables:` — false: no global variable; a list: only those. Absent: all of them. */
+  inheritVariables?: false | string[];
   image?: string;
   /** `image:entrypoint`, sent in the payload's image map. */
   imageEntrypoint?: string[];
@@ -96,7 +108,9 @@ export interface PipelineSpec {
   /** Every job the file defines, before rules choose (see `selectJobs`). */
   jobs: JobSpec[];
   /** The global `variables:` (already part of each job's `variables`), for `workflow: rules`. */
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** What the file does that works but is likely a mistake (a key written twice), one line each. */
+  warnings?: string[];
   /** `workflow: rules`, when the file has them. */
   workflow?: RuleSpec[];
   /** Each job's `rules` or `only`/`except`, by job name (every `parallel` copy has an entry). */
