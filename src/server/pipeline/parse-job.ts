@@ -17,6 +17,7 @@ import {
   readTimeout,
   readVariables,
 } from './parse-values.js';
+import { readEnvironment } from './environment.js';
 import { readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
 import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
@@ -61,6 +62,8 @@ export const JOB_KEYS = [
   'retry',
   'interruptible',
   'coverage',
+  // Where the job deploys (CI_ENVIRONMENT_*): environment.ts.
+  'environment',
 ] as const;
 
 /** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
@@ -141,6 +144,7 @@ function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: 
   if (has('retry')) spec.retry = readRetry(job.retry, at('retry'));
   if (has('interruptible')) spec.interruptible = readBoolean(job.interruptible, at('interruptible'));
   if (has('coverage')) spec.coverage = readCoverage(job.coverage, at('coverage'));
+  if (has('environment')) spec.environment = readEnvironment(job.environment, at('environment'));
 }
 
 /** Global variables first, then the job's; a job variable replaces a global one of the same name. */

@@ -5,6 +5,7 @@
 import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
 import { liveArtifacts } from '../state/artifacts.js';
+import { environmentVariables } from './environment.js';
 import { jobVariables, pipelineVariables } from './predefined.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
 import { currentBuilds } from './process.js';
@@ -128,11 +129,14 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
     );
   }
   list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
-  for (const variable of build.job.variables) list.push(pub(variable.key, variable.raw ? literal(variable.value) : variable.value));
+  const own: BuildVariable[] = build.job.variables.map((variable) => pub(variable.key, variable.raw ? literal(variable.value) : variable.value));
   // GitLab's precedence: dotenv variables over the job's own, pipeline (request) variables over both.
-  list.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
-  for (const [key, value] of Object.entries(pipeline.variables)) list.push({ key, value, public: false });
-  return list;
+  own.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
+  for (const [key, value] of Object.entries(pipeline.variables)) own.push({ key, value, public: false });
+  // Predefined like the names above, but made from the environment's name as the job's variables expand it.
+  const environment = build.job.environment;
+  if (environment) list.push(...environmentVariables(environment, Object.fromEntries([...list, ...own].map((v) => [v.key, v.value]))).map(([key, value]) => pub(key, value)));
+  return [...list, ...own];
 }
 
 /**

@@ -3,6 +3,7 @@
  * `parsePipeline` (pure, in this folder) and consumed by the server's pipeline state machine.
  */
 import type { JobConditions } from './conditions.js';
+import type { JobEnvironmentSpec } from './environment.js';
 import type { RuleSpec } from './rules.js';
 
 export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
@@ -100,6 +101,7 @@ export interface JobSpec {
   interruptible?: boolean;
   /** The `coverage:` regex's source and flags (without the slashes). */
   coverage?: { source: string; flags: string };
+  environment?: JobEnvironmentSpec;
 }
 
 export interface PipelineSpec {
