@@ -60,6 +60,7 @@ export async function createExecPipeline(options: CreateOptions): Promise<{ pipe
     const pipeline = await options.server.createPipeline({
       project: options.project,
       ref: options.snapshot.ref,
+      defaultBranch: options.snapshot.defaultBranch,
       config: options.config,
       variables: options.variables,
       filterJobs: (parsed) => {

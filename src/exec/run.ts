@@ -170,10 +170,9 @@ async function finishPipeline(parts: Parts, server: ReferenceServer, pipelineId:
   const final = await waitForPipeline(server, pipelineId, options.manual, options.signal);
   const runDir = await newRunDir(stateRoot);
   const kept = await keepJobFiles(server, final.jobs.map((j) => j.id), runDir, options.signal);
-  const allowFailure = new Map(spec.jobs.map((job) => [job.name, job.allowFailure]));
   const rows: SummaryRow[] = final.jobs.map((job) => {
     const view = server.getJob(job.id);
-    return { name: job.name, stage: job.stage, status: job.status, allowFailure: allowFailure.get(job.name) ?? false, startedAt: view?.started_at ?? null, finishedAt: view?.finished_at ?? null };
+    return { name: job.name, stage: job.stage, status: job.status, allowFailure: job.allow_failure, startedAt: view?.started_at ?? null, finishedAt: view?.finished_at ?? null };
   });
   printer.print(`\n${summaryTable(rows, printer.paint)}\n`);
   const passed = final.status === 'success' || final.status === 'skipped';

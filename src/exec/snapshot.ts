@@ -27,6 +27,11 @@ export interface Snapshot {
   head: string | undefined;
   /** Set when HEAD is detached and no ref was asked for: the branch name used instead. */
   detachedAs?: string;
+  /**
+   * The project's default branch (`CI_DEFAULT_BRANCH`) as far as the clone knows it: what `origin/HEAD`
+   * names, else git's `init.defaultBranch`, else `main`.
+   */
+  defaultBranch: string;
 }
 
 export interface SnapshotOptions {
@@ -100,26 +105,33 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
  * The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first
  * commit). Asked from anywhere in the working tree, so it runs alongside `locate`.
  */
-async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string }> {
-  const [symbolic, revs] = await Promise.all([
+async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string; originHead?: string }> {
+  const [symbolic, revs, origin] = await Promise.all([
     git(cwd, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
     // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
     git(cwd, ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'], { signal, allowFail: true }),
+    // The remote's default branch, as `clone` (or `remote set-head`) recorded it.
+    git(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], { signal, allowFail: true }),
   ]);
   const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
   return {
     ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
     ...(commit && tree ? { commit, tree } : {}),
+    ...(origin?.startsWith('refs/remotes/origin/') ? { originHead: origin.slice('refs/remotes/origin/'.length) } : {}),
   };
 }
 
-/** The author and committer of a snapshot commit: the user's git identity, else ci-runner's. */
-async function identity(topLevel: string, signal?: AbortSignal): Promise<Record<string, string>> {
-  const out = (await git(topLevel, ['config', '--get-regexp', '^user\\.(name|email)$'], { signal, allowFail: true })) ?? '';
+/**
+ * The author and committer of a snapshot commit (the user's git identity, else ci-runner's), and
+ * git's `init.defaultBranch`, read with the same git.
+ */
+async function identity(topLevel: string, signal?: AbortSignal): Promise<{ env: Record<string, string>; initBranch?: string }> {
+  const out = (await git(topLevel, ['config', '--get-regexp', '^(user\\.(name|email)|init\\.defaultbranch)$'], { signal, allowFail: true })) ?? '';
   const value = (key: string): string | undefined => out.split('\n').find((line) => line.startsWith(`${key} `))?.slice(key.length + 1);
   const name = value('user.name') || 'ci-runner exec';
   const email = value('user.email') || 'exec@ci-runner.invalid';
-  return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+  const initBranch = value('init.defaultbranch');
+  return { env: { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email }, ...(initBranch ? { initBranch } : {}) };
 }
 
 async function checkRefName(topLevel: string, ref: string, signal?: AbortSignal): Promise<void> {
@@ -159,7 +171,7 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   const env = {
     GIT_INDEX_FILE: join(dir, 'index'),
     GIT_OBJECT_DIRECTORY: join(repoPath, 'objects'),
-    ...who,
+    ...who.env,
   };
   // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
   await copyFile(index, env.GIT_INDEX_FILE).catch(() => undefined);
@@ -183,5 +195,6 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   await mkdir(dirname(refFile), { recursive: true });
   await writeFile(refFile, `${sha}\n`);
   await writeFile(join(repoPath, 'HEAD'), `ref: ${tag ? ref : `refs/heads/${name}`}\n`);
-  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, ...(detachedAs ? { detachedAs } : {}) };
+  const defaultBranch = head.originHead ?? who.initBranch ?? 'main';
+  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, defaultBranch, ...(detachedAs ? { detachedAs } : {}) };
 }

@@ -1,6 +1,7 @@
 /** Admin-facing views of pipelines and jobs (TEAM.md `PipelineView`, `JobView`). */
 import type { ServerContext } from './context.js';
 import { pipelineStatus } from './pipeline/process.js';
+import { failureAllowed } from './pipeline/status.js';
 import type { BuildRecord, PipelineRecord } from './state/store.js';
 import type { JobView, PipelineView } from './types.js';
 
@@ -19,7 +20,7 @@ export function jobView(build: BuildRecord): JobView {
       ? { filename: build.artifacts.filename, size: build.artifacts.size, expire_at: build.artifacts.expireAt?.toISOString() ?? null }
       : null,
     when: build.job.when,
-    allow_failure: build.job.allowFailure,
+    allow_failure: failureAllowed(build),
     ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     ...(build.failureReason && build.status === 'failed' ? { failure_reason: build.failureReason } : {}),
     ...(build.job.coverage ? { coverage: build.coverage ?? null } : {}),
@@ -48,7 +49,7 @@ export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): Pipe
       stage: build.job.stage,
       status: build.status,
       when: build.job.when,
-      allow_failure: build.job.allowFailure,
+      allow_failure: failureAllowed(build),
       rule: reason(build.job.name),
       ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     })),

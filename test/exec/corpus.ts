@@ -85,8 +85,10 @@ async function setUp(testCase: CorpusCase, root: string): Promise<string> {
   const repo = join(root, testCase.name);
   await mkdir(repo, { recursive: true });
   await cp(testCase.dir, repo, { recursive: true, filter: (source) => !META.has(source.slice(testCase.dir.length + 1)) });
-  const git = (args: string[]) => execa('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { cwd: repo, env: GIT_ENV, stdin: 'ignore' });
+  const git = (args: string[]) => execa('git', ['-c', 'commit.gpgsign=false', ...args], { cwd: repo, env: GIT_ENV, stdin: 'ignore' });
   await git(['init', '-q', '-b', 'master']);
+  // `main` as the default branch name, whatever the machine's git says.
+  await git(['config', 'init.defaultBranch', 'main']);
   await git(['remote', 'add', 'origin', `git@gitlab.com:gcl/${testCase.name}.git`]);
   await git(['add', '-A']);
   await git(['commit', '-q', '-m', `${testCase.name}`]);

@@ -158,6 +158,18 @@ go: { script: x, rules: [{ exists: [go.mod] }] }
     expect(await chosen(text, { files })).toEqual(['docker', 'helm', 'node']);
   });
 
+  it('lets a rule\'s allow_failure replace the job\'s exit_codes, and keeps them under a rule without one', async () => {
+    const text = `
+ruled: { script: x, allow_failure: { exit_codes: 137 }, rules: [{ allow_failure: false }] }
+kept: { script: x, allow_failure: { exit_codes: 137 }, rules: [{ when: always }] }
+`;
+    const jobs = (await plan(text)).jobs;
+    expect(jobs.map((job) => [job.name, job.allowFailure, job.allowFailureExitCodes])).toEqual([
+      ['ruled', false, undefined],
+      ['kept', false, [137]],
+    ]);
+  });
+
   it('takes an empty exists entry as naming no file', async () => {
     const files = memoryFiles({ 'Dockerfile': '' });
     expect(await chosen('j: { script: x, rules: [{ exists: [""] }] }\nk: { script: x, rules: [{ exists: ["", Dockerfile] }] }\n', { files })).toEqual(['k']);

@@ -115,6 +115,12 @@ a:
     expect(job.artifacts).toEqual({ paths: ['out/'], exclude: ['out/**/*.tmp'], reports: { dotenv: ['build.env'] } });
   });
 
+  it('reads allow_failure: exit_codes as one status or a list, and refuses anything else', () => {
+    expect(jobOf('a: { script: x, allow_failure: { exit_codes: 137 } }\n', 'a')).toMatchObject({ allowFailure: false, allowFailureExitCodes: [137] });
+    expect(jobOf('a: { script: x, allow_failure: { exit_codes: [1, 3] } }\n', 'a').allowFailureExitCodes).toEqual([1, 3]);
+    expect(refusal('a: { script: x, allow_failure: { exit_codes: [] } }\n').message).toContain('jobs:a allow_failure:exit_codes must be an exit status');
+  });
+
   it.each([
     ['delayed without start_in', 'a: { script: x, when: delayed }\n', 'jobs:a start_in is missing'],
     ['start_in without delayed', 'a: { script: x, start_in: 1 minute }\n', 'jobs:a start_in can only be used with when: delayed'],

@@ -25,6 +25,8 @@ export interface JobDecision {
   included: boolean;
   when: RuleWhen;
   allowFailure: boolean;
+  /** The matching rule set `allow_failure` itself: the job's `exit_codes` no longer apply. */
+  allowFailureByRule?: boolean;
   /** What decided: `rules:1 (if: $CI_COMMIT_TAG)`, `no rule matched`, `except: refs matched`, … */
   reason: string;
   /** From the matching rule. */
@@ -130,6 +132,7 @@ async function decideByRules(
       // GitLab: a rule's `when: manual` does not let the pipeline pass without it, unlike a job's own
       // `when: manual` (the default comes from the job as written, whatever the rule says).
       allowFailure: rule.allowFailure ?? conditions.allowFailure ?? job.when === 'manual',
+      ...(rule.allowFailure !== undefined ? { allowFailureByRule: true } : {}),
       reason: `rules:${rule.index}${describeRule(rule)}`,
       variables: rule.variables ?? [],
     };

@@ -24,6 +24,11 @@ export interface CreatePipelineRequest {
   /** `CI_PIPELINE_SOURCE` for rules and jobs; `push` when absent. */
   source?: PipelineSource;
   /**
+   * The project's default branch (`CI_DEFAULT_BRANCH`) when the caller knows it better than the
+   * repository's HEAD (`exec` serves a snapshot whose HEAD is the branch being run).
+   */
+  defaultBranch?: string;
+  /**
    * In-process callers only (`ci-runner exec`): sees the pipeline's jobs after the rules chose them
    * and returns the jobs to create. Not reachable over HTTP.
    */
@@ -69,7 +74,7 @@ export async function planPipeline(ctx: ServerContext, request: CreatePipelineRe
   if (!(PIPELINE_SOURCES as readonly string[]).includes(source)) {
     throw new CiRunnerError('PIPELINE_INVALID', `source "${source}" is not a pipeline source (one of ${PIPELINE_SOURCES.join(', ')})`);
   }
-  const head = await defaultBranch(project.path, signal);
+  const head = request.defaultBranch ?? (await defaultBranch(project.path, signal));
   const ref = request.ref ?? head ?? 'main';
   let resolved: { sha: string; tag: boolean };
   let beforeSha: string;

@@ -18,7 +18,7 @@ import {
   readVariables,
 } from './parse-values.js';
 import { readEnvironment } from './environment.js';
-import { readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
+import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
 import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
@@ -109,7 +109,9 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   };
   if (defaults.inheritVariables !== undefined) spec.inheritVariables = defaults.inheritVariables;
   // A manual job blocks nothing unless it says `allow_failure: false` (GitLab's default for it).
-  spec.allowFailure = has('allow_failure') ? readBoolean(job.allow_failure, at('allow_failure')) : spec.when === 'manual';
+  const allowed = has('allow_failure') ? readAllowFailure(job.allow_failure, at('allow_failure')) : { allowed: spec.when === 'manual' };
+  spec.allowFailure = allowed.allowed;
+  if (allowed.exitCodes) spec.allowFailureExitCodes = allowed.exitCodes;
   readRuntimeKeys(spec, job, at, has);
   const image = has('image') ? readImage(job.image, at('image')) : defaults.image;
   if (image !== undefined) spec.image = image;

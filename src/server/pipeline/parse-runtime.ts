@@ -41,6 +41,21 @@ export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
   return needs;
 }
 
+/**
+ * `allow_failure: true | false`, or `{ exit_codes: 137 }` / `{ exit_codes: [1, 137] }`: the job may
+ * fail with those exit statuses only (the server reads the status from the job's last failure line).
+ */
+export function readAllowFailure(value: unknown, path: ConfigPath): { allowed: boolean; exitCodes?: number[] } {
+  if (!isMap(value)) return { allowed: readBoolean(value, path) };
+  checkKeys(value, ['exit_codes'], path);
+  const at = childPath(path, 'exit_codes');
+  const list = Array.isArray(value.exit_codes) ? (value.exit_codes as unknown[]) : [value.exit_codes];
+  if (list.length === 0 || !list.every((code) => typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 255)) {
+    configError(at, 'must be an exit status (0-255) or a list of them');
+  }
+  return { allowed: false, exitCodes: list as number[] };
+}
+
 /** `when:` — one of GitLab's job conditions. */
 export function readWhen(value: unknown, path: ConfigPath): JobWhen {
   return readEnum(value, JOB_WHEN, path);

@@ -82,6 +82,7 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     if (!decision.included || decision.when === 'never') continue;
     const chosen: JobSpec = { ...job, when: decision.when as JobWhen, allowFailure: decision.allowFailure, variables: overlay(own, decision.variables) };
     if (decision.startIn !== undefined) chosen.startIn = decision.startIn;
+    if (decision.allowFailureByRule) delete chosen.allowFailureExitCodes;
     plan.jobs.push(chosen);
   }
   const errors = new ConfigErrors();

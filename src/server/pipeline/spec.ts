@@ -89,6 +89,8 @@ export interface JobSpec {
   tags: string[];
   when: JobWhen;
   allowFailure: boolean;
+  /** `allow_failure: exit_codes`: the failures (by the script's exit status) that are allowed. */
+  allowFailureExitCodes?: number[];
   /** `when: delayed` (`start_in`): seconds after the job's turn comes before it is queued. */
   startIn?: number;
   /** Seconds; absent means the server's default. */

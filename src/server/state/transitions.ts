@@ -38,6 +38,7 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
     b.finishedAt = new Date();
     if (status === 'failed') b.failureReason = outcome.failureReason ?? 'unknown_failure';
     if (outcome.coverage !== undefined) b.coverage = outcome.coverage;
+    if (status === 'failed' && outcome.exitCode !== undefined) b.exitCode = outcome.exitCode;
   });
   ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}), ...(build.failureReason ? { failureReason: build.failureReason } : {}) }, 'build finished');
   if (status === 'failed' && shouldRetry(build)) {
