@@ -160,7 +160,7 @@ own:
     expect(plain.afterScript).toEqual(['echo global-after']);
     expect(plain.image).toBe('alpine:3');
     expect(plain.services).toEqual(['postgres:15']);
-    expect(plain.cache).toEqual({ key: 'global', paths: ['vendor/'] });
+    expect(plain.cache).toEqual([{ key: 'global', paths: ['vendor/'] }]);
     expect(plain.variables).toEqual([
       { key: 'A', value: '1' },
       { key: 'B', value: 'two' },
@@ -175,7 +175,7 @@ own:
     expect(own.image).toBe('debian:12');
     expect(own).not.toHaveProperty('imageEntrypoint');
     expect(own.services).toEqual(['redis:7', 'mysql:8']);
-    expect(own.cache).toEqual({ key: 'own', untracked: true });
+    expect(own.cache).toEqual([{ key: 'own', untracked: true }]);
     expect(own.variables).toEqual([
       { key: 'A', value: '1' },
       { key: 'PORT', value: '8080' },
@@ -277,7 +277,7 @@ deploy:
   it('accepts a job with an empty artifacts map and a number cache key', () => {
     const j = job('j:\n  script: s\n  artifacts: {}\n  cache: { key: 42 }\n', 'j');
     expect(j.artifacts).toEqual({});
-    expect(j.cache).toEqual({ key: '42' });
+    expect(j.cache).toEqual([{ key: '42' }]);
   });
 });
 
@@ -299,7 +299,8 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['tags not strings', 'b:\n  script: x\n  tags: [1, 2]\n', 'jobs:b tags must be a list of strings'],
     ['bad timeout', 'b:\n  script: x\n  timeout: forever\n', 'jobs:b timeout must be a number of seconds or a duration'],
     ['negative timeout', 'b:\n  script: x\n  timeout: -5\n', 'jobs:b timeout must be a positive whole number of seconds'],
-    ['cache as a list', 'b:\n  script: x\n  cache: [a]\n', 'jobs:b cache must be a map'],
+    ['a cache that is not a map', 'b:\n  script: x\n  cache: [a]\n', 'jobs:b cache:0 must be a map'],
+    ['five caches', 'b:\n  script: x\n  cache: [{}, {}, {}, {}, {}]\n', 'jobs:b cache lists 5 caches; at most 4 are allowed'],
     ['cache paths string', 'b:\n  script: x\n  cache: { paths: vendor }\n', 'jobs:b cache:paths must be a list of strings'],
     ['variable value a list', 'b:\n  script: x\n  variables: { A: [1] }\n', 'jobs:b variables:A must be a string or a number'],
     ['variable bad name', 'b:\n  script: x\n  variables: { "A-B": x }\n', 'jobs:b variables:A-B is not a valid variable name'],

@@ -111,8 +111,23 @@ a:
     expect(job.coverage).toEqual({ source: 'Total: (\\d+)%', flags: 'i' });
     // RE2 (GitLab's engine) writes flags inside the pattern.
     expect(jobOf("a: { script: x, coverage: '/(?i)total: (\\d+)%/' }\n", 'a').coverage).toEqual({ source: 'total: (\\d+)%', flags: 'i' });
-    expect(job.cache).toEqual({ keyFiles: { files: ['package-lock.json'], prefix: 'npm' }, paths: ['node_modules/'], policy: 'pull' });
+    expect(job.cache).toEqual([{ keyFiles: { files: ['package-lock.json'], prefix: 'npm' }, paths: ['node_modules/'], policy: 'pull' }]);
     expect(job.artifacts).toEqual({ paths: ['out/'], exclude: ['out/**/*.tmp'], reports: { dotenv: ['build.env'] } });
+  });
+
+  it('reads several caches with when, fallback_keys and a policy from a variable', () => {
+    const job = jobOf(`
+a:
+  script: x
+  cache:
+    - { key: deps, paths: [vendor/], when: always, fallback_keys: [deps-main] }
+    - { key: build, paths: [out/], policy: $POLICY, unprotect: true }
+`, 'a');
+    expect(job.cache).toEqual([
+      { key: 'deps', paths: ['vendor/'], when: 'always', fallbackKeys: ['deps-main'] },
+      { key: 'build', paths: ['out/'], policy: '$POLICY' },
+    ]);
+    expect(refusal('a: { script: x, cache: { policy: sometimes } }\n').message).toContain('jobs:a cache:policy must be one of pull, push, pull-push');
   });
 
   it('reads allow_failure: exit_codes as one status or a list, and refuses anything else', () => {

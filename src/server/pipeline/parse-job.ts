@@ -30,7 +30,7 @@ export interface PipelineDefaults {
   inheritVariables?: false | string[];
   image?: string;
   services: string[];
-  cache?: JobCacheSpec;
+  cache?: JobCacheSpec[];
 }
 
 export const JOB_KEYS = [
@@ -119,7 +119,7 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   if (entrypoint !== undefined) spec.imageEntrypoint = entrypoint;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
   const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;
-  if (cache !== undefined) spec.cache = { ...cache };
+  if (cache !== undefined) spec.cache = cache.map((entry) => ({ ...entry }));
   // `dependencies:` left empty means "none", like `[]`; absent means "all earlier jobs".
   if (job.dependencies !== undefined) {
     spec.dependencies = job.dependencies === null ? [] : readStringList(job.dependencies, at('dependencies'));

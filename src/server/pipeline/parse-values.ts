@@ -134,13 +134,30 @@ export function readServices(value: unknown, path: ConfigPath): string[] {
   });
 }
 
+/** GitLab's limit of caches per job. */
+const MAX_CACHES = 4;
+const CACHE_POLICIES = ['pull', 'push', 'pull-push'] as const;
+
 /**
- * `cache: { key, paths, untracked, policy }`; a number key becomes its text; `key: { files, prefix }`
- * is kept as `keyFiles` (the key itself is computed from those files when the pipeline is created).
+ * `cache:` — one map or a list of up to four (lists nested by `!reference` are flattened). See
+ * `readCacheEntry` for each.
  */
-export function readCache(value: unknown, path: ConfigPath): JobCacheSpec {
+export function readCache(value: unknown, path: ConfigPath): JobCacheSpec[] {
+  if (!Array.isArray(value)) return [readCacheEntry(value, path)];
+  const list = value.flat(9) as unknown[];
+  if (list.length > MAX_CACHES) configError(path, `lists ${list.length} caches; at most ${MAX_CACHES} are allowed`);
+  return list.map((entry, index) => readCacheEntry(entry, childPath(path, String(index))));
+}
+
+/**
+ * One cache: `{ key, paths, untracked, policy, when, fallback_keys, unprotect }`; a number key becomes
+ * its text; `key: { files, prefix }` is kept as `keyFiles` (the key itself is computed from those
+ * files when the pipeline is created). `policy` may be a variable (`$POLICY`), expanded per build.
+ * `unprotect` concerns protected branches, which this server does not have: accepted, changes nothing.
+ */
+function readCacheEntry(value: unknown, path: ConfigPath): JobCacheSpec {
   const map = readMap(value ?? {}, path);
-  checkKeys(map, ['key', 'paths', 'untracked', 'policy'], path);
+  checkKeys(map, ['key', 'paths', 'untracked', 'policy', 'when', 'fallback_keys', 'unprotect'], path);
   const cache: JobCacheSpec = {};
   if (isMap(map.key)) {
     cache.keyFiles = readCacheKeyFiles(map.key, childPath(path, 'key'));
@@ -149,7 +166,17 @@ export function readCache(value: unknown, path: ConfigPath): JobCacheSpec {
   }
   if (map.paths !== undefined && map.paths !== null) cache.paths = readStringList(map.paths, childPath(path, 'paths'));
   if (map.untracked !== undefined && map.untracked !== null) cache.untracked = readBoolean(map.untracked, childPath(path, 'untracked'));
-  if (map.policy !== undefined && map.policy !== null) cache.policy = readEnum(map.policy, ['pull', 'push', 'pull-push'] as const, childPath(path, 'policy'));
+  if (map.policy !== undefined && map.policy !== null) {
+    const at = childPath(path, 'policy');
+    cache.policy = typeof map.policy === 'string' && map.policy.includes('$') ? map.policy : readEnum(map.policy, CACHE_POLICIES, at);
+  }
+  if (map.when !== undefined && map.when !== null) cache.when = readEnum(map.when, ARTIFACTS_WHEN, childPath(path, 'when'));
+  if (map.fallback_keys !== undefined && map.fallback_keys !== null) {
+    const at = childPath(path, 'fallback_keys');
+    cache.fallbackKeys = readStringList(map.fallback_keys, at);
+    if (cache.fallbackKeys.length > 5) configError(at, 'lists more than 5 keys');
+  }
+  if (map.unprotect !== undefined && map.unprotect !== null) readBoolean(map.unprotect, childPath(path, 'unprotect'));
   return cache;
 }
 

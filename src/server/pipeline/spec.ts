@@ -53,7 +53,12 @@ export interface JobCacheSpec {
   key?: string;
   paths?: string[];
   untracked?: boolean;
-  policy?: CachePolicy;
+  /** A `CachePolicy`, or a `$VARIABLE` the build's variables turn into one. */
+  policy?: CachePolicy | string;
+  /** Which outcomes of the job save the cache (default `on_success`). */
+  when?: 'on_success' | 'on_failure' | 'always';
+  /** Keys to restore from, in order, when there is no cache under `key` yet. */
+  fallbackKeys?: string[];
   /** `key: { files, prefix }`: the key is computed from these files at the pipeline's commit. */
   keyFiles?: { files: string[]; prefix?: string };
 }
@@ -83,7 +88,8 @@ export interface JobSpec {
   imageEntrypoint?: string[];
   services: string[];
   artifacts?: JobArtifactsSpec;
-  cache?: JobCacheSpec;
+  /** One entry per cache (GitLab allows up to four). */
+  cache?: JobCacheSpec[];
   /** Absent: all earlier jobs' artifacts; `[]`: none. */
   dependencies?: string[];
   tags: string[];
