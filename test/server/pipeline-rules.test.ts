@@ -170,6 +170,23 @@ kept: { script: x, allow_failure: { exit_codes: 137 }, rules: [{ when: always }]
     ]);
   });
 
+  it('lets the matching rule\'s needs replace the job\'s', async () => {
+    const text = `
+dev: { stage: build, script: x }
+prod: { stage: build, script: x }
+test:
+  script: x
+  needs: [dev]
+  rules:
+    - if: $CI_COMMIT_TAG
+      needs: [prod]
+    - when: on_success
+`;
+    const needsOfTest = async (options: Pipeline) => (await plan(text, options)).jobs.find((job) => job.name === 'test')?.needs?.map((need) => need.job);
+    expect(await needsOfTest({})).toEqual(['dev']);
+    expect(await needsOfTest({ ref: 'v1', tag: true })).toEqual(['prod']);
+  });
+
   it('takes an empty exists entry as naming no file', async () => {
     const files = memoryFiles({ 'Dockerfile': '' });
     expect(await chosen('j: { script: x, rules: [{ exists: [""] }] }\nk: { script: x, rules: [{ exists: ["", Dockerfile] }] }\n', { files })).toEqual(['k']);

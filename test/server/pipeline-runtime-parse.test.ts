@@ -66,6 +66,29 @@ report: { stage: test, script: x, needs: [unit] }
     ]);
   });
 
+  it('resolves needs: parallel: matrix: to the copies it selects, $[[ matrix.X ]] taking the needing copy\'s value', () => {
+    const text = `
+build: { stage: build, script: x, parallel: { matrix: [{ P: [aws, gcp], S: [a, b] }] } }
+one: { script: x, needs: [{ job: build, parallel: { matrix: [{ P: aws, S: a }] } }] }
+some: { script: x, needs: [{ job: build, parallel: { matrix: [{ P: [gcp] }] } }] }
+test: { script: x, parallel: { matrix: [{ P: [aws, gcp] }] }, needs: [{ job: build, parallel: { matrix: [{ P: '$[[ matrix.P ]]', S: b }] } }] }
+`;
+    const spec = parsePipeline(text);
+    const needsOf = (name: string) => spec.jobs.find((job) => job.name === name)?.needs?.map((need) => need.job);
+    expect(needsOf('one')).toEqual(['build: [aws, a]']);
+    expect(needsOf('some')).toEqual(['build: [gcp, a]', 'build: [gcp, b]']);
+    expect(needsOf('test: [aws]')).toEqual(['build: [aws, b]']);
+    expect(needsOf('test: [gcp]')).toEqual(['build: [gcp, b]']);
+  });
+
+  it.each([
+    ['a job that is not a matrix job', 'b: { stage: build, script: x, parallel: 2 }\nc: { script: x, needs: [{ job: b, parallel: { matrix: [{ X: y }] } }] }\n', "jobs:c needs names 'b' with parallel: matrix:, but 'b' is not a parallel: matrix: job"],
+    ['no copy', 'b: { stage: build, script: x, parallel: { matrix: [{ X: [y] }] } }\nc: { script: x, needs: [{ job: b, parallel: { matrix: [{ X: z }] } }] }\n', "jobs:c needs names 'b' with parallel: matrix: X: z, which matches none of its copies"],
+    ['an unknown matrix variable', 'b: { stage: build, script: x, parallel: { matrix: [{ X: [y] }] } }\nc: { script: x, parallel: { matrix: [{ X: [y] }] }, needs: [{ job: b, parallel: { matrix: [{ X: "$[[ matrix.Q ]]" }] } }] }\n', "jobs:c needs uses $[[ matrix.Q ]], but 'Q' is not a variable of its own parallel: matrix: (X)"],
+  ])('refuses needs: parallel: matrix: on %s', (_what, text, message) => {
+    expect(refusal(text).message).toContain(message);
+  });
+
   it('flattens a list that !reference nests into needs', () => {
     const text = 'a: { script: x }\nb: { script: x }\n.base: { needs: [a] }\nc: { script: x, needs: [b, !reference [.base, needs]] }\n';
     expect(jobOf(text, 'c').needs?.map((need) => need.job)).toEqual(['b', 'a']);

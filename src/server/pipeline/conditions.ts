@@ -9,7 +9,7 @@ import { evaluateExpression } from './expression.js';
 import { PipelineConfigError } from './parse-error.js';
 import { DEFAULT_ONLY, type RefPolicy } from './only-except.js';
 import type { RuleSpec, RuleWhen } from './rules.js';
-import type { JobWhen, SpecVariable } from './spec.js';
+import type { JobNeed, JobWhen, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
 /** How a job chooses its pipelines; a job has `rules` or `only`/`except`, never both. */
@@ -31,6 +31,8 @@ export interface JobDecision {
   reason: string;
   /** From the matching rule. */
   variables: SpecVariable[];
+  /** The matching rule's `needs`, replacing the job's. */
+  needs?: JobNeed[];
   startIn?: number;
 }
 
@@ -137,6 +139,7 @@ async function decideByRules(
       variables: rule.variables ?? [],
     };
     if (rule.startIn !== undefined) decision.startIn = rule.startIn;
+    if (rule.needs !== undefined) decision.needs = rule.needs;
     return decision;
   }
   return { included: false, when: 'never', allowFailure: false, reason: 'no rule matched', variables: [] };

@@ -28,17 +28,39 @@ export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
     if ('pipeline' in item || 'project' in item) {
       configError(at, 'needs on other pipelines or projects are not supported by the ci-runner reference server');
     }
-    checkKeys(item, ['job', 'artifacts', 'optional'], at);
-    return {
+    checkKeys(item, ['job', 'artifacts', 'optional', 'parallel'], at);
+    const need: JobNeed = {
       job: readString(item.job, childPath(at, 'job')),
       artifacts: item.artifacts === undefined ? true : readBoolean(item.artifacts, childPath(at, 'artifacts')),
       optional: item.optional === undefined ? false : readBoolean(item.optional, childPath(at, 'optional')),
     };
+    if (item.parallel !== undefined && item.parallel !== null) need.matrix = readNeedMatrix(item.parallel, childPath(at, 'parallel'));
+    return need;
   });
-  const names = needs.map((need) => need.job);
+  // The same job twice is a mistake, unless each names other copies of a matrix job.
+  const names = needs.filter((need) => need.matrix === undefined).map((need) => need.job);
   const twice = names.find((name, index) => names.indexOf(name) !== index);
   if (twice !== undefined) configError(path, `names '${twice}' twice`);
   return needs;
+}
+
+/** `parallel: { matrix: [{ PROVIDER: aws, STACK: [a, b] }] }` of a need: the copies it selects. */
+function readNeedMatrix(value: unknown, path: ConfigPath): Array<Record<string, string[]>> {
+  if (!isMap(value)) configError(path, 'must be a map with matrix: (a list of variable maps)');
+  checkKeys(value, ['matrix'], path);
+  const at = childPath(path, 'matrix');
+  if (!Array.isArray(value.matrix) || value.matrix.length === 0) configError(at, 'must be a non-empty list of maps of variables to values');
+  return value.matrix.map((entry: unknown, index: number) => {
+    const entryAt = childPath(at, String(index));
+    if (!isMap(entry) || Object.keys(entry).length === 0) configError(entryAt, 'must be a map of matrix variables to values');
+    return Object.fromEntries(
+      Object.entries(entry).map(([key, raw]) => {
+        const values = (Array.isArray(raw) ? raw : [raw]).map((item) => (typeof item === 'number' ? String(item) : item));
+        if (values.length === 0 || !values.every((item): item is string => typeof item === 'string')) configError(childPath(entryAt, key), 'must be a value or a list of values');
+        return [key, values];
+      }),
+    );
+  });
 }
 
 /**

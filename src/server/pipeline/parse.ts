@@ -17,7 +17,7 @@ import { resolveReferences } from './reference.js';
 import { readRules, type RuleSpec } from './rules.js';
 import type { JobSpec, PipelineSpec } from './spec.js';
 import { loadYaml } from './yaml-load.js';
-import { resolveNeeds } from './needs-graph.js';
+import { resolveJobNeeds, resolveNeeds } from './needs-graph.js';
 import type { JobConditions } from './conditions.js';
 
 export { PipelineConfigError } from './parse-error.js';
@@ -96,6 +96,7 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   for (const job of jobs) errors.attempt(() => checkStage(job, stages, allStages));
   // Checked against every job of the file here; against the jobs a pipeline's rules chose in `selectJobs`.
   const resolved = resolveNeeds(jobs, allStages, errors, broken);
+  resolveRuleNeeds(jobs, conditions, allStages, errors, broken);
   checkDependencies(resolved, allStages, broken, errors, new Set(jobs.filter((job) => job.needs?.length === 0).map((job) => job.name)));
   errors.throwIfAny();
   const used = new Set(resolved.map((job) => job.stage));
@@ -107,6 +108,19 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   };
   if (workflow !== undefined) spec.workflow = workflow;
   return spec;
+}
+
+/**
+ * `rules: - needs:` resolved like a job's own needs, per job (a matrix copy resolves
+ * `$[[ matrix.NAME ]]` with its own values), so each copy gets conditions of its own.
+ */
+function resolveRuleNeeds(jobs: readonly JobSpec[], conditions: Record<string, JobConditions>, stages: readonly string[], errors: ConfigErrors, broken: ReadonlySet<string>): void {
+  for (const job of jobs) {
+    const own = conditions[job.name];
+    if (!own?.rules?.some((rule) => rule.needs !== undefined)) continue;
+    const rules = own.rules.map((rule) => (rule.needs === undefined ? rule : { ...rule, needs: resolveJobNeeds(job, rule.needs, jobs, stages, errors, broken) }));
+    conditions[job.name] = { ...own, rules };
+  }
 }
 
 function readWorkflow(value: unknown): RuleSpec[] | undefined {

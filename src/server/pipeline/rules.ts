@@ -5,15 +5,15 @@
 import { ExpressionSyntaxError, parseExpression, type Expression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readMap, readString, readStringList, readVariables } from './parse-values.js';
-import { readStartIn } from './parse-runtime.js';
-import type { JobWhen, SpecVariable } from './spec.js';
+import { readNeeds, readStartIn } from './parse-runtime.js';
+import type { JobNeed, JobWhen, SpecVariable } from './spec.js';
 
 /** A rule's `when`: a job's, plus `never` (the job is not created). */
 export type RuleWhen = JobWhen | 'never';
 
 const JOB_RULE_WHEN: readonly RuleWhen[] = ['on_success', 'on_failure', 'always', 'manual', 'delayed', 'never'];
 const WORKFLOW_RULE_WHEN: readonly RuleWhen[] = ['always', 'never'];
-const JOB_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'allow_failure', 'variables', 'start_in'];
+const JOB_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'allow_failure', 'variables', 'start_in', 'needs'];
 const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables'];
 const INCLUDE_RULE_KEYS = ['if', 'changes', 'exists', 'when'];
 
@@ -37,6 +37,8 @@ export interface RuleSpec {
   variables?: SpecVariable[];
   /** Seconds, with `when: delayed`. */
   startIn?: number;
+  /** `needs` that replace the job's own when this rule matches (resolved to job names by `parseConfig`). */
+  needs?: JobNeed[];
 }
 
 /** A CI/CD expression, or a config error at `path` saying what is wrong with it. */
@@ -82,6 +84,7 @@ function readRule(raw: unknown, path: ConfigPath, index: number, of: RulesOf): R
   if (has('when')) rule.when = readEnum(map.when, workflow ? WORKFLOW_RULE_WHEN : JOB_RULE_WHEN, at('when'));
   if (has('allow_failure')) rule.allowFailure = readBoolean(map.allow_failure, at('allow_failure'));
   if (has('variables')) rule.variables = readVariables(map.variables, at('variables'));
+  if (map.needs !== undefined) rule.needs = readNeeds(map.needs, at('needs'));
   if (has('start_in')) {
     if (rule.when !== 'delayed') configError(at('start_in'), 'can only be used with when: delayed');
     rule.startIn = readStartIn(map.start_in, at('start_in'));

@@ -83,6 +83,7 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     const chosen: JobSpec = { ...job, when: decision.when as JobWhen, allowFailure: decision.allowFailure, variables: overlay(own, decision.variables) };
     if (decision.startIn !== undefined) chosen.startIn = decision.startIn;
     if (decision.allowFailureByRule) delete chosen.allowFailureExitCodes;
+    if (decision.needs !== undefined) chosen.needs = decision.needs.map((need) => ({ ...need }));
     plan.jobs.push(chosen);
   }
   const errors = new ConfigErrors();

@@ -14,6 +14,12 @@ export interface JobNeed {
   artifacts: boolean;
   /** GitLab's `optional: true`: a need on a job that is not in the pipeline is dropped, not refused. */
   optional: boolean;
+  /**
+   * `parallel: matrix:` of the need: which copies of a matrix job it means, one selector per entry
+   * (each variable named must have one of the values listed). A value may be `$[[ matrix.NAME ]]`,
+   * the needing copy's own value. Resolved to copy names when the file is read.
+   */
+  matrix?: Array<Record<string, string[]>>;
 }
 
 /**
@@ -101,8 +107,11 @@ export interface JobSpec {
   startIn?: number;
   /** Seconds; absent means the server's default. */
   timeout?: number;
-  /** A copy made by `parallel`: the job's name as written, and `CI_NODE_INDEX` / `CI_NODE_TOTAL`. */
-  parallel?: { name: string; index: number; total: number };
+  /**
+   * A copy made by `parallel`: the job's name as written, `CI_NODE_INDEX` / `CI_NODE_TOTAL`, and for a
+   * `parallel: matrix:` copy its values by variable.
+   */
+  parallel?: { name: string; index: number; total: number; matrix?: Record<string, string> };
   /** Absent: stage order; `[]`: starts at once; else starts when these are done (a DAG). */
   needs?: JobNeed[];
   retry?: JobRetrySpec;
