@@ -28,10 +28,12 @@ export type { CreatePipelineRequest } from './pipeline/create.js';
 export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
 export { plannedJobs } from './pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
+import { createBridgeRunner } from './state/bridges.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
 import { Scheduler } from './state/scheduler.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
 import { startStaleSweeper } from './state/stale.js';
+import { failStuck, unrunnableBuilds } from './state/stuck.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
 import { advancePipeline, cancelBuild } from './state/transitions.js';
@@ -69,6 +71,15 @@ export interface ReferenceServer {
   retryJob(id: number): JobView | undefined;
   /** Bytes exactly as stored. */
   getTrace(id: number): Promise<Buffer>;
+  /**
+   * Gives the runner of `token` these tags, as an admin editing it in GitLab would; pending jobs it
+   * can now take are offered to it at once. Throws CiRunnerError 'RUNNER_NOT_FOUND'.
+   */
+  setRunnerTags(token: string, tags: readonly string[]): void;
+  /** Pending jobs that no active runner can take right now (tags, untagged, project), each with why. */
+  unrunnableJobs(): Array<{ job: JobView; pipelineId: number; tags: string[]; reason: string }>;
+  /** Fails a pending job that no runner can take, its log saying `reason` (what the stuck-job sweep does after its timeout). */
+  failStuckJob(id: number, reason: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -109,6 +120,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     maxArtifactsSize: options.maxArtifactsSize ?? DEFAULT_MAX_ARTIFACTS,
     longPollMs: options.longPollMs ?? 0,
     staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
+    stuckPendingTimeoutMs: options.stuckPendingTimeoutMs ?? 60 * 60 * 1000,
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,
   });
   durable?.saveSettings({ registrationToken: settings.registrationToken, adminToken: settings.adminToken });
@@ -132,6 +144,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     closing: closer.signal,
     baseUrl: () => baseUrl,
   };
+  ctx.bridges = createBridgeRunner(ctx);
   const addProject = (name: string, path: string): void => {
     validateProjectName(name);
     store.addProject(name, path);
@@ -223,6 +236,18 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       return build ? jobView(retryBuild(ctx, build)) : undefined;
     },
     getTrace: (id) => ctx.traces.read(id),
+    setRunnerTags: (token, tags) => {
+      const runner = store.runnerByToken(token);
+      if (!runner) throw new CiRunnerError('RUNNER_NOT_FOUND', 'no runner has this token');
+      runner.tags = [...new Set(tags)];
+      store.saveRunner(runner);
+      ctx.scheduler.buildsQueued();
+    },
+    unrunnableJobs: () => unrunnableBuilds(ctx).map(({ build, reason }) => ({ job: jobView(build), pipelineId: build.pipelineId, tags: [...build.job.tags], reason })),
+    failStuckJob: async (id, reason) => {
+      const build = store.buildById(id);
+      if (build) await failStuck(ctx, build, reason);
+    },
     close: () => {
       closed ??= (async () => {
         stopSweeper();

@@ -28,6 +28,7 @@ export function jobView(build: BuildRecord): JobView {
     attempt: build.attempt ?? 0,
     ...(build.scheduledAt ? { scheduled_at: build.scheduledAt.toISOString() } : {}),
     ...(build.dotenv ? { dotenv_variables: build.dotenv.map((variable) => variable.key) } : {}),
+    ...(build.job.trigger ? { trigger: true } : {}),
   };
 }
 
@@ -38,9 +39,14 @@ export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): Pipe
   const retried = builds
     .filter((build) => build.retried)
     .map((build) => ({ id: build.id, name: build.job.name, stage: build.job.stage, status: build.status }));
+  const downstream = [...ctx.store.pipelines.values()]
+    .filter((other) => other.parent?.pipelineId === pipeline.id)
+    .map((child) => ({ id: child.id, job_id: child.parent?.bridgeId ?? 0, job: ctx.store.buildById(child.parent?.bridgeId ?? 0)?.job.name ?? '', status: pipelineStatus(ctx.store, child) }));
   return {
     id: pipeline.id,
     status: pipelineStatus(ctx.store, pipeline),
+    ...(pipeline.parent ? { parent: { id: pipeline.parent.pipelineId, job_id: pipeline.parent.bridgeId } } : {}),
+    ...(downstream.length > 0 ? { downstream } : {}),
     source: pipeline.source ?? 'push',
     workflow: pipeline.workflow ?? 'no workflow rules',
     jobs: builds.filter((build) => !build.retried).map((build) => ({

@@ -289,7 +289,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['script is a map', 'build:\n  script: { a: 1 }\n', 'jobs:build script must be a string or a list of strings'],
     ['job without a body', 'build:\n', 'jobs:build script is missing'],
     ['job is a list', 'build: [a]\n', 'jobs:build config must be a map'],
-    ['unknown job key', 'build:\n  script: x\n  trigger: other/project\n', 'jobs:build trigger is not a supported job key'],
+    ['unknown job key', 'build:\n  script: x\n  release: { tag_name: v1 }\n', 'jobs:build release is not a supported job key'],
     ['unknown artifacts key', 'b:\n  script: x\n  artifacts: { public: true }\n', 'jobs:b artifacts:public is not a supported key'],
     ['unsupported report', 'b:\n  script: x\n  artifacts: { reports: { junit: r.xml } }\n', 'jobs:b artifacts:reports:junit is not a supported key (supported: dotenv)'],
     ['bad artifacts:when', 'b:\n  script: x\n  artifacts: { when: sometimes }\n', 'jobs:b artifacts:when must be one of on_success, on_failure, always'],

@@ -28,6 +28,8 @@ export interface CreatePipelineRequest {
    * repository's HEAD (`exec` serves a snapshot whose HEAD is the branch being run).
    */
   defaultBranch?: string;
+  /** A child pipeline's parent pipeline and trigger job (`state/bridges.ts`). */
+  parent?: { pipelineId: number; bridgeId: number };
   /**
    * In-process callers only (`ci-runner exec`): sees the pipeline's jobs after the rules chose them
    * and returns the jobs to create. Not reachable over HTTP.
@@ -126,13 +128,15 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
     ...(preview.defaultBranch === undefined ? {} : { defaultBranch: preview.defaultBranch }),
     workflow: plan.workflow,
     outcomes: plan.outcomes,
+    ...(request.parent ? { parent: { ...request.parent } } : {}),
   });
   for (const job of jobs) {
     const index = plan.stages.indexOf(job.stage);
     ctx.store.addBuild(pipeline, job, index >= 0 ? index : plan.stages.length);
   }
   ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: jobs.length }, 'pipeline created');
-  cancelRedundantPipelines(ctx, pipeline);
+  // A child pipeline is part of its parent's run, not a newer one that makes it redundant.
+  if (!request.parent) cancelRedundantPipelines(ctx, pipeline);
   advancePipeline(ctx, pipeline.id);
   return pipeline;
 }

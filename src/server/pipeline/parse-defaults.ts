@@ -108,7 +108,9 @@ export function applyDefaults(name: string, job: unknown, defaults: Defaults): {
   const inherit = readInherit(job.inherit, { job: name, key: 'inherit' });
   const takes = (choice: boolean | string[], key: string): boolean => (typeof choice === 'boolean' ? choice : choice.includes(key));
   const filled: YamlMap = { ...job };
-  for (const [key, value] of Object.entries(defaults.keys)) {
+  // A trigger job runs no script: `default:` (image, before_script, …) is for the jobs that do.
+  const takesDefaults = job.trigger === undefined || job.trigger === null;
+  for (const [key, value] of takesDefaults ? Object.entries(defaults.keys) : []) {
     if ((filled[key] === undefined || filled[key] === null) && takes(inherit.default, key)) filled[key] = value;
   }
   inherited.variables = defaults.variables.filter((variable) => takes(inherit.variables, variable.key));

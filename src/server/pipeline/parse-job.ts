@@ -16,9 +16,11 @@ import {
   readStringList,
   readTimeout,
   readVariables,
+  type YamlMap,
 } from './parse-values.js';
 import { readEnvironment } from './environment.js';
 import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
+import { readTrigger, TRIGGER_JOB_KEYS } from './trigger.js';
 import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
@@ -64,6 +66,8 @@ export const JOB_KEYS = [
   'coverage',
   // Where the job deploys (CI_ENVIRONMENT_*): environment.ts.
   'environment',
+  // A downstream pipeline instead of a script: trigger.ts.
+  'trigger',
 ] as const;
 
 /** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
@@ -83,14 +87,7 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   const at = (key: string): ConfigPath => ({ job: name, key });
   const has = (key: string): boolean => job[key] !== undefined && job[key] !== null;
 
-  if (!has('script')) configError(at('script'), 'is missing: a job needs a script');
-  const script = readScript(job.script, at('script'), { allowEmpty: false });
-  const beforeScript = has('before_script')
-    ? readScript(job.before_script, at('before_script'), { allowEmpty: true })
-    : defaults.beforeScript;
-  const afterScript = has('after_script')
-    ? readScript(job.after_script, at('after_script'), { allowEmpty: true })
-    : defaults.afterScript;
+  const { commands, afterScript } = has('trigger') ? noScript(job, name) : readScripts(job, at, has, defaults);
 
   if (has('stage') && has('type')) configError(at('type'), 'cannot be used together with stage (type is the old name of stage)');
   const stageKey = has('type') ? 'type' : 'stage';
@@ -99,8 +96,8 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   const spec: JobSpec = {
     name,
     stage,
-    commands: [...beforeScript, ...script],
-    afterScript: [...afterScript],
+    commands,
+    afterScript,
     variables: mergeVariables(defaults.variables, has('variables') ? readVariables(job.variables, at('variables')) : []),
     services: has('services') ? readServices(job.services, at('services')) : [...defaults.services],
     tags: has('tags') ? readStringList(job.tags, at('tags')) : [],
@@ -128,6 +125,23 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   return spec;
 }
 
+/** `before_script` (the job's, else the default) then `script`, and `after_script`. */
+function readScripts(job: YamlMap, at: (key: string) => ConfigPath, has: (key: string) => boolean, defaults: PipelineDefaults): { commands: string[]; afterScript: string[] } {
+  if (!has('script')) configError(at('script'), 'is missing: a job needs a script (or trigger: for a downstream pipeline)');
+  const script = readScript(job.script, at('script'), { allowEmpty: false });
+  const beforeScript = has('before_script') ? readScript(job.before_script, at('before_script'), { allowEmpty: true }) : defaults.beforeScript;
+  const afterScript = has('after_script') ? readScript(job.after_script, at('after_script'), { allowEmpty: true }) : defaults.afterScript;
+  return { commands: [...beforeScript, ...script], afterScript: [...afterScript] };
+}
+
+/** A trigger job runs nothing itself: keys that only a script job has are refused, naming the job. */
+function noScript(job: YamlMap, name: string): { commands: string[]; afterScript: string[] } {
+  for (const key of Object.keys(job)) {
+    if (!TRIGGER_JOB_KEYS.includes(key)) configError({ job: name, key }, `cannot be used with trigger: a trigger job runs no script of its own (it may have ${TRIGGER_JOB_KEYS.join(', ')})`);
+  }
+  return { commands: [], afterScript: [] };
+}
+
 /** The runtime keys (parse-runtime.ts) onto `spec`. */
 function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: string) => ConfigPath, has: (key: string) => boolean): void {
   // GitLab refuses start_in next to rules: the rule that makes the job delayed carries it.
@@ -147,6 +161,7 @@ function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: 
   if (has('interruptible')) spec.interruptible = readBoolean(job.interruptible, at('interruptible'));
   if (has('coverage')) spec.coverage = readCoverage(job.coverage, at('coverage'));
   if (has('environment')) spec.environment = readEnvironment(job.environment, at('environment'));
+  if (has('trigger')) spec.trigger = readTrigger(job.trigger, at('trigger'));
 }
 
 /** Global variables first, then the job's; a job variable replaces a global one of the same name. */

@@ -4,6 +4,7 @@
  */
 import type { JobConditions } from './conditions.js';
 import type { JobEnvironmentSpec } from './environment.js';
+import type { JobTriggerSpec } from './trigger.js';
 import type { RuleSpec } from './rules.js';
 
 export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
@@ -119,6 +120,8 @@ export interface JobSpec {
   /** The `coverage:` regex's source and flags (without the slashes). */
   coverage?: { source: string; flags: string };
   environment?: JobEnvironmentSpec;
+  /** A trigger (bridge) job: no script, a downstream pipeline instead (`state/bridges.ts`). */
+  trigger?: JobTriggerSpec;
 }
 
 export interface PipelineSpec {

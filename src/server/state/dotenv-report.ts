@@ -16,6 +16,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ServerContext } from '../context.js';
+import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord } from './store.js';
 
 export const DOTENV_MAX_BYTES = 5 * 1024;
@@ -39,38 +40,12 @@ export function parseDotenv(text: string): Array<{ key: string; value: string }>
   return variables;
 }
 
-const normalise = (path: string): string => path.replace(/^(\.\/)+/, '');
-
-/** Reads the named files' text out of `archive` (each at most DOTENV_MAX_BYTES). */
-async function filesFromArchive(archive: string, names: readonly string[], signal: AbortSignal): Promise<Map<string, string>> {
-  const wanted = new Set(names.map(normalise));
-  const found = new Map<string, string>();
-  // Loaded on first use: the archive libraries are not needed until a job has a dotenv report.
-  const [{ detectFormat }, { readTar }, { readZip }] = await Promise.all([
-    import('../../artifacts/extract.js'),
-    import('../../artifacts/tar-read.js'),
-    import('../../artifacts/zip-read.js'),
-  ]);
-  const format = await detectFormat(archive);
-  const visit = async (entry: { name: string; kind: string; size: number; content?: () => Promise<AsyncIterable<Uint8Array>> }): Promise<void> => {
-    const name = normalise(entry.name);
-    if (!wanted.has(name) || entry.kind !== 'file' || !entry.content) return;
-    if (entry.size > DOTENV_MAX_BYTES) throw new Error(`${name} is ${entry.size} bytes, over the ${DOTENV_MAX_BYTES}-byte limit of a dotenv report`);
-    const chunks: Buffer[] = [];
-    for await (const chunk of await entry.content()) chunks.push(Buffer.from(chunk));
-    found.set(name, Buffer.concat(chunks).toString('utf8'));
-  };
-  if (format === 'zip') await readZip(archive, visit, signal);
-  else await readTar(archive, visit, signal, format === 'tar.gz');
-  return found;
-}
-
 /** Reads `build`'s dotenv report out of its just-stored artifacts into `build.dotenv`. Never throws. */
 export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord): Promise<void> {
   const files = build.job.artifacts?.reports?.dotenv ?? [];
   if (files.length === 0 || !build.artifacts) return;
   try {
-    const texts = await filesFromArchive(build.artifacts.path, files, ctx.closing);
+    const texts = await filesFromArchive(build.artifacts.path, files, { maxBytes: DOTENV_MAX_BYTES, what: 'a dotenv report' }, ctx.closing);
     const variables = files.flatMap((file) => {
       const text = texts.get(normalise(file));
       if (text === undefined) {

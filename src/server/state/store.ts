@@ -54,6 +54,8 @@ export interface PipelineRecord {
   /** What `workflow: rules` decided, and each job's rule outcome (also of jobs left out). */
   workflow?: string;
   outcomes?: JobOutcome[];
+  /** A child pipeline: the pipeline and trigger job that created it. */
+  parent?: { pipelineId: number; bridgeId: number };
 }
 
 export interface ArtifactsRecord {

@@ -23,6 +23,9 @@ export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
     ctx.logger.error({ err: error, pipelineId }, 'could not record the pipeline\'s next builds in the data dir');
   }
   armDelayedBuilds(ctx, pipeline);
+  // Trigger jobs are the server's to run; a child pipeline's moves may end its trigger job.
+  for (const build of ctx.store.pipelineBuilds(pipeline)) if (build.status === 'pending' && build.job.trigger) ctx.bridges?.start(build);
+  if (pipeline.parent) ctx.bridges?.childMoved(pipeline);
   if (queued) ctx.scheduler.buildsQueued();
 }
 
