@@ -182,8 +182,12 @@ export function judge(testCase: CorpusCase, run: CaseRun): string[] {
     if (log === undefined) problems.push(`no log of job '${job}' (expected the line '${line}')`);
     else if (!log.includes(line)) problems.push(`job '${job}' logged no line '${line}'`);
   }
+  // What jobs printed: the runner's echo of each command (`$ cmd`, as GitLab's logs have it too) is the
+  // script, not its output (`echo x > foo.badlog` is no sign that foo.badlog reached a later job).
   for (const text of want.absent ?? []) {
-    for (const [job, log] of run.logs) if (log.some((line) => line.includes(text))) problems.push(`job '${job}' logged '${text}', which must appear nowhere`);
+    for (const [job, log] of run.logs) {
+      if (log.some((line) => !line.startsWith('$ ') && line.includes(text))) problems.push(`job '${job}' logged '${text}', which must appear nowhere`);
+    }
   }
   for (const [job, status] of Object.entries(want.status ?? {})) {
     const shown = run.statuses.get(job);
