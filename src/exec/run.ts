@@ -27,7 +27,16 @@ import { pipelineVariables } from './variables.js';
  * own start-up time, and git runs in other processes meanwhile.
  */
 async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js'), Logger]> {
-  const [pipeline, runner, wait, { createLogger }] = await Promise.all([import('./pipeline.js'), import('./runner.js'), import('./wait.js'), import('../log.js')]);
+  const [pipeline, runner, wait, { createLogger }] = await Promise.all([
+    import('./pipeline.js').then(async (loaded) => {
+      // What the server would load when the pipeline is created and the first job clones.
+      await loaded.preloadServerModules();
+      return loaded;
+    }),
+    import('./runner.js'),
+    import('./wait.js'),
+    import('../log.js'),
+  ]);
   return [pipeline, runner, wait, createLogger({ level: level ?? 'silent' })];
 }
 

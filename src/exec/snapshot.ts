@@ -25,6 +25,10 @@ export interface Snapshot {
   dirty: boolean;
   /** HEAD's commit; undefined in a repository without commits. */
   head: string | undefined;
+  /** The commit before `sha` (`CI_COMMIT_BEFORE_SHA`): its first parent, or 40 zeros. */
+  beforeSha: string;
+  /** `sha`'s commit message. */
+  message: string;
   /** Set when HEAD is detached and no ref was asked for: the branch name used instead. */
   detachedAs?: string;
   /**
@@ -58,6 +62,8 @@ class GitCommandError extends SnapshotError {
     super(message);
   }
 }
+
+const ZERO_SHA = '0'.repeat(40);
 
 /** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
 const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
@@ -105,19 +111,22 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
  * The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first
  * commit). Asked from anywhere in the working tree, so it runs alongside `locate`.
  */
-async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string; originHead?: string }> {
-  const [symbolic, revs, origin] = await Promise.all([
+async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string; originHead?: string; parent?: string; message?: string }> {
+  const [symbolic, revs, origin, log] = await Promise.all([
     git(cwd, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
     // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
     git(cwd, ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'], { signal, allowFail: true }),
     // The remote's default branch, as `clone` (or `remote set-head`) recorded it.
     git(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], { signal, allowFail: true }),
+    // HEAD's parents and message: the pipeline's CI_COMMIT_BEFORE_SHA and CI_COMMIT_MESSAGE when the tree is clean.
+    git(cwd, ['log', '-1', '--format=%P%x00%B', 'HEAD', '--'], { signal, allowFail: true }),
   ]);
   const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
   return {
     ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
     ...(commit && tree ? { commit, tree } : {}),
     ...(origin?.startsWith('refs/remotes/origin/') ? { originHead: origin.slice('refs/remotes/origin/'.length) } : {}),
+    ...(log === undefined ? {} : { parent: log.split('\0')[0]?.split(' ')[0] ?? '', message: log.slice(log.indexOf('\0') + 1).replace(/\n+$/, '') }),
   };
 }
 
@@ -180,10 +189,13 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   if (!tree) throw new SnapshotError('git write-tree printed no tree');
   const dirty = tree !== head.tree;
   let sha = head.commit;
+  let beforeSha = head.parent || ZERO_SHA;
+  let message = head.message ?? '';
   if (dirty || sha === undefined) {
-    const message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
+    message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
     sha = await git(topLevel, ['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message], { env, signal });
     if (!sha) throw new SnapshotError('git commit-tree printed no commit');
+    beforeSha = head.commit ?? ZERO_SHA;
   }
 
   const wanted = options.ref ?? head.branch;
@@ -196,5 +208,5 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   await writeFile(refFile, `${sha}\n`);
   await writeFile(join(repoPath, 'HEAD'), `ref: ${tag ? ref : `refs/heads/${name}`}\n`);
   const defaultBranch = head.originHead ?? who.initBranch ?? 'main';
-  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, defaultBranch, ...(detachedAs ? { detachedAs } : {}) };
+  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, beforeSha, message, defaultBranch, ...(detachedAs ? { detachedAs } : {}) };
 }

@@ -20,7 +20,7 @@ import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { ServerStatus } from './status.js';
-import { createPipeline, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
+import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
 
 /** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
 export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
@@ -40,7 +40,7 @@ import { advancePipeline, cancelBuild } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
 import { ChangeHub } from './ui/events.js';
-import { createUiHandler } from './ui/routes.js';
+import type { UiHandler } from './ui/routes.js';
 import { jobView, pipelineView } from './views.js';
 
 export type { FaultAction, FaultEndpoint, FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
@@ -104,6 +104,14 @@ function listener(handle: RequestListener, tls: ServerTls | undefined): Server {
   const mutual = tls.clientCa !== undefined;
   // https.Server is an http.Server in all the ways used here (listen, close, keep-alive, address).
   return createHttpsServer({ cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, handle) as unknown as Server;
+}
+
+/**
+ * Loads what the server loads on first use to create a pipeline and serve its git repository, for a
+ * caller that knows both are coming (`exec`) and has other work to overlap them with.
+ */
+export async function preloadPipelineModules(): Promise<void> {
+  await Promise.all([loadPipelineModules(), import('./git/http-backend.js')]);
 }
 
 /** Starts a reference server; it is listening when the promise resolves. */
@@ -176,7 +184,14 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
     return (await gitHandler)(req, res, pathname, signal);
   };
-  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx), createUiHandler(ctx, changes)), options.tls);
+  // The web page is loaded on its first request too: its modules cost `exec` (which never shows it)
+  // and `serve` some 70 ms at every start.
+  let uiHandler: Promise<UiHandler> | undefined;
+  const ui: UiHandler = async (req, res, url, signal) => {
+    uiHandler ??= import('./ui/routes.js').then(({ createUiHandler }) => createUiHandler(ctx, changes));
+    return (await uiHandler)(req, res, url, signal);
+  };
+  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx), ui), options.tls);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error): void => {

@@ -81,7 +81,7 @@ export async function loadCases(dir: string): Promise<CorpusCase[]> {
 const GIT_ENV = { GIT_AUTHOR_NAME: 'gcl', GIT_AUTHOR_EMAIL: 'gcl@example.invalid', GIT_COMMITTER_NAME: 'gcl', GIT_COMMITTER_EMAIL: 'gcl@example.invalid' };
 
 /** The case as its own repository under `root`: one commit on `master`, origin on gitlab.com. */
-async function setUp(testCase: CorpusCase, root: string): Promise<string> {
+export async function setUpCase(testCase: CorpusCase, root: string): Promise<string> {
   const repo = join(root, testCase.name);
   await mkdir(repo, { recursive: true });
   await cp(testCase.dir, repo, { recursive: true, filter: (source) => !META.has(source.slice(testCase.dir.length + 1)) });
@@ -93,6 +93,17 @@ async function setUp(testCase: CorpusCase, root: string): Promise<string> {
   await git(['add', '-A']);
   await git(['commit', '-q', '-m', `${testCase.name}`]);
   return repo;
+}
+
+/** What follows the command for `testCase`: its variables (with `variableFlag`), its file, its own arguments. */
+export function caseArguments(testCase: CorpusCase, variableFlag: string): string[] {
+  const variables = Object.entries(testCase.vars).flatMap(([key, value]) => [variableFlag, `${key}=${value}`]);
+  return [...variables, ...(testCase.file ? ['--file', testCase.file] : []), ...testCase.args];
+}
+
+/** PATH for the case: its `_stubs/` first when it asks for them. */
+export function casePath(testCase: CorpusCase, repo: string): string {
+  return testCase.stubs ? `${join(repo, '_stubs')}:${process.env.PATH ?? ''}` : (process.env.PATH ?? '');
 }
 
 export interface CaseRun {
@@ -107,11 +118,10 @@ export interface CaseRun {
 
 /** Sets the case up under `root` and runs it; `state` is exec's XDG_STATE_HOME. */
 export async function runCase(testCase: CorpusCase, root: string, state: string): Promise<CaseRun> {
-  const repo = await setUp(testCase, root);
-  const variables = Object.entries(testCase.vars).flatMap(([key, value]) => ['-v', `${key}=${value}`]);
+  const repo = await setUpCase(testCase, root);
   // Variables first, as a user types `exec -v A=1 build`: a name after them is a job.
-  const args = ['exec', '--color=false', ...variables, ...(testCase.file ? ['--file', testCase.file] : []), ...testCase.args];
-  const path = testCase.stubs ? `${join(repo, '_stubs')}:${process.env.PATH ?? ''}` : (process.env.PATH ?? '');
+  const args = ['exec', '--color=false', ...caseArguments(testCase, '-v')];
+  const path = casePath(testCase, repo);
   const result = await execa('node', [CLI, ...args], {
     cwd: repo,
     env: { XDG_STATE_HOME: state, PATH: path, CI: '' },
