@@ -169,12 +169,19 @@ function checkManual(spec: PipelineSpec, manual: readonly string[]): void {
   }
 }
 
-/** Named manual jobs that will not be played get a hint, so an idle pipeline is not a mystery. */
+/**
+ * Named manual jobs that will not be played get a hint, so an idle pipeline is not a mystery; so do
+ * images that the shell executor does not use.
+ */
 function hintManual(spec: PipelineSpec, options: ExecOptions, printer: Printer): void {
   for (const job of spec.jobs) {
     if (job.when === 'manual' && !options.manual.includes(job.name)) {
       printer.print(`${printer.paint('33', 'note')}: ${job.name} is a manual job and stays manual; --manual '${job.name}' plays it\n`);
     }
+  }
+  const images = [...new Set(spec.jobs.flatMap((job) => (job.image ? [job.image] : [])))];
+  if (options.runner.executor === 'shell' && images.length > 0) {
+    printer.print(`${printer.paint('33', 'note')}: jobs name images (${images.join(', ')}); the shell executor runs them on this machine instead (--executor docker runs them in their images)\n`);
   }
 }
 

@@ -85,9 +85,10 @@ export async function waitForPipeline(server: ReferenceServer, pipelineId: numbe
   const played = new Set<number>();
   const stuck = new Set<number>();
   let agentStopped = false;
-  void options.agentDone.finally(() => {
+  const stopped = (): void => {
     agentStopped = true;
-  });
+  };
+  options.agentDone.then(stopped, stopped);
   for (;;) {
     options.signal.throwIfAborted();
     let tree = pipelineTree(server, pipelineId);

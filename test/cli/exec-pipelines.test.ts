@@ -1,7 +1,7 @@
 /** `exec` on what real pipelines do: tagged jobs, child pipelines, the default branch, warnings, the command line. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from './cli.js';
-import { git, makeRepo, removeTempDirs, tempDir } from './exec-helpers.js';
+import { git, makeRepo, removeTempDirs, tempDir, writeFiles } from './exec-helpers.js';
 
 let state: string;
 
@@ -87,6 +87,18 @@ generated-child:
     expect(result.exitCode, result.all).toBe(0);
     expect(result.stdout).toContain("Trigger job other skipped: it triggers a pipeline of another project (group/other, branch main); this server runs this project's pipelines only.");
     expect(result.stdout).toMatch(/^other\s+test\s+skipped/m);
+  });
+});
+
+describe('exec and the commit it runs', () => {
+  it('gives the previous commit as CI_COMMIT_BEFORE_SHA: HEAD\'s parent for a clean tree, HEAD for a snapshot of changes', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'show:\n  script: [echo "before=$CI_COMMIT_BEFORE_SHA"]\n  rules:\n    - if: $CI_COMMIT_MESSAGE =~ /second|working tree/\n' });
+    const first = (await git(repo, ['rev-parse', 'HEAD'])).trim();
+    await git(repo, ['commit', '-q', '--allow-empty', '-m', 'second']);
+    const second = (await git(repo, ['rev-parse', 'HEAD'])).trim();
+    expect((await exec(repo)).stdout).toContain(`before=${first}`);
+    await writeFiles(repo, { 'new.txt': 'an uncommitted file\n' });
+    expect((await exec(repo)).stdout).toContain(`before=${second}`);
   });
 });
 

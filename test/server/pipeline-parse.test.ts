@@ -287,6 +287,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['script missing', 'build:\n  stage: build\n', 'jobs:build script is missing'],
     ['script empty list', 'build:\n  script: []\n', 'jobs:build script must contain at least one command'],
     ['script is a map', 'build:\n  script: { a: 1 }\n', 'jobs:build script must be a string or a list of strings'],
+    ['a script line YAML read as a map', 'build:\n  script:\n    - echo ok\n    - echo "Coverage: 87%"\n', 'jobs:build script must be a string or a list of strings; entry 2 is a map, as YAML reads an unquoted line with ": " in it: quote the whole line'],
     ['job without a body', 'build:\n', 'jobs:build script is missing'],
     ['job is a list', 'build: [a]\n', 'jobs:build config must be a map'],
     ['unknown job key', 'build:\n  script: x\n  release: { tag_name: v1 }\n', 'jobs:build release is not a supported job key'],

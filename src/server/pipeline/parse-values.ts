@@ -59,6 +59,11 @@ export function readEnum<T extends string>(value: unknown, allowed: readonly T[]
 export function readScript(value: unknown, path: ConfigPath, options: { allowEmpty: boolean }): string[] {
   const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(9) : undefined;
   if (items === undefined || !items.every((item) => typeof item === 'string')) {
+    // The usual cause: an unquoted line holding ": " (`- echo "Coverage: 87%"`), which YAML reads as a map.
+    const map = items?.findIndex((item) => isMap(item));
+    if (map !== undefined && map >= 0) {
+      configError(path, `must be a string or a list of strings; entry ${map + 1} is a map, as YAML reads an unquoted line with ": " in it: quote the whole line ('…')`);
+    }
     configError(path, 'must be a string or a list of strings');
   }
   const commands = items as string[];

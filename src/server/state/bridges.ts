@@ -94,6 +94,7 @@ export function createBridgeRunner(ctx: ServerContext): BridgeRunner {
   };
 
   const started = new Set<number>();
+  const ended = new Set<number>();
   const bridges: BridgeRunner = {
     start(build) {
       if (!isBridge(build) || build.status !== 'pending' || started.has(build.id)) return;
@@ -112,7 +113,8 @@ export function createBridgeRunner(ctx: ServerContext): BridgeRunner {
       const bridge = ctx.store.buildById(pipeline.parent.bridgeId);
       if (!bridge?.job.trigger?.depend || bridge.status !== 'running') return;
       const status = pipelineStatus(ctx.store, pipeline);
-      if (!FINAL.has(status)) return;
+      if (!FINAL.has(status) || ended.has(bridge.id)) return;
+      ended.add(bridge.id);
       void say(bridge, `Child pipeline #${pipeline.id} ${status}.`).then(() => end(bridge, status === 'success' || status === 'skipped' ? 'success' : 'failed'));
     },
   };
