@@ -44,8 +44,11 @@ function notRunnableHere(trigger: JobTriggerSpec): string | undefined {
 }
 
 export function createBridgeRunner(ctx: ServerContext): BridgeRunner {
+  /** Adds a line to the trigger job's log; never rejects (a log that cannot be written is logged instead). */
   const say = async (build: BuildRecord, text: string): Promise<void> => {
-    await ctx.traces.append(build, build.traceSize, Buffer.from(`${text}\n`), []);
+    await ctx.traces.append(build, build.traceSize, Buffer.from(`${text}\n`), []).catch((error: unknown) => {
+      ctx.logger.warn({ err: error, buildId: build.id, text }, "could not write the trigger job's log");
+    });
   };
 
   const end = (build: BuildRecord, status: 'success' | 'failed' | 'skipped', failureReason?: string): void => {
@@ -105,7 +108,7 @@ export function createBridgeRunner(ctx: ServerContext): BridgeRunner {
       });
       run(build).catch((error: unknown) => {
         ctx.logger.error({ err: error, buildId: build.id }, 'trigger job failed unexpectedly');
-        void say(build, `ERROR: the trigger job failed: ${(error as Error).message}`).finally(() => end(build, 'failed', 'unknown_failure'));
+        void say(build, `ERROR: the trigger job failed: ${(error as Error).message}`).then(() => end(build, 'failed', 'unknown_failure'));
       });
     },
     childMoved(pipeline) {
