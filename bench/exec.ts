@@ -3,6 +3,8 @@
  * a one-job `echo` pipeline and a 10-job DAG, next to the same work done by hand as a user would
  * without exec: `serve` (with the pipeline), `register`, then `run-once` until every job has run.
  * Both in the same run, on the same machine, so the comparison holds even when the machine is busy.
+ * Then, when gitlab-ci-local is installed (GITLAB_CI_LOCAL), exec beside it: a one-job pipeline and
+ * every case of the exec corpus (exec-compare.ts). BENCH_EXEC_BY_HAND=0 leaves the by-hand part out.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { JOB_KEYS } from '../src/server/pipeline/parse-job.js';
+import { compareWithGitlabCiLocal } from './exec-compare.js';
 import { percentile } from './support.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -91,6 +94,11 @@ function figures(label: string, samples: number[]): string {
 }
 
 export async function run(): Promise<void> {
+  if (process.env.BENCH_EXEC_BY_HAND !== '0') await byHand();
+  await compareWithGitlabCiLocal(CLI, RUNS);
+}
+
+async function byHand(): Promise<void> {
   const withNeeds = (JOB_KEYS as readonly string[]).includes('needs');
   const state = await mkdtemp(join(tmpdir(), 'ci-runner-bench-state-'));
   const one = await repoWith(ONE_JOB);

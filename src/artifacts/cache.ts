@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { CacheOptions as CacheEntry } from '../protocol/types.js';
 import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { extractArchive } from './extract.js';
@@ -20,37 +21,58 @@ export interface CacheOptions {
   runnerName: string;
   /** Already variable-expanded by the caller; 'default' when the job sets none. */
   key: string;
+  /** Keys restored from, in order, when `key` has no cache yet (`cache:fallback_keys`, expanded). */
+  fallbackKeys?: readonly string[];
+  /** Which of the job's caches (a job may have several); default: its one cache. */
+  spec?: CacheEntry;
+}
+
+/** The cache entry `opts` names: its own, else the build's only one. */
+function entryOf(ctx: ArtifactsContext, opts: CacheOptions): CacheEntry | undefined {
+  const cache = ctx.build.options.cache;
+  return opts.spec ?? (Array.isArray(cache) ? cache[0] : cache);
 }
 
 /** Restores the cache over the project dir when the job configures one. Never throws, except the abort reason. */
 export async function restoreCache(ctx: ArtifactsContext, opts: CacheOptions): Promise<void> {
-  if (!cacheConfigured(ctx)) return;
-  if (ctx.build.options.cache?.policy === 'push') {
+  const spec = entryOf(ctx, opts);
+  if (!cacheConfigured(spec)) return;
+  if (spec?.policy === 'push') {
     ctx.log(`Not restoring cache ${JSON.stringify(opts.key)}: cache:policy is push`);
     return;
   }
   try {
-    const file = cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key);
-    const present = await stat(file).then((stats) => stats.isFile(), () => false);
-    if (!present) {
+    const found = await firstPresent(opts, ctx);
+    if (!found) {
       ctx.log(`WARNING: no cache for key ${JSON.stringify(opts.key)} yet (a miss); the job runs without it`);
       return;
     }
-    ctx.log(`Restoring cache ${JSON.stringify(opts.key)}...`);
+    const { file, key } = found;
+    if (key !== opts.key) ctx.log(`No cache for key ${JSON.stringify(opts.key)} yet; using the fallback key ${JSON.stringify(key)}`);
+    ctx.log(`Restoring cache ${JSON.stringify(key)}...`);
     // A cache over the job's extract limit, or a disk that fills up, is a warning like any cache
     // problem (GitLab Runner's convention): nothing of it is left in the project, the job goes on.
     const summary = await extractArchive(file, ctx.projectDir, ctx.signal, ctx.extractBudget ? { budget: ctx.extractBudget } : {});
-    ctx.log(`Restored cache ${JSON.stringify(opts.key)}: ${summary.entries} entries, ${megabytes(summary.bytes)}`);
+    ctx.log(`Restored cache ${JSON.stringify(key)}: ${summary.entries} entries, ${megabytes(summary.bytes)}`);
   } catch (error) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     ctx.log(`WARNING: cache ${JSON.stringify(opts.key)} not restored: ${(error as Error).message}`);
   }
 }
 
-/** Archives the cache paths after a successful build. Never throws, except the abort reason. */
+/** The archive of `key`, else of the first fallback key that has one. */
+async function firstPresent(opts: CacheOptions, ctx: ArtifactsContext): Promise<{ file: string; key: string } | undefined> {
+  for (const key of [opts.key, ...(opts.fallbackKeys ?? [])]) {
+    const file = cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, key);
+    if (await stat(file).then((stats) => stats.isFile(), () => false)) return { file, key };
+  }
+  return undefined;
+}
+
+/** Archives the cache paths (the caller decides when, per `cache:when`). Never throws, except the abort reason. */
 export async function archiveCache(ctx: ArtifactsContext, opts: CacheOptions): Promise<void> {
-  if (!cacheConfigured(ctx)) return;
-  const spec = ctx.build.options.cache ?? {};
+  const spec = entryOf(ctx, opts) ?? {};
+  if (!cacheConfigured(spec)) return;
   if (spec.policy === 'pull') {
     ctx.log(`Not saving cache ${JSON.stringify(opts.key)}: cache:policy is pull`);
     return;
@@ -78,7 +100,6 @@ export async function archiveCache(ctx: ArtifactsContext, opts: CacheOptions): P
   }
 }
 
-function cacheConfigured(ctx: ArtifactsContext): boolean {
-  const spec = ctx.build.options.cache;
+function cacheConfigured(spec: CacheEntry | undefined): boolean {
   return spec !== undefined && ((spec.paths ?? []).length > 0 || spec.untracked === true);
 }

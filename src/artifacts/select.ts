@@ -52,12 +52,19 @@ export async function selectFiles(projectDir: string, spec: SelectionSpec, log: 
 
 /**
  * `selection` without the entries `exclude` matches (GitLab's `artifacts:exclude`: globs relative to
- * the project dir, `**` across directories). A matching directory takes what it contains with it.
- * Returns the new selection and how many files were left out.
+ * the project dir, `**` across directories). A matching directory takes what it contains with it;
+ * `dir/**` matches what is under `dir`, not `dir` itself (it stays, empty). Returns the new
+ * selection and how many files were left out.
  */
 export function excludeEntries(selection: Selection, exclude: readonly string[]): { selection: Selection; excluded: number } {
   if (exclude.length === 0) return { selection, excluded: 0 };
-  const matches = picomatch(exclude.map((pattern) => pattern.replace(/^\.\//, '').replace(/\/+$/, '')), { dot: true });
+  const patterns = exclude.map((pattern) => pattern.replace(/^\.\//, '').replace(/\/+$/, ''));
+  const matchers = patterns.map((pattern) => {
+    const isMatch = picomatch(pattern, { dot: true });
+    const under = pattern.endsWith('/**') ? pattern.slice(0, -3) : undefined;
+    return (path: string): boolean => path !== under && isMatch(path);
+  });
+  const matches = (path: string): boolean => matchers.some((isMatch) => isMatch(path));
   const excludedDirs: string[] = [];
   const entries = selection.entries.filter((entry) => {
     if (excludedDirs.some((dir) => entry.path.startsWith(`${dir}/`))) return false;

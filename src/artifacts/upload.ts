@@ -23,6 +23,8 @@ export interface UploadOptions {
   attempts?: number;
   /** First retry delay in ms (doubles, with jitter, up to 30 s). Default 1000. */
   retryBaseMs?: number;
+  /** Expands the job's variables in `paths` and `exclude` (`$CI_PROJECT_DIR/out`, a matrix `${NAME}`), as GitLab Runner does. */
+  expand?: (text: string) => string;
 }
 
 /** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
@@ -45,8 +47,10 @@ export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions
     return;
   }
   ctx.log('Uploading artifacts...');
-  const selected = await selectFiles(ctx.projectDir, { ...(spec.paths ? { paths: spec.paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
-  const { selection, excluded } = excludeEntries(selected, spec.exclude ?? []);
+  const expand = (list: string[] | undefined): string[] | undefined => (list && opts.expand ? list.map(opts.expand) : list);
+  const paths = expand(spec.paths);
+  const selected = await selectFiles(ctx.projectDir, { ...(paths ? { paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
+  const { selection, excluded } = excludeEntries(selected, expand(spec.exclude) ?? []);
   if (excluded > 0) ctx.log(`Excluded ${excluded} file(s) matching artifacts:exclude`);
   if (selection.files === 0) {
     ctx.log('NOTICE: no files matched artifacts:paths or artifacts:untracked; nothing to upload');

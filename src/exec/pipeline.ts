@@ -7,6 +7,8 @@ import { CiRunnerError, hasCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PipelineSpec } from '../server/pipeline/spec.js';
 import { createReferenceServer, type PipelineView, type ReferenceServer } from '../server/index.js';
+
+export { preloadPipelineModules as preloadServerModules } from '../server/index.js';
 import { selectJobs, type JobSelection } from './select.js';
 import { fileSafe } from './keep.js';
 import type { Snapshot } from './snapshot.js';
@@ -60,6 +62,8 @@ export async function createExecPipeline(options: CreateOptions): Promise<{ pipe
     const pipeline = await options.server.createPipeline({
       project: options.project,
       ref: options.snapshot.ref,
+      defaultBranch: options.snapshot.defaultBranch,
+      commit: { sha: options.snapshot.sha, tag: options.snapshot.tag, beforeSha: options.snapshot.beforeSha, message: options.snapshot.message },
       config: options.config,
       variables: options.variables,
       filterJobs: (parsed) => {

@@ -13,6 +13,7 @@ import { CiRunnerError, hasCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PipelineSpec } from '../server/pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
+import type { RunPipeline } from './wait.js';
 import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
 import { createPrinter, listTable, LiveLog, summaryTable, type Printer, type SummaryRow } from './output.js';
 import type { Agent } from '../agent/agent.js';
@@ -26,7 +27,16 @@ import { pipelineVariables } from './variables.js';
  * own start-up time, and git runs in other processes meanwhile.
  */
 async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js'), Logger]> {
-  const [pipeline, runner, wait, { createLogger }] = await Promise.all([import('./pipeline.js'), import('./runner.js'), import('./wait.js'), import('../log.js')]);
+  const [pipeline, runner, wait, { createLogger }] = await Promise.all([
+    import('./pipeline.js').then(async (loaded) => {
+      // What the server would load when the pipeline is created and the first job clones.
+      await loaded.preloadServerModules();
+      return loaded;
+    }),
+    import('./runner.js'),
+    import('./wait.js'),
+    import('../log.js'),
+  ]);
   return [pipeline, runner, wait, createLogger({ level: level ?? 'silent' })];
 }
 
@@ -88,7 +98,7 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
   const cwd = resolve(options.cwd);
   const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
   let server: ReferenceServer | undefined;
-  let runner: Promise<Agent> | undefined;
+  let agent: Agent | undefined;
   let parts: Parts | undefined;
   try {
     let snapshot: Snapshot;
@@ -96,18 +106,15 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
       snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
       loadParts(options.logLevel),
     ]);
-    const [{ createExecPipeline, startServer }, , , logger] = parts;
+    const [{ createExecPipeline, startServer }, { registerExecRunner }, , logger] = parts;
     const pipelineFile = await readPipelineFile(snapshot, options.file);
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);
     server = started.server;
-    // The runner registers and starts polling while the pipeline is read: its long poll is answered
-    // the moment the first job is queued.
-    const dirs = projectStateDirs(snapshot.topLevel, options.env);
-    if (!options.list) {
-      runner = startRunner(parts, server, { builds: join(temp, 'builds'), cache: dirs.cache }, options, printer, logger);
-      runner.catch(() => undefined); // awaited below; a failure is thrown there
-    }
+    // The runner registers while the pipeline is read; its agent starts once the jobs, and so the
+    // tags it must take, are known.
+    const registered = options.list ? undefined : registerExecRunner(server);
+    registered?.catch(() => undefined); // awaited below; a failure is thrown there
     let created;
     try {
       created = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
@@ -118,28 +125,33 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
       return { status: 'filtered', exitCode: 0 };
     }
     const { pipeline, spec } = created;
+    for (const warning of spec.warnings ?? []) printer.print(`${printer.paint('33', 'warning')}: ${warning}\n`);
     checkManual(spec, options.manual);
-    if (options.list || !runner) {
+    if (options.list || !registered) {
       printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
       return { status: 'listed', exitCode: 0 };
     }
     printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
     hintManual(spec, options, printer);
-    await runner;
-    return await finishPipeline(parts, server, pipeline.id, spec, dirs.root, options, printer);
+    const dirs = projectStateDirs(snapshot.topLevel, options.env);
+    const token = await registered;
+    // exec is the machine the jobs run on: its runner takes every job, whatever tags it names.
+    const tags = new Set(spec.jobs.flatMap((job) => job.tags));
+    server.setRunnerTags(token, [...tags]);
+    agent = startRunner(parts, server, token, { builds: join(temp, 'builds'), cache: dirs.cache }, options, printer, logger, spec.jobs.length > 1);
+    return await finishPipeline(parts, server, pipeline.id, { token, tags }, agent, dirs.root, options, printer);
   } finally {
-    const agent = await runner?.catch(() => undefined);
     if (agent && parts) await parts[1].stopAgent(agent);
     await server?.close().catch(() => undefined);
     await rm(temp, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
-async function startRunner(parts: Parts, server: ReferenceServer, dirs: { builds: string; cache: string }, options: ExecOptions, printer: Printer, logger: Logger): Promise<Agent> {
-  const [, { execRunnerConfig, registerExecRunner, startAgent }] = parts;
-  const token = await registerExecRunner(server);
+function startRunner(parts: Parts, server: ReferenceServer, token: string, dirs: { builds: string; cache: string }, options: ExecOptions, printer: Printer, logger: Logger, severalJobs: boolean): Agent {
+  const [, { execRunnerConfig, startAgent }] = parts;
   const runner = execRunnerConfig(options.runner, server.url, token, dirs);
-  return startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1), logger);
+  // Lines are prefixed with their job's name when jobs can run side by side.
+  return startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1 && severalJobs), logger);
 }
 
 function describeSnapshot(snapshot: Snapshot): string {
@@ -148,36 +160,57 @@ function describeSnapshot(snapshot: Snapshot): string {
   return `${what} as ${snapshot.tag ? 'tag' : 'branch'} ${ref}`;
 }
 
+/** A `--manual` name must be a job of the pipeline (a child pipeline's jobs are known only once it runs). */
 function checkManual(spec: PipelineSpec, manual: readonly string[]): void {
+  if (spec.jobs.some((job) => job.trigger?.include)) return;
   const missing = manual.filter((name) => !spec.jobs.some((job) => job.name === name));
   if (missing.length > 0) {
     throw new PipelineFileError(`--manual ${missing.join(', ')}: no such job in the jobs that run (${spec.jobs.map((j) => j.name).join(', ')})`);
   }
 }
 
-/** Named manual jobs that will not be played get a hint, so an idle pipeline is not a mystery. */
+/**
+ * Named manual jobs that will not be played get a hint, so an idle pipeline is not a mystery; so do
+ * images that the shell executor does not use.
+ */
 function hintManual(spec: PipelineSpec, options: ExecOptions, printer: Printer): void {
   for (const job of spec.jobs) {
     if (job.when === 'manual' && !options.manual.includes(job.name)) {
       printer.print(`${printer.paint('33', 'note')}: ${job.name} is a manual job and stays manual; --manual '${job.name}' plays it\n`);
     }
   }
+  const images = [...new Set(spec.jobs.flatMap((job) => (job.image ? [job.image] : [])))];
+  if (options.runner.executor === 'shell' && images.length > 0) {
+    printer.print(`${printer.paint('33', 'note')}: jobs name images (${images.join(', ')}); the shell executor runs them on this machine instead (--executor docker runs them in their images)\n`);
+  }
 }
 
-/** Waits for the pipeline, keeps its logs and artifacts, prints the summary; the exit code. */
-async function finishPipeline(parts: Parts, server: ReferenceServer, pipelineId: number, spec: PipelineSpec, stateRoot: string, options: ExecOptions, printer: Printer): Promise<ExecResult> {
+/** Waits for the pipeline and its child pipelines, keeps their logs and artifacts, prints the summary; the exit code. */
+async function finishPipeline(
+  parts: Parts,
+  server: ReferenceServer,
+  pipelineId: number,
+  runner: { token: string; tags: Set<string> },
+  agent: Agent,
+  stateRoot: string,
+  options: ExecOptions,
+  printer: Printer,
+): Promise<ExecResult> {
   const [, , { waitForPipeline }] = parts;
-  const final = await waitForPipeline(server, pipelineId, options.manual, options.signal);
+  const note = (text: string): void => printer.print(`${printer.paint('33', 'note')}: ${text}\n`);
+  const tree = await waitForPipeline(server, pipelineId, { manual: options.manual, runner, agentDone: agent.done(), note, signal: options.signal });
+  await printTriggerNotes(server, tree, printer);
   const runDir = await newRunDir(stateRoot);
-  const kept = await keepJobFiles(server, final.jobs.map((j) => j.id), runDir, options.signal);
-  const allowFailure = new Map(spec.jobs.map((job) => [job.name, job.allowFailure]));
-  const rows: SummaryRow[] = final.jobs.map((job) => {
-    const view = server.getJob(job.id);
-    return { name: job.name, stage: job.stage, status: job.status, allowFailure: allowFailure.get(job.name) ?? false, startedAt: view?.started_at ?? null, finishedAt: view?.finished_at ?? null };
-  });
-  printer.print(`\n${summaryTable(rows, printer.paint)}\n`);
-  const passed = final.status === 'success' || final.status === 'skipped';
-  const verdict = passed ? 'passed' : final.status === 'failed' || final.status === 'canceled' ? final.status : 'blocked: a manual job waits (--manual JOB plays it)';
+  const kept = await keepJobFiles(server, tree.flatMap((pipeline) => pipeline.view.jobs.map((j) => j.id)), runDir, options.signal);
+  printer.print(`\n${summaryTable(summaryRows(server, tree), printer.paint)}\n`);
+  const root = tree[0]?.view;
+  if (!root) throw new CiRunnerError('EXEC_INTERNAL', `pipeline #${pipelineId} disappeared from the server`);
+  for (const child of tree.slice(1)) {
+    const alone = child.view.status === 'failed' && server.getJob(child.view.parent?.job_id ?? 0)?.status === 'success';
+    note(`child pipeline #${child.view.id} (from trigger job ${child.trigger ?? '?'}) ${child.view.status}${alone ? '; the pipeline does not wait for it, as its trigger job has no strategy: depend' : ''}`);
+  }
+  const passed = root.status === 'success' || root.status === 'skipped';
+  const verdict = passed ? 'passed' : root.status === 'failed' || root.status === 'canceled' ? root.status : 'blocked: a manual job waits (--manual JOB plays it)';
   printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${verdict}`)}\n`);
   printer.print(`Logs and artifacts: ${runDir}\n`);
   if (options.artifactsTo !== undefined) {
@@ -185,5 +218,27 @@ async function finishPipeline(parts: Parts, server: ReferenceServer, pipelineId:
     const written = await extractArtifactsTo(kept, target, options.signal);
     printer.print(written.length === 0 ? `No job uploaded artifacts; nothing copied to ${target}\n` : `Artifacts copied to ${target}: ${written.map((d) => relative(target, d)).join(', ')}\n`);
   }
-  return { status: final.status, exitCode: passed ? 0 : 1 };
+  return { status: root.status, exitCode: passed ? 0 : 1 };
+}
+
+/** One row per job, a child pipeline's named after its trigger job (`trigger » job`). */
+function summaryRows(server: ReferenceServer, tree: readonly RunPipeline[]): SummaryRow[] {
+  return tree.flatMap(({ view, trigger }) =>
+    view.jobs.map((job) => {
+      const detail = server.getJob(job.id);
+      const name = trigger === undefined ? job.name : `${trigger} » ${job.name}`;
+      return { name, stage: job.stage, status: job.status, allowFailure: job.allow_failure, startedAt: detail?.started_at ?? null, finishedAt: detail?.finished_at ?? null };
+    }),
+  );
+}
+
+/** What each trigger job did (its log is the server's notes: the child pipeline, or why it was skipped). */
+async function printTriggerNotes(server: ReferenceServer, tree: readonly RunPipeline[], printer: Printer): Promise<void> {
+  for (const { view } of tree) {
+    for (const job of view.jobs) {
+      if (server.getJob(job.id)?.trigger !== true) continue;
+      const text = (await server.getTrace(job.id)).toString('utf8').trim();
+      if (text !== '') printer.print(`\n${printer.paint('1;36', `━━━ trigger job ${job.name} ━━━`)}\n${text}\n`);
+    }
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * Which jobs of a pipeline `exec` runs: all of them, or those named (`JOB…`), those of `--stage`, and
- * with `--needs` everything they need, transitively. A job that is left out is also taken out of the
+ * with `--needs` everything they depend on, transitively: what a job `needs:`, or for a job without
+ * `needs:` every job of the earlier stages (what it waits for). A job that is left out is also taken out of the
  * `needs` and `dependencies` of the jobs that stay, so they start without it (as a job whose needs are
  * done) instead of waiting for a job that never comes. Pure: no I/O.
  */
@@ -11,7 +12,7 @@ export interface JobSelection {
   /** Job names; empty with no stages = every job. */
   jobs: readonly string[];
   stages: readonly string[];
-  /** Also run what the selected jobs need (`needs`), transitively. */
+  /** Also run what the selected jobs depend on (`needs`, else the earlier stages), transitively. */
   withNeeds: boolean;
 }
 
@@ -44,21 +45,29 @@ export function selectJobs(spec: PipelineSpec, selection: JobSelection): Pipelin
   }
   const chosen = new Set<string>(selection.jobs);
   for (const job of spec.jobs) if (selection.stages.includes(job.stage)) chosen.add(job.name);
-  if (selection.withNeeds) addNeeds(chosen, byName);
+  if (selection.withNeeds) addNeeds(chosen, byName, spec.stages);
   const jobs = spec.jobs.filter((job) => chosen.has(job.name)).map((job) => withoutLeftOut(job, chosen));
   return { ...spec, jobs };
 }
 
-/** Adds what the chosen jobs need, and what that needs, until nothing is added. */
-function addNeeds(chosen: Set<string>, byName: ReadonlyMap<string, JobSpec>): void {
+/** Adds what the chosen jobs depend on, and what that depends on, until nothing is added. */
+function addNeeds(chosen: Set<string>, byName: ReadonlyMap<string, JobSpec>, stages: readonly string[]): void {
   const queue = [...chosen];
   for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
-    for (const need of needsOf(byName.get(name) as JobSpec) ?? []) {
-      if (chosen.has(need.job) || !byName.has(need.job)) continue;
-      chosen.add(need.job);
-      queue.push(need.job);
+    for (const other of dependsOn(byName.get(name) as JobSpec, byName, stages)) {
+      if (chosen.has(other)) continue;
+      chosen.add(other);
+      queue.push(other);
     }
   }
+}
+
+/** The jobs `job` waits for: those it needs, or without `needs:` every job of an earlier stage. */
+function dependsOn(job: JobSpec, byName: ReadonlyMap<string, JobSpec>, stages: readonly string[]): string[] {
+  const needs = needsOf(job);
+  if (needs !== undefined) return needs.map((need) => need.job).filter((name) => byName.has(name));
+  const own = stages.indexOf(job.stage);
+  return [...byName.values()].filter((other) => stages.indexOf(other.stage) < own).map((other) => other.name);
 }
 
 function withoutLeftOut(job: JobSpec, chosen: ReadonlySet<string>): JobSpec {

@@ -25,8 +25,17 @@ export interface Snapshot {
   dirty: boolean;
   /** HEAD's commit; undefined in a repository without commits. */
   head: string | undefined;
+  /** The commit before `sha` (`CI_COMMIT_BEFORE_SHA`): its first parent, or 40 zeros. */
+  beforeSha: string;
+  /** `sha`'s commit message. */
+  message: string;
   /** Set when HEAD is detached and no ref was asked for: the branch name used instead. */
   detachedAs?: string;
+  /**
+   * The project's default branch (`CI_DEFAULT_BRANCH`) as far as the clone knows it: what `origin/HEAD`
+   * names, else git's `init.defaultBranch`, else `main`.
+   */
+  defaultBranch: string;
 }
 
 export interface SnapshotOptions {
@@ -53,6 +62,8 @@ class GitCommandError extends SnapshotError {
     super(message);
   }
 }
+
+const ZERO_SHA = '0'.repeat(40);
 
 /** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
 const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
@@ -98,26 +109,36 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
  * The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first
  * commit). Asked from anywhere in the working tree, so it runs alongside `locate`.
  */
-async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string }> {
-  const [symbolic, revs] = await Promise.all([
+async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string; originHead?: string; parent?: string; message?: string }> {
+  const [symbolic, revs, origin, log] = await Promise.all([
     git(cwd, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
     // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
     git(cwd, ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'], { signal, allowFail: true }),
+    // The remote's default branch, as `clone` (or `remote set-head`) recorded it.
+    git(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], { signal, allowFail: true }),
+    // HEAD's parents and message: the pipeline's CI_COMMIT_BEFORE_SHA and CI_COMMIT_MESSAGE when the tree is clean.
+    git(cwd, ['log', '-1', '--format=%P%x00%B', 'HEAD', '--'], { signal, allowFail: true }),
   ]);
   const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
   return {
     ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
     ...(commit && tree ? { commit, tree } : {}),
+    ...(origin?.startsWith('refs/remotes/origin/') ? { originHead: origin.slice('refs/remotes/origin/'.length) } : {}),
+    ...(log === undefined ? {} : { parent: log.split('\0')[0]?.split(' ')[0] ?? '', message: log.slice(log.indexOf('\0') + 1).replace(/\n+$/, '') }),
   };
 }
 
-/** The author and committer of a snapshot commit: the user's git identity, else ci-runner's. */
-async function identity(topLevel: string, signal?: AbortSignal): Promise<Record<string, string>> {
-  const out = (await git(topLevel, ['config', '--get-regexp', '^user\\.(name|email)$'], { signal, allowFail: true })) ?? '';
+/**
+ * The author and committer of a snapshot commit (the user's git identity, else ci-runner's), and
+ * git's `init.defaultBranch`, read with the same git.
+ */
+async function identity(topLevel: string, signal?: AbortSignal): Promise<{ env: Record<string, string>; initBranch?: string }> {
+  const out = (await git(topLevel, ['config', '--get-regexp', '^(user\\.(name|email)|init\\.defaultbranch)$'], { signal, allowFail: true })) ?? '';
   const value = (key: string): string | undefined => out.split('\n').find((line) => line.startsWith(`${key} `))?.slice(key.length + 1);
   const name = value('user.name') || 'ci-runner exec';
   const email = value('user.email') || 'exec@ci-runner.invalid';
-  return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+  const initBranch = value('init.defaultbranch');
+  return { env: { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email }, ...(initBranch ? { initBranch } : {}) };
 }
 
 async function checkRefName(topLevel: string, ref: string, signal?: AbortSignal): Promise<void> {
@@ -157,7 +178,7 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   const env = {
     GIT_INDEX_FILE: join(dir, 'index'),
     GIT_OBJECT_DIRECTORY: join(repoPath, 'objects'),
-    ...who,
+    ...who.env,
   };
   // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
   await copyFile(index, env.GIT_INDEX_FILE).catch(() => undefined);
@@ -166,10 +187,13 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   if (!tree) throw new SnapshotError('git write-tree printed no tree');
   const dirty = tree !== head.tree;
   let sha = head.commit;
+  let beforeSha = head.parent || ZERO_SHA;
+  let message = head.message ?? '';
   if (dirty || sha === undefined) {
-    const message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
+    message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
     sha = await git(topLevel, ['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message], { env, signal });
     if (!sha) throw new SnapshotError('git commit-tree printed no commit');
+    beforeSha = head.commit ?? ZERO_SHA;
   }
 
   const wanted = options.ref ?? head.branch;
@@ -181,5 +205,6 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   await mkdir(dirname(refFile), { recursive: true });
   await writeFile(refFile, `${sha}\n`);
   await writeFile(join(repoPath, 'HEAD'), `ref: ${tag ? ref : `refs/heads/${name}`}\n`);
-  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, ...(detachedAs ? { detachedAs } : {}) };
+  const defaultBranch = head.originHead ?? who.initBranch ?? 'main';
+  return { repoPath, topLevel, sha, ref: name, tag, dirty, head: head.commit, beforeSha, message, defaultBranch, ...(detachedAs ? { detachedAs } : {}) };
 }

@@ -1,8 +1,13 @@
 /**
- * Waiting for `exec`'s pipeline to end, playing the manual jobs asked for (`--manual`) as they come up.
- * A job is played through the admin API's `POST /admin/api/jobs/:id/play`, exactly as a person at the
- * server would. The server is in this process, so its state is read directly and often (every 25 ms:
- * a lookup in memory), which keeps the time between a pipeline ending and `exec` returning short.
+ * Waiting for `exec`'s pipeline and the child pipelines its trigger jobs create, playing the manual
+ * jobs asked for (`--manual`) as they come up. A job is played through the admin API's
+ * `POST /admin/api/jobs/:id/play`, exactly as a person at the server would. The server is in this
+ * process, so its state is read directly and often (every 25 ms: a lookup in memory), which keeps
+ * the time between a pipeline ending and `exec` returning short.
+ *
+ * `exec` never waits for nothing: it is the machine, so its runner takes every job whatever its tags
+ * (a child pipeline's tags are added as they appear); a pending job that still no runner can take is
+ * failed with the reason in its log; and a runner that stopped while jobs wait ends the wait.
  */
 import { CiRunnerError } from '../errors.js';
 import type { PipelineView, ReferenceServer } from '../server/index.js';
@@ -38,24 +43,86 @@ export async function playJob(server: ReferenceServer, id: number, name: string,
   throw new PlayError(`playing manual job ${name} (#${id}) failed: HTTP ${response.status} ${body}${hint}`);
 }
 
+/** One pipeline of the run: the one exec created, or a child pipeline (with the trigger job that made it). */
+export interface RunPipeline {
+  view: PipelineView;
+  /** The trigger job's name, for a child pipeline. */
+  trigger?: string;
+}
+
+/** The pipeline and its child pipelines, parents before children. */
+function pipelineTree(server: ReferenceServer, rootId: number): RunPipeline[] {
+  const root = server.getPipeline(rootId);
+  if (!root) throw new CiRunnerError('EXEC_INTERNAL', `pipeline #${rootId} disappeared from the server`);
+  const tree: RunPipeline[] = [{ view: root }];
+  for (let i = 0; i < tree.length; i += 1) {
+    for (const child of tree[i]?.view.downstream ?? []) {
+      const view = server.getPipeline(child.id);
+      if (view) tree.push({ view, trigger: child.job });
+    }
+  }
+  return tree;
+}
+
+export interface WaitOptions {
+  /** Manual jobs to play when they come up (by name, in any pipeline of the run). */
+  manual: readonly string[];
+  /** exec's runner: its token, and the tags it was given. */
+  runner: { token: string; tags: Set<string> };
+  /** Settles when the runner's agent stops. */
+  agentDone: Promise<unknown>;
+  /** A line for the person watching (a stuck job, a trigger job's outcome). */
+  note: (text: string) => void;
+  signal: AbortSignal;
+}
+
 /**
- * Resolves with the pipeline once it has ended. Manual jobs named in `manual` are played (once each)
- * before the pipeline's status is judged: a waiting manual job counts as skipped, which would
- * otherwise end the pipeline before the job it was asked to play.
+ * Resolves with the run's pipelines once all of them have ended. Manual jobs named in `manual` are
+ * played (once each) before a pipeline's status is judged: a waiting manual job counts as skipped,
+ * which would otherwise end the pipeline before the job it was asked to play.
  */
-export async function waitForPipeline(server: ReferenceServer, pipelineId: number, manual: readonly string[], signal: AbortSignal): Promise<PipelineView> {
+export async function waitForPipeline(server: ReferenceServer, pipelineId: number, options: WaitOptions): Promise<RunPipeline[]> {
   const played = new Set<number>();
+  const stuck = new Set<number>();
+  let agentStopped = false;
+  const stopped = (): void => {
+    agentStopped = true;
+  };
+  options.agentDone.then(stopped, stopped);
   for (;;) {
-    signal.throwIfAborted();
-    let view = server.getPipeline(pipelineId);
-    if (!view) throw new CiRunnerError('EXEC_INTERNAL', `pipeline #${pipelineId} disappeared from the server`);
-    const toPlay = view.jobs.filter((job) => job.status === 'manual' && manual.includes(job.name) && !played.has(job.id));
+    options.signal.throwIfAborted();
+    let tree = pipelineTree(server, pipelineId);
+    const jobs = tree.flatMap((pipeline) => pipeline.view.jobs);
+    const toPlay = jobs.filter((job) => job.status === 'manual' && options.manual.includes(job.name) && !played.has(job.id));
     for (const job of toPlay) {
       played.add(job.id);
-      await playJob(server, job.id, job.name, signal);
+      await playJob(server, job.id, job.name, options.signal);
     }
-    if (toPlay.length > 0) view = server.getPipeline(pipelineId) ?? view;
-    if (toPlay.length === 0 && isOver(view)) return view;
+    await takeEveryJob(server, new Set(tree.map((pipeline) => pipeline.view.id)), stuck, options);
+    if (toPlay.length > 0) tree = pipelineTree(server, pipelineId);
+    if (toPlay.length === 0 && tree.every((pipeline) => isOver(pipeline.view))) return tree;
+    if (agentStopped && tree.some((pipeline) => pipeline.view.jobs.some((job) => job.status === 'pending'))) {
+      throw new CiRunnerError('EXEC_RUNNER_STOPPED', "exec's runner stopped while jobs were still waiting for it; see the messages above (--log-level debug shows more)");
+    }
     await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+  }
+}
+
+/**
+ * exec runs every job: a pending job's tags that its runner lacks are added to it. A job that even
+ * then no runner can take (which would wait for ever) is failed, and the reason said.
+ */
+async function takeEveryJob(server: ReferenceServer, pipelines: ReadonlySet<number>, stuck: Set<number>, options: WaitOptions): Promise<void> {
+  const unrunnable = server.unrunnableJobs().filter((entry) => pipelines.has(entry.pipelineId) && !stuck.has(entry.job.id));
+  if (unrunnable.length === 0) return;
+  const missing = unrunnable.flatMap((entry) => entry.tags).filter((tag) => !options.runner.tags.has(tag));
+  if (missing.length > 0) {
+    for (const tag of missing) options.runner.tags.add(tag);
+    server.setRunnerTags(options.runner.token, [...options.runner.tags]);
+  }
+  for (const { job, reason } of server.unrunnableJobs().filter((entry) => pipelines.has(entry.pipelineId) && !stuck.has(entry.job.id))) {
+    stuck.add(job.id);
+    options.note(`job ${job.name} cannot run: ${reason}; it is failed rather than left waiting`);
+    await server.failStuckJob(job.id, reason);
   }
 }

@@ -41,6 +41,8 @@ const cacheSchema = z.looseObject({
   paths: stringList.optional(),
   untracked: z.boolean().optional(),
   policy: z.enum(['pull', 'push', 'pull-push']).optional(),
+  when: z.enum(['on_success', 'on_failure', 'always']).optional(),
+  fallback_keys: stringList.optional(),
 });
 
 const environmentSchema = z
@@ -65,8 +67,9 @@ export const optionsSchema = z.preprocess((raw) => {
   imageEntrypoint: stringList.optional(),
   services: imageNames,
   artifacts: artifactsSchema.optional(),
-  cache: cacheSchema.optional(),
+  cache: z.union([cacheSchema, z.array(cacheSchema)]).optional(),
   dependencies: stringList.optional(),
   after_script: stringList.optional(),
+  script: stringList.optional(),
   environment: environmentSchema,
 }));

@@ -93,6 +93,10 @@ export interface CacheOptions {
    * Runner 1.x ignores it and does both.
    */
   policy?: 'pull' | 'push' | 'pull-push';
+  /** Which job outcomes save the cache (GitLab 13.5's `cache:when`; default `on_success`). Not in API v1. */
+  when?: 'on_success' | 'on_failure' | 'always';
+  /** Keys restored from, in order, when `key` has no cache yet (GitLab 16.0). Not in API v1. */
+  fallback_keys?: string[];
 }
 
 /** `options` of the build payload (§5.3). Unknown keys are kept (and ignored). */
@@ -102,9 +106,16 @@ export interface BuildOptions {
   imageEntrypoint?: string[];
   services?: string[];
   artifacts?: ArtifactsOptions;
-  cache?: CacheOptions;
+  /** One cache as §5.3 has it, or a list (GitLab 13.10's several caches; not in API v1). */
+  cache?: CacheOptions | CacheOptions[];
   dependencies?: string[];
   after_script?: string[];
+  /**
+   * The user script as its entries (before_script then script), each one command even when it spans
+   * lines. Not in API v1, whose `commands` joins them with newlines (and a runner splits it at each):
+   * sent by the reference server when an entry spans lines; runners that do not know it use `commands`.
+   */
+  script?: string[];
   environment?: { name?: string; url?: string; action?: string };
   [key: string]: unknown;
 }

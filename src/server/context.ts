@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import type { FaultRegistry } from './faults.js';
 import type { BodyPools } from './http/guarded-body.js';
 import type { ArtifactStore } from './state/artifacts.js';
+import type { BridgeRunner } from './state/bridges.js';
 import type { Scheduler } from './state/scheduler.js';
 import type { Store } from './state/store.js';
 import type { TraceStore } from './state/traces.js';
@@ -13,6 +14,7 @@ export interface ServerSettings {
   maxArtifactsSize: number;
   longPollMs: number;
   staleBuildTimeoutMs: number;
+  stuckPendingTimeoutMs: number;
   defaultJobTimeout: number;
 }
 
@@ -31,4 +33,6 @@ export interface ServerContext {
   readonly closing: AbortSignal;
   /** `http://host:port`, known once listening. */
   baseUrl(): string;
+  /** Runs trigger jobs (`state/bridges.ts`); set once the server is built. */
+  bridges?: BridgeRunner;
 }

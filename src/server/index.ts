@@ -20,7 +20,7 @@ import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { ServerStatus } from './status.js';
-import { createPipeline, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
+import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
 
 /** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
 export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
@@ -28,17 +28,19 @@ export type { CreatePipelineRequest } from './pipeline/create.js';
 export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
 export { plannedJobs } from './pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
+import { createBridgeRunner } from './state/bridges.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
 import { Scheduler } from './state/scheduler.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
 import { startStaleSweeper } from './state/stale.js';
+import { failStuck, unrunnableBuilds } from './state/stuck.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
 import { advancePipeline, cancelBuild } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
 import { ChangeHub } from './ui/events.js';
-import { createUiHandler } from './ui/routes.js';
+import type { UiHandler } from './ui/routes.js';
 import { jobView, pipelineView } from './views.js';
 
 export type { FaultAction, FaultEndpoint, FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
@@ -69,6 +71,15 @@ export interface ReferenceServer {
   retryJob(id: number): JobView | undefined;
   /** Bytes exactly as stored. */
   getTrace(id: number): Promise<Buffer>;
+  /**
+   * Gives the runner of `token` these tags, as an admin editing it in GitLab would; pending jobs it
+   * can now take are offered to it at once. Throws CiRunnerError 'RUNNER_NOT_FOUND'.
+   */
+  setRunnerTags(token: string, tags: readonly string[]): void;
+  /** Pending jobs that no active runner can take right now (tags, untagged, project), each with why. */
+  unrunnableJobs(): Array<{ job: JobView; pipelineId: number; tags: string[]; reason: string }>;
+  /** Fails a pending job that no runner can take, its log saying `reason` (what the stuck-job sweep does after its timeout). */
+  failStuckJob(id: number, reason: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -95,6 +106,14 @@ function listener(handle: RequestListener, tls: ServerTls | undefined): Server {
   return createHttpsServer({ cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, handle) as unknown as Server;
 }
 
+/**
+ * Loads what the server loads on first use to create a pipeline and serve its git repository, for a
+ * caller that knows both are coming (`exec`) and has other work to overlap them with.
+ */
+export async function preloadPipelineModules(): Promise<void> {
+  await Promise.all([loadPipelineModules(), import('./git/http-backend.js')]);
+}
+
 /** Starts a reference server; it is listening when the promise resolves. */
 export async function createReferenceServer(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
   const logger = (options.logger ?? silentLogger()).child({ component: 'server' });
@@ -109,6 +128,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     maxArtifactsSize: options.maxArtifactsSize ?? DEFAULT_MAX_ARTIFACTS,
     longPollMs: options.longPollMs ?? 0,
     staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
+    stuckPendingTimeoutMs: options.stuckPendingTimeoutMs ?? 60 * 60 * 1000,
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,
   });
   durable?.saveSettings({ registrationToken: settings.registrationToken, adminToken: settings.adminToken });
@@ -132,6 +152,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     closing: closer.signal,
     baseUrl: () => baseUrl,
   };
+  ctx.bridges = createBridgeRunner(ctx);
   const addProject = (name: string, path: string): void => {
     validateProjectName(name);
     store.addProject(name, path);
@@ -163,7 +184,14 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     gitHandler ??= import('./git/http-backend.js').then(({ createGitHttpHandler }) => createGitHttpHandler(gitOptions));
     return (await gitHandler)(req, res, pathname, signal);
   };
-  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx), createUiHandler(ctx, changes)), options.tls);
+  // The web page is loaded on its first request too: its modules cost `exec` (which never shows it)
+  // and `serve` some 70 ms at every start.
+  let uiHandler: Promise<UiHandler> | undefined;
+  const ui: UiHandler = async (req, res, url, signal) => {
+    uiHandler ??= import('./ui/routes.js').then(({ createUiHandler }) => createUiHandler(ctx, changes));
+    return (await uiHandler)(req, res, url, signal);
+  };
+  const server = listener(createDispatcher(ctx, git, new ServerStatus(ctx), ui), options.tls);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error): void => {
@@ -223,6 +251,18 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       return build ? jobView(retryBuild(ctx, build)) : undefined;
     },
     getTrace: (id) => ctx.traces.read(id),
+    setRunnerTags: (token, tags) => {
+      const runner = store.runnerByToken(token);
+      if (!runner) throw new CiRunnerError('RUNNER_NOT_FOUND', 'no runner has this token');
+      runner.tags = [...new Set(tags)];
+      store.saveRunner(runner);
+      ctx.scheduler.buildsQueued();
+    },
+    unrunnableJobs: () => unrunnableBuilds(ctx).map(({ build, reason }) => ({ job: jobView(build), pipelineId: build.pipelineId, tags: [...build.job.tags], reason })),
+    failStuckJob: async (id, reason) => {
+      const build = store.buildById(id);
+      if (build) await failStuck(ctx, build, reason);
+    },
     close: () => {
       closed ??= (async () => {
         stopSweeper();

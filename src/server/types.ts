@@ -57,6 +57,8 @@ export interface ReferenceServerOptions {
   longPollMs?: number;
   /** Fail running builds with no E5/E6 for this long (default 1 h). */
   staleBuildTimeoutMs?: number;
+  /** Fail pending builds that no runner can take (tags, untagged, project) after this long (default 1 h, as GitLab). */
+  stuckPendingTimeoutMs?: number;
   /** Seconds; the payload `timeout` when the job sets none (default 3600). */
   defaultJobTimeout?: number;
   /** name 'namespace/project', path = a git repository on disk. */
@@ -100,6 +102,10 @@ export interface PipelineView {
   }>;
   /** Builds replaced by a retry, oldest first (absent when none). */
   retried?: Array<{ id: number; name: string; stage: string; status: string }>;
+  /** A child pipeline: its parent pipeline and the trigger job that created it. */
+  parent?: { id: number; job_id: number };
+  /** The child pipelines its trigger jobs created, oldest first. */
+  downstream?: Array<{ id: number; job_id: number; job: string; status: string }>;
   /** Jobs of the file that the rules left out of this pipeline (never created), with the reason. */
   excluded: Array<{ name: string; stage: string; rule: string }>;
 }
@@ -130,4 +136,6 @@ export interface JobView {
   scheduled_at?: string | null;
   /** Variable names from the job's dotenv report (values are not shown: they may be secrets). */
   dotenv_variables?: string[];
+  /** A trigger job: the server runs it (a child pipeline, or a note why not); its log says what it did. */
+  trigger?: boolean;
 }

@@ -1,6 +1,7 @@
 /** Admin-facing views of pipelines and jobs (TEAM.md `PipelineView`, `JobView`). */
 import type { ServerContext } from './context.js';
 import { pipelineStatus } from './pipeline/process.js';
+import { failureAllowed } from './pipeline/status.js';
 import type { BuildRecord, PipelineRecord } from './state/store.js';
 import type { JobView, PipelineView } from './types.js';
 
@@ -19,7 +20,7 @@ export function jobView(build: BuildRecord): JobView {
       ? { filename: build.artifacts.filename, size: build.artifacts.size, expire_at: build.artifacts.expireAt?.toISOString() ?? null }
       : null,
     when: build.job.when,
-    allow_failure: build.job.allowFailure,
+    allow_failure: failureAllowed(build),
     ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     ...(build.failureReason && build.status === 'failed' ? { failure_reason: build.failureReason } : {}),
     ...(build.job.coverage ? { coverage: build.coverage ?? null } : {}),
@@ -27,6 +28,7 @@ export function jobView(build: BuildRecord): JobView {
     attempt: build.attempt ?? 0,
     ...(build.scheduledAt ? { scheduled_at: build.scheduledAt.toISOString() } : {}),
     ...(build.dotenv ? { dotenv_variables: build.dotenv.map((variable) => variable.key) } : {}),
+    ...(build.job.trigger ? { trigger: true } : {}),
   };
 }
 
@@ -37,9 +39,14 @@ export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): Pipe
   const retried = builds
     .filter((build) => build.retried)
     .map((build) => ({ id: build.id, name: build.job.name, stage: build.job.stage, status: build.status }));
+  const downstream = [...ctx.store.pipelines.values()]
+    .filter((other) => other.parent?.pipelineId === pipeline.id)
+    .map((child) => ({ id: child.id, job_id: child.parent?.bridgeId ?? 0, job: ctx.store.buildById(child.parent?.bridgeId ?? 0)?.job.name ?? '', status: pipelineStatus(ctx.store, child) }));
   return {
     id: pipeline.id,
     status: pipelineStatus(ctx.store, pipeline),
+    ...(pipeline.parent ? { parent: { id: pipeline.parent.pipelineId, job_id: pipeline.parent.bridgeId } } : {}),
+    ...(downstream.length > 0 ? { downstream } : {}),
     source: pipeline.source ?? 'push',
     workflow: pipeline.workflow ?? 'no workflow rules',
     jobs: builds.filter((build) => !build.retried).map((build) => ({
@@ -48,7 +55,7 @@ export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): Pipe
       stage: build.job.stage,
       status: build.status,
       when: build.job.when,
-      allow_failure: build.job.allowFailure,
+      allow_failure: failureAllowed(build),
       rule: reason(build.job.name),
       ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     })),

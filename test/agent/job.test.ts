@@ -121,6 +121,60 @@ describe('job lifecycle', () => {
     expect(trace).toContain('WARNING: after_script failed: could not start the after_script stage: spawn bash ENOENT');
   });
 
+  it('runs a script entry that spans lines as one command', async () => {
+    const { status, trace } = await runJob(`j:
+  script:
+    - |
+      echo "one
+      two"
+    - "printf '%s|' \\"three\\nfour\\" | wc -l"
+`);
+    expect(status, trace).toBe('success');
+    expect(trace).toMatch(/^one$/m);
+    expect(trace).toMatch(/^two$/m);
+    // One line break inside the quotes: wc counts 1.
+    expect(trace).toMatch(/^ *1$/m);
+  });
+
+  it('gives CI_JOB_STATUS: running in the script, the outcome in after_script', async () => {
+    const passed = await runJob('j:\n  script:\n    - echo "during=$CI_JOB_STATUS"\n  after_script:\n    - echo "after=$CI_JOB_STATUS"\n');
+    expect(passed.trace).toContain('during=running');
+    expect(passed.trace).toContain('after=success');
+    const failed = await runJob('j:\n  script:\n    - exit 3\n  after_script:\n    - echo "after=$CI_JOB_STATUS"\n');
+    expect(failed.trace).toContain('after=failed');
+  });
+
+  it('expands variables in artifacts:paths, an absolute path inside the project included', async () => {
+    const { status, trace } = await runJob('j:\n  variables:\n    DIR: out\n  script:\n    - mkdir -p out sub && touch out/a sub/b\n  artifacts:\n    paths:\n      - $CI_PROJECT_DIR/$DIR\n      - ${DIR}/../sub\n');
+    expect(status, trace).toBe('success');
+    expect(trace).toMatch(/Archived 2 file\(s\)/);
+  });
+
+  it('saves each of several caches per its when, and restores from a fallback key', async () => {
+    const d = await workDirs();
+    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
+    const never = new AbortController().signal;
+    const run = async (yaml: string) => {
+      const p = await t.pipeline(yaml);
+      await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
+      return (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+    };
+    const first = await run(`j:
+  script: [mkdir -p a b, echo one > a/f, echo two > b/f, exit 1]
+  cache:
+    - { key: on-success, paths: [a] }
+    - { key: on-failure, paths: [b], when: on_failure }
+`);
+    expect(first).toContain('Created cache "on-failure"');
+    expect(first).not.toContain('Creating cache "on-success"');
+    const second = await run(`j:
+  script: [cat b/f]
+  cache: { key: new-branch, fallback_keys: [on-failure], paths: [b], policy: pull }
+`);
+    expect(second).toContain('using the fallback key "on-failure"');
+    expect(second).toMatch(/^two$/m);
+  });
+
   it('passes artifacts from one stage to the next', async () => {
     const p = await t.pipeline('make:\n  stage: build\n  script:\n    - mkdir -p out && echo made > out/file.txt\n  artifacts:\n    paths:\n      - out/\nuse:\n  stage: test\n  script:\n    - cat out/file.txt\n');
     const d = await workDirs();

@@ -31,6 +31,10 @@ describe('excludeEntries', () => {
     }
   });
 
+  it('leaves a directory in, empty, when dir/** takes what is under it', () => {
+    expect(paths(excludeEntries(all, ['out/logs/**']).selection)).toEqual(['out', 'out/a.txt', 'out/logs', 'out/x.tmp', 'out/.hidden.tmp']);
+  });
+
   it('changes nothing without patterns', () => {
     expect(excludeEntries(all, [])).toEqual({ selection: all, excluded: 0 });
   });

@@ -19,15 +19,25 @@ version:
   artifacts: { reports: { dotenv: build.env } }
 use:
   stage: test
-  script: ['echo "version=$BUILD_VERSION channel=$BUILD_CHANNEL"', test "$BUILD_VERSION" = 1.2.3]
+  script: ['echo "version=$BUILD_VERSION channel=$BUILD_CHANNEL"', test "$BUILD_VERSION" = 1.2.3, test ! -e build.env]
+kept:
+  stage: build
+  script: [echo A=1 > a.env, echo other > other.txt]
+  artifacts: { paths: [a.env, other.txt], reports: { dotenv: a.env } }
+sees:
+  stage: test
+  needs: [kept]
+  script: [test -f a.env, test "$A" = 1]
 none:
   stage: test
   dependencies: []
   script: ['test -z "$BUILD_VERSION"']
 `);
     await drain(p);
-    expect(pipeline(p.id).jobs.map((j) => `${j.name}:${j.status}`)).toEqual(['version:success', 'use:success', 'none:success']);
+    expect(pipeline(p.id).jobs.map((j) => `${j.name}:${j.status}`)).toEqual(['version:success', 'use:success', 'kept:success', 'sees:success', 'none:success']);
     expect(jobNamed(p, 'version').dotenv_variables).toEqual(['BUILD_VERSION', 'BUILD_CHANNEL']);
+    // The report alone made the archive: as GitLab, later jobs get its variables, not the file.
+    expect(jobNamed(p, 'version').artifacts).toBeNull();
     expect(await trace(jobNamed(p, 'use').id)).toContain('version=1.2.3 channel=beta');
   }, 60_000);
 

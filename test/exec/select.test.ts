@@ -42,6 +42,12 @@ describe('exec job selection', () => {
     expect(names(e2e)).toEqual(['compile', 'docs', 'e2e']);
   });
 
+  it('adds the earlier stages with --needs for a job without needs, and what those need', () => {
+    const spec: PipelineSpec = { ...SPEC, jobs: [...SPEC.jobs, job('lint', 'test'), job('report', 'deploy')] };
+    expect(names(selectJobs(spec, { jobs: ['lint'], stages: [], withNeeds: true }))).toEqual(['compile', 'docs', 'lint']);
+    expect(names(selectJobs(spec, { jobs: ['report'], stages: [], withNeeds: true }))).toEqual(['compile', 'docs', 'unit', 'e2e', 'lint', 'report']);
+  });
+
   it('selects whole stages, together with named jobs', () => {
     expect(names(selectJobs(SPEC, { jobs: ['ship'], stages: ['build'], withNeeds: false }))).toEqual(['compile', 'docs', 'ship']);
   });

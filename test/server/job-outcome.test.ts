@@ -1,6 +1,6 @@
 /** What the server reads from a finished job: failure reasons from the last failure line, dotenv reports. */
 import { describe, expect, it } from 'vitest';
-import { failureReasonOf } from '../../src/server/state/job-outcome.js';
+import { exitCodeOf, failureReasonOf } from '../../src/server/state/job-outcome.js';
 import { parseDotenv } from '../../src/server/state/dotenv-report.js';
 
 describe('failureReasonOf', () => {
@@ -17,6 +17,15 @@ describe('failureReasonOf', () => {
     [undefined, 'unknown_failure'],
   ])('%s → %s', (line, reason) => {
     expect(failureReasonOf(line)).toBe(reason);
+  });
+});
+
+describe('exitCodeOf', () => {
+  it('reads the script\'s exit status from ours and GitLab Runner\'s failure lines, and nothing else', () => {
+    expect(exitCodeOf('ERROR: Job failed: exit status 137')).toBe(137);
+    expect(exitCodeOf('ERROR: Job failed: exit code 2')).toBe(2);
+    expect(exitCodeOf('ERROR: Job failed: killed by SIGKILL')).toBeUndefined();
+    expect(exitCodeOf(undefined)).toBeUndefined();
   });
 });
 

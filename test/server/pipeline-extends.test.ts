@@ -215,7 +215,7 @@ deploy:
       { key: 'PROVIDER', value: 'aws' },
       { key: 'STACK', value: 'app1' },
     ]);
-    expect(jobs[3]?.parallel).toEqual({ name: 'deploy', index: 4, total: 4 });
+    expect(jobs[3]?.parallel).toEqual({ name: 'deploy', index: 4, matrix: { PROVIDER: 'vultr', STACK: 'data' }, total: 4 });
   });
 
   it('points dependencies on a parallel job at all its copies', () => {

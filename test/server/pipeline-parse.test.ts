@@ -160,7 +160,7 @@ own:
     expect(plain.afterScript).toEqual(['echo global-after']);
     expect(plain.image).toBe('alpine:3');
     expect(plain.services).toEqual(['postgres:15']);
-    expect(plain.cache).toEqual({ key: 'global', paths: ['vendor/'] });
+    expect(plain.cache).toEqual([{ key: 'global', paths: ['vendor/'] }]);
     expect(plain.variables).toEqual([
       { key: 'A', value: '1' },
       { key: 'B', value: 'two' },
@@ -175,7 +175,7 @@ own:
     expect(own.image).toBe('debian:12');
     expect(own).not.toHaveProperty('imageEntrypoint');
     expect(own.services).toEqual(['redis:7', 'mysql:8']);
-    expect(own.cache).toEqual({ key: 'own', untracked: true });
+    expect(own.cache).toEqual([{ key: 'own', untracked: true }]);
     expect(own.variables).toEqual([
       { key: 'A', value: '1' },
       { key: 'PORT', value: '8080' },
@@ -199,6 +199,19 @@ own:
   it('accepts the {value, description} form of a variable', () => {
     expect(job('variables:\n  X: { value: "v", description: "d" }\nj:\n  script: s\n', 'j').variables).toEqual([
       { key: 'X', value: 'v' },
+    ]);
+  });
+
+  it('reads expand: false as a raw value and checks a value against its options', () => {
+    const text = 'variables:\n  R: { value: "$HOME", expand: false }\n  E: { value: "$HOME", expand: true, options: ["$HOME", x] }\nj:\n  script: s\n';
+    expect(job(text, 'j').variables).toEqual([{ key: 'R', value: '$HOME', raw: true }, { key: 'E', value: '$HOME' }]);
+    expect(() => parsePipeline('variables:\n  V: { value: a, options: [b, c] }\nj: { script: s }\n')).toThrow("variables:V:value 'a' is not one of its options (b, c)");
+  });
+
+  it('takes a variable written without a value as empty', () => {
+    expect(job('variables:\n  G:\nj:\n  script: s\n  variables:\n    J:\n', 'j').variables).toEqual([
+      { key: 'G', value: '' },
+      { key: 'J', value: '' },
     ]);
   });
 });
@@ -264,7 +277,7 @@ deploy:
   it('accepts a job with an empty artifacts map and a number cache key', () => {
     const j = job('j:\n  script: s\n  artifacts: {}\n  cache: { key: 42 }\n', 'j');
     expect(j.artifacts).toEqual({});
-    expect(j.cache).toEqual({ key: '42' });
+    expect(j.cache).toEqual([{ key: '42' }]);
   });
 });
 
@@ -274,9 +287,10 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['script missing', 'build:\n  stage: build\n', 'jobs:build script is missing'],
     ['script empty list', 'build:\n  script: []\n', 'jobs:build script must contain at least one command'],
     ['script is a map', 'build:\n  script: { a: 1 }\n', 'jobs:build script must be a string or a list of strings'],
+    ['a script line YAML read as a map', 'build:\n  script:\n    - echo ok\n    - echo "Coverage: 87%"\n', 'jobs:build script must be a string or a list of strings; entry 2 is a map, as YAML reads an unquoted line with ": " in it: quote the whole line'],
     ['job without a body', 'build:\n', 'jobs:build script is missing'],
     ['job is a list', 'build: [a]\n', 'jobs:build config must be a map'],
-    ['unknown job key', 'build:\n  script: x\n  trigger: other/project\n', 'jobs:build trigger is not a supported job key'],
+    ['unknown job key', 'build:\n  script: x\n  release: { tag_name: v1 }\n', 'jobs:build release is not a supported job key'],
     ['unknown artifacts key', 'b:\n  script: x\n  artifacts: { public: true }\n', 'jobs:b artifacts:public is not a supported key'],
     ['unsupported report', 'b:\n  script: x\n  artifacts: { reports: { junit: r.xml } }\n', 'jobs:b artifacts:reports:junit is not a supported key (supported: dotenv)'],
     ['bad artifacts:when', 'b:\n  script: x\n  artifacts: { when: sometimes }\n', 'jobs:b artifacts:when must be one of on_success, on_failure, always'],
@@ -286,7 +300,8 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['tags not strings', 'b:\n  script: x\n  tags: [1, 2]\n', 'jobs:b tags must be a list of strings'],
     ['bad timeout', 'b:\n  script: x\n  timeout: forever\n', 'jobs:b timeout must be a number of seconds or a duration'],
     ['negative timeout', 'b:\n  script: x\n  timeout: -5\n', 'jobs:b timeout must be a positive whole number of seconds'],
-    ['cache as a list', 'b:\n  script: x\n  cache: [a]\n', 'jobs:b cache must be a map'],
+    ['a cache that is not a map', 'b:\n  script: x\n  cache: [a]\n', 'jobs:b cache:0 must be a map'],
+    ['five caches', 'b:\n  script: x\n  cache: [{}, {}, {}, {}, {}]\n', 'jobs:b cache lists 5 caches; at most 4 are allowed'],
     ['cache paths string', 'b:\n  script: x\n  cache: { paths: vendor }\n', 'jobs:b cache:paths must be a list of strings'],
     ['variable value a list', 'b:\n  script: x\n  variables: { A: [1] }\n', 'jobs:b variables:A must be a string or a number'],
     ['variable bad name', 'b:\n  script: x\n  variables: { "A-B": x }\n', 'jobs:b variables:A-B is not a valid variable name'],
@@ -333,7 +348,12 @@ describe('parsePipeline: refusals name the job and the key', () => {
   it('says where a YAML syntax error is', () => {
     expect(refusal('a:\n  script: [x, y\nb: 3\n').message).toMatch(/^invalid YAML at line 3, column 1: /);
     expect(refusal('a: b: c\n').message).toMatch(/^invalid YAML at line 1, column 4: Nested mappings/);
-    expect(refusal('a:\n  script: x\na:\n  script: y\n').message).toMatch(/^invalid YAML at line 3, column 1: Map keys must be unique/);
+  });
+
+  it('keeps the last of a key written twice, as GitLab does, and warns about it', () => {
+    const spec = parsePipeline('a:\n  script: x\na:\n  script: y\n');
+    expect(spec.jobs.map((job) => job.commands)).toEqual([['y']]);
+    expect(spec.warnings).toEqual(["the pipeline file: key 'a' is written twice in one map (line 3); the last one is used"]);
   });
 
   it('refuses unknown aliases and alias bombs instead of expanding them', () => {

@@ -67,6 +67,19 @@ describe('stage progression', () => {
     expect(pipelineStatus(store, pipeline)).toBe('success');
   });
 
+  it('allows a failure only with one of allow_failure: exit_codes', () => {
+    const { store, pipeline, build } = setup(['a', 'b'], [job('known', 'a', { allowFailureExitCodes: [3] }), job('other', 'a', { allowFailureExitCodes: [3] }), job('next', 'b')]);
+    processPipeline(store, pipeline);
+    Object.assign(build('known'), { status: 'failed', exitCode: 3 });
+    Object.assign(build('other'), { status: 'success' });
+    processPipeline(store, pipeline);
+    expect(build('next').status).toBe('pending');
+    build('next').status = 'success';
+    expect(pipelineStatus(store, pipeline)).toBe('success');
+    Object.assign(build('other'), { status: 'failed', exitCode: 4 });
+    expect(pipelineStatus(store, pipeline)).toBe('failed');
+  });
+
   it('does not let a manual job block later stages, and a skipped-only stage counts as success', () => {
     const { store, pipeline, build } = setup(['a', 'b', 'c'], [job('gate', 'a', { when: 'manual', allowFailure: true }), job('cleanup', 'b', { when: 'on_failure' }), job('deploy', 'c')]);
     processPipeline(store, pipeline);

@@ -158,6 +158,44 @@ go: { script: x, rules: [{ exists: [go.mod] }] }
     expect(await chosen(text, { files })).toEqual(['docker', 'helm', 'node']);
   });
 
+  it('lets a rule\'s allow_failure replace the job\'s exit_codes, and keeps them under a rule without one', async () => {
+    const text = `
+ruled: { script: x, allow_failure: { exit_codes: 137 }, rules: [{ allow_failure: false }] }
+kept: { script: x, allow_failure: { exit_codes: 137 }, rules: [{ when: always }] }
+`;
+    const jobs = (await plan(text)).jobs;
+    expect(jobs.map((job) => [job.name, job.allowFailure, job.allowFailureExitCodes])).toEqual([
+      ['ruled', false, undefined],
+      ['kept', false, [137]],
+    ]);
+  });
+
+  it('lets the matching rule\'s needs replace the job\'s', async () => {
+    const text = `
+dev: { stage: build, script: x }
+prod: { stage: build, script: x }
+test:
+  script: x
+  needs: [dev]
+  rules:
+    - if: $CI_COMMIT_TAG
+      needs: [prod]
+    - when: on_success
+`;
+    const needsOfTest = async (options: Pipeline) => (await plan(text, options)).jobs.find((job) => job.name === 'test')?.needs?.map((need) => need.job);
+    expect(await needsOfTest({})).toEqual(['dev']);
+    expect(await needsOfTest({ ref: 'v1', tag: true })).toEqual(['prod']);
+  });
+
+  it('takes an empty exists entry as naming no file', async () => {
+    const files = memoryFiles({ 'Dockerfile': '' });
+    expect(await chosen('j: { script: x, rules: [{ exists: [""] }] }\nk: { script: x, rules: [{ exists: ["", Dockerfile] }] }\n', { files })).toEqual(['k']);
+  });
+
+  it('refuses an empty rules list, as GitLab does, instead of guessing never or always', () => {
+    expect(() => parsePipeline('j: { script: x, rules: [] }\n')).toThrow('jobs:j rules must list at least one rule');
+  });
+
   it('needs every clause of a rule to hold', async () => {
     const files = memoryFiles({ 'Dockerfile': '' });
     const text = 'j:\n  script: x\n  rules:\n    - if: $CI_COMMIT_TAG\n      exists: [Dockerfile]\n    - exists: [nope]\n';
@@ -197,6 +235,26 @@ show:
     expect(tagged.jobs.map((job) => job.name)).toEqual(['deploy', 'show']);
     expect(tagged.jobs[1]?.variables).toEqual([{ key: 'DEPLOY_ENV', value: 'production' }]);
     expect(await chosen(text)).toEqual(['show']);
+  });
+});
+
+describe('inherit: variables', () => {
+  const text = `
+workflow:
+  rules:
+    - variables: { FROM_WORKFLOW: w }
+variables: { A: a, B: b }
+none: { script: x, inherit: { variables: false }, variables: { OWN: o } }
+some: { script: x, inherit: { variables: [B, FROM_WORKFLOW] } }
+all: { script: x }
+`;
+
+  it('gives a job only the global and workflow variables it inherits', async () => {
+    const jobs = (await plan(text)).jobs;
+    const keys = (name: string) => jobs.find((job) => job.name === name)?.variables.map((variable) => variable.key);
+    expect(keys('none')).toEqual(['OWN']);
+    expect(keys('some')).toEqual(['B', 'FROM_WORKFLOW']);
+    expect(keys('all')).toEqual(['A', 'B', 'FROM_WORKFLOW']);
   });
 });
 
@@ -315,6 +373,12 @@ include:
     expect(await names({})).toEqual(['b', 'lint']);
     expect(await names({ ref: 'v1', tag: true })).toEqual(['a', 'b', 'lint']);
     await expect(readPipeline(text, { files, variables: {} })).rejects.toThrow("include:rules (in the pipeline file) needs the pipeline's ref and files");
+  });
+
+  it('counts every include towards GitLab\'s limit of 150, repeats of a file too', async () => {
+    const includes = (n: number) => `include:\n${'  - local: ci/jobs/a.yml\n'.repeat(n)}.base: { script: x }\n`;
+    expect((await read(includes(150))).jobs.map((job) => job.name)).toEqual(['a']);
+    await expect(read(includes(151))).rejects.toThrow('include: more than 150 includes');
   });
 
   it('refuses cycles, missing files and anything outside the working tree', async () => {

@@ -66,6 +66,38 @@ report: { stage: test, script: x, needs: [unit] }
     ]);
   });
 
+  it('resolves needs: parallel: matrix: to the copies it selects, $[[ matrix.X ]] taking the needing copy\'s value', () => {
+    const text = `
+build: { stage: build, script: x, parallel: { matrix: [{ P: [aws, gcp], S: [a, b] }] } }
+one: { script: x, needs: [{ job: build, parallel: { matrix: [{ P: aws, S: a }] } }] }
+some: { script: x, needs: [{ job: build, parallel: { matrix: [{ P: [gcp] }] } }] }
+test: { script: x, parallel: { matrix: [{ P: [aws, gcp] }] }, needs: [{ job: build, parallel: { matrix: [{ P: '$[[ matrix.P ]]', S: b }] } }] }
+`;
+    const spec = parsePipeline(text);
+    const needsOf = (name: string) => spec.jobs.find((job) => job.name === name)?.needs?.map((need) => need.job);
+    expect(needsOf('one')).toEqual(['build: [aws, a]']);
+    expect(needsOf('some')).toEqual(['build: [gcp, a]', 'build: [gcp, b]']);
+    expect(needsOf('test: [aws]')).toEqual(['build: [aws, b]']);
+    expect(needsOf('test: [gcp]')).toEqual(['build: [gcp, b]']);
+  });
+
+  it.each([
+    ['a job that is not a matrix job', 'b: { stage: build, script: x, parallel: 2 }\nc: { script: x, needs: [{ job: b, parallel: { matrix: [{ X: y }] } }] }\n', "jobs:c needs names 'b' with parallel: matrix:, but 'b' is not a parallel: matrix: job"],
+    ['no copy', 'b: { stage: build, script: x, parallel: { matrix: [{ X: [y] }] } }\nc: { script: x, needs: [{ job: b, parallel: { matrix: [{ X: z }] } }] }\n', "jobs:c needs names 'b' with parallel: matrix: X: z, which matches none of its copies"],
+    ['an unknown matrix variable', 'b: { stage: build, script: x, parallel: { matrix: [{ X: [y] }] } }\nc: { script: x, parallel: { matrix: [{ X: [y] }] }, needs: [{ job: b, parallel: { matrix: [{ X: "$[[ matrix.Q ]]" }] } }] }\n', "jobs:c needs uses $[[ matrix.Q ]], but 'Q' is not a variable of its own parallel: matrix: (X)"],
+  ])('refuses needs: parallel: matrix: on %s', (_what, text, message) => {
+    expect(refusal(text).message).toContain(message);
+  });
+
+  it('flattens a list that !reference nests into needs', () => {
+    const text = 'a: { script: x }\nb: { script: x }\n.base: { needs: [a] }\nc: { script: x, needs: [b, !reference [.base, needs]] }\n';
+    expect(jobOf(text, 'c').needs?.map((need) => need.job)).toEqual(['b', 'a']);
+  });
+
+  it('lets a job with needs: [] name dependencies, as GitLab does (it downloads nothing then)', () => {
+    expect(jobOf('a: { script: x }\nb: { stage: deploy, script: x, needs: [], dependencies: [a] }\n', 'b').needs).toEqual([]);
+  });
+
   it('lets a job take artifacts from a job of its own stage that it needs', () => {
     expect(jobOf('a: { script: x }\nb: { script: x, needs: [a], dependencies: [a] }\n', 'b').dependencies).toEqual(['a']);
   });
@@ -100,8 +132,31 @@ a:
 `, 'a');
     expect(job.interruptible).toBe(true);
     expect(job.coverage).toEqual({ source: 'Total: (\\d+)%', flags: 'i' });
-    expect(job.cache).toEqual({ keyFiles: { files: ['package-lock.json'], prefix: 'npm' }, paths: ['node_modules/'], policy: 'pull' });
+    // RE2 (GitLab's engine) writes flags inside the pattern.
+    expect(jobOf("a: { script: x, coverage: '/(?i)total: (\\d+)%/' }\n", 'a').coverage).toEqual({ source: 'total: (\\d+)%', flags: 'i' });
+    expect(job.cache).toEqual([{ keyFiles: { files: ['package-lock.json'], prefix: 'npm' }, paths: ['node_modules/'], policy: 'pull' }]);
     expect(job.artifacts).toEqual({ paths: ['out/'], exclude: ['out/**/*.tmp'], reports: { dotenv: ['build.env'] } });
+  });
+
+  it('reads several caches with when, fallback_keys and a policy from a variable', () => {
+    const job = jobOf(`
+a:
+  script: x
+  cache:
+    - { key: deps, paths: [vendor/], when: always, fallback_keys: [deps-main] }
+    - { key: build, paths: [out/], policy: $POLICY, unprotect: true }
+`, 'a');
+    expect(job.cache).toEqual([
+      { key: 'deps', paths: ['vendor/'], when: 'always', fallbackKeys: ['deps-main'] },
+      { key: 'build', paths: ['out/'], policy: '$POLICY' },
+    ]);
+    expect(refusal('a: { script: x, cache: { policy: sometimes } }\n').message).toContain('jobs:a cache:policy must be one of pull, push, pull-push');
+  });
+
+  it('reads allow_failure: exit_codes as one status or a list, and refuses anything else', () => {
+    expect(jobOf('a: { script: x, allow_failure: { exit_codes: 137 } }\n', 'a')).toMatchObject({ allowFailure: false, allowFailureExitCodes: [137] });
+    expect(jobOf('a: { script: x, allow_failure: { exit_codes: [1, 3] } }\n', 'a').allowFailureExitCodes).toEqual([1, 3]);
+    expect(refusal('a: { script: x, allow_failure: { exit_codes: [] } }\n').message).toContain('jobs:a allow_failure:exit_codes must be an exit status');
   });
 
   it.each([

@@ -3,6 +3,7 @@
  * `src/artifacts/index.ts`). Kept behind this small port so the job runner is testable with fakes.
  */
 import type { ArtifactsContext } from '../../artifacts/index.js';
+import type { CacheOptions } from '../../protocol/types.js';
 
 export type StageContext = ArtifactsContext;
 
@@ -10,11 +11,14 @@ export interface CacheRequest {
   cacheDir: string;
   runnerName: string;
   key: string;
+  fallbackKeys?: readonly string[];
+  /** The cache entry (a job may have several). */
+  spec?: CacheOptions;
 }
 
 export interface ArtifactStages {
   downloadArtifacts(ctx: StageContext, opts: { attempts: number }): Promise<void>;
-  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean }): Promise<void>;
+  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string }): Promise<void>;
   restoreCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
   archiveCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
 }

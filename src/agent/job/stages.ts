@@ -14,7 +14,7 @@ import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
-import type { BuildPayload } from '../../protocol/types.js';
+import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobTrace } from '../../trace/index.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
@@ -109,7 +109,9 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
-    const commands = [...lines(runner.pre_build_script), ...lines(build.commands), ...lines(runner.post_build_script)];
+    // The server's `script` entries when it sends them: an entry spanning lines stays one command.
+    const script = build.options.script ?? lines(build.commands);
+    const commands = [...lines(runner.pre_build_script), ...script, ...lines(runner.post_build_script)];
     write(notice('Executing the job script...'));
     buildRan = true;
     const result = await shell(executor, 'build_script', commands, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace });
@@ -128,8 +130,11 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
     write(notice('Running after script...'));
     const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
+    // GitLab Runner's CI_JOB_STATUS: `running` during the script, its outcome in after_script.
+    const status = ok ? 'success' : run.trace.cancelSignal.aborted ? 'canceled' : 'failed';
+    const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
     // A stage that cannot start rejects; here that is a warning like any after_script failure.
-    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
+    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables, signal: afterSignal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
     if (after instanceof Error) write(warning(`WARNING: after_script failed: ${after.message}`));
     else if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
     else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
@@ -227,15 +232,15 @@ async function downloadAndRestore(build: BuildPayload, services: JobServices, ct
     throw new StageFailed(`downloading artifacts failed: ${(error as Error).message}`);
   });
   job.check();
-  if (build.options.cache) {
-    await services.stages.restoreCache(ctx, cacheRequest(build, services.runner, env.host)).catch((error: unknown) => {
+  for (const cache of cachesOf(build)) {
+    await services.stages.restoreCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
       ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
     });
     job.check();
   }
 }
 
-/** 7. archive_cache (only after success), 8. upload_artifacts (per artifacts.when). */
+/** 7. archive_cache (per cache:when, success by default), 8. upload_artifacts (per artifacts.when). */
 async function archiveAndUpload(
   build: BuildPayload,
   services: JobServices,
@@ -244,15 +249,19 @@ async function archiveAndUpload(
   sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined },
 ): Promise<{ ok: boolean; reason?: string }> {
   let { ok, reason } = sofar;
-  if (ok && build.options.cache && sofar.env && !job.signal.aborted) {
-    await services.stages.archiveCache(ctx, cacheRequest(build, services.runner, sofar.env.host)).catch((error: unknown) => {
+  for (const cache of cachesOf(build)) {
+    const when = cache.when ?? 'on_success';
+    if (!sofar.env || job.signal.aborted || !(when === 'always' || (when === 'on_success') === ok)) continue;
+    await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, sofar.env.host)).catch((error: unknown) => {
       ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
     });
   }
   // A failure to upload fails an otherwise successful job.
   if (build.options.artifacts && sofar.buildRan && !job.signal.aborted) {
     try {
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok });
+      const variables = sofar.env?.host ?? [];
+      const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
+      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand });
     } catch (error) {
       if (ok) {
         ok = false;
@@ -275,10 +284,19 @@ function lines(text: string | undefined): string[] {
   return text ? text.split('\n') : [];
 }
 
-function cacheRequest(build: BuildPayload, runner: RunnerConfig, variables: ExportedVariable[]) {
+/** The job's caches: one map (§5.3) or a list of them. */
+function cachesOf(build: BuildPayload): CacheOptions[] {
+  const cache = build.options.cache;
+  return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
+}
+
+/** Where one cache lives: its key and fallback keys expanded (then GitLab Runner's `CACHE_FALLBACK_KEY`). */
+function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: ExportedVariable[]) {
   const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
-  const key = expandString(build.options.cache?.key ?? '', lookup).trim() || 'default';
-  return { cacheDir: runner.cache_dir, runnerName: runner.name, key };
+  const expand = (text: string): string => expandString(text, lookup).trim();
+  const key = expand(cache.key ?? '') || 'default';
+  const fallbackKeys = [...(cache.fallback_keys ?? []), lookup('CACHE_FALLBACK_KEY')].map(expand).filter((name) => name !== '' && name !== key);
+  return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
 }
 
 /** The user the shell executor runs the job as (global `user`); the docker executor ignores it. */

@@ -68,6 +68,8 @@ export function collectVariables(ctx: VariableContext): JobVariable[] {
   pub('CI_JOB_ID', build.id);
   pub('CI_JOB_NAME', build.name);
   pub('CI_JOB_STAGE', build.stage);
+  // What after_script sees instead is its outcome (stages.ts).
+  pub('CI_JOB_STATUS', 'running');
   secret('CI_JOB_TOKEN', build.token);
   pub('CI_COMMIT_SHA', build.sha);
   pub('CI_COMMIT_SHORT_SHA', build.sha.slice(0, 8));

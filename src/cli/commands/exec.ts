@@ -1,4 +1,5 @@
 /** `ci-runner exec [JOB…]`: the project's pipeline, from the working tree as it is, run locally. */
+import { availableParallelism } from 'node:os';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
 import { CiRunnerError } from '../../errors.js';
@@ -46,14 +47,15 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         .option('file', { alias: 'f', type: 'string', describe: 'Pipeline file (default: .gitlab-ci.yml at the top of the working tree); paths are relative to the current directory' })
         .option('cwd', { type: 'string', default: '.', describe: 'A directory in the git working tree to run' })
         .option('ref', { type: 'string', describe: 'Branch the pipeline runs for (default: the current branch; refs/tags/NAME for a tag)' })
-        .option('stage', { type: 'string', array: true, default: [], describe: 'Run the jobs of this stage (repeatable)' })
-        .option('needs', { type: 'boolean', default: false, describe: 'Also run what the named jobs need (needs:), transitively' })
-        .option('manual', { type: 'string', array: true, default: [], describe: 'Play this manual job when it comes up (repeatable)' })
+        // nargs 1: `-v A=1 build` takes one value per flag, so `build` stays a job name.
+        .option('stage', { type: 'string', array: true, nargs: 1, default: [], describe: 'Run the jobs of this stage (repeatable)' })
+        .option('needs', { type: 'boolean', default: false, describe: 'Also run what the named jobs depend on (needs:, else the earlier stages), transitively' })
+        .option('manual', { type: 'string', array: true, nargs: 1, default: [], describe: 'Play this manual job when it comes up (repeatable)' })
         .option('executor', { type: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
         .option('shell', { type: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' })
-        .option('variable', { alias: 'v', type: 'string', array: true, default: [], describe: 'Pipeline variable NAME=value (repeatable; wins over --env-file)' })
-        .option('env-file', { type: 'string', array: true, default: [], describe: 'Pipeline variables from a dotenv file (repeatable)' })
-        .option('concurrent', { alias: 'c', type: 'number', default: 1, describe: 'Jobs at once (logs are prefixed with the job name when > 1)' })
+        .option('variable', { alias: 'v', type: 'string', array: true, nargs: 1, default: [], describe: 'Pipeline variable NAME=value (repeatable; wins over --env-file)' })
+        .option('env-file', { type: 'string', array: true, nargs: 1, default: [], describe: 'Pipeline variables from a dotenv file (repeatable)' })
+        .option('concurrent', { alias: 'c', type: 'number', default: availableParallelism(), defaultDescription: 'the number of CPUs', describe: 'Jobs at once: every job that is ready starts, up to this many (logs are prefixed with the job name when > 1)' })
         .option('list', { type: 'boolean', default: false, describe: 'Print the jobs that would run (stage, when, needs) and exit' })
         .option('artifacts-to', { type: 'string', describe: "Extract each job's artifacts into DIR/<job>/" })
         .option('color', { type: 'boolean', describe: 'Colour output (default: when stdout is a terminal)' }),

@@ -25,6 +25,7 @@ interface ServeArgs {
   maxArtifactsSize: string;
   longPoll: string;
   staleBuildTimeout: string;
+  stuckTimeout: string;
   fault: string[];
   faultSeed?: number;
   tlsCert?: string;
@@ -80,6 +81,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
     .option('max-artifacts-size', { type: 'string', default: '100MiB', describe: 'Uploads of this size or more get 413 (bytes, or 100MB / 100MiB)' })
     .option('long-poll', { type: 'string', default: '0', describe: 'Hold a build request with nothing to do for up to this long (e.g. 30s); 0 = off' })
     .option('stale-build-timeout', { type: 'string', default: '60m', describe: 'Fail running builds that send no update for this long' })
+    .option('stuck-timeout', { type: 'string', default: '60m', describe: 'Fail pending jobs that no runner can take (their tags, untagged, their project) after this long' })
     .option('fault', {
       type: 'string',
       array: true,
@@ -143,6 +145,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
     maxArtifactsSize,
     longPollMs: durationFlag('long-poll', args.longPoll),
     staleBuildTimeoutMs: durationFlag('stale-build-timeout', args.staleBuildTimeout),
+    stuckPendingTimeoutMs: durationFlag('stuck-timeout', args.stuckTimeout),
     projects,
     faults,
     ...(args.faultSeed !== undefined ? { faultSeed: args.faultSeed } : {}),

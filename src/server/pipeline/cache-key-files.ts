@@ -39,15 +39,21 @@ export async function resolveCacheKeys(jobs: readonly JobSpec[], repoPath: strin
   const keys = new Map<string, Promise<string>>();
   return Promise.all(
     jobs.map(async (job) => {
-      const spec = job.cache?.keyFiles;
-      if (!job.cache || !spec) return job;
-      const id = JSON.stringify(spec);
-      let key = keys.get(id);
-      if (!key) {
-        key = cacheKeyFromFiles(repoPath, sha, spec.files, spec.prefix, signal);
-        keys.set(id, key);
-      }
-      return { ...job, cache: { ...job.cache, key: await key } };
+      if (!job.cache?.some((cache) => cache.keyFiles)) return job;
+      const cache = await Promise.all(
+        job.cache.map(async (entry) => {
+          const spec = entry.keyFiles;
+          if (!spec) return entry;
+          const id = JSON.stringify(spec);
+          let key = keys.get(id);
+          if (!key) {
+            key = cacheKeyFromFiles(repoPath, sha, spec.files, spec.prefix, signal);
+            keys.set(id, key);
+          }
+          return { ...entry, key: await key };
+        }),
+      );
+      return { ...job, cache };
     }),
   );
 }

@@ -9,7 +9,7 @@ import { evaluateExpression } from './expression.js';
 import { PipelineConfigError } from './parse-error.js';
 import { DEFAULT_ONLY, type RefPolicy } from './only-except.js';
 import type { RuleSpec, RuleWhen } from './rules.js';
-import type { JobWhen } from './spec.js';
+import type { JobNeed, JobWhen, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
 /** How a job chooses its pipelines; a job has `rules` or `only`/`except`, never both. */
@@ -25,10 +25,14 @@ export interface JobDecision {
   included: boolean;
   when: RuleWhen;
   allowFailure: boolean;
+  /** The matching rule set `allow_failure` itself: the job's `exit_codes` no longer apply. */
+  allowFailureByRule?: boolean;
   /** What decided: `rules:1 (if: $CI_COMMIT_TAG)`, `no rule matched`, `except: refs matched`, … */
   reason: string;
   /** From the matching rule. */
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** The matching rule's `needs`, replacing the job's. */
+  needs?: JobNeed[];
   startIn?: number;
 }
 
@@ -88,7 +92,8 @@ async function existsMatch(patterns: string[], facts: RuleFacts, variables: Read
 
 /** GitLab matches like `File.fnmatch` with FNM_PATHNAME | FNM_DOTMATCH | FNM_EXTGLOB. */
 function anyMatch(paths: readonly string[], patterns: readonly string[], variables: Readonly<Record<string, string>>): boolean {
-  const matchers = patterns.map((pattern) => picomatch(expandVariables(pattern, variables).replace(/^\/+/, ''), { dot: true }));
+  const expanded = patterns.map((pattern) => expandVariables(pattern, variables).replace(/^\/+/, '')).filter((pattern) => pattern !== '');
+  const matchers = expanded.map((pattern) => picomatch(pattern, { dot: true }));
   return paths.some((path) => matchers.some((isMatch) => isMatch(path)));
 }
 
@@ -129,10 +134,12 @@ async function decideByRules(
       // GitLab: a rule's `when: manual` does not let the pipeline pass without it, unlike a job's own
       // `when: manual` (the default comes from the job as written, whatever the rule says).
       allowFailure: rule.allowFailure ?? conditions.allowFailure ?? job.when === 'manual',
+      ...(rule.allowFailure !== undefined ? { allowFailureByRule: true } : {}),
       reason: `rules:${rule.index}${describeRule(rule)}`,
       variables: rule.variables ?? [],
     };
     if (rule.startIn !== undefined) decision.startIn = rule.startIn;
+    if (rule.needs !== undefined) decision.needs = rule.needs;
     return decision;
   }
   return { included: false, when: 'never', allowFailure: false, reason: 'no rule matched', variables: [] };

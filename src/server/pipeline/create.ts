@@ -24,6 +24,18 @@ export interface CreatePipelineRequest {
   /** `CI_PIPELINE_SOURCE` for rules and jobs; `push` when absent. */
   source?: PipelineSource;
   /**
+   * The project's default branch (`CI_DEFAULT_BRANCH`) when the caller knows it better than the
+   * repository's HEAD (`exec` serves a snapshot whose HEAD is the branch being run).
+   */
+  defaultBranch?: string;
+  /** A child pipeline's parent pipeline and trigger job (`state/bridges.ts`). */
+  parent?: { pipelineId: number; bridgeId: number };
+  /**
+   * In-process callers that made the commit themselves (`exec`'s snapshot): what `ref` is, so the
+   * server asks git nothing about it. Over HTTP the server always resolves the ref itself.
+   */
+  commit?: { sha: string; tag: boolean; beforeSha: string; message: string };
+  /**
    * In-process callers only (`ci-runner exec`): sees the pipeline's jobs after the rules chose them
    * and returns the jobs to create. Not reachable over HTTP.
    */
@@ -49,17 +61,24 @@ export interface PipelinePreview {
  * Reads the pipeline for `request` and evaluates its rules. Throws `PIPELINE_INVALID` (every problem
  * in `problems`), `PROJECT_NOT_FOUND` or `REF_NOT_FOUND`.
  */
+/**
+ * The modules creating a pipeline needs, loaded on first use (YAML parser, execa) so the server starts
+ * quickly; a caller that knows a pipeline comes (`exec`) loads them early, while it does other work.
+ */
+export function loadPipelineModules() {
+  return Promise.all([
+    import('./parse.js'),
+    import('./select.js'),
+    import('../git/refs.js'),
+    import('../git/commit-files.js'),
+    import('./predefined.js'),
+    import('./payload.js'),
+    import('./cache-key-files.js'),
+  ]);
+}
+
 export async function planPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelinePreview> {
-  // Loaded on first use (YAML parser, execa) so the server starts quickly.
-  const [{ readPipeline }, { selectJobs }, { previousSha, resolveRef, defaultBranch }, { gitCommitFiles, commitMessage }, { pipelineVariables }, { refSlug }] =
-    await Promise.all([
-      import('./parse.js'),
-      import('./select.js'),
-      import('../git/refs.js'),
-      import('../git/commit-files.js'),
-      import('./predefined.js'),
-      import('./payload.js'),
-    ]);
+  const [{ readPipeline }, { selectJobs }, { previousSha, resolveRef, defaultBranch }, { gitCommitFiles, commitMessage }, { pipelineVariables }, { refSlug }] = await loadPipelineModules();
   const project = ctx.store.projectByName(request.project);
   if (!project) {
     const known = [...ctx.store.projects.values()].map((p) => p.name).join(', ') || 'none';
@@ -69,20 +88,27 @@ export async function planPipeline(ctx: ServerContext, request: CreatePipelineRe
   if (!(PIPELINE_SOURCES as readonly string[]).includes(source)) {
     throw new CiRunnerError('PIPELINE_INVALID', `source "${source}" is not a pipeline source (one of ${PIPELINE_SOURCES.join(', ')})`);
   }
-  const head = await defaultBranch(project.path, signal);
+  const head = request.defaultBranch ?? (await defaultBranch(project.path, signal));
   const ref = request.ref ?? head ?? 'main';
   let resolved: { sha: string; tag: boolean };
   let beforeSha: string;
+  let message: string | undefined;
   try {
-    resolved = await resolveRef(project.path, ref, signal);
-    beforeSha = await previousSha(project.path, resolved.sha, signal);
+    if (request.commit) {
+      resolved = { sha: request.commit.sha, tag: request.commit.tag };
+      ({ beforeSha, message } = request.commit);
+    } else {
+      resolved = await resolveRef(project.path, ref, signal);
+      // Two git processes at once: each costs start-up time, and neither needs the other.
+      [beforeSha, message] = await Promise.all([previousSha(project.path, resolved.sha, signal), commitMessage(project.path, resolved.sha, signal)]);
+    }
   } catch (error) {
     throw new CiRunnerError('REF_NOT_FOUND', `cannot resolve ref "${ref}" in ${project.name} (${project.path}): ${(error as Error).message}`, { cause: error });
   }
   const variables: Record<string, string> = {};
   for (const [key, value] of Object.entries(request.variables ?? {})) variables[key] = String(value);
   const facts = { projectPath: project.name, ref, refSlug: refSlug(ref), ...resolved, beforeSha, source, defaultBranch: head };
-  const predefined = pipelineVariables({ ...facts, commitMessage: await commitMessage(project.path, resolved.sha, signal) });
+  const predefined = pipelineVariables({ ...facts, commitMessage: message });
   const files = gitCommitFiles(project.path, resolved.sha, signal);
   const context: RuleContext = { ...facts, projectPath: project.name, predefined, variables, files };
   const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables }, context });
@@ -121,13 +147,15 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
     ...(preview.defaultBranch === undefined ? {} : { defaultBranch: preview.defaultBranch }),
     workflow: plan.workflow,
     outcomes: plan.outcomes,
+    ...(request.parent ? { parent: { ...request.parent } } : {}),
   });
   for (const job of jobs) {
     const index = plan.stages.indexOf(job.stage);
     ctx.store.addBuild(pipeline, job, index >= 0 ? index : plan.stages.length);
   }
   ctx.logger.info({ pipelineId: pipeline.id, project: project.name, ref, jobs: jobs.length }, 'pipeline created');
-  cancelRedundantPipelines(ctx, pipeline);
+  // A child pipeline is part of its parent's run, not a newer one that makes it redundant.
+  if (!request.parent) cancelRedundantPipelines(ctx, pipeline);
   advancePipeline(ctx, pipeline.id);
   return pipeline;
 }

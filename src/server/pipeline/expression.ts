@@ -1,5 +1,5 @@
 /**
- * GitLab's CI/CD variable expressions (`rules:if`, `only:variables`): `$VAR`/`${VAR}`, `"string"` and
+ * GitLab's CI/CD variable expressions (`rules:if`, `only:variables`): `$VAR` (not `${VAR}`), `"string"` and
  * `'string'`, `null`, `/regex/flags`, `==`, `!=`, `=~`, `!~`, `&&` (binding tighter than `||`, as
  * since GitLab 13.3) and parentheses. Parsed once when the pipeline is read, so a typo is a config
  * error naming the job and key, and evaluated per pipeline against its variables.
@@ -22,7 +22,9 @@ type Token =
   | { type: '(' | ')' };
 
 const OPERATORS = ['==', '!=', '=~', '!~', '&&', '||'] as const;
-const VARIABLE = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/;
+const VARIABLE = /^\$([A-Za-z_][A-Za-z0-9_]*)/;
+/** `${NAME}`: how scripts write a variable, but not an expression (GitLab's lexer refuses it too). */
+const BRACED = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}/;
 /** The flags a pattern may carry; Ruby's `x` (extended) has no JavaScript equivalent. */
 const PATTERN_FLAGS = /^[ims]*/;
 
@@ -55,7 +57,9 @@ function tokenize(text: string): Token[] {
 /** One operand at the start of `rest` (at offset `at` of the whole text) and its length. */
 function readOperand(rest: string, at: number): [Expression, number] {
   const variable = VARIABLE.exec(rest);
-  if (variable) return [{ kind: 'variable', name: variable[1] ?? variable[2] ?? '' }, variable[0].length];
+  if (variable) return [{ kind: 'variable', name: variable[1] ?? '' }, variable[0].length];
+  const braced = BRACED.exec(rest);
+  if (braced) throw new ExpressionSyntaxError(`'${braced[0]}' at character ${at + 1}: write $${braced[1] ?? ''} without braces (expressions do not take \${…})`);
   const quote = rest[0];
   if (quote === '"' || quote === "'") {
     const end = rest.indexOf(quote, 1);

@@ -27,6 +27,8 @@ export interface IncludeOptions {
   variables: Readonly<Record<string, string>>;
   /** The pipeline, for `include: - local: … rules:`; without it such an entry is refused. */
   facts?: RuleFacts | undefined;
+  /** Where included files' warnings (a key written twice) go. */
+  warnings?: string[];
 }
 
 interface IncludeEntry {
@@ -55,13 +57,15 @@ async function merged(config: YamlMap, chain: readonly string[], options: Includ
       if (chain.includes(path)) {
         throw new PipelineConfigError(`include: ${[...chain, path].join(' → ')} is a cycle; a file cannot include itself`, { key: 'include' });
       }
-      // The same file reached twice (two files share a common one) is merged once, like GitLab.
+      // Every include counts towards GitLab's limit, the same file named again too; it is merged once.
+      if (++state.count > MAX_INCLUDES) {
+        throw new PipelineConfigError(`include: more than ${MAX_INCLUDES} includes (nested ones and repeats of a file count too); GitLab allows at most ${MAX_INCLUDES}`, { key: 'include' });
+      }
       if (state.seen.has(path)) continue;
       state.seen.add(path);
-      if (++state.count > MAX_INCLUDES) throw new PipelineConfigError(`include: more than ${MAX_INCLUDES} files are included`, { key: 'include' });
       const text = await files.read(path);
       if (text === undefined) throw new PipelineConfigError(`include: local file '${path}' (from ${from}) does not exist in the commit`, { key: 'include' });
-      const content = await merged(loadYaml(text, path), [...chain, path], options, state);
+      const content = await merged(loadYaml(text, path, options.warnings), [...chain, path], options, state);
       result = deepMerge(result, content);
     }
   }

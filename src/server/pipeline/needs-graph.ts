@@ -35,29 +35,74 @@ function writtenName(job: JobSpec): string {
  * reported again.
  */
 export function resolveNeeds(jobs: readonly JobSpec[], stages: readonly string[], errors: ConfigErrors, broken: ReadonlySet<string> = new Set()): JobSpec[] {
-  const resolved = jobs.map((job) => {
-    if (job.needs === undefined) return job;
-    const needs: JobNeed[] = [];
-    for (const need of job.needs) {
-      errors.attempt(() => {
-        for (const target of targetsOf(job, need, jobs, stages, broken)) {
-          if (!needs.some((other) => other.job === target.name)) needs.push({ ...need, job: target.name });
-        }
-      });
-    }
-    return { ...job, needs };
-  });
+  const resolved = jobs.map((job) => (job.needs === undefined ? job : { ...job, needs: resolveJobNeeds(job, job.needs, jobs, stages, errors, broken) }));
   errors.attempt(() => checkCycles(resolved));
   return resolved;
 }
 
+/**
+ * `needs` of `job` (its own, or a rule's) as the names of the jobs they mean; each need that cannot be
+ * resolved is recorded in `errors` and left out.
+ */
+export function resolveJobNeeds(job: JobSpec, written: readonly JobNeed[], jobs: readonly JobSpec[], stages: readonly string[], errors: ConfigErrors, broken: ReadonlySet<string> = new Set()): JobNeed[] {
+  const needs: JobNeed[] = [];
+  for (const need of written) {
+    errors.attempt(() => {
+      for (const target of targetsOf(job, need, jobs, stages, broken)) {
+        if (!needs.some((other) => other.job === target.name)) needs.push({ job: target.name, artifacts: need.artifacts, optional: need.optional });
+      }
+    });
+  }
+  return needs;
+}
+
+/** `$[[ matrix.NAME ]]` in a need's matrix values: the needing copy's own value of NAME. */
+const MATRIX_EXPRESSION = /\$\[\[\s*matrix\.([A-Za-z0-9_-]+)\s*\]\]/g;
+
+/** The need's selectors with `$[[ matrix.NAME ]]` replaced by `job`'s own values. */
+function selectorsOf(job: JobSpec, need: JobNeed, at: { job: string; key: string }): Array<Record<string, string[]>> {
+  const own = job.parallel?.matrix;
+  return (need.matrix ?? []).map((selector) =>
+    Object.fromEntries(
+      Object.entries(selector).map(([key, values]) => [
+        key,
+        values.map((value) =>
+          value.replace(MATRIX_EXPRESSION, (expression, name: string) => {
+            if (own === undefined) configError(at, `uses ${expression}, but '${writtenName(job)}' has no parallel: matrix: of its own`);
+            const found = own[name];
+            if (found === undefined) configError(at, `uses ${expression}, but '${name}' is not a variable of its own parallel: matrix: (${Object.keys(own).join(', ')})`);
+            return found;
+          }),
+        ),
+      ]),
+    ),
+  );
+}
+
+/** The copies of a matrix job that any selector matches (every variable a selector names has one of its values). */
+function matrixTargets(job: JobSpec, need: JobNeed, candidates: readonly JobSpec[], at: { job: string; key: string }): JobSpec[] {
+  if (!candidates.every((candidate) => candidate.parallel?.matrix !== undefined)) {
+    configError(at, `names '${need.job}' with parallel: matrix:, but '${need.job}' is not a parallel: matrix: job`);
+  }
+  const selectors = selectorsOf(job, need, at);
+  const chosen = candidates.filter((candidate) =>
+    selectors.some((selector) => Object.entries(selector).every(([key, values]) => values.includes(candidate.parallel?.matrix?.[key] ?? '\u0000'))),
+  );
+  if (chosen.length === 0 && !need.optional) {
+    const wanted = selectors.map((selector) => Object.entries(selector).map(([key, values]) => `${key}: ${values.join(' | ')}`).join(', ')).join('; ');
+    configError(at, `names '${need.job}' with parallel: matrix: ${wanted}, which matches none of its copies; add optional: true if that may happen`);
+  }
+  return chosen;
+}
+
 function targetsOf(job: JobSpec, need: JobNeed, jobs: readonly JobSpec[], stages: readonly string[], broken: ReadonlySet<string>): JobSpec[] {
   const at = { job: writtenName(job), key: 'needs' };
-  const targets = instancesOf(need.job, jobs);
+  let targets = instancesOf(need.job, jobs);
   if (targets.length === 0) {
     if (need.optional || broken.has(need.job)) return [];
     configError(at, `names '${need.job}', which is not a job of this pipeline`);
   }
+  if (need.matrix !== undefined) targets = matrixTargets(job, need, targets, at);
   for (const target of targets) {
     if (target.name === job.name) configError(at, `names the job itself ('${job.name}')`);
     if (stages.indexOf(target.stage) > stages.indexOf(job.stage)) {

@@ -6,16 +6,19 @@
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { readMap } from './parse-values.js';
-import type { JobSpec } from './spec.js';
+import type { JobSpec, SpecVariable } from './spec.js';
 
 /** GitLab's limit, for `parallel: N` and for the jobs of one matrix. */
 const MAX_PARALLEL = 200;
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A matrix variable: GitLab takes letters, digits, `_` and `-` (a `-` name is not exported to shells). */
+const MATRIX_NAME = /^[A-Za-z0-9_-]+$/;
 
 export interface ParallelCopy {
   /** What follows the job's name: ` 2/3` or `: [aws, eu]`. */
   suffix: string;
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** A `matrix:` copy's values (absent for `parallel: N`). */
+  matrix?: Record<string, string>;
 }
 
 /** The copies `parallel:` asks for. */
@@ -30,7 +33,11 @@ export function readParallel(value: unknown, path: ConfigPath): ParallelCopy[] {
   if (!Array.isArray(map.matrix) || map.matrix.length === 0) configError(at, 'must be a non-empty list of maps of variables to values');
   const copies = map.matrix.flatMap((entry, index) => combinations(entry, childPath(at, String(index))));
   if (copies.length > MAX_PARALLEL) configError(at, `makes ${copies.length} jobs; at most ${MAX_PARALLEL} are allowed`);
-  return copies.map((variables) => ({ suffix: `: [${variables.map((variable) => variable.value).join(', ')}]`, variables }));
+  return copies.map((variables) => ({
+    suffix: `: [${variables.map((variable) => variable.value).join(', ')}]`,
+    variables,
+    matrix: Object.fromEntries(variables.map((variable) => [variable.key, variable.value])),
+  }));
 }
 
 /** Every combination of one matrix entry's values, the first variable varying slowest. */
@@ -39,7 +46,7 @@ function combinations(entry: unknown, path: ConfigPath): Array<Array<{ key: stri
   let result: Array<Array<{ key: string; value: string }>> = [[]];
   for (const [key, raw] of Object.entries(map)) {
     const at = childPath(path, key);
-    if (!VARIABLE_NAME.test(key)) configError(at, 'is not a valid variable name');
+    if (!MATRIX_NAME.test(key)) configError(at, 'is not a valid variable name (letters, digits, _ and -)');
     const values = (Array.isArray(raw) ? raw : [raw]).map((item) => {
       if (typeof item === 'string' || (typeof item === 'number' && Number.isFinite(item))) return String(item);
       return configError(at, 'must be a value or a list of values (strings or numbers)');
@@ -59,7 +66,7 @@ export function expandParallel(job: JobSpec, copies: readonly ParallelCopy[]): J
       ...job,
       name: `${job.name}${copy.suffix}`,
       variables: [...job.variables.filter((variable) => !names.has(variable.key)), ...copy.variables.map((variable) => ({ ...variable }))],
-      parallel: { name: job.name, index: index + 1, total: copies.length },
+      parallel: { name: job.name, index: index + 1, total: copies.length, ...(copy.matrix ? { matrix: { ...copy.matrix } } : {}) },
     };
   });
 }

@@ -7,6 +7,7 @@
 import { childPath, configError, ConfigErrors, describePath, PipelineConfigError, type ConfigPath } from './parse-error.js';
 import { JOB_KEYS, type PipelineDefaults } from './parse-job.js';
 import { readRetry } from './parse-runtime.js';
+import type { SpecVariable } from './spec.js';
 import {
   isMap,
   readArtifacts,
@@ -31,7 +32,7 @@ const OLD_GLOBAL_KEYS = ['before_script', 'after_script', 'image', 'services', '
 export interface Defaults {
   /** Job keys to copy into jobs that do not set them, as written. */
   keys: YamlMap;
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
 }
 
 const VALIDATORS: Readonly<Record<string, (value: unknown, path: ConfigPath) => unknown>> = {
@@ -107,9 +108,12 @@ export function applyDefaults(name: string, job: unknown, defaults: Defaults): {
   const inherit = readInherit(job.inherit, { job: name, key: 'inherit' });
   const takes = (choice: boolean | string[], key: string): boolean => (typeof choice === 'boolean' ? choice : choice.includes(key));
   const filled: YamlMap = { ...job };
-  for (const [key, value] of Object.entries(defaults.keys)) {
+  // A trigger job runs no script: `default:` (image, before_script, …) is for the jobs that do.
+  const takesDefaults = job.trigger === undefined || job.trigger === null;
+  for (const [key, value] of takesDefaults ? Object.entries(defaults.keys) : []) {
     if ((filled[key] === undefined || filled[key] === null) && takes(inherit.default, key)) filled[key] = value;
   }
   inherited.variables = defaults.variables.filter((variable) => takes(inherit.variables, variable.key));
+  if (inherit.variables !== true) inherited.inheritVariables = inherit.variables;
   return { job: filled, defaults: inherited };
 }

@@ -37,6 +37,8 @@ export function parseJobEntry(name: string, raw: unknown, defaults: Defaults): P
   if (has('only')) assign(conditions, 'only', errors.attempt(() => readPolicy(map.only, at('only'))));
   if (has('except')) assign(conditions, 'except', errors.attempt(() => readPolicy(map.except, at('except'))));
   if (has('allow_failure') && typeof map.allow_failure === 'boolean') conditions.allowFailure = readBoolean(map.allow_failure, at('allow_failure'));
+  // `exit_codes` is written: a failure with another status fails, whatever a rule's `when: manual` says.
+  else if (has('allow_failure') && isMap(map.allow_failure)) conditions.allowFailure = false;
   let copies: ParallelCopy[] | undefined;
   if (has('parallel')) copies = errors.attempt(() => readParallel(map.parallel, at('parallel')));
   errors.throwIfAny();

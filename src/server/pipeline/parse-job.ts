@@ -16,18 +16,23 @@ import {
   readStringList,
   readTimeout,
   readVariables,
+  type YamlMap,
 } from './parse-values.js';
-import { readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
-import type { JobCacheSpec, JobSpec } from './spec.js';
+import { readEnvironment } from './environment.js';
+import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
+import { readTrigger, TRIGGER_JOB_KEYS } from './trigger.js';
+import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
 export interface PipelineDefaults {
   beforeScript: string[];
   afterScript: string[];
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** The job's `inherit: variables` when not `true` (select.ts applies it to workflow variables too). */
+  inheritVariables?: false | string[];
   image?: string;
   services: string[];
-  cache?: JobCacheSpec;
+  cache?: JobCacheSpec[];
 }
 
 export const JOB_KEYS = [
@@ -59,6 +64,10 @@ export const JOB_KEYS = [
   'retry',
   'interruptible',
   'coverage',
+  // Where the job deploys (CI_ENVIRONMENT_*): environment.ts.
+  'environment',
+  // A downstream pipeline instead of a script: trigger.ts.
+  'trigger',
 ] as const;
 
 /** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
@@ -78,14 +87,7 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   const at = (key: string): ConfigPath => ({ job: name, key });
   const has = (key: string): boolean => job[key] !== undefined && job[key] !== null;
 
-  if (!has('script')) configError(at('script'), 'is missing: a job needs a script');
-  const script = readScript(job.script, at('script'), { allowEmpty: false });
-  const beforeScript = has('before_script')
-    ? readScript(job.before_script, at('before_script'), { allowEmpty: true })
-    : defaults.beforeScript;
-  const afterScript = has('after_script')
-    ? readScript(job.after_script, at('after_script'), { allowEmpty: true })
-    : defaults.afterScript;
+  const { commands, afterScript } = has('trigger') ? noScript(job, name) : readScripts(job, at, has, defaults);
 
   if (has('stage') && has('type')) configError(at('type'), 'cannot be used together with stage (type is the old name of stage)');
   const stageKey = has('type') ? 'type' : 'stage';
@@ -94,16 +96,19 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   const spec: JobSpec = {
     name,
     stage,
-    commands: [...beforeScript, ...script],
-    afterScript: [...afterScript],
+    commands,
+    afterScript,
     variables: mergeVariables(defaults.variables, has('variables') ? readVariables(job.variables, at('variables')) : []),
     services: has('services') ? readServices(job.services, at('services')) : [...defaults.services],
     tags: has('tags') ? readStringList(job.tags, at('tags')) : [],
     when: has('when') ? readWhen(job.when, at('when')) : 'on_success',
     allowFailure: false,
   };
+  if (defaults.inheritVariables !== undefined) spec.inheritVariables = defaults.inheritVariables;
   // A manual job blocks nothing unless it says `allow_failure: false` (GitLab's default for it).
-  spec.allowFailure = has('allow_failure') ? readBoolean(job.allow_failure, at('allow_failure')) : spec.when === 'manual';
+  const allowed = has('allow_failure') ? readAllowFailure(job.allow_failure, at('allow_failure')) : { allowed: spec.when === 'manual' };
+  spec.allowFailure = allowed.allowed;
+  if (allowed.exitCodes) spec.allowFailureExitCodes = allowed.exitCodes;
   readRuntimeKeys(spec, job, at, has);
   const image = has('image') ? readImage(job.image, at('image')) : defaults.image;
   if (image !== undefined) spec.image = image;
@@ -111,13 +116,30 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   if (entrypoint !== undefined) spec.imageEntrypoint = entrypoint;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
   const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;
-  if (cache !== undefined) spec.cache = { ...cache };
+  if (cache !== undefined) spec.cache = cache.map((entry) => ({ ...entry }));
   // `dependencies:` left empty means "none", like `[]`; absent means "all earlier jobs".
   if (job.dependencies !== undefined) {
     spec.dependencies = job.dependencies === null ? [] : readStringList(job.dependencies, at('dependencies'));
   }
   if (has('timeout')) spec.timeout = readTimeout(job.timeout, at('timeout'));
   return spec;
+}
+
+/** `before_script` (the job's, else the default) then `script`, and `after_script`. */
+function readScripts(job: YamlMap, at: (key: string) => ConfigPath, has: (key: string) => boolean, defaults: PipelineDefaults): { commands: string[]; afterScript: string[] } {
+  if (!has('script')) configError(at('script'), 'is missing: a job needs a script (or trigger: for a downstream pipeline)');
+  const script = readScript(job.script, at('script'), { allowEmpty: false });
+  const beforeScript = has('before_script') ? readScript(job.before_script, at('before_script'), { allowEmpty: true }) : defaults.beforeScript;
+  const afterScript = has('after_script') ? readScript(job.after_script, at('after_script'), { allowEmpty: true }) : defaults.afterScript;
+  return { commands: [...beforeScript, ...script], afterScript: [...afterScript] };
+}
+
+/** A trigger job runs nothing itself: keys that only a script job has are refused, naming the job. */
+function noScript(job: YamlMap, name: string): { commands: string[]; afterScript: string[] } {
+  for (const key of Object.keys(job)) {
+    if (!TRIGGER_JOB_KEYS.includes(key)) configError({ job: name, key }, `cannot be used with trigger: a trigger job runs no script of its own (it may have ${TRIGGER_JOB_KEYS.join(', ')})`);
+  }
+  return { commands: [], afterScript: [] };
 }
 
 /** The runtime keys (parse-runtime.ts) onto `spec`. */
@@ -138,13 +160,15 @@ function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: 
   if (has('retry')) spec.retry = readRetry(job.retry, at('retry'));
   if (has('interruptible')) spec.interruptible = readBoolean(job.interruptible, at('interruptible'));
   if (has('coverage')) spec.coverage = readCoverage(job.coverage, at('coverage'));
+  if (has('environment')) spec.environment = readEnvironment(job.environment, at('environment'));
+  if (has('trigger')) spec.trigger = readTrigger(job.trigger, at('trigger'));
 }
 
 /** Global variables first, then the job's; a job variable replaces a global one of the same name. */
 function mergeVariables(
-  global: ReadonlyArray<{ key: string; value: string }>,
-  own: ReadonlyArray<{ key: string; value: string }>,
-): Array<{ key: string; value: string }> {
+  global: readonly SpecVariable[],
+  own: readonly SpecVariable[],
+): SpecVariable[] {
   const ownKeys = new Set(own.map((variable) => variable.key));
   return [...global.filter((variable) => !ownKeys.has(variable.key)), ...own].map((variable) => ({ ...variable }));
 }

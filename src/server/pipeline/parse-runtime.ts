@@ -18,25 +18,64 @@ const MAX_NEEDS = 50;
 export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
   if (value === null) return [];
   if (!Array.isArray(value)) configError(path, 'must be a list of job names or maps with job');
-  if (value.length > MAX_NEEDS) configError(path, `lists ${value.length} jobs; at most ${MAX_NEEDS} are allowed`);
-  const needs = value.map((item, index): JobNeed => {
+  // `!reference [.base, needs]` inside the list nests one list in another: GitLab flattens it.
+  const list = value.flat(9) as unknown[];
+  if (list.length > MAX_NEEDS) configError(path, `lists ${list.length} jobs; at most ${MAX_NEEDS} are allowed`);
+  const needs = list.map((item, index): JobNeed => {
     const at = childPath(path, String(index));
     if (typeof item === 'string') return { job: readString(item, at), artifacts: true, optional: false };
     if (!isMap(item)) configError(at, 'must be a job name or a map with job');
     if ('pipeline' in item || 'project' in item) {
       configError(at, 'needs on other pipelines or projects are not supported by the ci-runner reference server');
     }
-    checkKeys(item, ['job', 'artifacts', 'optional'], at);
-    return {
+    checkKeys(item, ['job', 'artifacts', 'optional', 'parallel'], at);
+    const need: JobNeed = {
       job: readString(item.job, childPath(at, 'job')),
       artifacts: item.artifacts === undefined ? true : readBoolean(item.artifacts, childPath(at, 'artifacts')),
       optional: item.optional === undefined ? false : readBoolean(item.optional, childPath(at, 'optional')),
     };
+    if (item.parallel !== undefined && item.parallel !== null) need.matrix = readNeedMatrix(item.parallel, childPath(at, 'parallel'));
+    return need;
   });
-  const names = needs.map((need) => need.job);
+  // The same job twice is a mistake, unless each names other copies of a matrix job.
+  const names = needs.filter((need) => need.matrix === undefined).map((need) => need.job);
   const twice = names.find((name, index) => names.indexOf(name) !== index);
   if (twice !== undefined) configError(path, `names '${twice}' twice`);
   return needs;
+}
+
+/** `parallel: { matrix: [{ PROVIDER: aws, STACK: [a, b] }] }` of a need: the copies it selects. */
+function readNeedMatrix(value: unknown, path: ConfigPath): Array<Record<string, string[]>> {
+  if (!isMap(value)) configError(path, 'must be a map with matrix: (a list of variable maps)');
+  checkKeys(value, ['matrix'], path);
+  const at = childPath(path, 'matrix');
+  if (!Array.isArray(value.matrix) || value.matrix.length === 0) configError(at, 'must be a non-empty list of maps of variables to values');
+  return value.matrix.map((entry: unknown, index: number) => {
+    const entryAt = childPath(at, String(index));
+    if (!isMap(entry) || Object.keys(entry).length === 0) configError(entryAt, 'must be a map of matrix variables to values');
+    return Object.fromEntries(
+      Object.entries(entry).map(([key, raw]) => {
+        const values = (Array.isArray(raw) ? raw : [raw]).map((item) => (typeof item === 'number' ? String(item) : item));
+        if (values.length === 0 || !values.every((item): item is string => typeof item === 'string')) configError(childPath(entryAt, key), 'must be a value or a list of values');
+        return [key, values];
+      }),
+    );
+  });
+}
+
+/**
+ * `allow_failure: true | false`, or `{ exit_codes: 137 }` / `{ exit_codes: [1, 137] }`: the job may
+ * fail with those exit statuses only (the server reads the status from the job's last failure line).
+ */
+export function readAllowFailure(value: unknown, path: ConfigPath): { allowed: boolean; exitCodes?: number[] } {
+  if (!isMap(value)) return { allowed: readBoolean(value, path) };
+  checkKeys(value, ['exit_codes'], path);
+  const at = childPath(path, 'exit_codes');
+  const list = Array.isArray(value.exit_codes) ? (value.exit_codes as unknown[]) : [value.exit_codes];
+  if (list.length === 0 || !list.every((code) => typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 255)) {
+    configError(at, 'must be an exit status (0-255) or a list of them');
+  }
+  return { allowed: false, exitCodes: list as number[] };
 }
 
 /** `when:` — one of GitLab's job conditions. */
@@ -91,8 +130,15 @@ export function readCoverage(value: unknown, path: ConfigPath): { source: string
   const text = readString(value, path);
   const match = /^\/(.*)\/([a-z]*)$/s.exec(text);
   if (!match) configError(path, "must be a regular expression between slashes, e.g. '/Coverage: (\\d+\\.\\d+)%/'");
-  const [, source = '', flags = ''] = match;
-  if (!/^[imsu]*$/.test(flags)) configError(path, `has flags '${flags}'; only i, m, s and u are allowed`);
+  const [, written = '', after = ''] = match;
+  if (!/^[imsu]*$/.test(after)) configError(path, `has flags '${after}'; only i, m, s and u are allowed`);
+  // GitLab matches coverage with RE2, where flags may lead the pattern: `(?i)total`. JavaScript takes
+  // them after the closing slash instead.
+  const inline = /^\(\?([a-zA-Z]+)\)/.exec(written);
+  const leading = inline?.[1] ?? '';
+  if (!/^[ims]*$/.test(leading)) configError(path, `starts with (?${leading}); of RE2's flags only i, m and s can be used here`);
+  const source = written.slice(inline?.[0].length ?? 0);
+  const flags = [...new Set(after + leading)].join('');
   try {
     new RegExp(source, flags);
   } catch (error) {

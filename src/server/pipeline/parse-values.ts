@@ -5,7 +5,7 @@
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { parseDurationSeconds } from '../../duration.js';
-import type { JobArtifactsSpec, JobCacheSpec } from './spec.js';
+import type { JobArtifactsSpec, JobCacheSpec, SpecVariable } from './spec.js';
 
 export type YamlMap = Record<string, unknown>;
 
@@ -59,6 +59,11 @@ export function readEnum<T extends string>(value: unknown, allowed: readonly T[]
 export function readScript(value: unknown, path: ConfigPath, options: { allowEmpty: boolean }): string[] {
   const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value.flat(9) : undefined;
   if (items === undefined || !items.every((item) => typeof item === 'string')) {
+    // The usual cause: an unquoted line holding ": " (`- echo "Coverage: 87%"`), which YAML reads as a map.
+    const map = items?.findIndex((item) => isMap(item));
+    if (map !== undefined && map >= 0) {
+      configError(path, `must be a string or a list of strings; entry ${map + 1} is a map, as YAML reads an unquoted line with ": " in it: quote the whole line ('…')`);
+    }
     configError(path, 'must be a string or a list of strings');
   }
   const commands = items as string[];
@@ -72,19 +77,35 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * `variables:` — a map of names to strings or numbers (numbers become their decimal text, as GitLab
- * does). The `{ value, description }` form is accepted for its `value`.
+ * does); a name left without a value is empty. The map form `{ value, expand, description, options }`
+ * is read too: `expand: false` keeps `$` in the value literal (`raw`), `options` lists the values
+ * allowed (the value must be one of them), `description` is for people running pipelines by hand.
  */
-export function readVariables(value: unknown, path: ConfigPath): Array<{ key: string; value: string }> {
+export function readVariables(value: unknown, path: ConfigPath): SpecVariable[] {
   const map = readMap(value ?? {}, path);
   return Object.entries(map).map(([key, raw]) => {
     const at = childPath(path, key);
     if (!VARIABLE_NAME.test(key)) configError(at, 'is not a valid variable name (letters, digits and _, not starting with a digit)');
-    const inner = isMap(raw) ? raw.value : raw;
-    if (isMap(raw)) checkKeys(raw, ['value', 'description'], at);
-    if (typeof inner === 'string') return { key, value: inner };
-    if (typeof inner === 'number' && Number.isFinite(inner)) return { key, value: String(inner) };
-    return configError(at, 'must be a string or a number');
+    if (!isMap(raw)) return { key, value: variableText(raw, at) };
+    checkKeys(raw, ['value', 'expand', 'description', 'options'], at);
+    const text = variableText(raw.value, childPath(at, 'value'));
+    const variable: SpecVariable = { key, value: text };
+    if (raw.expand !== undefined && raw.expand !== null && !readBoolean(raw.expand, childPath(at, 'expand'))) variable.raw = true;
+    if (raw.description !== undefined && raw.description !== null && typeof raw.description !== 'string') configError(childPath(at, 'description'), 'must be a string');
+    if (raw.options !== undefined && raw.options !== null) {
+      const options = readStringList(raw.options, childPath(at, 'options'));
+      if (!options.includes(text)) configError(childPath(at, 'value'), `'${text}' is not one of its options (${options.join(', ')})`);
+    }
+    return variable;
   });
+}
+
+/** A variable's value as text: null (a name with nothing after it) is empty. */
+function variableText(value: unknown, path: ConfigPath): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return configError(path, 'must be a string or a number');
 }
 
 /** `image: ruby:3` or `image: { name: ruby:3 }`. */
@@ -118,13 +139,30 @@ export function readServices(value: unknown, path: ConfigPath): string[] {
   });
 }
 
+/** GitLab's limit of caches per job. */
+const MAX_CACHES = 4;
+const CACHE_POLICIES = ['pull', 'push', 'pull-push'] as const;
+
 /**
- * `cache: { key, paths, untracked, policy }`; a number key becomes its text; `key: { files, prefix }`
- * is kept as `keyFiles` (the key itself is computed from those files when the pipeline is created).
+ * `cache:` — one map or a list of up to four (lists nested by `!reference` are flattened). See
+ * `readCacheEntry` for each.
  */
-export function readCache(value: unknown, path: ConfigPath): JobCacheSpec {
+export function readCache(value: unknown, path: ConfigPath): JobCacheSpec[] {
+  if (!Array.isArray(value)) return [readCacheEntry(value, path)];
+  const list = value.flat(9) as unknown[];
+  if (list.length > MAX_CACHES) configError(path, `lists ${list.length} caches; at most ${MAX_CACHES} are allowed`);
+  return list.map((entry, index) => readCacheEntry(entry, childPath(path, String(index))));
+}
+
+/**
+ * One cache: `{ key, paths, untracked, policy, when, fallback_keys, unprotect }`; a number key becomes
+ * its text; `key: { files, prefix }` is kept as `keyFiles` (the key itself is computed from those
+ * files when the pipeline is created). `policy` may be a variable (`$POLICY`), expanded per build.
+ * `unprotect` concerns protected branches, which this server does not have: accepted, changes nothing.
+ */
+function readCacheEntry(value: unknown, path: ConfigPath): JobCacheSpec {
   const map = readMap(value ?? {}, path);
-  checkKeys(map, ['key', 'paths', 'untracked', 'policy'], path);
+  checkKeys(map, ['key', 'paths', 'untracked', 'policy', 'when', 'fallback_keys', 'unprotect'], path);
   const cache: JobCacheSpec = {};
   if (isMap(map.key)) {
     cache.keyFiles = readCacheKeyFiles(map.key, childPath(path, 'key'));
@@ -133,7 +171,17 @@ export function readCache(value: unknown, path: ConfigPath): JobCacheSpec {
   }
   if (map.paths !== undefined && map.paths !== null) cache.paths = readStringList(map.paths, childPath(path, 'paths'));
   if (map.untracked !== undefined && map.untracked !== null) cache.untracked = readBoolean(map.untracked, childPath(path, 'untracked'));
-  if (map.policy !== undefined && map.policy !== null) cache.policy = readEnum(map.policy, ['pull', 'push', 'pull-push'] as const, childPath(path, 'policy'));
+  if (map.policy !== undefined && map.policy !== null) {
+    const at = childPath(path, 'policy');
+    cache.policy = typeof map.policy === 'string' && map.policy.includes('$') ? map.policy : readEnum(map.policy, CACHE_POLICIES, at);
+  }
+  if (map.when !== undefined && map.when !== null) cache.when = readEnum(map.when, ARTIFACTS_WHEN, childPath(path, 'when'));
+  if (map.fallback_keys !== undefined && map.fallback_keys !== null) {
+    const at = childPath(path, 'fallback_keys');
+    cache.fallbackKeys = readStringList(map.fallback_keys, at);
+    if (cache.fallbackKeys.length > 5) configError(at, 'lists more than 5 keys');
+  }
+  if (map.unprotect !== undefined && map.unprotect !== null) readBoolean(map.unprotect, childPath(path, 'unprotect'));
   return cache;
 }
 

@@ -17,7 +17,7 @@ import { resolveReferences } from './reference.js';
 import { readRules, type RuleSpec } from './rules.js';
 import type { JobSpec, PipelineSpec } from './spec.js';
 import { loadYaml } from './yaml-load.js';
-import { resolveNeeds } from './needs-graph.js';
+import { resolveJobNeeds, resolveNeeds } from './needs-graph.js';
 import type { JobConditions } from './conditions.js';
 
 export { PipelineConfigError } from './parse-error.js';
@@ -34,11 +34,12 @@ const EDGE_STAGES = { first: '.pre', last: '.post' };
  * jobs (`.name`) are templates and never run. Throws `PipelineConfigError` (code `PIPELINE_INVALID`).
  */
 export function parsePipeline(text: string): PipelineSpec {
-  const root = loadYaml(text);
+  const warnings: string[] = [];
+  const root = loadYaml(text, undefined, warnings);
   if (root.include !== undefined) {
     configError({ key: 'include' }, "needs the project's files: create the pipeline through the server (or ci-runner exec) to use include: local");
   }
-  return parseConfig(root);
+  return withWarnings(parseConfig(root), warnings);
 }
 
 /**
@@ -50,7 +51,14 @@ export async function readPipeline(
   options: { files: CommitFiles | undefined; variables: Readonly<Record<string, string>>; context?: RuleContext },
 ): Promise<PipelineSpec> {
   const facts = options.context === undefined ? undefined : new RuleFacts(options.context);
-  return parseConfig(await resolveIncludes(loadYaml(text), { files: options.files, variables: options.variables, facts }));
+  const warnings: string[] = [];
+  const spec = parseConfig(await resolveIncludes(loadYaml(text, undefined, warnings), { files: options.files, variables: options.variables, facts, warnings }));
+  return withWarnings(spec, warnings);
+}
+
+function withWarnings(spec: PipelineSpec, warnings: string[]): PipelineSpec {
+  if (warnings.length > 0) spec.warnings = warnings;
+  return spec;
 }
 
 /** The checks and reading that follow includes; every problem is collected before throwing. */
@@ -88,7 +96,8 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   for (const job of jobs) errors.attempt(() => checkStage(job, stages, allStages));
   // Checked against every job of the file here; against the jobs a pipeline's rules chose in `selectJobs`.
   const resolved = resolveNeeds(jobs, allStages, errors, broken);
-  checkDependencies(resolved, allStages, broken, errors);
+  resolveRuleNeeds(jobs, conditions, allStages, errors, broken);
+  checkDependencies(resolved, allStages, broken, errors, new Set(jobs.filter((job) => job.needs?.length === 0).map((job) => job.name)));
   errors.throwIfAny();
   const used = new Set(resolved.map((job) => job.stage));
   const spec: PipelineSpec = {
@@ -99,6 +108,19 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   };
   if (workflow !== undefined) spec.workflow = workflow;
   return spec;
+}
+
+/**
+ * `rules: - needs:` resolved like a job's own needs, per job (a matrix copy resolves
+ * `$[[ matrix.NAME ]]` with its own values), so each copy gets conditions of its own.
+ */
+function resolveRuleNeeds(jobs: readonly JobSpec[], conditions: Record<string, JobConditions>, stages: readonly string[], errors: ConfigErrors, broken: ReadonlySet<string>): void {
+  for (const job of jobs) {
+    const own = conditions[job.name];
+    if (!own?.rules?.some((rule) => rule.needs !== undefined)) continue;
+    const rules = own.rules.map((rule) => (rule.needs === undefined ? rule : { ...rule, needs: resolveJobNeeds(job, rule.needs, jobs, stages, errors, broken) }));
+    conditions[job.name] = { ...own, rules };
+  }
 }
 
 function readWorkflow(value: unknown): RuleSpec[] | undefined {
@@ -148,7 +170,13 @@ function expandParallelDependencies(jobs: JobSpec[]): void {
  * A job may only take artifacts from jobs of earlier stages (later ones have not run yet), or, when
  * it has `needs`, from jobs it needs (GitLab: dependencies must then be a subset of needs).
  */
-export function checkDependencies(jobs: readonly JobSpec[], stages: readonly string[], broken: ReadonlySet<string>, errors: ConfigErrors): void {
+export function checkDependencies(
+  jobs: readonly JobSpec[],
+  stages: readonly string[],
+  broken: ReadonlySet<string>,
+  errors: ConfigErrors,
+  emptyNeeds: ReadonlySet<string> = new Set(),
+): void {
   const stageOf = new Map(jobs.map((job) => [job.name, stages.indexOf(job.stage)]));
   for (const job of jobs) {
     const own = stages.indexOf(job.stage);
@@ -159,7 +187,9 @@ export function checkDependencies(jobs: readonly JobSpec[], stages: readonly str
       if (broken.has(dependency)) continue;
       errors.attempt(() => {
         if (other === undefined) configError(at, `names '${dependency}', which is not a job of this pipeline`);
-        if (job.needs !== undefined) {
+        // GitLab checks dependencies against needs only when there are needs; with `needs: []` a
+        // job downloads nothing (dependencies then name nothing it receives).
+        if (job.needs !== undefined && !emptyNeeds.has(job.name)) {
           if (!job.needs.some((need) => need.job === dependency)) {
             configError(at, `names '${dependency}', which is not in needs; with needs, a job can only use artifacts of jobs it needs`);
           }

@@ -2,13 +2,15 @@
  * The build JSON of E4's 201 and E7's 201 (PROTOCOL.md §5), in the field order the real server
  * emitted. Only this module knows how a build record becomes wire JSON.
  */
-import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, DependencyBuild } from '../../protocol/types.js';
+import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, CacheOptions, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
 import { liveArtifacts } from '../state/artifacts.js';
+import { environmentVariables } from './environment.js';
 import { jobVariables, pipelineVariables } from './predefined.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
 import { currentBuilds } from './process.js';
-import type { JobArtifactsSpec } from './spec.js';
+import type { JobArtifactsSpec, JobCacheSpec } from './spec.js';
+import { expandVariables } from './variables-expand.js';
 
 export const SERVER_VERSION = '8.17.4';
 export const SERVER_REVISION = 'ci-runner';
@@ -38,22 +40,37 @@ function projectParts(project: ProjectRecord): { namespace: string; path: string
 /** The payload as served: `options.image` may be the map `.gitlab-ci.yml` has, not only §5.3's string. */
 export type ServedPayload = Omit<BuildPayload, 'options'> & { options: Omit<BuildOptions, 'image'> };
 
-function buildOptions(build: BuildRecord): ServedPayload['options'] {
+/** `scope`: the build's variables, for the values GitLab expands before the runner sees them. */
+function buildOptions(build: BuildRecord, scope: Readonly<Record<string, string>>): ServedPayload['options'] {
   const job = build.job;
   const options: BuildOptions = {};
   if (job.services.length > 0) options.services = [...job.services];
   if (job.artifacts !== undefined) options.artifacts = artifactsOptions(job.artifacts);
-  if (job.cache !== undefined) {
-    // `keyFiles` became `key` when the pipeline was created (cache-key-files.ts); it is not sent.
-    const { keyFiles: _keyFiles, ...cache } = job.cache;
-    options.cache = cache;
+  if (job.cache !== undefined && job.cache.length > 0) {
+    const caches = job.cache.map((entry) => cacheOptions(entry, scope));
+    // One cache as §5.3's map, which every runner reads; several as GitLab's list.
+    options.cache = caches.length === 1 ? caches[0] : caches;
   }
   if (job.dependencies !== undefined) options.dependencies = [...job.dependencies];
+  // `commands` joins the entries with newlines, and runners split it at each: an entry spanning
+  // lines (a `|` block, a quoted string) would fall apart. Runners that know `script` run each entry
+  // as one command, as GitLab does; it is sent only when some entry needs it.
+  if (job.commands.some((command) => command.includes('\n'))) options.script = [...job.commands];
   if (job.afterScript.length > 0) options.after_script = [...job.afterScript];
   if (job.image === undefined) return options;
   // §5.3's string, unless the job replaces the entrypoint: then the map, as `.gitlab-ci.yml` has it
   // (this runner reads its name and entrypoint). Only then: a 1.x GitLab Runner cannot decode the map.
   return { image: job.imageEntrypoint ? { name: job.image, entrypoint: [...job.imageEntrypoint] } : job.image, ...options };
+}
+
+/** One cache as sent: `keyFiles` became `key` when the pipeline was created (cache-key-files.ts); a variable policy is expanded. */
+function cacheOptions(entry: JobCacheSpec, scope: Readonly<Record<string, string>>): CacheOptions {
+  const { keyFiles: _keyFiles, fallbackKeys, policy, ...cache } = entry;
+  return {
+    ...cache,
+    ...(policy !== undefined ? { policy: expandVariables(policy, scope) as CacheOptions['policy'] } : {}),
+    ...(fallbackKeys ? { fallback_keys: [...fallbackKeys] } : {}),
+  };
 }
 
 /**
@@ -128,11 +145,22 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
     );
   }
   list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
-  for (const variable of build.job.variables) list.push(pub(variable.key, variable.value));
+  const own: BuildVariable[] = build.job.variables.map((variable) => pub(variable.key, variable.raw ? literal(variable.value) : variable.value));
   // GitLab's precedence: dotenv variables over the job's own, pipeline (request) variables over both.
-  list.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
-  for (const [key, value] of Object.entries(pipeline.variables)) list.push({ key, value, public: false });
-  return list;
+  own.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
+  for (const [key, value] of Object.entries(pipeline.variables)) own.push({ key, value, public: false });
+  // Predefined like the names above, but made from the environment's name as the job's variables expand it.
+  const environment = build.job.environment;
+  if (environment) list.push(...environmentVariables(environment, Object.fromEntries([...list, ...own].map((v) => [v.key, v.value]))).map(([key, value]) => pub(key, value)));
+  return [...list, ...own];
+}
+
+/**
+ * A value the runner must not expand (`expand: false`): runners expand `$VAR` in every value once and
+ * turn `$$` into `$`, so each `$` is sent doubled.
+ */
+function literal(value: string): string {
+  return value.replace(/\$/g, () => '$$');
 }
 
 /** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */
@@ -183,6 +211,7 @@ export function buildPayload(ctx: ServerContext, build: BuildRecord): ServedPayl
   const runner = build.runnerId === null ? undefined : ctx.store.runners.get(build.runnerId);
   const artifacts = liveArtifacts(build);
   const earlier = dependencyBuilds(ctx, build, pipeline);
+  const list = variables(ctx, build, pipeline, project, runner);
   return {
     ...buildSummary(build, pipeline, project),
     commands: build.job.commands.join('\n'),
@@ -195,9 +224,9 @@ export function buildPayload(ctx: ServerContext, build: BuildRecord): ServedPayl
           ...(artifacts.expireAt ? { artifacts_expire_at: artifacts.expireAt.toISOString() } : {}),
         }
       : {}),
-    options: buildOptions(build),
+    options: buildOptions(build, Object.fromEntries(list.map((variable) => [variable.key, variable.value]))),
     timeout: build.job.timeout ?? ctx.settings.defaultJobTimeout,
-    variables: variables(ctx, build, pipeline, project, runner),
+    variables: list,
     depends_on_builds: earlier.map((other) => dependency(other, pipeline, project)),
     credentials: [],
   };

@@ -5,15 +5,15 @@
 import { ExpressionSyntaxError, parseExpression, type Expression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readMap, readString, readStringList, readVariables } from './parse-values.js';
-import { readStartIn } from './parse-runtime.js';
-import type { JobWhen } from './spec.js';
+import { readNeeds, readStartIn } from './parse-runtime.js';
+import type { JobNeed, JobWhen, SpecVariable } from './spec.js';
 
 /** A rule's `when`: a job's, plus `never` (the job is not created). */
 export type RuleWhen = JobWhen | 'never';
 
 const JOB_RULE_WHEN: readonly RuleWhen[] = ['on_success', 'on_failure', 'always', 'manual', 'delayed', 'never'];
 const WORKFLOW_RULE_WHEN: readonly RuleWhen[] = ['always', 'never'];
-const JOB_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'allow_failure', 'variables', 'start_in'];
+const JOB_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'allow_failure', 'variables', 'start_in', 'needs'];
 const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables'];
 const INCLUDE_RULE_KEYS = ['if', 'changes', 'exists', 'when'];
 
@@ -34,9 +34,11 @@ export interface RuleSpec {
   exists?: string[];
   when?: RuleWhen;
   allowFailure?: boolean;
-  variables?: Array<{ key: string; value: string }>;
+  variables?: SpecVariable[];
   /** Seconds, with `when: delayed`. */
   startIn?: number;
+  /** `needs` that replace the job's own when this rule matches (resolved to job names by `parseConfig`). */
+  needs?: JobNeed[];
 }
 
 /** A CI/CD expression, or a config error at `path` saying what is wrong with it. */
@@ -56,9 +58,12 @@ export function readExpression(value: unknown, path: ConfigPath): ParsedExpressi
  */
 export function readRules(value: unknown, path: ConfigPath, options: { of: RulesOf }): RuleSpec[] {
   if (!Array.isArray(value)) configError(path, 'must be a list of rules (maps with if, changes, exists, when, …)');
+  const list = value.flat(9) as unknown[];
+  // GitLab refuses an empty list ("config can't be blank") rather than guess between "never" and "always".
+  if (list.length === 0) configError(path, 'must list at least one rule (leave rules: out for a job that always runs)');
   const errors = new ConfigErrors();
   const rules: RuleSpec[] = [];
-  for (const [index, raw] of (value.flat(9) as unknown[]).entries()) {
+  for (const [index, raw] of list.entries()) {
     const rule = errors.attempt(() => readRule(raw, childPath(path, String(index)), index, options.of));
     if (rule) rules.push(rule);
   }
@@ -75,10 +80,11 @@ function readRule(raw: unknown, path: ConfigPath, index: number, of: RulesOf): R
   const rule: RuleSpec = { index };
   if (has('if')) rule.if = readExpression(map.if, at('if'));
   if (has('changes')) rule.changes = readChanges(map.changes, at('changes'));
-  if (has('exists')) rule.exists = readPathList(map.exists, at('exists'));
+  if (has('exists')) rule.exists = readPathList(map.exists, at('exists'), { allowEmpty: true });
   if (has('when')) rule.when = readEnum(map.when, workflow ? WORKFLOW_RULE_WHEN : JOB_RULE_WHEN, at('when'));
   if (has('allow_failure')) rule.allowFailure = readBoolean(map.allow_failure, at('allow_failure'));
   if (has('variables')) rule.variables = readVariables(map.variables, at('variables'));
+  if (map.needs !== undefined) rule.needs = readNeeds(map.needs, at('needs'));
   if (has('start_in')) {
     if (rule.when !== 'delayed') configError(at('start_in'), 'can only be used with when: delayed');
     rule.startIn = readStartIn(map.start_in, at('start_in'));
@@ -97,11 +103,14 @@ export function readChanges(value: unknown, path: ConfigPath): { paths: string[]
   return changes;
 }
 
-/** `exists:` and `changes:` patterns: a list of paths or globs (`exists: { paths }` too). */
-function readPathList(value: unknown, path: ConfigPath): string[] {
-  if (isMap(value)) {
-    checkKeys(value, ['paths'], path);
-    return readStringList(value.paths, childPath(path, 'paths'));
-  }
-  return readStringList(value, path);
+/**
+ * `exists:` and `changes:` patterns: a list of paths or globs (`exists: { paths }` too). `exists`
+ * may hold an empty entry (a variable that expanded to nothing, written literally): it names no file.
+ */
+function readPathList(value: unknown, path: ConfigPath, options: { allowEmpty?: boolean } = {}): string[] {
+  const list = isMap(value) ? value.paths : value;
+  const at = isMap(value) ? childPath(path, 'paths') : path;
+  if (isMap(value)) checkKeys(value, ['paths'], path);
+  if (options.allowEmpty && Array.isArray(list) && list.every((item) => typeof item === 'string')) return list as string[];
+  return readStringList(list, at);
 }

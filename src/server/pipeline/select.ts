@@ -10,7 +10,7 @@ import { keepChosenNeeds } from './needs-graph.js';
 import { ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { jobVariables } from './predefined.js';
 import type { RuleWhen } from './rules.js';
-import type { JobSpec, JobWhen, PipelineSpec } from './spec.js';
+import type { JobSpec, JobWhen, PipelineSpec, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
 export interface JobOutcome {
@@ -35,7 +35,7 @@ export interface PipelinePlan {
   outcomes: JobOutcome[];
 }
 
-type Variables = Array<{ key: string; value: string }>;
+type Variables = SpecVariable[];
 
 /** One line of `exec --list`: a job's outcome, and its spec (stage, needs, …) when it runs. */
 export interface PlannedJob extends JobOutcome {
@@ -69,8 +69,10 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     workflowVariables = rule.variables ?? [];
   }
   for (const job of spec.jobs) {
-    // Workflow variables sit between the file's global variables and the job's own.
-    const own = overlay(spec.variables, workflowVariables, job.variables.filter((variable) => !isGlobal(variable, spec.variables)));
+    // Workflow variables sit between the file's global variables and the job's own; `inherit:
+    // variables` chooses which of both the job takes.
+    const inherited = (list: Variables): Variables => list.filter((variable) => inherits(job, variable.key));
+    const own = overlay(inherited(spec.variables), inherited(workflowVariables), job.variables.filter((variable) => !isGlobal(variable, spec.variables)));
     const scope = { ...context.predefined, ...jobVariables(job), ...toRecord(own, context), ...context.variables };
     const name = job.parallel?.name ?? job.name;
     const decision = await decideJob(job, spec.conditions[job.name] ?? {}, facts, scope).catch((error: unknown) => {
@@ -80,6 +82,8 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     if (!decision.included || decision.when === 'never') continue;
     const chosen: JobSpec = { ...job, when: decision.when as JobWhen, allowFailure: decision.allowFailure, variables: overlay(own, decision.variables) };
     if (decision.startIn !== undefined) chosen.startIn = decision.startIn;
+    if (decision.allowFailureByRule) delete chosen.allowFailureExitCodes;
+    if (decision.needs !== undefined) chosen.needs = decision.needs.map((need) => ({ ...need }));
     plan.jobs.push(chosen);
   }
   const errors = new ConfigErrors();
@@ -95,21 +99,27 @@ async function firstMatch(rules: NonNullable<PipelineSpec['workflow']>, facts: R
 }
 
 /** A job variable that is the global one unchanged (the job did not set its own). */
-function isGlobal(variable: { key: string; value: string }, globals: Variables): boolean {
+function isGlobal(variable: SpecVariable, globals: Variables): boolean {
   return globals.some((global) => global.key === variable.key && global.value === variable.value);
+}
+
+/** Whether `job` takes the global (or workflow) variable `key` (`inherit: variables`). */
+function inherits(job: JobSpec, key: string): boolean {
+  return job.inheritVariables === undefined || (job.inheritVariables !== false && job.inheritVariables.includes(key));
 }
 
 /** Later lists win over earlier ones, name by name; order of first appearance is kept. */
 function overlay(...lists: Variables[]): Variables {
-  const result = new Map<string, string>();
-  for (const list of lists) for (const { key, value } of list) result.set(key, value);
-  return [...result].map(([key, value]) => ({ key, value }));
+  // A Map keeps a key where it was first set.
+  const result = new Map<string, SpecVariable>();
+  for (const list of lists) for (const variable of list) result.set(variable.key, { ...variable });
+  return [...result.values()];
 }
 
-/** File variables as rules see them: `$VAR` in their values expanded once, as GitLab does. */
+/** File variables as rules see them: `$VAR` in their values expanded once, as GitLab does (not `expand: false` ones). */
 function toRecord(variables: Variables, context: RuleContext): Record<string, string> {
   const scope = { ...context.predefined, ...context.variables };
-  return Object.fromEntries(variables.map(({ key, value }) => [key, expandVariables(value, scope)]));
+  return Object.fromEntries(variables.map(({ key, value, raw }) => [key, raw ? value : expandVariables(value, scope)]));
 }
 
 /** An evaluation error (a `compare_to` that does not exist) said with the job or workflow it belongs to. */

@@ -3,6 +3,8 @@
  * `parsePipeline` (pure, in this folder) and consumed by the server's pipeline state machine.
  */
 import type { JobConditions } from './conditions.js';
+import type { JobEnvironmentSpec } from './environment.js';
+import type { JobTriggerSpec } from './trigger.js';
 import type { RuleSpec } from './rules.js';
 
 export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
@@ -13,6 +15,12 @@ export interface JobNeed {
   artifacts: boolean;
   /** GitLab's `optional: true`: a need on a job that is not in the pipeline is dropped, not refused. */
   optional: boolean;
+  /**
+   * `parallel: matrix:` of the need: which copies of a matrix job it means, one selector per entry
+   * (each variable named must have one of the values listed). A value may be `$[[ matrix.NAME ]]`,
+   * the needing copy's own value. Resolved to copy names when the file is read.
+   */
+  matrix?: Array<Record<string, string[]>>;
 }
 
 /**
@@ -52,9 +60,24 @@ export interface JobCacheSpec {
   key?: string;
   paths?: string[];
   untracked?: boolean;
-  policy?: CachePolicy;
+  /** A `CachePolicy`, or a `$VARIABLE` the build's variables turn into one. */
+  policy?: CachePolicy | string;
+  /** Which outcomes of the job save the cache (default `on_success`). */
+  when?: 'on_success' | 'on_failure' | 'always';
+  /** Keys to restore from, in order, when there is no cache under `key` yet. */
+  fallbackKeys?: string[];
   /** `key: { files, prefix }`: the key is computed from these files at the pipeline's commit. */
   keyFiles?: { files: string[]; prefix?: string };
+}
+
+/**
+ * A variable of the file (global, job, rule or matrix). `raw`: written with `expand: false`, so a `$`
+ * in its value is taken literally rather than as a reference to another variable.
+ */
+export interface SpecVariable {
+  key: string;
+  value: string;
+  raw?: boolean;
 }
 
 export interface JobSpec {
@@ -64,30 +87,41 @@ export interface JobSpec {
   commands: string[];
   afterScript: string[];
   /** Global then job variables, job winning; in definition order. */
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** `inherit: variables:` — false: no global variable; a list: only those. Absent: all of them. */
+  inheritVariables?: false | string[];
   image?: string;
   /** `image:entrypoint`, sent in the payload's image map. */
   imageEntrypoint?: string[];
   services: string[];
   artifacts?: JobArtifactsSpec;
-  cache?: JobCacheSpec;
+  /** One entry per cache (GitLab allows up to four). */
+  cache?: JobCacheSpec[];
   /** Absent: all earlier jobs' artifacts; `[]`: none. */
   dependencies?: string[];
   tags: string[];
   when: JobWhen;
   allowFailure: boolean;
+  /** `allow_failure: exit_codes`: the failures (by the script's exit status) that are allowed. */
+  allowFailureExitCodes?: number[];
   /** `when: delayed` (`start_in`): seconds after the job's turn comes before it is queued. */
   startIn?: number;
   /** Seconds; absent means the server's default. */
   timeout?: number;
-  /** A copy made by `parallel`: the job's name as written, and `CI_NODE_INDEX` / `CI_NODE_TOTAL`. */
-  parallel?: { name: string; index: number; total: number };
+  /**
+   * A copy made by `parallel`: the job's name as written, `CI_NODE_INDEX` / `CI_NODE_TOTAL`, and for a
+   * `parallel: matrix:` copy its values by variable.
+   */
+  parallel?: { name: string; index: number; total: number; matrix?: Record<string, string> };
   /** Absent: stage order; `[]`: starts at once; else starts when these are done (a DAG). */
   needs?: JobNeed[];
   retry?: JobRetrySpec;
   interruptible?: boolean;
   /** The `coverage:` regex's source and flags (without the slashes). */
   coverage?: { source: string; flags: string };
+  environment?: JobEnvironmentSpec;
+  /** A trigger (bridge) job: no script, a downstream pipeline instead (`state/bridges.ts`). */
+  trigger?: JobTriggerSpec;
 }
 
 export interface PipelineSpec {
@@ -96,7 +130,9 @@ export interface PipelineSpec {
   /** Every job the file defines, before rules choose (see `selectJobs`). */
   jobs: JobSpec[];
   /** The global `variables:` (already part of each job's `variables`), for `workflow: rules`. */
-  variables: Array<{ key: string; value: string }>;
+  variables: SpecVariable[];
+  /** What the file does that works but is likely a mistake (a key written twice), one line each. */
+  warnings?: string[];
   /** `workflow: rules`, when the file has them. */
   workflow?: RuleSpec[];
   /** Each job's `rules` or `only`/`except`, by job name (every `parallel` copy has an entry). */

@@ -12,8 +12,18 @@ export type CompositeStatus = 'created' | 'pending' | 'running' | 'success' | 'f
 
 const ACTIVE = new Set<BuildStatus>(['created', 'pending', 'running', 'scheduled']);
 
+/**
+ * Whether a failure of `build` lets what follows go on: `allow_failure: true`, or one of its
+ * `allow_failure: exit_codes` is the status its script exited with.
+ */
+export function failureAllowed(build: Pick<BuildRecord, 'job' | 'exitCode'>): boolean {
+  if (build.job.allowFailure) return true;
+  const codes = build.job.allowFailureExitCodes;
+  return codes !== undefined && build.exitCode !== undefined && codes.includes(build.exitCode);
+}
+
 function effective(build: BuildRecord): BuildStatus {
-  if (build.status === 'failed' && build.job.allowFailure) return 'success';
+  if (build.status === 'failed' && failureAllowed(build)) return 'success';
   if (build.status === 'manual') return build.job.allowFailure ? 'skipped' : 'manual';
   return build.status;
 }

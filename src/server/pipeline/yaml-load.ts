@@ -3,7 +3,7 @@
  * tags come out as `ReferenceTag` markers, resolved once includes and `extends` are merged
  * (`reference.ts`), which is when GitLab resolves them too.
  */
-import { isScalar, parseDocument, YAMLSeq, type CollectionTag } from 'yaml';
+import { isScalar, LineCounter, parseDocument, visit, YAMLSeq, type CollectionTag, type Document } from 'yaml';
 import { PipelineConfigError } from './parse-error.js';
 import { isMap, type YamlMap } from './parse-values.js';
 
@@ -28,12 +28,15 @@ const referenceTag: CollectionTag = {
 
 /**
  * Parses `text` (from `file`, for messages about included files) into a map. Throws
- * `PipelineConfigError` with the line and column of a syntax error.
+ * `PipelineConfigError` with the line and column of a syntax error. A key written twice in one map
+ * is not an error: as GitLab does, the last one wins, and a line saying so goes to `warnings`.
  */
-export function loadYaml(text: string, file?: string): YamlMap {
+export function loadYaml(text: string, file?: string, warnings?: string[]): YamlMap {
   const of = file === undefined ? '' : ` in ${file}`;
+  const lines = new LineCounter();
   // Merge keys (`<<: *defaults`) are YAML 1.1, but every .gitlab-ci.yml relies on them.
-  const doc = parseDocument(text, { merge: true, prettyErrors: true, customTags: [referenceTag] });
+  const doc = parseDocument(text, { merge: true, prettyErrors: true, customTags: [referenceTag], uniqueKeys: false, lineCounter: lines });
+  if (warnings) warnings.push(...duplicateKeys(doc, lines, file ?? 'the pipeline file'));
   // A `!reference` on a map is only a warning to the YAML parser; for a pipeline it is an error.
   const misplaced = doc.warnings.find((warning) => warning.code === 'TAG_RESOLVE_FAILED' && warning.message.includes('!reference'));
   const [error] = [...doc.errors, ...(misplaced ? [misplaced] : [])];
@@ -57,4 +60,23 @@ export function loadYaml(text: string, file?: string): YamlMap {
     throw new PipelineConfigError(`${file ?? 'the pipeline'} must be a YAML map of job names (and global keys) to their settings`);
   }
   return value;
+}
+
+/** One line per key that a map repeats (merge keys `<<` aside: repeating them is how several are merged). */
+function duplicateKeys(doc: Document, lines: LineCounter, file: string): string[] {
+  const found: string[] = [];
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<unknown>();
+      for (const item of map.items) {
+        if (!isScalar(item.key) || item.key.value === '<<') continue;
+        if (seen.has(item.key.value)) {
+          const line = item.key.range ? ` (line ${lines.linePos(item.key.range[0]).line})` : '';
+          found.push(`${file}: key '${String(item.key.value)}' is written twice in one map${line}; the last one is used`);
+        }
+        seen.add(item.key.value);
+      }
+    },
+  });
+  return found;
 }

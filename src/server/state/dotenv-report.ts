@@ -4,14 +4,19 @@
  * payload (payload.ts), any runner archives and uploads them with E7, and here the server reads them
  * back out of the stored archive (tar.gz, tar or zip, by magic bytes) before answering E7 — that is,
  * before the job's final update, so the variables exist before any later job is queued. They go to
- * the jobs that receive this job's artifacts (payload.ts `dotenvVariables`).
+ * the jobs that receive this job's artifacts (payload.ts `dotenvVariables`). GitLab passes a report
+ * on as variables only: a report file that `artifacts:paths` does not name itself is then taken out
+ * of the stored archive, so later jobs do not find it among their files.
  *
  * Format, as GitLab reads it: one `KEY=VALUE` per line, blank lines and `#` comments ignored, the key a
  * variable name, the value taken as is (one pair of surrounding quotes removed). Limits as GitLab's:
  * 5 KiB per file, 50 variables per job; a report over them, or with a line that is not `KEY=VALUE`, is
  * refused whole (a warning in the server log) so that a job never runs with half of its inputs.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { ServerContext } from '../context.js';
+import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord } from './store.js';
 
 export const DOTENV_MAX_BYTES = 5 * 1024;
@@ -35,38 +40,12 @@ export function parseDotenv(text: string): Array<{ key: string; value: string }>
   return variables;
 }
 
-const normalise = (path: string): string => path.replace(/^(\.\/)+/, '');
-
-/** Reads the named files' text out of `archive` (each at most DOTENV_MAX_BYTES). */
-async function filesFromArchive(archive: string, names: readonly string[], signal: AbortSignal): Promise<Map<string, string>> {
-  const wanted = new Set(names.map(normalise));
-  const found = new Map<string, string>();
-  // Loaded on first use: the archive libraries are not needed until a job has a dotenv report.
-  const [{ detectFormat }, { readTar }, { readZip }] = await Promise.all([
-    import('../../artifacts/extract.js'),
-    import('../../artifacts/tar-read.js'),
-    import('../../artifacts/zip-read.js'),
-  ]);
-  const format = await detectFormat(archive);
-  const visit = async (entry: { name: string; kind: string; size: number; content?: () => Promise<AsyncIterable<Uint8Array>> }): Promise<void> => {
-    const name = normalise(entry.name);
-    if (!wanted.has(name) || entry.kind !== 'file' || !entry.content) return;
-    if (entry.size > DOTENV_MAX_BYTES) throw new Error(`${name} is ${entry.size} bytes, over the ${DOTENV_MAX_BYTES}-byte limit of a dotenv report`);
-    const chunks: Buffer[] = [];
-    for await (const chunk of await entry.content()) chunks.push(Buffer.from(chunk));
-    found.set(name, Buffer.concat(chunks).toString('utf8'));
-  };
-  if (format === 'zip') await readZip(archive, visit, signal);
-  else await readTar(archive, visit, signal, format === 'tar.gz');
-  return found;
-}
-
 /** Reads `build`'s dotenv report out of its just-stored artifacts into `build.dotenv`. Never throws. */
 export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord): Promise<void> {
   const files = build.job.artifacts?.reports?.dotenv ?? [];
   if (files.length === 0 || !build.artifacts) return;
   try {
-    const texts = await filesFromArchive(build.artifacts.path, files, ctx.closing);
+    const texts = await filesFromArchive(build.artifacts.path, files, { maxBytes: DOTENV_MAX_BYTES, what: 'a dotenv report' }, ctx.closing);
     const variables = files.flatMap((file) => {
       const text = texts.get(normalise(file));
       if (text === undefined) {
@@ -81,5 +60,45 @@ export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord):
     });
   } catch (error) {
     ctx.logger.warn({ err: error, buildId: build.id }, 'dotenv report refused; later jobs get none of its variables');
+  }
+  await removeReportFiles(ctx, build, files).catch((error: unknown) => {
+    ctx.logger.warn({ err: error, buildId: build.id }, 'could not take the dotenv report out of the artifacts; later jobs find it among their files');
+  });
+}
+
+/** The report files that `artifacts:paths` does not name too (as a file, a directory above it or a glob). */
+function reportOnlyFiles(paths: readonly string[], files: readonly string[], isMatch: (pattern: string) => (path: string) => boolean): string[] {
+  const named = paths.map((pattern) => normalise(pattern).replace(/\/+$/, ''));
+  return files.map(normalise).filter((file) => !named.some((pattern) => pattern === '.' || file === pattern || file.startsWith(`${pattern}/`) || isMatch(pattern)(file)));
+}
+
+/** Rewrites the stored archive without the report-only files; removes it when nothing else is left. */
+async function removeReportFiles(ctx: ServerContext, build: BuildRecord, files: readonly string[]): Promise<void> {
+  const stored = build.artifacts;
+  if (!stored) return;
+  const { default: picomatch } = await import('picomatch');
+  const drop = reportOnlyFiles(build.job.artifacts?.paths ?? [], files, (pattern) => picomatch(pattern, { dot: true }));
+  if (drop.length === 0) return;
+  const [{ detectFormat, extractArchive }, { createArchive }, { selectFiles }] = await Promise.all([
+    import('../../artifacts/extract.js'),
+    import('../../artifacts/create.js'),
+    import('../../artifacts/select.js'),
+  ]);
+  // Beside the uploads, on the data dir's disk: the rewritten archive is renamed into place.
+  const work = await mkdtemp(join(dirname(await ctx.artifacts.tempPath()), 'report-'));
+  try {
+    const format = await detectFormat(stored.path);
+    await extractArchive(stored.path, join(work, 'files'), ctx.closing);
+    await Promise.all(drop.map((file) => rm(join(work, 'files', file), { force: true })));
+    const selection = await selectFiles(join(work, 'files'), { paths: ['.'] }, () => undefined, ctx.closing);
+    if (selection.files === 0) {
+      await ctx.artifacts.remove(build);
+      return;
+    }
+    const out = join(work, 'archive');
+    const size = await createArchive(join(work, 'files'), selection.entries, out, format === 'zip' ? 'zip' : 'tar.gz', ctx.closing);
+    await ctx.artifacts.commit(build, out, stored.filename, size, stored.expireAt);
+  } finally {
+    await rm(work, { recursive: true, force: true });
   }
 }

@@ -10,6 +10,14 @@ import type { BuildRecord } from './store.js';
 export interface JobOutcome {
   failureReason?: string;
   coverage?: number;
+  /** The script's exit status, when the failure line names one (`exit status 3`, GitLab Runner's `exit code 3`). */
+  exitCode?: number;
+}
+
+/** The exit status a job's last failure line names, if any. */
+export function exitCodeOf(line: string | undefined): number | undefined {
+  const code = line === undefined ? undefined : /(?:Job|Build) failed: exit (?:status|code) (\d+)/.exec(line)?.[1];
+  return code === undefined ? undefined : Number(code);
 }
 
 /** A job's last failure line → GitLab's failure reason; `unknown_failure` when none fits. */
@@ -56,8 +64,10 @@ export async function readOutcome(ctx: ServerContext, build: BuildRecord, failed
     const match = regex?.exec(line.length > COVERAGE_LINE_LIMIT ? line.slice(0, COVERAGE_LINE_LIMIT) : line);
     if (match) coverage = percentage(match) ?? coverage;
   });
+  const exitCode = failed ? exitCodeOf(lastFailure) : undefined;
   return {
     ...(failed ? { failureReason: failureReasonOf(lastFailure) } : {}),
+    ...(exitCode !== undefined ? { exitCode } : {}),
     ...(coverage !== undefined ? { coverage } : {}),
   };
 }

@@ -19,6 +19,7 @@ export function playBuild(ctx: ServerContext, build: BuildRecord): BuildRecord {
     b.lastActivityAt = Date.now();
   });
   ctx.logger.info({ buildId: build.id }, 'build played');
+  ctx.bridges?.start(build);
   ctx.scheduler.buildsQueued();
   return build;
 }

@@ -27,6 +27,7 @@ export interface BuildStateData {
   failureReason?: string;
   coverage?: number | null;
   dotenv?: Array<{ key: string; value: string }>;
+  exitCode?: number;
 }
 
 export interface BuildData extends BuildStateData {
@@ -85,6 +86,7 @@ export function buildStateData(build: BuildRecord): BuildStateData {
     ...(build.failureReason ? { failureReason: build.failureReason } : {}),
     ...(build.coverage !== undefined && build.coverage !== null ? { coverage: build.coverage } : {}),
     ...(build.dotenv ? { dotenv: build.dotenv } : {}),
+    ...(build.exitCode !== undefined ? { exitCode: build.exitCode } : {}),
   };
 }
 
@@ -130,6 +132,7 @@ function applyBuildState(build: BuildRecord, state: BuildStateData, files: Build
   if (state.failureReason) build.failureReason = state.failureReason;
   if (state.coverage !== undefined) build.coverage = state.coverage;
   if (state.dotenv) build.dotenv = state.dotenv;
+  if (state.exitCode !== undefined) build.exitCode = state.exitCode;
 }
 
 /** Applies one snapshot or journal entry to `store`. Returns false for an entry it does not know. */

@@ -9,6 +9,8 @@ import { setLongTimeout } from '../../timers.js';
 
 /** May `runner` take `build`? Tags, `run_untagged`, and project ownership of specific runners. */
 export function canRun(runner: RunnerRecord, build: BuildRecord): boolean {
+  // A trigger job is the server's to run (state/bridges.ts), never a runner's.
+  if (build.job.trigger) return false;
   // A specific runner serves its own project only. `locked` means "never assign to other projects",
   // which with one project per specific runner changes nothing; shared runners are not locked to any.
   if (runner.projectId !== null && runner.projectId !== build.projectId) return false;

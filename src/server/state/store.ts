@@ -54,6 +54,8 @@ export interface PipelineRecord {
   /** What `workflow: rules` decided, and each job's rule outcome (also of jobs left out). */
   workflow?: string;
   outcomes?: JobOutcome[];
+  /** A child pipeline: the pipeline and trigger job that created it. */
+  parent?: { pipelineId: number; bridgeId: number };
 }
 
 export interface ArtifactsRecord {
@@ -89,6 +91,8 @@ export interface BuildRecord {
   failureReason?: string;
   /** The percentage the job's `coverage:` regex found in its trace. */
   coverage?: number | null;
+  /** The script's exit status of a failed build, as its trace told it (for `allow_failure: exit_codes`). */
+  exitCode?: number;
   /** Variables from the job's `artifacts:reports:dotenv` file, for the jobs that take its artifacts. */
   dotenv?: Array<{ key: string; value: string }>;
 }

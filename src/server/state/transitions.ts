@@ -23,6 +23,9 @@ export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
     ctx.logger.error({ err: error, pipelineId }, 'could not record the pipeline\'s next builds in the data dir');
   }
   armDelayedBuilds(ctx, pipeline);
+  // Trigger jobs are the server's to run; a child pipeline's moves may end its trigger job.
+  for (const build of ctx.store.pipelineBuilds(pipeline)) if (build.status === 'pending' && build.job.trigger) ctx.bridges?.start(build);
+  if (pipeline.parent) ctx.bridges?.childMoved(pipeline);
   if (queued) ctx.scheduler.buildsQueued();
 }
 
@@ -38,6 +41,7 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
     b.finishedAt = new Date();
     if (status === 'failed') b.failureReason = outcome.failureReason ?? 'unknown_failure';
     if (outcome.coverage !== undefined) b.coverage = outcome.coverage;
+    if (status === 'failed' && outcome.exitCode !== undefined) b.exitCode = outcome.exitCode;
   });
   ctx.logger.info({ buildId: build.id, status, ...(reason ? { reason } : {}), ...(build.failureReason ? { failureReason: build.failureReason } : {}) }, 'build finished');
   if (status === 'failed' && shouldRetry(build)) {
