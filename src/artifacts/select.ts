@@ -14,6 +14,7 @@ import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:p
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import picomatch from 'picomatch';
+import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 import { linkTargetProblem } from './guard.js';
 
 export interface SelectedEntry {
@@ -73,6 +74,13 @@ export function excludeEntries(selection: Selection, exclude: readonly string[])
   };
 }
 
+/**
+ * The daemon lists untracked files in a checkout the job has just written, often as root: git gets the
+ * host settings (no fsmonitor, no hooks: nothing the job's `.git` names runs; the paths it prints are
+ * checked like any other), and is told the checkout's owner (a job user, a container's) is fine.
+ */
+const lsFilesEnv = (): NodeJS.ProcessEnv => ({ ...process.env, ...gitSettingsEnv([...HOST_GIT_SETTINGS, ['safe.directory', '*']]) });
+
 class Selector {
   readonly found = new Map<string, SelectedEntry>();
 
@@ -105,7 +113,7 @@ class Selector {
     let output: string;
     try {
       // node:child_process, not execa: the daemon keeps what a job loads (bench/idle.ts).
-      const result = await promisify(execFile)('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, signal: this.signal, encoding: 'utf8', maxBuffer: 100 * 1024 * 1024 });
+      const result = await promisify(execFile)('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, env: lsFilesEnv(), signal: this.signal, encoding: 'utf8', maxBuffer: 100 * 1024 * 1024 });
       output = result.stdout;
     } catch (error) {
       if (this.signal.aborted) throw this.signal.reason;

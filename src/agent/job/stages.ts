@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
+import { guardCheckout } from '../../git/checkout-guard.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
@@ -20,13 +21,13 @@ import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { RunAs } from '../run-as.js';
 import type { StageContext } from './artifact-stages.js';
-import type { JobDirs } from './build-dir.js';
+import { redactUrl, type JobDirs } from './build-dir.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { materializeFileVariables } from './file-variables.js';
-import { gitSourcesCommands } from './git-sources.js';
+import { gitSourcesCommands, type GitStrategy } from './git-sources.js';
 import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
-import { extractedInto, giveFilesToUser, giveProjectToUser } from './job-user.js';
+import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './run-job.js';
 import { collectVariables, expandString, expandVariables } from './variables.js';
@@ -99,11 +100,13 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   let ok = true;
   let reason: string | undefined;
   let env: JobEnv | undefined;
+  // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
+  const runAs = jobUser(services, executor);
   try {
     env = await prepare(build, services, run, job);
     await getSources(build, services, run, job, env, shell);
+    if (runAs) await takeProject(dirs.projectDir);
     await downloadAndRestore(build, services, ctx, job, env);
-    const runAs = jobUser(services, executor);
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
@@ -132,6 +135,15 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   }
 
   // 7. archive_cache, 8. upload_artifacts
+  // The checkout is the daemon's from here on, also between jobs.
+  if (runAs) {
+    await takeProject(dirs.projectDir).catch((error: unknown) => {
+      run.logger.error({ err: error }, 'cannot take the project dir back from the job user');
+      ok = false;
+      reason ??= `runner error: ${(error as Error).message}`;
+      buildRan = false;
+    });
+  }
   const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
   job.dispose();
   return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
@@ -192,8 +204,9 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
     await mkdir(dirs.projectDir, { recursive: true });
     return;
   }
+  const runAs = jobUser(services, executor);
   // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
-  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, jobUser(services, executor));
+  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
   const sources = gitSourcesCommands({
     build,
     projectDir: dirs.projectDir,
@@ -205,6 +218,7 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   });
   try {
     for (let attempt = 1; ; attempt += 1) {
+      await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
       const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: env.host, signal: job.signal });
       job.check();
       if (result.exitCode === 0) return;
@@ -214,6 +228,24 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   } finally {
     await gitTls?.remove();
   }
+}
+
+/**
+ * The project dir as get_sources expects it: for git, the previous checkout with its `.git` rebuilt
+ * by the runner, or an empty dir (guardCheckout); the job user's when there is one, and the daemon's
+ * (closed to it) while the guard works.
+ */
+async function readyCheckout(build: BuildPayload, dirs: JobDirs, strategy: GitStrategy, runAs: RunAs | undefined, write: (chunk: string) => void): Promise<void> {
+  if (runAs) await takeProject(dirs.projectDir);
+  if (strategy === 'none') await mkdir(dirs.projectDir, { recursive: true });
+  else {
+    const owner = runAs ? { owner: { uid: runAs.uid, gid: runAs.gid } } : {};
+    const guarded = await guardCheckout(dirs.projectDir, { originUrl: redactUrl(build.repo_url), sha: build.sha, fresh: strategy === 'clone', ...owner }).catch((error: unknown) => {
+      throw new StageFailed(`preparing the checkout in ${dirs.projectDir} failed: ${(error as Error).message}; remove that directory`);
+    });
+    if (guarded.discarded) write(warning(`WARNING: the checkout a previous job left was removed (${guarded.discarded}); cloning afresh`));
+  }
+  if (runAs) await giveProjectToUser(runAs, dirs.projectDir, false);
 }
 
 /** 3. download_artifacts, 4. restore_cache. */
