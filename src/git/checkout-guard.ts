@@ -20,9 +20,10 @@
  * One pass over `.git`'s directories (no stat per file), a few unlinks and one small write per git dir:
  * cheap next to the fetch it protects.
  */
-import { constants, type Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { writeNewFile } from '../new-file.js';
 
 export interface CheckoutGuardOptions {
   /** origin's URL (without credentials: they travel in git's environment). */
@@ -76,7 +77,7 @@ export async function guardCheckout(projectDir: string, options: CheckoutGuardOp
   for (const dir of scan.gitDirs) {
     await Promise.all(REMOVED.map((name) => rm(join(dir, name), { recursive: true, force: true })));
     const text = repositoryConfig(objectFormat, dir === gitDir ? options.originUrl : undefined);
-    await replaceFile(join(dir, 'config'), text, options.owner);
+    await writeNewFile(join(dir, 'config'), text, 0o644, { replaceDir: true, ...(options.owner ? { owner: options.owner } : {}) });
   }
   return { state: 'reused' };
 }
@@ -134,21 +135,6 @@ export function repositoryConfig(objectFormat: 'sha1' | 'sha256', originUrl: str
 function configValue(value: string): string {
   if (/[\n\r\0]/.test(value)) throw new Error('a git config value cannot hold a line break or NUL');
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-}
-
-/**
- * Writes `path` afresh: whatever is there (a file, a directory) is removed first and the new file is
- * created exclusively, so a link that appeared in between is never written through.
- */
-async function replaceFile(path: string, text: string, owner: CheckoutGuardOptions['owner']): Promise<void> {
-  await rm(path, { recursive: true, force: true });
-  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-  try {
-    await handle.writeFile(text);
-    if (owner) await handle.chown(owner.uid, owner.gid);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Removes everything in `dir` (links themselves, never what they point at), keeping `dir`. */

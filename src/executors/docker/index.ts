@@ -135,7 +135,7 @@ export class DockerExecutor implements Executor {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
     const scriptPath = await writeStageScript('sh', request);
-    const marker = job.entrypoint.effective.length > 0 ? await createStartedMarker(scriptPath) : undefined;
+    let marker: string | undefined;
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
     const projectInContainer = this.buildPath(job.projectDir);
@@ -145,6 +145,9 @@ export class DockerExecutor implements Executor {
         this.needsOwnerFix = true;
         await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: jobDirs, to: job.user, signal: request.signal });
       }
+      // Made after the hand-over: the image's own programs ran as root on the state dir there, and the
+      // marker is bind-mounted as a file (docker would follow a link at its path on this machine).
+      if (job.entrypoint.effective.length > 0) marker = await createStartedMarker(scriptPath);
       const result = await runStageContainer(
         {
           docker: this.docker,
