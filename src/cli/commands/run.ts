@@ -47,7 +47,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     process.on('SIGHUP', noteHup);
     if (argv['working-directory']) process.chdir(argv['working-directory']);
     const configPath = resolveConfigPath(argv.config);
-    const loaded = await loadConfigWithWarnings(configPath);
+    const loaded = await loadConfigWithWarnings(configPath, { permissions: 'refuse' });
     // Loaded here, not at the top: `--help` and the other commands should not pay for the daemon.
     const { Daemon } = await import('../../agent/daemon.js');
     const runAs = await jobUser(argv.user ?? loaded.config.user);
