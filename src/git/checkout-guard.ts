@@ -17,12 +17,12 @@
  *   worktrees/, config.worktree and stale `*.lock` files are removed.
  *
  * What stays is what git treats as data: objects (verified by their names), refs, the index, shallow.
- * One pass over `.git`'s directories (no stat per file), a few unlinks and one small write per git dir:
- * cheap next to the fetch it protects.
+ * One pass over `.git`'s directories (no stat per file, loose objects not listed), a few unlinks and
+ * one small write per git dir: cheap next to the fetch it protects.
  */
 import type { Dirent } from 'node:fs';
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import { writeNewFile } from '../new-file.js';
 
 export interface CheckoutGuardOptions {
@@ -42,6 +42,9 @@ export interface CheckoutGuardResult {
   /** Why an existing checkout was thrown away (it had been tampered with), for the job log. */
   discarded?: string;
 }
+
+/** A loose-object directory's name (the first two hex digits of the objects in it). */
+const LOOSE_OBJECTS = /^[0-9a-f]{2}$/;
 
 /** What is removed from every git dir of the checkout (see the module comment). */
 const REMOVED = ['hooks', 'info', 'worktrees', 'commondir', 'gitdir', 'config.worktree', join('objects', 'info', 'alternates'), join('objects', 'info', 'http-alternates')];
@@ -90,23 +93,35 @@ interface GitDirScan {
   locks: string[];
 }
 
-/** One walk of `.git`, symlinks not followed. */
+/**
+ * One walk of `.git`, symlinks not followed. The files in loose-object directories (`objects/ab/`, up
+ * to thousands in a checkout fetched into for long) are not listed: git only reads them, and one that
+ * is a link reads as a corrupt object; the directories themselves, which git writes into, are checked.
+ */
 async function scanGitDir(gitDir: string): Promise<GitDirScan> {
   const none = { gitDirs: [], locks: [] };
   const info = await lstat(gitDir).catch(missingAsUndefined);
   if (!info) return { ...none, problem: '' };
   if (!info.isDirectory()) return { ...none, problem: `.git was ${kindOf(info)}` };
-  const entries = await readdir(gitDir, { recursive: true, withFileTypes: true });
   const locks: string[] = [];
   const dirs = new Set<string>();
   const files = new Set<string>();
-  for (const entry of entries) {
-    const path = join(entry.parentPath, entry.name);
-    if (entry.isDirectory()) dirs.add(path);
-    else if (entry.isFile()) {
-      files.add(path);
-      if (entry.name.endsWith('.lock')) locks.push(path);
-    } else return { ...none, problem: `.git${sep}${relative(gitDir, path)} was ${direntKind(entry)}` };
+  let level = [gitDir];
+  while (level.length > 0) {
+    const listed = await Promise.all(level.map(async (dir) => ({ dir, entries: await readdir(dir, { withFileTypes: true }) })));
+    level = [];
+    for (const { dir, entries } of listed) {
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          dirs.add(path);
+          if (!(basename(dir) === 'objects' && LOOSE_OBJECTS.test(entry.name))) level.push(path);
+        } else if (entry.isFile()) {
+          files.add(path);
+          if (entry.name.endsWith('.lock')) locks.push(path);
+        } else return { ...none, problem: `.git${sep}${relative(gitDir, path)} was ${direntKind(entry)}` };
+      }
+    }
   }
   // A submodule's git dir: somewhere below a `modules` dir of a git dir, with HEAD, objects/ and refs/
   // (what git itself asks of a git dir).
