@@ -219,7 +219,7 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   try {
     for (let attempt = 1; ; attempt += 1) {
       await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
-      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: env.host, signal: job.signal });
+      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env), signal: job.signal });
       job.check();
       if (result.exitCode === 0) return;
       if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);
@@ -228,6 +228,19 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   } finally {
     await gitTls?.remove();
   }
+}
+
+/**
+ * What get_sources exports. Where it runs as the job does (the shell executor) the job's variables;
+ * where it runs on the runner's side for a job that runs elsewhere (docker: on the host, as the
+ * daemon's user), only the runner's own (its `environment` and the predefined ones): a job's
+ * `variables:` could otherwise set PATH, LD_PRELOAD, GIT_EXEC_PATH, GIT_CONFIG_PARAMETERS or
+ * GIT_WORK_TREE for the runner's git. The control variables (GIT_STRATEGY, …) were read already.
+ */
+function sourcesVariables(build: BuildPayload, executor: Executor, env: JobEnv): ExportedVariable[] {
+  if (!executor.host) return env.host;
+  const fromJob = new Set(build.variables.map((v) => v.key));
+  return env.host.filter((v) => !fromJob.has(v.key));
 }
 
 /**

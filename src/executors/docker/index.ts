@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
+import { writeNewFile } from '../../new-file.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
@@ -20,6 +21,7 @@ import { checkAllowed, ensureImage, expandName, selectImage, type LocalImage } f
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
+import { splitServiceEnv } from './service-env.js';
 import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 import { runStageContainer } from './stage-container.js';
 
@@ -99,15 +101,23 @@ export class DockerExecutor implements Executor {
     const network = `${prefix}-network`;
     await this.docker.run(['network', 'create', ...this.job.labels, network], { signal: request.signal });
     this.job.network = network;
-    const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
+    const env = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
+    if (env.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${env.skipped.join(', ')}`);
+    const envFile = join(request.stateDir, 'services.env');
+    if (env.file) await writeNewFile(envFile, env.file, 0o600);
     const started: StartedService[] = [];
-    for (const [i, spec] of services.entries()) {
-      request.log(`Starting service ${spec.name} ...`);
-      await ensureImage(this.docker, spec.name, o.pull_policy, { log: request.log, signal: request.signal });
-      const container = `${prefix}-service-${i}`;
-      this.containers.add(container);
-      await this.docker.run(serviceRunArgs(spec, { container, network, labels: this.job.labels, env, privileged: o.privileged }), { env, signal: request.signal });
-      started.push({ container, image: spec.name });
+    try {
+      for (const [i, spec] of services.entries()) {
+        request.log(`Starting service ${spec.name} ...`);
+        await ensureImage(this.docker, spec.name, o.pull_policy, { log: request.log, signal: request.signal });
+        const container = `${prefix}-service-${i}`;
+        this.containers.add(container);
+        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(env.file ? { envFile } : {}), byName: Object.keys(env.byName), privileged: o.privileged });
+        await this.docker.run(args, { env: env.byName, signal: request.signal });
+        started.push({ container, image: spec.name });
+      }
+    } finally {
+      await rm(envFile, { force: true });
     }
     await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
   }
