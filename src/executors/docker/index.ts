@@ -17,7 +17,7 @@ import type { Executor, PrepareRequest, StageRequest, StageResult } from '../typ
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
-import { checkAllowed, ensureImage, expandName, selectImage, type LocalImage } from './image.js';
+import { checkAllowed, checkImageName, ensureImage, expandName, selectImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
@@ -90,7 +90,10 @@ export class DockerExecutor implements Executor {
     const image = selectImage(build.options.image, o.image, request.variables);
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
     const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
-    for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
+    for (const s of services) {
+      checkImageName(s.name, 'service');
+      checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
+    }
     this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
     request.log(`Using docker image ${image} ...`);
     const local = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
