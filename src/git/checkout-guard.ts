@@ -146,9 +146,10 @@ export function repositoryConfig(objectFormat: 'sha1' | 'sha256', originUrl: str
   return lines.join('\n');
 }
 
-/** A value in double quotes, as git config reads it back literally. */
+/** A value as git config reads it back literally: as it is when it can be (as git writes it), else in double quotes. */
 function configValue(value: string): string {
   if (/[\n\r\0]/.test(value)) throw new Error('a git config value cannot hold a line break or NUL');
+  if (/^[^\s;#"\\]([^;#"\\]*[^\s;#"\\])?$/.test(value)) return value;
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
