@@ -93,6 +93,15 @@ describe.skipIf(!isRoot)('a job user cannot steer the root daemon', () => {
     expect(await readdir(victim)).toEqual(['secret']);
   });
 
+  it('cannot read the trace spool or delivery record in its state dir (they are the runner\'s)', async () => {
+    const dirs = await userDirs();
+    const state = '"$CI_PROJECT_DIR.tmp/build-$CI_JOB_ID"';
+    const run = await runAsUser(jobYaml([`for f in trace.log trace-state.json; do if cat ${state}/$f >/dev/null 2>&1; then echo "read $f"; else echo "refused $f"; fi; done`]), dirs);
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('refused trace.log');
+    expect(run.trace).toContain('refused trace-state.json');
+  });
+
   it('a project dir swapped for a symlink to a root-only dir before the artifacts are collected: none of its files are archived', async () => {
     const victim = await rootOnlyDir();
     const dirs = await userDirs();
