@@ -93,6 +93,14 @@ describe.skipIf(!isRoot)('a job user cannot steer the root daemon', () => {
     expect(await readdir(victim)).toEqual(['secret']);
   });
 
+  it('still has its untracked files collected as artifacts (the daemon lists them in the checkout with git, as root)', async () => {
+    const dirs = await userDirs();
+    const p = await t.pipeline('j:\n  script:\n    - echo new > new.txt\n  artifacts:\n    untracked: true\n');
+    const run = await runAsUser(p, dirs);
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('Archived 1 file(s)');
+  });
+
   it('cannot read the trace spool or delivery record in its state dir (they are the runner\'s)', async () => {
     const dirs = await userDirs();
     const state = '"$CI_PROJECT_DIR.tmp/build-$CI_JOB_ID"';
