@@ -11,7 +11,6 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
-import { guardCheckout } from '../../git/checkout-guard.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
@@ -21,10 +20,11 @@ import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { RunAs } from '../run-as.js';
 import type { StageContext } from './artifact-stages.js';
-import { redactUrl, type JobDirs } from './build-dir.js';
+import type { JobDirs } from './build-dir.js';
+import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { materializeFileVariables } from './file-variables.js';
-import { gitSourcesCommands, type GitStrategy } from './git-sources.js';
+import { gitSourcesCommands } from './git-sources.js';
 import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
@@ -118,35 +118,37 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     if (result.exitCode !== 0) throw new StageFailed(result.exitCode === null ? `killed by ${result.signal ?? 'a signal'}` : `exit status ${result.exitCode}`);
   } catch (error) {
     ok = false;
-    const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError;
+    const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
 
-  // 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
-  const afterScript = build.options.after_script ?? [];
-  if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
-    write(notice('Running after script...'));
-    const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
-    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace });
-    if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
-    else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
-  }
+  if (buildRan && env) await afterScript(build, run, env, shell);
 
-  // 7. archive_cache, 8. upload_artifacts
-  // The checkout is the daemon's from here on, also between jobs.
-  if (runAs) {
-    await takeProject(dirs.projectDir).catch((error: unknown) => {
-      run.logger.error({ err: error }, 'cannot take the project dir back from the job user');
-      ok = false;
-      reason ??= `runner error: ${(error as Error).message}`;
-      buildRan = false;
-    });
+  // 7. archive_cache, 8. upload_artifacts; with a job user the checkout is the daemon's from here on,
+  // also between jobs (nothing is collected from one it could not take back).
+  const taken = runAs ? await takeProject(dirs.projectDir).then(() => undefined, (error: unknown) => error as Error) : undefined;
+  if (taken) {
+    run.logger.error({ err: taken }, 'cannot take the project dir back from the job user');
+    ok = false;
+    reason ??= `runner error: ${taken.message}`;
+    buildRan = false;
   }
   const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
   job.dispose();
   return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
+}
+
+/** 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it. */
+async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shell: ShellRun): Promise<void> {
+  const commands = build.options.after_script ?? [];
+  if (commands.length === 0 || run.stop.aborted) return;
+  run.write(notice('Running after script...'));
+  const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
+  const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables: env.build, signal, debug: env.controls.debugTrace });
+  if (after.aborted) run.write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+  else if (after.exitCode !== 0) run.write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
 }
 
 /** 1. prepare: variables, controls, the executor's own preparation (docker: image, services). */
@@ -219,7 +221,7 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   try {
     for (let attempt = 1; ; attempt += 1) {
       await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
-      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env), signal: job.signal });
+      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal });
       job.check();
       if (result.exitCode === 0) return;
       if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);
@@ -228,37 +230,6 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   } finally {
     await gitTls?.remove();
   }
-}
-
-/**
- * What get_sources exports. Where it runs as the job does (the shell executor) the job's variables;
- * where it runs on the runner's side for a job that runs elsewhere (docker: on the host, as the
- * daemon's user), only the runner's own (its `environment` and the predefined ones): a job's
- * `variables:` could otherwise set PATH, LD_PRELOAD, GIT_EXEC_PATH, GIT_CONFIG_PARAMETERS or
- * GIT_WORK_TREE for the runner's git. The control variables (GIT_STRATEGY, …) were read already.
- */
-function sourcesVariables(build: BuildPayload, executor: Executor, env: JobEnv): ExportedVariable[] {
-  if (!executor.host) return env.host;
-  const fromJob = new Set(build.variables.map((v) => v.key));
-  return env.host.filter((v) => !fromJob.has(v.key));
-}
-
-/**
- * The project dir as get_sources expects it: for git, the previous checkout with its `.git` rebuilt
- * by the runner, or an empty dir (guardCheckout); the job user's when there is one, and the daemon's
- * (closed to it) while the guard works.
- */
-async function readyCheckout(build: BuildPayload, dirs: JobDirs, strategy: GitStrategy, runAs: RunAs | undefined, write: (chunk: string) => void): Promise<void> {
-  if (runAs) await takeProject(dirs.projectDir);
-  if (strategy === 'none') await mkdir(dirs.projectDir, { recursive: true });
-  else {
-    const owner = runAs ? { owner: { uid: runAs.uid, gid: runAs.gid } } : {};
-    const guarded = await guardCheckout(dirs.projectDir, { originUrl: redactUrl(build.repo_url), sha: build.sha, fresh: strategy === 'clone', ...owner }).catch((error: unknown) => {
-      throw new StageFailed(`preparing the checkout in ${dirs.projectDir} failed: ${(error as Error).message}; remove that directory`);
-    });
-    if (guarded.discarded) write(warning(`WARNING: the checkout a previous job left was removed (${guarded.discarded}); cloning afresh`));
-  }
-  if (runAs) await giveProjectToUser(runAs, dirs.projectDir, false);
 }
 
 /** 3. download_artifacts, 4. restore_cache. */
