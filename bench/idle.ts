@@ -1,11 +1,14 @@
 /**
- * Idle benchmark (issue #9): RSS and CPU of an idle `ci-runner run` (one runner entry, `listen_address`
- * set, /metrics scraped) next to a bare `node -e` started the same way in the same run, then again after
- * a job has run, after a SIGHUP reload and after an edit of config.toml. `npm run bench -- idle` runs
- * only this; `npm run bench -- agent` prints it after the per-job figures. Printed, not asserted.
+ * Idle benchmark: RSS and CPU of an idle `ci-runner run` (one runner entry, `listen_address` set,
+ * /metrics scraped) after start-up, after a job, after a SIGHUP reload and after an edit of
+ * config.toml, then its highest RSS while a job prints 100 MB. Next to it, in the same run: a bare
+ * `node -e`, and the floor (floor.mjs: a node that has loaded and used once the libraries the daemon
+ * stands on). The memory goal, printed beside the figures: idle after a job and the reloads at most
+ * the floor + 15 MB, and while printing at most that idle + 40 MB. `npm run bench -- idle` runs only
+ * this; `npm run bench -- agent` prints it after the per-job figures. Printed, not asserted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +85,29 @@ export async function bareNode(seconds = 10): Promise<IdleFigure> {
   }
 }
 
+const FLOOR = fileURLToPath(new URL('./floor.mjs', import.meta.url));
+
+/** The floor (floor.mjs), started with the daemon's V8 flags, settled for `settle` seconds. */
+export async function floorNode(root: string, options: { settle?: number; seconds?: number } = {}): Promise<IdleFigure> {
+  const dir = join(root, 'floor');
+  await mkdir(dir, { recursive: true });
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, FLOOR, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('ready')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`floor.mjs exited with ${code} before it was ready`)));
+    });
+    await sleep((options.settle ?? 15) * 1000);
+    return await observe(child.pid ?? 0, options.seconds ?? 10, async () => undefined);
+  } finally {
+    await stop(child);
+  }
+}
+
 export interface IdleRun {
   /** Settled after start-up, never a job. */
   fresh: IdleFigure;
@@ -91,6 +117,26 @@ export interface IdleRun {
   afterHup: IdleFigure;
   /** Settled after config.toml was edited on disk (the file watch reloads it). */
   afterEdit: IdleFigure;
+  /** The highest RSS (MB) while a job printed 100 MB, sampled every 200 ms. */
+  printing: number;
+}
+
+/**
+ * A job that prints 100 MiB: 1 Mi lines of 99 characters and a newline (the trace keeps `output_limit`
+ * of it; the runner reads the rest and drops it). No `yes | head`: the job's shell has pipefail.
+ */
+const PRINTING_JOB = 'print:\n  script:\n    - head -c 103809024 /dev/zero | tr -c x x | fold -w 99\n';
+
+/** The highest RSS of `pid` until `done` settles, sampled every `everyMs`. */
+async function peakRss(pid: number, done: Promise<unknown>, everyMs = 200): Promise<number> {
+  let finished = false;
+  void done.finally(() => (finished = true));
+  let peak = 0;
+  while (!finished) {
+    peak = Math.max(peak, await rssMb(pid));
+    await sleep(everyMs);
+  }
+  return peak;
 }
 
 async function waitForPipeline(server: ReferenceServer, id: number): Promise<string> {
@@ -141,20 +187,35 @@ export async function idleDaemon(server: ReferenceServer, root: string, options:
     await appendFile(config, '# edited\n');
     await sleep(settle);
     const afterEdit = await observe(pid, seconds, scrape);
-    return { fresh, afterJob, afterHup, afterEdit };
+    const printingPipeline = await server.createPipeline({ project: 'bench/project', config: PRINTING_JOB });
+    const printed = waitForPipeline(server, printingPipeline.id);
+    const printing = await peakRss(pid, printed);
+    if ((await printed) !== 'success') process.stdout.write(`  (the printing job ended ${await printed})\n`);
+    return { fresh, afterJob, afterHup, afterEdit, printing };
   } finally {
     await stop(child);
   }
 }
 
 const mb = (f: IdleFigure): string => `RSS ${f.rss.toFixed(1)} MB, CPU ${f.cpuPct.toFixed(2)} %`;
+const verdict = (value: number, limit: number): string => (value <= limit ? 'met' : `MISSED by ${(value - limit).toFixed(1)} MB`);
 
-/** Prints the idle figures; `server` must know the project `bench/project`. */
-export async function printIdle(server: ReferenceServer, root: string, options: { caFile?: string; skipBare?: boolean } = {}): Promise<void> {
-  if (!options.skipBare) {
-    const bare = await bareNode();
-    process.stdout.write(`bare \`node -e\` (same machine, same run): ${mb(bare)}\n`);
-  }
+/** Goals of the idle daemon, in MB above the floor and above its own idle figure. */
+const IDLE_OVER_FLOOR_MB = 15;
+const PRINTING_OVER_IDLE_MB = 40;
+
+/** The floor (and a bare node) in this run: what printIdle's goals are measured against. */
+export async function printFloor(root: string): Promise<IdleFigure> {
+  const bare = await bareNode();
+  process.stdout.write(`bare \`node -e\` (same machine, same run): ${mb(bare)}\n`);
+  const floor = await floorNode(root);
+  process.stdout.write(`floor (bench/floor.mjs: node with the daemon's flags that has loaded and used undici, pino, zod, execa, yargs, chokidar and tar): ${mb(floor)}\n`);
+  return floor;
+}
+
+/** Prints the idle figures and the goals; `server` must know the project `bench/project`. */
+export async function printIdle(server: ReferenceServer, root: string, options: { caFile?: string; floor?: IdleFigure } = {}): Promise<void> {
+  const floor = options.floor ?? (await printFloor(root));
   const daemon = await idleDaemon(server, root, options.caFile ? { caFile: options.caFile } : {});
   const over = `over ${daemon.fresh.seconds.toFixed(0)} s`;
   const coordinator = options.caFile ? 'an https coordinator with a private CA' : 'an http coordinator';
@@ -162,15 +223,21 @@ export async function printIdle(server: ReferenceServer, root: string, options: 
   process.stdout.write(`  after one job: ${mb(daemon.afterJob)}\n`);
   process.stdout.write(`  after a SIGHUP reload: ${mb(daemon.afterHup)}\n`);
   process.stdout.write(`  after config.toml was edited: ${mb(daemon.afterEdit)}\n`);
+  process.stdout.write(`  while a job printed 100 MB: RSS ${daemon.printing.toFixed(1)} MB at most\n`);
+  const idle = Math.max(daemon.afterJob.rss, daemon.afterHup.rss, daemon.afterEdit.rss);
+  const idleLimit = floor.rss + IDLE_OVER_FLOOR_MB;
+  const printingLimit = idle + PRINTING_OVER_IDLE_MB;
+  process.stdout.write(`  goal: idle after a job and reloads ${idle.toFixed(1)} MB ≤ floor + ${IDLE_OVER_FLOOR_MB} = ${idleLimit.toFixed(1)} MB: ${verdict(idle, idleLimit)}\n`);
+  process.stdout.write(`  goal: while printing ${daemon.printing.toFixed(1)} MB ≤ idle + ${PRINTING_OVER_IDLE_MB} = ${printingLimit.toFixed(1)} MB: ${verdict(daemon.printing, printingLimit)}\n`);
 }
 
 /** The same over https: TLS is loaded and used by every poll (`npm run bench -- idle` only). */
-async function printIdleHttps(root: string, repo: string): Promise<void> {
+async function printIdleHttps(root: string, repo: string, floor: IdleFigure): Promise<void> {
   const pki = await createPki();
   const tls = { cert: await pki.read(pki.serverCert), key: await pki.read(pki.serverKey) };
   const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger(), tls });
   try {
-    await printIdle(server, root, { caFile: pki.caCert, skipBare: true });
+    await printIdle(server, root, { caFile: pki.caCert, floor });
   } finally {
     await server.close();
     await rm(pki.dir, { recursive: true, force: true });
@@ -182,8 +249,9 @@ export async function run(): Promise<void> {
   const repo = await createGitRepo({ 'README.md': '# bench\n' });
   const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
   try {
-    await printIdle(server, root);
-    await printIdleHttps(root, repo);
+    const floor = await printFloor(root);
+    await printIdle(server, root, { floor });
+    await printIdleHttps(root, repo, floor);
   } finally {
     await server.close();
     await rm(root, { recursive: true, force: true });

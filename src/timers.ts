@@ -35,3 +35,22 @@ export function setLongTimeout(fn: () => void, ms: number, options: { unref?: bo
     },
   };
 }
+
+/** Resolves after `ms` (any length), or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      timer.clear();
+      reject(signal?.reason);
+    };
+    const timer = setLongTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

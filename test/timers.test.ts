@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { sleep } from '../src/client/backoff.js';
-import { MAX_TIMER_MS, setLongTimeout } from '../src/timers.js';
+import { MAX_TIMER_MS, setLongTimeout, sleep } from '../src/timers.js';
 
 const DAY = 86_400_000;
 

@@ -7,6 +7,6 @@ export function loggerLevel(level: Config['log_level'] | 'silent'): LevelWithSil
 }
 
 /** A root logger as the config asks for (`--log-format`, when given, wins over `log_format`). */
-export function configLogger(config: Pick<Config, 'log_level' | 'log_format'>): Logger {
+export function configLogger(config: { log_level: Config['log_level'] | 'silent'; log_format: Config['log_format'] }): Logger {
   return createLogger({ level: loggerLevel(config.log_level), format: config.log_format });
 }

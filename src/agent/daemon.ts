@@ -3,8 +3,8 @@
  * metrics, and reloads (SIGHUP or a change of config.toml on disk) that apply the whole new file:
  * entries, limits, intervals, logging and the status server's address. Reloads run one at a time.
  */
-import { createLogger, type Logger } from '../log.js';
-import { loggerLevel } from './config-logger.js';
+import type { Logger } from '../log.js';
+import { configLogger, loggerLevel } from './config-logger.js';
 import { Agent } from './agent.js';
 import { loadConfigWithWarnings } from './cli-support.js';
 import { watchConfig, type ConfigWatcher } from './config-watch.js';
@@ -44,7 +44,7 @@ export class Daemon {
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
-    this.logger = rootLogger(this.logSettings(options.config));
+    this.logger = configLogger(this.logSettings(options.config));
     const slot = this.slot;
     this.agent = new Agent(
       options.config,
@@ -119,13 +119,14 @@ export class Daemon {
     this.logger.info({ source, runners: next.runners.length }, `${source}: config reloaded`);
   }
 
+  /**
+   * A new level is set on the root logger, which pino's children (running jobs' too) follow unless
+   * given their own; a new format needs a new root logger, used from the next job on.
+   */
   private applyLogging(before: LogSettings, next: LogSettings): void {
     if (before.log_format === next.log_format && before.log_level === next.log_level) return;
-    if (before.log_format === next.log_format) {
-      this.logger.level = loggerLevel(next.log_level);
-    } else {
-      this.logger = rootLogger(next);
-    }
+    if (before.log_format === next.log_format) this.logger.level = loggerLevel(next.log_level);
+    else this.logger = configLogger(next);
     this.agent.setLogger(this.logger);
   }
 
@@ -181,8 +182,4 @@ export class Daemon {
       this.logger.error({ listenAddress: wanted, err: (error as Error).message }, 'cannot listen for metrics and health; running without them until a reload');
     }
   }
-}
-
-function rootLogger(config: LogSettings): Logger {
-  return createLogger({ level: loggerLevel(config.log_level), format: config.log_format });
 }

@@ -3,8 +3,8 @@
  * entry polls, so a job is never taken only to fail it: a docker entry whose CLI is missing or whose
  * engine does not answer waits (and is asked again) instead. The shell executor needs nothing.
  */
-import { execFile } from 'node:child_process';
-import { sleep } from '../client/backoff.js';
+import { lastLine, runCommand } from '../command.js';
+import { sleep } from '../timers.js';
 import type { Logger } from '../log.js';
 import type { RunnerConfig } from './config/schema.js';
 
@@ -27,31 +27,24 @@ export const checkExecutor: CheckExecutor = async (runner, signal) => {
  * access). No `--format`: podman's template fields differ from docker's.
  */
 export async function checkDocker(cli: string, host: string | undefined, signal?: AbortSignal, timeoutMs = DOCKER_CHECK_TIMEOUT_MS): Promise<ExecutorCheck> {
-  const env = host ? { ...process.env, DOCKER_HOST: host } : process.env;
   const where = host ? ` at ${host}` : '';
-  return new Promise((resolve) => {
-    execFile(
-      cli,
-      ['version'],
-      { env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, ...(signal ? { signal } : {}) },
-      (error, stdout, stderr) => {
-        if (!error) {
-          resolve({ ok: true, detail: `${cli} engine${where} answers${serverVersion(stdout)}` });
-          return;
-        }
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') {
-          resolve({ ok: false, reason: `the docker CLI "${cli}" was not found; install docker (Debian: docker.io) or set [runners.docker] cli` });
-        } else if (code === 'EACCES') {
-          resolve({ ok: false, reason: `the docker CLI "${cli}" cannot be executed (permission denied)` });
-        } else if (error.killed || error.signal) {
-          resolve({ ok: false, reason: `the docker engine${where} did not answer \`${cli} version\` within ${timeoutMs / 1000} s` });
-        } else {
-          resolve({ ok: false, reason: `the docker engine${where} does not answer: ${lastLine(stderr) || lastLine(stdout) || `\`${cli} version\` exited with ${String(error.code)}`}` });
-        }
-      },
-    );
+  const result = await runCommand(cli, ['version'], {
+    ...(host ? { env: { DOCKER_HOST: host } } : {}),
+    timeoutMs,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 * 1024,
+    ...(signal ? { signal } : {}),
   });
+  if (!result.failed) return { ok: true, detail: `${cli} engine${where} answers${serverVersion(result.stdout)}` };
+  if (result.code === 'ENOENT') {
+    return { ok: false, reason: `the docker CLI "${cli}" was not found; install docker (Debian: docker.io) or set [runners.docker] cli` };
+  }
+  if (result.code === 'EACCES') return { ok: false, reason: `the docker CLI "${cli}" cannot be executed (permission denied)` };
+  if (result.timedOut || result.isCanceled || result.signal) {
+    return { ok: false, reason: `the docker engine${where} did not answer \`${cli} version\` within ${timeoutMs / 1000} s` };
+  }
+  const said = lastLine(result.stderr) || lastLine(result.stdout) || `\`${cli} version\` exited with ${String(result.exitCode)}`;
+  return { ok: false, reason: `the docker engine${where} does not answer: ${said}` };
 }
 
 /** `, version X` from the Server section of `docker version`, when there is one. */
@@ -59,11 +52,6 @@ function serverVersion(stdout: string): string {
   const server = stdout.slice(Math.max(0, stdout.search(/^Server/m)));
   const match = /Version:\s*(\S+)/.exec(server);
   return match ? `, version ${match[1] ?? ''}` : '';
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  return lines[lines.length - 1] ?? '';
 }
 
 export interface ExecutorGateOptions {

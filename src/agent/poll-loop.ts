@@ -2,9 +2,10 @@
  * An entry's poll loops (`request_concurrency` of them). Idle loops poll every `check_interval`
  * (with jitter); after receiving a job a loop polls again at once while slots are free, so a queue
  * drains without waiting for ticks. A refused token (403) pauses with a growing delay of up to an
- * hour, 5xx and network errors back off exponentially up to a minute.
+ * hour, 5xx and network errors back off exponentially up to a minute, or as long as the coordinator's
+ * `Retry-After` asks.
  */
-import { backoffDelay } from '../client/backoff.js';
+import { retryDelay } from '../client/retry.js';
 import type { Logger } from '../log.js';
 import type { RunnerEntry } from './entry.js';
 import type { JobCapacity } from './job-capacity.js';
@@ -87,7 +88,7 @@ async function rest(entry: RunnerEntry, ms: number, context: PollLoopContext): P
 }
 
 function failureDelay(entry: RunnerEntry, baseMs: number): number {
-  return backoffDelay(entry.failures - 1, { baseMs, maxMs: entry.lastStatus === 403 ? 3_600_000 : 60_000 });
+  return retryDelay({ baseMs, maxMs: entry.lastStatus === 403 ? 3_600_000 : 60_000 }, entry.failures, entry.retryAfterMs);
 }
 
 /** ±20 % around `ms`, so many runners do not poll in lockstep. */

@@ -16,6 +16,8 @@ export interface PollEntry {
   lastUpdate?: string;
   failures: number;
   lastStatus?: number;
+  /** The coordinator's `Retry-After` on the last failed request, in ms. */
+  retryAfterMs?: number | undefined;
 }
 
 export interface PollSignals {
@@ -36,6 +38,7 @@ export async function pollOnce(entry: PollEntry, log: Logger, signals: PollSigna
   }
   if ('lastUpdate' in result && result.lastUpdate) entry.lastUpdate = result.lastUpdate;
   entry.lastStatus = result.status;
+  entry.retryAfterMs = result.retryAfterMs;
   switch (result.kind) {
     case 'build':
       entry.failures = 0;
@@ -52,7 +55,7 @@ export async function pollOnce(entry: PollEntry, log: Logger, signals: PollSigna
       entry.failures = 0;
       log.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
       if (result.id !== undefined) {
-        void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, signals.stopJobs).then(
+        void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, signals.stopJobs, log).then(
           (ok) => {
             if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
           },

@@ -5,7 +5,7 @@
  */
 import { lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { runCommand } from '../command.js';
 import { CiRunnerError } from '../errors.js';
 
 export interface RunAs {
@@ -40,14 +40,9 @@ export async function lookupUser(name: string): Promise<RunAs> {
 }
 
 /** Standard output and exit code of a short command (0 only when it ran and succeeded). */
-function output(file: string, args: string[]): Promise<{ exitCode: number; stdout: string }> {
-  // node:child_process rather than execa: `run` loads this at start and keeps it.
-  return new Promise((resolve) => {
-    const child = execFile(file, args, { encoding: 'utf8', maxBuffer: 1024 * 1024 }, (error, stdout) => {
-      resolve({ exitCode: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout });
-    });
-    child.stdin?.end();
-  });
+async function output(file: string, args: string[]): Promise<{ exitCode: number; stdout: string }> {
+  const result = await runCommand(file, args, { maxBuffer: 1024 * 1024 });
+  return { exitCode: result.failed ? (result.exitCode ?? 1) : 0, stdout: result.stdout };
 }
 
 /** Throws unless this process may switch to `runAs` (root, or already that user). */

@@ -7,7 +7,8 @@
  * A request is sent only with room for the job it may return (a place under `limit` and under
  * `maxBuilds` is reserved first), so a job handed out always runs and never one too many is taken.
  */
-import { backoffDelay, sleep } from '../client/backoff.js';
+import { Backoff } from '../client/retry.js';
+import { worthRetrying } from '../client/retryable.js';
 import { RunnerApiClient } from '../client/runner-api.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { RunnerConfig } from './config/schema.js';
@@ -16,6 +17,7 @@ import { SlotAllocator } from './job/slots.js';
 import { runnerTls } from './runner-tls.js';
 import type { TlsLabels } from '../client/tls.js';
 import type { SharedServices } from './services.js';
+import { sleep } from '../timers.js';
 
 export interface RunJobsOptions {
   runner: RunnerConfig;
@@ -78,7 +80,6 @@ class JobLoop {
   private taken = 0;
   private lastActivity = Date.now();
   private lastUpdate: string | undefined;
-  private failures = 0;
   private lastError: { status: number; error?: string } | undefined;
   private ended: RunJobsEnd | undefined;
   private readonly results: JobResult[] = [];
@@ -87,10 +88,15 @@ class JobLoop {
   /** Settles at the next change of room or state (a job ended, the loop ended, a stop signal). */
   private wake = signalled();
 
+  /** Failed job requests in a row: backoff from the poll interval up to 30 s (or the server's Retry-After). */
+  private readonly backoff: Backoff;
+
   constructor(
     private readonly options: RunJobsOptions,
     private readonly client: RunnerApiClient,
-  ) {}
+  ) {
+    this.backoff = new Backoff({ baseMs: options.pollIntervalMs, maxMs: 30_000 });
+  }
 
   async run(): Promise<RunJobsResult> {
     const onStop = (): void => this.notify();
@@ -159,18 +165,22 @@ class JobLoop {
       if (result.kind === 'invalid-build') {
         logger.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
         this.taken += 1;
-        if (result.id !== undefined) await reportBuildFailed(this.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, stopJob);
+        if (result.id !== undefined) await reportBuildFailed(this.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, stopJob, logger);
         this.record(result.id ?? -1, { state: 'failed', reason: result.message, delivered: result.id !== undefined });
         continue;
       }
       let delay = pollIntervalMs;
       if (result.kind === 'error') {
-        this.failures += 1;
         this.lastError = { status: result.status, ...(result.error ? { error: result.error.message } : {}) };
+        if (!worthRetrying(result)) {
+          // No later request can go differently (a proxy URL that is not one): say so now, not at the wait timeout.
+          this.end({ kind: 'unreachable', ...this.lastError });
+          break;
+        }
         logger.warn({ status: result.status, err: result.error?.message }, 'job request failed; retrying');
-        delay = backoffDelay(this.failures - 1, { baseMs: pollIntervalMs, maxMs: 30_000 });
+        delay = this.backoff.failed(result.retryAfterMs);
       } else {
-        this.failures = 0;
+        this.backoff.succeeded();
         this.lastError = undefined;
       }
       await sleep(Math.max(0, Math.min(delay, this.waitLeft)), stopWaiting).catch(() => undefined);

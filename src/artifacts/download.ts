@@ -6,7 +6,8 @@
  */
 import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { backoffDelay, sleep } from '../client/backoff.js';
+import { retry, type Step } from '../client/retry.js';
+import { worthRetrying } from '../client/retryable.js';
 import type { DependencyBuild } from '../protocol/types.js';
 import type { ArtifactsContext } from './context.js';
 import { diskFull, diskFullCode } from './disk-full.js';
@@ -78,7 +79,7 @@ async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, fil
   const expected = dep.artifacts_file?.size;
   await mkdir(ctx.projectDir, { recursive: true });
   const root = await realpath(ctx.projectDir);
-  for (let attempt = 1; ; attempt += 1) {
+  const download = async (): Promise<Step<{ size: number; validated: ValidatedArchive | undefined }, string>> => {
     await rm(file, { force: true });
     const validator = new StreamValidator({ root, lexicalRoot: resolve(ctx.projectDir), file, ...(ctx.extractBudget ? { budget: ctx.extractBudget } : {}) });
     let invalid: { error: unknown } | undefined;
@@ -94,29 +95,29 @@ async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, fil
     if (invalid) throw refusal(invalid.error);
     const full = diskFullCode(result.error);
     if (full) throw diskFull(full, 'downloading', file, 'the partial download is removed', result.error);
-    let reason: string;
     if (result.outcome === 'ok') {
       const size = (await stat(file)).size;
-      if (expected === undefined || size === expected) {
-        try {
-          return { size, validated: await validator.finish() };
-        } catch (error) {
-          throw refusal(error);
-        }
-      }
-      reason = `got ${size} bytes, the server announced ${expected}`;
-    } else {
-      reason = result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;
-      if (result.outcome === 'final') {
-        const why = result.status === 404 ? 'they are gone (expired or never stored)' : 'the server refused the dependency build token';
-        throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed with ${reason}: ${why}`);
+      if (expected !== undefined && size !== expected) return { failed: `got ${size} bytes, the server announced ${expected}` };
+      try {
+        return { done: { size, validated: await validator.finish() } };
+      } catch (error) {
+        throw refusal(error);
       }
     }
-    if (attempt >= attempts) {
-      throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed after ${attempt} attempt(s): ${reason}; raise ARTIFACT_DOWNLOAD_ATTEMPTS or check the server`);
+    const reason = result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;
+    if (result.outcome === 'final') {
+      const why = result.status === 404 ? 'they are gone (expired or never stored)' : 'the server refused the dependency build token';
+      throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed with ${reason}: ${why}`);
     }
-    const delay = backoffDelay(attempt - 1, { baseMs: opts.retryBaseMs ?? 1000, maxMs: 30_000 });
-    ctx.log(`WARNING: downloading artifacts of ${dep.name} failed (${reason}); retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${attempts})`);
-    await sleep(delay, ctx.signal);
-  }
+    if (!worthRetrying(result)) throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed with ${reason}`);
+    return { failed: reason, retryAfterMs: result.retryAfterMs };
+  };
+  const end = await retry(download, {
+    policy: { baseMs: opts.retryBaseMs ?? 1000, maxMs: 30_000, attempts },
+    signal: ctx.signal,
+    onRetry: (reason, attempt, delay) =>
+      ctx.log(`WARNING: downloading artifacts of ${dep.name} failed (${reason}); retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${attempts})`),
+  });
+  if (end.ok) return end.value;
+  throw new ArtifactsError('ARTIFACTS_DOWNLOAD_FAILED', `downloading artifacts of ${dep.name} (${dep.id}) failed after ${end.attempts} attempt(s): ${end.failure}; raise ARTIFACT_DOWNLOAD_ATTEMPTS or check the server`);
 }

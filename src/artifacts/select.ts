@@ -11,9 +11,8 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import picomatch from 'picomatch';
+import { lastLine, runCommand } from '../command.js';
 import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 import { linkTargetProblem } from './guard.js';
 
@@ -79,7 +78,7 @@ export function excludeEntries(selection: Selection, exclude: readonly string[])
  * host settings (no fsmonitor, no hooks: nothing the job's `.git` names runs; the paths it prints are
  * checked like any other), and is told the checkout's owner (a job user, a container's) is fine.
  */
-const lsFilesEnv = (): NodeJS.ProcessEnv => ({ ...process.env, ...gitSettingsEnv([...HOST_GIT_SETTINGS, ['safe.directory', '*']]) });
+const lsFilesEnv = (): Record<string, string> => gitSettingsEnv([...HOST_GIT_SETTINGS, ['safe.directory', '*']]);
 
 class Selector {
   readonly found = new Map<string, SelectedEntry>();
@@ -110,17 +109,13 @@ class Selector {
   }
 
   async addUntracked(): Promise<void> {
-    let output: string;
-    try {
-      // node:child_process, not execa: the daemon keeps what a job loads (bench/idle.ts).
-      const result = await promisify(execFile)('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, env: lsFilesEnv(), signal: this.signal, encoding: 'utf8', maxBuffer: 100 * 1024 * 1024 });
-      output = result.stdout;
-    } catch (error) {
-      if (this.signal.aborted) throw this.signal.reason;
-      this.log(`WARNING: could not list untracked files (git ls-files failed: ${(error as Error).message.split('\n')[0] ?? ''})`);
+    const result = await runCommand('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, env: lsFilesEnv(), signal: this.signal, maxBuffer: 100 * 1024 * 1024 });
+    if (this.signal.aborted) throw this.signal.reason;
+    if (result.failed) {
+      this.log(`WARNING: could not list untracked files (git ls-files failed: ${lastLine(result.stderr) || result.shortMessage})`);
       return;
     }
-    for (const path of output.split('\0')) {
+    for (const path of result.stdout.split('\0')) {
       if (path !== '') await this.add(path.replace(/\/$/, ''), path);
     }
   }

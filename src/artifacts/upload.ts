@@ -5,7 +5,9 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { backoffDelay, sleep } from '../client/backoff.js';
+import type { ApiResult } from '../client/api-call.js';
+import { retry, type Step } from '../client/retry.js';
+import { worthRetrying } from '../client/retryable.js';
 import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { ArtifactsError } from './errors.js';
@@ -66,28 +68,33 @@ export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions
 async function send(ctx: ArtifactsContext, opts: UploadOptions, archive: string, filename: string, size: number): Promise<void> {
   const attempts = Math.max(1, opts.attempts ?? 5);
   const expireIn = ctx.build.options.artifacts?.expire_in;
-  for (let attempt = 1; ; attempt += 1) {
+  const upload = async (): Promise<Step<ApiResult, ApiResult>> => {
     const started = performance.now();
     const result = await ctx.client.uploadArtifacts(ctx.build.id, ctx.build.token, { path: archive, filename, ...(expireIn ? { expireIn } : {}) }, ctx.signal);
-    const elapsed = performance.now() - started;
     if (result.outcome === 'ok') {
+      const elapsed = performance.now() - started;
       ctx.log(`Uploaded ${filename}: ${megabytes(size)} in ${seconds(elapsed)} (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
-      return;
     }
-    if (result.status === 413) {
-      throw new ArtifactsError('ARTIFACTS_TOO_LARGE', `artifacts are ${megabytes(size)}, over the server's limit; archive fewer files or raise the server's maximum artifacts size`);
-    }
-    if (result.status === 403 || result.status === 401) {
-      throw new ArtifactsError('JOB_FORBIDDEN', 'the job was stopped on the server (artifacts upload answered 403); it is no longer running there');
-    }
-    const reason = result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;
-    if (result.outcome === 'final' || attempt >= attempts) {
-      throw new ArtifactsError('ARTIFACTS_UPLOAD_FAILED', `uploading artifacts failed after ${attempt} attempt(s): ${reason}; check the server's log`);
-    }
-    const delay = backoffDelay(attempt - 1, { baseMs: opts.retryBaseMs ?? 1000, maxMs: 30_000 });
-    ctx.log(`WARNING: uploading artifacts failed (${reason}); retrying in ${seconds(delay)} (attempt ${attempt + 1} of ${attempts})`);
-    await sleep(delay, ctx.signal);
+    return worthRetrying(result) ? { failed: result, retryAfterMs: result.retryAfterMs } : { done: result };
+  };
+  const end = await retry(upload, {
+    policy: { baseMs: opts.retryBaseMs ?? 1000, maxMs: 30_000, attempts },
+    signal: ctx.signal,
+    onRetry: (result, attempt, delay) => ctx.log(`WARNING: uploading artifacts failed (${reason(result)}); retrying in ${seconds(delay)} (attempt ${attempt + 1} of ${attempts})`),
+  });
+  const result = end.ok ? end.value : end.failure;
+  if (result.outcome === 'ok') return;
+  if (result.status === 413) {
+    throw new ArtifactsError('ARTIFACTS_TOO_LARGE', `artifacts are ${megabytes(size)}, over the server's limit; archive fewer files or raise the server's maximum artifacts size`);
   }
+  if (result.status === 403 || result.status === 401) {
+    throw new ArtifactsError('JOB_FORBIDDEN', 'the job was stopped on the server (artifacts upload answered 403); it is no longer running there');
+  }
+  throw new ArtifactsError('ARTIFACTS_UPLOAD_FAILED', `uploading artifacts failed after ${end.attempts} attempt(s): ${reason(result)}; check the server's log`);
+}
+
+function reason(result: ApiResult): string {
+  return result.status === -1 ? `network error: ${result.error?.message ?? 'unknown'}` : `HTTP ${result.status}`;
 }
 
 function seconds(ms: number): string {

@@ -11,7 +11,7 @@ import { addEnvOptions, resolveEnvOptions, type EnvFlag } from './env-options.js
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic', 'silent'] as const;
 export type LogLevel = Exclude<(typeof LOG_LEVELS)[number], 'panic'>;
 
-export const GLOBAL_FLAGS: readonly EnvFlag[] = [
+const GLOBAL_FLAGS: readonly EnvFlag[] = [
   { flag: 'debug', env: ['RUNNER_DEBUG'], kind: 'boolean', describe: 'Log at debug level (as --log-level debug)', group: 'Global options:' },
   { flag: 'log-level', alias: 'l', env: ['LOG_LEVEL'], kind: 'string', choices: LOG_LEVELS, describe: 'Log level; wins over log_level in config.toml', group: 'Global options:' },
 ];
@@ -20,7 +20,7 @@ export const GLOBAL_FLAGS: readonly EnvFlag[] = [
  * `--log-format`, global too; its environment value is read (and a bad one refused) before any
  * logger is made, by the CLI's entry (main.ts), not with the table above.
  */
-export const LOG_FORMAT_FLAG: EnvFlag = {
+const LOG_FORMAT_FLAG: EnvFlag = {
   flag: 'log-format',
   env: ['LOG_FORMAT'],
   kind: 'string',

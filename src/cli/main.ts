@@ -1,15 +1,13 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 /**
- * The `ci-runner` command line: one yargs program (program.ts); each subcommand lives in `commands/`.
- * A plainly written `run` is read without yargs (plain-flags.ts), so the daemon never loads it.
+ * The `ci-runner` command line: one yargs program (program.ts) parses every command line; each
+ * subcommand lives in `commands/` and only the one called is loaded.
  * Exit codes: 0 success; 1 a job or pipeline failed; 2 bad usage or configuration; 3 the coordinator
  * refused or could not be reached; 130/143 stopped by a signal. The service commands add LSB's status
  * codes (`status`: 3 not running, 4 not installed) and 69 where systemd is not available.
  * The shebang passes DAEMON_NODE_FLAGS (src/node-flags.ts; `env -S` splits them off).
  */
 import { COMMAND_NAMES, loadCommands } from './commands/index.js';
-import { GLOBAL_FLAGS, LOG_FORMAT_FLAG } from './global-options.js';
-import { parsePlainFlags } from './plain-flags.js';
 import { buildProgram } from './program.js';
 import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
 import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log.js';
@@ -39,17 +37,6 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${problem}\n`);
     process.exitCode = 2;
     return;
-  }
-  if (word === 'run') {
-    // The daemon: read by plain-flags.ts when it can be, so yargs never loads into a process that
-    // stays up for months; anything unusual (--help included) goes on to yargs below.
-    const { RUN_FLAGS, runCommand } = await import('./commands/run.js');
-    const plain = parsePlainFlags(args, 'run', [...GLOBAL_FLAGS, LOG_FORMAT_FLAG, ...RUN_FLAGS]);
-    if (plain) {
-      applyLogFormat(plain);
-      await runCommand.handler(plain as never);
-      return;
-    }
   }
   const program = await buildProgram(args, await loadCommands(word), {
     middleware: applyLogFormat,

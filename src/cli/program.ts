@@ -1,7 +1,6 @@
 /**
  * The yargs program of `ci-runner`: global options, strictness, help layout and the given commands.
- * Loaded only when a command line needs yargs (every command but a plainly written `run`; see
- * plain-flags.ts). main.ts runs it; tests build the same program to compare parsers.
+ * main.ts runs it with the one command called (all of them for `--help`).
  */
 import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import { addGlobalOptions } from './global-options.js';

@@ -1,19 +1,21 @@
 /**
  * What every endpoint call of the runner API shares: where and how it connects (`ApiContext`), the
- * result it returns (`ApiResult`: status and classification from `outcome.ts`), and tolerant body
+ * result it returns (`ApiResult`: status and classification from `retryable.ts`), and tolerant body
  * readers. A body that is cut off or not JSON is an answer to classify, never an exception: methods
  * reject only when the caller's signal aborts.
  */
-import { readText, type HttpResponse, type Transport } from './http.js';
+import { classify, retryAfterMs, type Endpoint, type Outcome } from './retryable.js';
 import type { TlsMaterial } from './tls.js';
 import { explainTransportError } from './tls-hints.js';
-import { classify, type Endpoint, type Outcome } from './outcome.js';
+import { header, readText, type HttpResponse, type Transport } from './transport.js';
 
 export interface ApiResult {
   status: number;
   outcome: Outcome;
   /** The transport error behind status -1. */
   error?: Error;
+  /** How long the server asked to be left alone (`Retry-After` on a 429 or 503), in ms. */
+  retryAfterMs?: number;
 }
 
 /** The connection an endpoint call goes through (one per `RunnerApiClient`). */
@@ -28,10 +30,12 @@ export interface ApiContext {
 
 /** The status, its classification for `endpoint`, and a transport error explained for the user. */
 export function apiResult(api: Pick<ApiContext, 'baseUrl' | 'tls'>, endpoint: Endpoint, response: HttpResponse): ApiResult {
+  const retryAfter = retryAfterMs(header(response.headers, 'retry-after'));
   return {
     status: response.status,
     outcome: classify(endpoint, response.status),
     ...(response.error ? { error: explainTransportError(response.error, api.baseUrl, api.tls) } : {}),
+    ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
   };
 }
 

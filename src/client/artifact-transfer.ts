@@ -6,10 +6,10 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { type ApiContext, type ApiResult, apiResult, decodeJson } from './api-call.js';
-import { drain, send } from './http.js';
 import { USER_AGENT } from './info.js';
 import { multipartFileBody } from './multipart.js';
-import { TRANSPORT_ERROR } from './outcome.js';
+import { TRANSPORT_ERROR } from './retryable.js';
+import { drain, send } from './transport.js';
 
 export interface ArtifactUpload {
   path: string;

@@ -7,8 +7,8 @@
 import { parseBuildPayload } from '../protocol/build-payload.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { type ApiResult, readTextIfWhole } from './api-call.js';
-import { drain, header, type HttpResponse } from './http.js';
-import { TRANSPORT_ERROR } from './outcome.js';
+import { TRANSPORT_ERROR } from './retryable.js';
+import { drain, header, type HttpResponse } from './transport.js';
 
 export type RequestBuildResult =
   | (ApiResult & { kind: 'build'; build: BuildPayload })

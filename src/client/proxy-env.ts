@@ -1,15 +1,20 @@
 /**
  * Which proxy, if any, a request to the coordinator goes through, from the environment the way Go's
  * net/http (GitLab Runner) and curl (git) read it: `HTTP_PROXY` for http URLs, `HTTPS_PROXY` for https
- * URLs (no fallback from one to the other, so the API and git agree), either case, and `NO_PROXY`.
+ * URLs (no fallback from one to the other, so the API and git agree), upper case before lower case
+ * (the first one set wins), and `NO_PROXY` with CIDR ranges. This is only the choice of undici
+ * dispatcher (transport.ts). undici's own `EnvHttpProxyAgent` reads lower case first, falls back
+ * from https to `HTTP_PROXY`, lets `.example.com` match `example.com` too and knows no CIDR ranges:
+ * it would disagree with git and with GitLab Runner.
  */
 import { BlockList, isIP } from 'node:net';
+import { CiRunnerError } from '../errors.js';
 
 /** The proxy for `url`, or undefined to connect directly. A proxy given without a scheme is http. */
 export function proxyFor(url: URL, env: NodeJS.ProcessEnv = process.env): URL | undefined {
   const raw = url.protocol === 'https:' ? env.HTTPS_PROXY || env.https_proxy : env.HTTP_PROXY || env.http_proxy;
   if (!raw) return undefined;
-  if (bypassed(url, env.NO_PROXY ?? env.no_proxy ?? '')) return undefined;
+  if (bypassed(url, env.NO_PROXY || env.no_proxy || '')) return undefined;
   return parseProxyUrl(raw);
 }
 
@@ -20,21 +25,30 @@ export function parseProxyUrl(raw: string): URL {
   try {
     proxy = new URL(text);
   } catch {
-    throw new Error(`the proxy URL ${JSON.stringify(raw)} is not a URL`);
+    throw new CiRunnerError('PROXY_URL_INVALID', `the proxy URL ${JSON.stringify(raw)} is not a URL; fix HTTPS_PROXY/HTTP_PROXY`);
   }
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') {
-    throw new Error(`the proxy URL ${JSON.stringify(raw)} is not http or https (${proxy.protocol.slice(0, -1)} proxies are not supported)`);
+    throw new CiRunnerError('PROXY_URL_INVALID', `the proxy URL ${JSON.stringify(raw)} is not http or https (${proxy.protocol.slice(0, -1)} proxies are not supported)`);
   }
   return proxy;
 }
 
-/** The port a URL connects to. */
-export function portOf(url: URL): number {
+/**
+ * `Proxy-Authorization` for a proxy URL with a user (and password), else undefined. As in Go, a
+ * user without a password is sent too (undici's own reading wants both).
+ */
+export function proxyAuthorization(proxy: URL): string | undefined {
+  if (!proxy.username && !proxy.password) return undefined;
+  const pair = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+  return `Basic ${Buffer.from(pair).toString('base64')}`;
+}
+
+function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
 /** A URL's host name without the brackets of an IPv6 literal. */
-export function hostOf(url: URL): string {
+function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 

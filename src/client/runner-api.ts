@@ -1,9 +1,9 @@
 /**
  * The runner side of `/ci/api/v1` (PROTOCOL.md §4): one method per endpoint, each returning the
- * HTTP status (or -1 for transport errors) with its classification from `outcome.ts`, plus what the
+ * HTTP status (or -1 for transport errors) with its classification from `retryable.ts`, plus what the
  * endpoint answers. Methods never throw for server or network failures; they reject only when the
  * caller's signal aborts. Retrying is the caller's decision (trace sender, poll loop, uploader), made
- * from `outcome`.
+ * from `outcome` with the one helper in `retry.ts`.
  */
 import { apiBaseUrl } from '../protocol/base-url.js';
 import { formatContentRange, parseServerRange } from '../protocol/content-range.js';
@@ -11,10 +11,10 @@ import type { RegisterRunnerResponse, RunnerBuildState, RunnerInfo } from '../pr
 import { type ApiContext, type ApiResult, apiResult, decodeJson } from './api-call.js';
 import { type ArtifactDownloadOptions, type ArtifactUpload, downloadArtifactArchive, uploadArtifactArchive } from './artifact-transfer.js';
 import { decodeBuildResponse, type RequestBuildResult } from './build-response.js';
-import { drain, header, send, Transport, type HttpResponse, type TransportOptions } from './http.js';
 import { runnerInfo, USER_AGENT } from './info.js';
+import { TRANSPORT_ERROR, type Endpoint } from './retryable.js';
 import type { TlsMaterial } from './tls.js';
-import { TRANSPORT_ERROR, type Endpoint } from './outcome.js';
+import { drain, header, send, Transport, type HttpResponse, type TransportOptions } from './transport.js';
 
 // Callers import the result types along with the client.
 export type { ApiResult, RequestBuildResult };
@@ -210,7 +210,7 @@ export class RunnerApiClient {
 
   /** Closes the connection pools. */
   async close(): Promise<void> {
-    this.api.transport.close();
+    await this.api.transport.close();
   }
 
   private json(method: 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<HttpResponse> {

@@ -18,7 +18,8 @@ const UNTRUSTED = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'CERT_UNTRUSTED',
 ]);
-const CLOSED = new Set(['ECONNRESET', 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE']);
+// UND_ERR_SOCKET: undici's "other side closed", what a TLS 1.3 server's refusal looks like after the handshake.
+const CLOSED = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE']);
 
 function hint(code: string, url: URL, tls: TlsMaterial): string | undefined {
   if (UNTRUSTED.has(code)) {

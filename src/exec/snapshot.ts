@@ -14,7 +14,7 @@
  */
 import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { runCommand } from '../command.js';
 import { CiRunnerError } from '../errors.js';
 import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 
@@ -71,18 +71,14 @@ const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', '
  */
 const ADD_SETTINGS = /^(core\.(autocrlf|eol|safecrlf|filemode|symlinks|ignorecase|precomposeunicode|checkroundtripencoding|excludesfile|attributesfile|bigfilethreshold)|extensions\.objectformat)$/;
 
-/** `git` output and exit status. node's own execFile, not execa: exec's first git starts before its big modules load. */
-function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') {
-        reject(signal?.aborted ? signal.reason : new SnapshotError(`cannot run git: ${error.message}; is git installed?`, { cause: error }));
-        return;
-      }
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
+/** `git` output and exit status; rejects when git cannot be started or `signal` aborted it. */
+async function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
+  const result = await runCommand('git', args, { cwd, env, ...(signal ? { signal } : {}) });
+  if (signal?.aborted) throw signal.reason;
+  if (result.exitCode === undefined) {
+    throw new SnapshotError(`cannot run git: ${result.originalMessage ?? result.shortMessage}; is git installed?`, { cause: result });
+  }
+  return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
 }
 
 async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
@@ -112,8 +108,10 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<Located> {
     const paths = ['objects', 'index', 'info/exclude', 'info/attributes'].flatMap((path) => ['--git-path', path]);
     out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', ...paths], { signal });
   } catch (error) {
+    // A git that cannot start, or an abort, says so itself.
+    if (!(error instanceof GitCommandError)) throw error;
     // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
-    const said = error instanceof GitCommandError ? (error.stderr.split('\n')[0] ?? '') : '';
+    const said = error.stderr.split('\n')[0] ?? '';
     throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
   }
   const [topLevel, gitDir, objects, index, exclude, attributes] = out?.split('\n') ?? [];

@@ -39,6 +39,8 @@ export interface StageResult {
   signal?: string;
   /** True when `request.signal` aborted the stage. */
   aborted: boolean;
+  /** After an abort: set when the stage outlived SIGTERM by this grace period (ms) and was killed with SIGKILL. */
+  killedAfterMs?: number;
 }
 
 /** What an executor learns about the job before its first stage (docker: image, services, network). */

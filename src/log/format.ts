@@ -1,5 +1,5 @@
 /**
- * The three line formats of `log_format` (GitLab Runner's names):
+ * The three line formats of `log_format` (GitLab Runner's names), printed from pino's records:
  * - `runner`: one human line per event, the message then `key=value` fields sorted by key, a
  *   `WARNING: ` / `ERROR: ` prefix as GitLab Runner writes it; no time (journald and `docker logs` add
  *   their own), colours only when writing to a terminal.
@@ -16,7 +16,7 @@ export interface LogRecord {
   time: Date;
   level: LogLevel;
   msg: string;
-  /** The logger's bindings then the call's fields; a later key replaces an earlier one. */
+  /** The logger's bindings then the call's fields, each key once (a later one replaced an earlier one). */
   fields: Fields;
 }
 
@@ -28,7 +28,7 @@ const MESSAGE_WIDTH = 52;
 
 /** One line (with its newline) for `record` in `format`; `colour` only applies to `runner` and `text`. */
 export function formatRecord(format: LogFormat, record: LogRecord, colour: boolean): string {
-  if (format === 'json') return `${JSON.stringify({ time: record.time.toISOString(), level: record.level, msg: record.msg, ...jsonFields(record.fields) })}\n`;
+  if (format === 'json') return `${JSON.stringify({ time: record.time.toISOString(), level: record.level, msg: record.msg, ...record.fields })}\n`;
   const fields = logfmt(record.fields, colour);
   const msg = fields === '' ? record.msg : record.msg.padEnd(MESSAGE_WIDTH);
   if (format === 'runner') {
@@ -39,27 +39,6 @@ export function formatRecord(format: LogFormat, record: LogRecord, colour: boole
   const level = record.level.toUpperCase().padEnd(5);
   const shown = colour ? `${COLOUR[record.level]}${level}${RESET}` : level;
   return `${record.time.toISOString()} ${shown} ${msg}${fields === '' ? '' : ` ${fields}`}\n`;
-}
-
-/** Fields as JSON values: an Error becomes `{ type, message, code?, stack }`; the time, level and msg keys are the record's own. */
-function jsonFields(fields: Fields): Fields {
-  const out: Fields = {};
-  for (const [key, value] of Object.entries(fields)) {
-    if (value === undefined || key === 'time' || key === 'level' || key === 'msg') continue;
-    out[key] = value instanceof Error ? serializeError(value) : value;
-  }
-  return out;
-}
-
-export function serializeError(error: Error): Fields {
-  const code = (error as { code?: unknown }).code;
-  return {
-    type: error.name,
-    message: error.message,
-    ...(code !== undefined ? { code } : {}),
-    ...(error.stack !== undefined ? { stack: error.stack } : {}),
-    ...(error.cause instanceof Error ? { cause: serializeError(error.cause) } : {}),
-  };
 }
 
 /** `key=value` pairs sorted by key; values with spaces, quotes or `=` are quoted. */
@@ -74,17 +53,15 @@ function logfmt(fields: Fields, colour: boolean): string {
   return parts.join(' ');
 }
 
+/** An error as pino's serializer records it: `{ type, message, stack, … }`. */
+function isSerializedError(value: object): value is { message: string } {
+  const record = value as Record<string, unknown>;
+  return typeof record.type === 'string' && typeof record.message === 'string' && typeof record.stack === 'string';
+}
+
 function valueText(value: unknown): string {
-  if (value instanceof Error) return value.message;
-  if (value instanceof Date) return value.toISOString();
   if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null) {
-    try {
-      return JSON.stringify(value);
-    } catch {
-      return String(value);
-    }
-  }
+  if (typeof value === 'object' && value !== null) return isSerializedError(value) ? value.message : JSON.stringify(value);
   return String(value);
 }
 

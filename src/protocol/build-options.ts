@@ -8,7 +8,7 @@
  * (`{ "name": …, "entrypoint": […] }`, as a server passes `.gitlab-ci.yml`'s `image:` on) gives
  * `image` its name and `imageEntrypoint` its entrypoint (ours, not a wire key).
  */
-import { z } from '../schema/index.js';
+import { z } from 'zod';
 
 const stringList = z.array(z.string());
 
@@ -57,10 +57,12 @@ const isMap = (value: unknown): value is Record<string, unknown> => typeof value
 export const optionsSchema = z.preprocess((raw) => {
   if (!isMap(raw)) return raw;
   const { imageEntrypoint: _ours, ...options } = raw;
-  return isMap(raw.image) && raw.image.entrypoint !== undefined ? { ...options, imageEntrypoint: raw.image.entrypoint } : options;
+  // An entrypoint that cannot be read is dropped, like the rest of `image`.
+  const entrypoint = isMap(raw.image) ? stringList.safeParse(raw.image.entrypoint) : undefined;
+  return entrypoint?.success ? { ...options, imageEntrypoint: entrypoint.data } : options;
 }, z.looseObject({
   image: imageName,
-  imageEntrypoint: stringList.optional().catch(undefined),
+  imageEntrypoint: stringList.optional(),
   services: imageNames,
   artifacts: artifactsSchema.optional(),
   cache: cacheSchema.optional(),

@@ -17,7 +17,8 @@
  *   `public` is absent counts as secret (masked), as the legacy client's zero value `false` did.
  * - A dependency's `id` and `token` are needed only when its artifacts are downloaded.
  */
-import { z } from '../schema/index.js';
+import { z } from 'zod';
+import { schemaMessages } from '../schema-messages.js';
 import { optionsSchema } from './build-options.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';
@@ -115,25 +116,20 @@ export type BuildPayloadResult =
   | { ok: true; build: BuildPayload }
   | { ok: false; message: string; /** id and token when they could be read, so the build can be failed */ id?: number; token?: string };
 
+/** Words for what is wrong, never the value (it may be a secret); see schema-messages.ts. */
+const messages = schemaMessages({ missing: 'missing or null (the runner needs it)' });
+
 /** Validates a decoded E4 body. Never throws. */
 export function parseBuildPayload(body: unknown): BuildPayloadResult {
   const input = withoutNulls(body);
-  const result = buildSchema.safeParse(input, { reportInput: true });
+  const result = buildSchema.safeParse(input, { error: messages });
   if (result.success) return { ok: true, build: result.data as BuildPayload };
   const message = result.error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.join('.') || '(body)'}: ${describeIssue(issue)}`)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
     .join('; ');
   const raw = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
   const id = Number.isSafeInteger(raw.id) ? (raw.id as number) : undefined;
   const token = typeof raw.token === 'string' && raw.token !== '' ? raw.token : undefined;
   return { ok: false, message, ...(id !== undefined ? { id } : {}), ...(token !== undefined ? { token } : {}) };
-}
-
-/** Says what is wrong without echoing the value (it may be a secret). */
-function describeIssue(issue: z.Issue): string {
-  if (issue.code !== 'invalid_type') return issue.message;
-  if (issue.input === undefined) return 'missing or null (the runner needs it)';
-  const got = Array.isArray(issue.input) ? 'array' : typeof issue.input;
-  return `expected ${issue.expected === 'int' ? 'an integer' : issue.expected}, got ${got}`;
 }

@@ -4,7 +4,7 @@
  * prom-client is loaded on the first scrape only, and reads the server's state when scraped.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Registry } from '../metrics/prom.js';
+import type { Registry } from 'prom-client';
 import { VERSION } from '../version.js';
 import { matchRunnerRoute } from './api/routes.js';
 import type { ServerContext } from './context.js';
@@ -42,7 +42,7 @@ export class ServerStatus {
   }
 
   private async createRegistry(): Promise<Registry> {
-    const { collectProcessMetrics, Counter, Gauge, Registry } = await import('../metrics/prom.js');
+    const [{ Counter, Gauge, Registry }, { collectProcessMetrics }] = await Promise.all([import('prom-client'), import('../metrics/prom.js')]);
     const registry = new Registry();
     const registers = [registry];
     collectProcessMetrics(registry);

@@ -8,7 +8,7 @@
  * 404 switches to full-trace PUTs for the rest of the job (§7.5); failures retry from the same offset
  * with backoff. Nothing is skipped or sent twice: the cursor only moves on what the server says it has.
  */
-import { backoffDelay, sleep } from '../client/backoff.js';
+import { Backoff, retry, type RetryPolicy, type Step } from '../client/retry.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
 import { JobAbortedError } from './errors.js';
@@ -18,7 +18,7 @@ import type { SentTrace } from './view.js';
 export const MAX_PATCH_BYTES = 1024 * 1024;
 /** Consecutive 416s within one tick before it counts as a failure (then backoff, fresh round-trip). */
 const MAX_MISMATCHES = 2;
-const RETRY_BACKOFF = { baseMs: 500, maxMs: 10_000 };
+const RETRY_POLICY: RetryPolicy = { baseMs: 500, maxMs: 10_000 };
 /** Failed PATCH rounds `drain` tolerates before giving up on the tail. */
 const DRAIN_ATTEMPTS = 8;
 
@@ -52,7 +52,10 @@ export class TraceSender {
   /** The server refused a full trace as too large (413): full mode only probes with state PUTs. */
   private fullTooLarge = false;
   private lastRequestAt: number;
-  private failures = 0;
+  /** Failed ticks in a row; progress resets it. */
+  private readonly backoff = new Backoff(RETRY_POLICY);
+  /** The server's `Retry-After` on the last answer, in ms. */
+  private retryAfterMs: number | undefined;
   private retryAt = 0;
   private stopping = false;
   private waitingForData = false;
@@ -92,13 +95,16 @@ export class TraceSender {
    * Returns whether the server has the whole trace.
    */
   async drain(deadline: AbortSignal): Promise<boolean> {
-    let failures = 0;
-    while (this.mode === 'incremental' && !this.halted && this.sentOffset < this.options.trace.length && !deadline.aborted && !this.options.signal.aborted) {
-      const result: TickResult = await this.tick().catch(() => 'failed' as const);
-      if (result === 'ok') continue;
-      if (++failures > DRAIN_ATTEMPTS) break;
-      await sleep(backoffDelay(failures - 1, RETRY_BACKOFF), deadline).catch(() => undefined);
-    }
+    const pending = (): boolean =>
+      this.mode === 'incremental' && !this.halted && this.sentOffset < this.options.trace.length && !deadline.aborted && !this.options.signal.aborted;
+    const step = async (): Promise<Step<undefined, undefined>> => {
+      while (pending()) {
+        const result: TickResult = await this.tick().catch(() => 'failed' as const);
+        if (result === 'failed') return { failed: undefined, retryAfterMs: this.retryAfterMs };
+      }
+      return { done: undefined };
+    };
+    await retry(step, { policy: { ...RETRY_POLICY, attempts: DRAIN_ATTEMPTS + 1 }, signal: deadline }).catch(() => undefined);
     return this.sentOffset >= this.options.trace.length;
   }
 
@@ -116,10 +122,10 @@ export class TraceSender {
         result = 'failed';
       }
       if (result === 'ok') {
-        this.failures = 0;
+        this.backoff.succeeded();
         this.retryAt = 0;
       } else {
-        this.retryAt = Date.now() + backoffDelay(this.failures++, RETRY_BACKOFF);
+        this.retryAt = Date.now() + this.backoff.failed(this.retryAfterMs);
       }
     }
   }
@@ -239,7 +245,7 @@ export class TraceSender {
 
   private advance(offset: number): void {
     // Progress (a 202, or a 416 that says the server has more) ends a failure streak.
-    if (offset > this.sentOffset) this.failures = 0;
+    if (offset > this.sentOffset) this.backoff.succeeded();
     this.sentOffset = offset;
     this.options.onAck(offset);
   }
@@ -249,10 +255,13 @@ export class TraceSender {
   }
 
   /** Runs one request under the outer signal and a per-request deadline; `undefined` = timed out. */
-  private async request<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+  private async request<T extends { retryAfterMs?: number }>(call: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
     const deadline = AbortSignal.timeout(this.options.requestTimeoutMs);
+    this.retryAfterMs = undefined;
     try {
-      return await call(AbortSignal.any([this.options.signal, deadline]));
+      const result = await call(AbortSignal.any([this.options.signal, deadline]));
+      this.retryAfterMs = result.retryAfterMs;
+      return result;
     } catch (error) {
       if (!this.options.signal.aborted && deadline.aborted) return undefined;
       throw error;

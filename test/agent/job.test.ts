@@ -77,6 +77,50 @@ describe('job lifecycle', () => {
     expect(trace).toContain('ERROR: Job failed: exit status 5');
   });
 
+  it('says in the job log when a stage outlived SIGTERM and was killed after the grace period', async () => {
+    const { status, trace } = await runJob('j:\n  timeout: 2s\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - trap "" TERM; sleep 300\n', { kill_grace_period: 1 });
+    expect(status, trace).toBe('failed');
+    expect(trace).toContain('WARNING: build_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
+    expect(trace).toContain('ERROR: Job failed: execution took longer than 2 seconds');
+  });
+
+  it('names no forced kill when the stage stops on SIGTERM', async () => {
+    const { status, trace } = await runJob('j:\n  timeout: 2s\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - sleep 300\n', { kill_grace_period: 1 });
+    expect(status, trace).toBe('failed');
+    expect(trace).toContain('ERROR: Job failed: execution took longer than 2 seconds');
+    expect(trace).not.toContain('SIGKILL');
+  });
+
+  it('finishes the job with a warning when after_script cannot be started', async () => {
+    const d = await workDirs();
+    const p = await t.pipeline('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo built\n  after_script:\n    - echo never\n');
+    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
+    const services = defaultServices(silentLogger());
+    const never = new AbortController().signal;
+    const result = await runOnce({
+      runner: config,
+      services: {
+        ...services,
+        // The real executor, except that the after_script stage cannot start.
+        createExecutor: async (runner) => {
+          const inner = await services.createExecutor(runner);
+          return {
+            name: inner.name,
+            cleanup: () => inner.cleanup(),
+            runStage: (request) => (request.stage === 'after_script' ? Promise.reject(new Error('could not start the after_script stage: spawn bash ENOENT')) : inner.runStage(request)),
+          };
+        },
+      },
+      waitTimeoutMs: 20_000,
+      pollIntervalMs: 200,
+      stopWaiting: never,
+      stopJob: never,
+    });
+    const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+    expect(result.kind === 'job' && result.outcome.state, trace).toBe('success');
+    expect(trace).toContain('WARNING: after_script failed: could not start the after_script stage: spawn bash ENOENT');
+  });
+
   it('passes artifacts from one stage to the next', async () => {
     const p = await t.pipeline('make:\n  stage: build\n  script:\n    - mkdir -p out && echo made > out/file.txt\n  artifacts:\n    paths:\n      - out/\nuse:\n  stage: test\n  script:\n    - cat out/file.txt\n');
     const d = await workDirs();

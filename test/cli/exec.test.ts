@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from './cli.js';
@@ -110,6 +110,15 @@ describe('exec exit codes and output', () => {
     const missing = await exec(repo);
     expect(missing.exitCode, missing.all).toBe(2);
     expect(missing.stderr).toContain('no pipeline file');
+  });
+
+  it('exits 2 saying git cannot be run when it is not installed', async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'j:\n  script: echo never\n' });
+    const path = await tempDir('no-git');
+    await symlink(process.execPath, join(path, 'node'));
+    const result = await exec(repo, [], { PATH: path });
+    expect(result.exitCode, result.all).toBe(2);
+    expect(result.stderr).toContain('cannot run git: spawn git ENOENT; is git installed?');
   });
 });
 

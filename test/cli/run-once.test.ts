@@ -100,6 +100,13 @@ broken:
     expect(result.all).toContain('could not get a job');
   });
 
+  it('exits 3 at once, without waiting out the wait timeout, when the proxy URL in the environment is not one', async () => {
+    const d = await workDirs();
+    const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--wait-timeout', '0'], { env: { HTTP_PROXY: 'socks5://127.0.0.1:1080', NO_PROXY: '', no_proxy: '' } });
+    expect(result.exitCode, result.all).toBe(3);
+    expect(result.all).toContain('the proxy URL "socks5://127.0.0.1:1080" is not http or https (socks5 proxies are not supported)');
+  });
+
   it('exits 2 on bad usage', async () => {
     const result = await cli(['run-once', '--url', t.url]);
     expect(result.exitCode).toBe(2);

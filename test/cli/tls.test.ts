@@ -39,9 +39,13 @@ test:
     - cat out.txt
 `;
 
-/** An https reference server (mutual TLS with `mutual`) whose project has submodule `lib` on the same server. */
-async function httpsServer(mutual: boolean): Promise<TestServer> {
-  const tls = { cert: await pki.read(pki.serverCert), key: await pki.read(pki.serverKey), ...(mutual ? { clientCa: await pki.read(pki.caCert) } : {}) };
+/**
+ * An https reference server (mutual TLS with `mutual`) whose project has submodule `lib` on the same
+ * server; with `ipOnly` its certificate names the address 127.0.0.1 and nothing else.
+ */
+async function httpsServer(mutual: boolean, { ipOnly = false } = {}): Promise<TestServer> {
+  const [cert, key] = ipOnly ? [pki.ipServerCert, pki.ipServerKey] : [pki.serverCert, pki.serverKey];
+  const tls = { cert: await pki.read(cert), key: await pki.read(key), ...(mutual ? { clientCa: await pki.read(pki.caCert) } : {}) };
   const clientTls = readTlsMaterial({ 'tls-ca-file': pki.caCert, 'tls-cert-file': pki.clientCert, 'tls-key-file': pki.clientKey });
   const t = await startTestServer({ tls, clientTls, projects: [{ name: 'group/lib', path: lib }] });
   servers.push(t);
@@ -156,6 +160,29 @@ describe('a coordinator behind a private CA', () => {
       // git opened its own tunnels (clone and submodule): the CA reached it through the proxy too.
       expect(proxy.agents.filter((agent) => agent.startsWith('git/')).length).toBeGreaterThanOrEqual(2);
       expect(proxy.plainRequests).toBe(0);
+      await rm(d.root, { recursive: true, force: true });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('run-once reaches a coordinator addressed by IP through HTTPS_PROXY, its certificate checked against the IP, with mutual TLS', async () => {
+    const t = await httpsServer(true, { ipOnly: true });
+    const proxy = await startConnectProxy();
+    try {
+      expect(t.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const { token } = await t.registerRunner();
+      const p = await t.pipeline('by-ip:\n  script:\n    - echo "reached by IP through the proxy"\n');
+      const d = await workDirs();
+      const env = { HTTPS_PROXY: proxy.url, NO_PROXY: '', no_proxy: '' };
+      const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '20s', ...tlsFlags()], { env });
+      const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+      expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
+      expect(result.all).not.toMatch(/altnames/);
+      expect(trace).toContain('reached by IP through the proxy');
+      expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('success');
+      expect(proxy.tunnels.length).toBeGreaterThan(0);
+      expect(proxy.tunnels.every((host) => host === new URL(t.url).host)).toBe(true);
       await rm(d.root, { recursive: true, force: true });
     } finally {
       await proxy.close();

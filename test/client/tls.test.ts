@@ -13,6 +13,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 let pki: Pki;
 let plain: TestServer;
 let mutual: TestServer;
+/** Mutual TLS with a certificate for the address 127.0.0.1 only, as a coordinator addressed by IP has. */
+let byIp: TestServer;
 let caOnly: TlsMaterial;
 let withCert: TlsMaterial;
 const PROXY_VARS = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'] as const;
@@ -25,10 +27,13 @@ beforeAll(async () => {
   withCert = readTlsMaterial({ 'tls-ca-file': pki.caCert, 'tls-cert-file': pki.clientCert, 'tls-key-file': pki.clientKey });
   plain = await startTestServer({ tls, clientTls: caOnly });
   mutual = await startTestServer({ tls: { ...tls, clientCa: await pki.read(pki.caCert) }, clientTls: withCert });
+  const ipTls = { cert: await pki.read(pki.ipServerCert), key: await pki.read(pki.ipServerKey), clientCa: await pki.read(pki.caCert) };
+  byIp = await startTestServer({ tls: ipTls, clientTls: withCert });
 });
 afterAll(async () => {
   await plain?.close();
   await mutual?.close();
+  await byIp?.close();
   await rm(pki.dir, { recursive: true, force: true });
 });
 afterEach(() => {
@@ -82,6 +87,21 @@ describe('the runner API over https', () => {
       // Without the CA the tunnelled session is refused: the proxy is no way around the check.
       const untrusted = await register(mutual.url, {}, mutual.server.registrationToken);
       expect(untrusted.status).toBe(-1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('checks the certificate of a coordinator addressed by IP against that IP inside the tunnel, with mutual TLS', async () => {
+    const proxy = await startConnectProxy();
+    try {
+      process.env.HTTPS_PROXY = proxy.url;
+      delete process.env.NO_PROXY;
+      delete process.env.no_proxy;
+      expect(byIp.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const ok = await register(byIp.url, withCert, byIp.server.registrationToken);
+      expect(ok.status, ok.error?.message).toBe(201);
+      expect(proxy.tunnels).toEqual([new URL(byIp.url).host]);
     } finally {
       await proxy.close();
     }

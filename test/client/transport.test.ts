@@ -8,8 +8,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
-import { send, Transport } from '../../src/client/http.js';
+import { send, Transport } from '../../src/client/transport.js';
+import { Agent, ProxyAgent } from 'undici';
 import { bypassed, parseProxyUrl, proxyFor } from '../../src/client/proxy-env.js';
+import { worthRetrying } from '../../src/client/retryable.js';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { startConnectProxy } from '../helpers/connect-proxy.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -55,6 +57,23 @@ async function rawServer(handler: (req: import('node:http').IncomingMessage, res
   };
 }
 
+/** An upload body that never ends unless the request stops reading it; says whether it was closed. */
+function endlessUpload(): { source: Readable; destroyed: () => boolean; sent: () => number } {
+  let destroyed = false;
+  let sent = 0;
+  const source = new Readable({
+    read() {
+      sent += 16 * 1024;
+      this.push(Buffer.alloc(16 * 1024, 1));
+    },
+    destroy(error, callback) {
+      destroyed = true;
+      callback(error);
+    },
+  });
+  return { source, destroyed: () => destroyed, sent: () => sent };
+}
+
 describe('which proxy a request takes', () => {
   const env = (vars: Record<string, string>): NodeJS.ProcessEnv => vars;
 
@@ -82,11 +101,59 @@ describe('which proxy a request takes', () => {
     expect(bypassed(url('http://[fd00::5]/'), 'fd00::/8')).toBe(true);
     expect(bypassed(url('http://anything/'), ' * ')).toBe(true);
     expect(bypassed(url('http://CI.Example.COM/'), 'ci.example.com')).toBe(true);
+    expect(bypassed(url('https://ci.example.com/'), 'ci.example.com:443')).toBe(true);
+    expect(bypassed(url('https://ci.example.com/'), 'ci.example.com:80')).toBe(false);
+    expect(bypassed(url('http://10.1.2.3:8080/'), '10.0.0.0/8:8080')).toBe(true);
+    expect(bypassed(url('http://10.1.2.3:9090/'), '10.0.0.0/8:8080')).toBe(false);
+    expect(bypassed(url('http://192.168.1.7/'), '192.168.1.0/24,other')).toBe(true);
+    expect(bypassed(url('http://a.b.example.com/'), '*.example.com')).toBe(true);
+    expect(bypassed(url('http://example.com/'), '*.example.com')).toBe(false);
+    expect(bypassed(url('http://[fd00::5]/'), '[fd00::5]')).toBe(true);
+    expect(bypassed(url('http://ci.example.com/'), '')).toBe(false);
   });
 
   it('says what is wrong with a proxy URL it cannot use', () => {
     expect(() => parseProxyUrl('socks5://p:1080')).toThrow(/socks5 proxies are not supported/);
     expect(() => parseProxyUrl('http://[bad')).toThrow(/is not a URL/);
+  });
+
+  it('reads upper case before lower case, as Go does, and an empty NO_PROXY as unset', () => {
+    const vars = env({ HTTPS_PROXY: 'http://upper:3128', https_proxy: 'http://lower:3128' });
+    expect(proxyFor(new URL('https://ci.example/'), vars)?.host).toBe('upper:3128');
+    expect(proxyFor(new URL('https://ci.example/'), env({ HTTPS_PROXY: '', https_proxy: 'http://lower:3128' }))?.host).toBe('lower:3128');
+    expect(proxyFor(new URL('https://ci.example/'), env({ HTTPS_PROXY: 'http://p:1', NO_PROXY: '', no_proxy: 'ci.example' }))).toBeUndefined();
+    expect(proxyFor(new URL('https://ci.example/'), env({ HTTPS_PROXY: 'http://p:1', NO_PROXY: 'other.example', no_proxy: 'ci.example' }))?.host).toBe('p:1');
+  });
+
+  it('takes one undici dispatcher per coordinator and per proxy, reused by every request', () => {
+    clearProxyEnv();
+    const transport = new Transport();
+    const https = new URL('https://ci.example/ci/api/v1/');
+    const direct = transport.route(https);
+    expect(direct.dispatcher).toBeInstanceOf(Agent);
+    expect(direct.proxy).toBeUndefined();
+    process.env.HTTPS_PROXY = 'http://proxy.example:3128';
+    const proxied = transport.route(https);
+    expect(proxied.dispatcher).toBeInstanceOf(ProxyAgent);
+    expect(proxied.proxy?.host).toBe('proxy.example:3128');
+    expect(transport.route(new URL('https://ci.example/ci/api/v1/builds/1.json')).dispatcher).toBe(proxied.dispatcher);
+    process.env.NO_PROXY = '.example';
+    expect(transport.route(https).dispatcher).toBe(direct.dispatcher);
+    void transport.close();
+  });
+
+  it('reports a proxy URL that is not one as an error no retry mends', async () => {
+    clearProxyEnv();
+    process.env.HTTPS_PROXY = 'http://[not-a-host';
+    const client = new RunnerApiClient({ url: 'https://ci.example' });
+    try {
+      const result = await client.verifyRunner('token');
+      expect(result).toMatchObject({ status: -1, outcome: 'retry' });
+      expect((result.error as { code?: string }).code).toBe('PROXY_URL_INVALID');
+      expect(worthRetrying(result)).toBe(false);
+    } finally {
+      await client.close();
+    }
   });
 });
 
@@ -113,14 +180,15 @@ describe('a plain-http coordinator through HTTP_PROXY', () => {
     }
   });
 
-  it('reports a proxy that wants credentials it was not given as the proxy\'s answer', async () => {
+  it('reports a proxy that wants credentials it was not given as the proxy\'s refusal, saying what to give', async () => {
     const proxy = await startConnectProxy(undefined, { forward: true, auth: 'Basic eDp5' });
     const client = new RunnerApiClient({ url: t.url });
     try {
       clearProxyEnv();
       process.env.HTTP_PROXY = proxy.url;
       const result = await client.verifyRunner('token');
-      expect(result.status).toBe(407);
+      expect(result.status).toBe(-1);
+      expect(result.error?.message).toMatch(/the proxy 127\.0\.0\.1:\d+ refused the request to 127\.0\.0\.1:\d+: HTTP 407 .*give user and password in the proxy URL/);
       expect(proxy.refusedAuth).toBe(1);
     } finally {
       await client.close();
@@ -139,7 +207,8 @@ describe('an https coordinator through a proxy that refuses the tunnel', () => {
       const result = await client.verifyRunner('token');
       expect(result.status).toBe(-1);
       expect(result.outcome).toBe('retry');
-      expect(result.error?.message).toMatch(/refused the tunnel to 127\.0\.0\.1:9: 407 .*give user and password in the proxy URL/);
+      expect(result.error?.message).toMatch(/the proxy 127\.0\.0\.1:\d+ refused the tunnel to 127\.0\.0\.1:9: HTTP 407 .*give user and password in the proxy URL/);
+      expect((result.error as { code?: string }).code).toBe('PROXY_TUNNEL_REFUSED');
     } finally {
       await client.close();
       await proxy.close();
@@ -181,7 +250,9 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
     }
   });
 
-  it('reuses one connection for a runner\'s successive calls', async () => {
+  // undici's pool may open a second connection when a call follows the previous one's end in the
+  // same tick; both are then kept alive and reused, never one per call.
+  it('reuses kept-alive connections for a runner\'s successive calls', async () => {
     const ok = await rawServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
@@ -189,11 +260,28 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
     const client = new RunnerApiClient({ url: ok.url });
     try {
       clearProxyEnv();
-      for (let i = 0; i < 5; i += 1) expect((await client.verifyRunner('token')).alive).toBe(true);
-      expect(ok.connections()).toBe(1);
+      for (let i = 0; i < 20; i += 1) expect((await client.verifyRunner('token')).alive).toBe(true);
+      expect(ok.connections()).toBeLessThanOrEqual(2);
     } finally {
       await client.close();
       await ok.close();
+    }
+  });
+
+  it('gives up on an upload the server stops reading, after the progress deadline, and closes its source', async () => {
+    // The handler never reads the body: Node's server then stops reading the socket, and the upload stalls.
+    const deaf = await rawServer(() => undefined);
+    const upload = endlessUpload();
+    const transport = new Transport();
+    try {
+      clearProxyEnv();
+      const response = await send(transport, { method: 'POST', url: new URL(`${deaf.url}/upload`), body: upload.source, bodyTimeoutMs: 300 });
+      expect(response.status).toBe(-1);
+      expect(response.error?.message).toBe('no progress sending the request for 0.3 s');
+      expect(upload.destroyed()).toBe(true);
+    } finally {
+      await transport.close();
+      await deaf.close();
     }
   });
 
@@ -205,28 +293,16 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
         if (seen > 64 * 1024) req.socket.destroy();
       });
     });
-    let destroyed = false;
-    let sent = 0;
-    const source = new Readable({
-      read() {
-        sent += 16 * 1024;
-        // Endless unless the request stops reading it.
-        this.push(Buffer.alloc(16 * 1024, 1));
-      },
-      destroy(error, callback) {
-        destroyed = true;
-        callback(error);
-      },
-    });
+    const upload = endlessUpload();
     const transport = new Transport();
     try {
       clearProxyEnv();
-      const response = await send(transport, { method: 'POST', url: new URL(`${dropping.url}/upload`), body: source });
+      const response = await send(transport, { method: 'POST', url: new URL(`${dropping.url}/upload`), body: upload.source });
       expect(response.status).toBe(-1);
-      expect(destroyed).toBe(true);
-      expect(sent).toBeLessThan(64 * 1024 * 1024);
+      expect(upload.destroyed()).toBe(true);
+      expect(upload.sent()).toBeLessThan(64 * 1024 * 1024);
     } finally {
-      transport.close();
+      await transport.close();
       await dropping.close();
     }
   });

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ShellExecutor } from '../../src/executors/shell/index.js';
 import { findMarked, processAlive } from '../../src/executors/shell/process-group.js';
 import type { StageRequest } from '../../src/executors/types.js';
@@ -85,6 +86,38 @@ describe.each(['bash', 'sh'] as const)('shell executor (%s)', (shell) => {
     const { output, dir } = await stage(executor, { echoCommands: false, commands: ['pwd'] });
     expect(output.trim()).toBe(dir);
   });
+
+  it('hands output on while the stage runs, bytes unchanged', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shell-stream-'));
+    const chunks: Buffer[] = [];
+    // The stage waits for a file the test writes only once it has seen the first line.
+    const { result } = await stage(executor, {
+      echoCommands: false,
+      workDir: dir,
+      scriptDir: dir,
+      commands: ["printf 'first \\377\\376\\n'", `while [ ! -e ${join(dir, 'go')} ]; do sleep 0.05; done`, 'echo second'],
+      output: (chunk) => {
+        chunks.push(Buffer.from(chunk));
+        if (Buffer.concat(chunks).includes('first')) writeFileSync(join(dir, 'go'), '');
+      },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(Buffer.concat(chunks)).toEqual(Buffer.from([...Buffer.from('first '), 0xff, 0xfe, 0x0a, ...Buffer.from('second\n')]));
+  });
+
+  it('reports the signal that ended the stage', async () => {
+    const { result } = await stage(executor, { commands: ['kill -KILL $$'] });
+    expect(result).toEqual({ exitCode: null, signal: 'SIGKILL', aborted: false });
+  });
+
+  it('fails with the reason when the shell cannot be started', async () => {
+    vi.stubEnv('PATH', '/nonexistent');
+    try {
+      await expect(stage(executor, { commands: ['echo never'] })).rejects.toThrow(new RegExp(`could not start the build_script stage: spawn ${shell} ENOENT`));
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
 });
 
 // These run with the fallback (process group + marker sweep): `new ShellExecutor` makes no cgroup.
@@ -132,6 +165,71 @@ describe('killing a job', () => {
     const pid = Number((await readFile(pidFile, 'utf8')).trim());
     await waitFor(async () => !(await processAlive(pid)));
     expect(execFileSync('ps', ['-eo', 'stat,args']).toString().split('\n').filter((l) => !l.startsWith('Z')).join('\n')).not.toMatch(/sleep 100[45]/);
+  });
+
+  it('kills a stage that ignores SIGTERM with SIGKILL once the grace period is over, and says so', async () => {
+    const controller = new AbortController();
+    let seen = '';
+    const running = stage(executor, {
+      echoCommands: false,
+      signal: controller.signal,
+      commands: ["trap '' TERM", 'echo ready', 'sleep 1007'],
+      output: (chunk) => {
+        seen += Buffer.from(chunk).toString();
+        if (seen.includes('ready')) controller.abort(new Error('canceled'));
+      },
+    });
+    const { result } = await running;
+    expect(result).toEqual({ exitCode: null, signal: 'SIGKILL', aborted: true, killedAfterMs: 500 });
+  });
+
+  it('reports no forced kill for a stage that stops on SIGTERM', async () => {
+    const controller = new AbortController();
+    let seen = '';
+    const { result } = await stage(executor, {
+      echoCommands: false,
+      signal: controller.signal,
+      commands: ['echo ready', 'sleep 1008'],
+      output: (chunk) => {
+        seen += Buffer.from(chunk).toString();
+        if (seen.includes('ready')) controller.abort(new Error('canceled'));
+      },
+    });
+    expect(result).toEqual({ exitCode: null, signal: 'SIGTERM', aborted: true });
+  });
+
+  it('kills a grandchild that ignores SIGTERM when its stage ends normally', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shell-grandchild-'));
+    const pidFile = join(dir, 'pid');
+    const { result } = await stage(executor, {
+      workDir: dir,
+      scriptDir: dir,
+      echoCommands: false,
+      commands: [`( bash -c "trap '' TERM; echo \\$\\$ > ${pidFile}; exec sleep 1009" > /dev/null 2>&1 & )`, `while [ ! -s ${pidFile} ]; do sleep 0.05; done`],
+    });
+    expect(result.exitCode).toBe(0);
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    await waitFor(async () => !(await processAlive(pid)));
+  });
+
+  it('ends a stage whose output is still held open by a process that escaped it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shell-held-'));
+    const pidFile = join(dir, 'pid');
+    // setsid leaves the group, env -i drops the marker: nothing ties it to the job, yet it holds the pipes.
+    const { result, output } = await stage(executor, {
+      workDir: dir,
+      scriptDir: dir,
+      echoCommands: false,
+      commands: [`setsid env -i sh -c 'echo $$ > ${pidFile}; exec sleep 1010' &`, `while [ ! -s ${pidFile} ]; do sleep 0.05; done`, 'echo done'],
+    });
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    try {
+      expect(result.exitCode).toBe(0);
+      expect(output).toContain('done');
+      expect(await processAlive(pid)).toBe(true);
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('cleanup kills a setsid child that outlived a normally ended stage', async () => {

@@ -1,6 +1,7 @@
 /**
  * A private CA made in the test with Debian's `openssl`: a server certificate for 127.0.0.1 and
- * localhost, a client certificate, and a second, unrelated CA (for "wrong CA" cases). Nothing here
+ * localhost, one for the address 127.0.0.1 only (as for a coordinator addressed by IP), a client
+ * certificate, and a second, unrelated CA (for "wrong CA" cases). Nothing here
  * is trusted by the system, so every https connection in a test proves the CA was handed over.
  */
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -13,6 +14,9 @@ export interface Pki {
   caCert: string;
   serverCert: string;
   serverKey: string;
+  /** A server certificate whose only name is IP:127.0.0.1 (no DNS name at all). */
+  ipServerCert: string;
+  ipServerKey: string;
   clientCert: string;
   clientKey: string;
   /** A CA that signed nothing here. */
@@ -42,6 +46,7 @@ export async function createPki(): Promise<Pki> {
   await makeCa(dir, 'test-ca');
   await makeCa(dir, 'other-ca');
   await issue(dir, 'test-ca', 'server', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await issue(dir, 'test-ca', 'ip-server', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n');
   await issue(dir, 'test-ca', 'client', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n');
   const at = (file: string): string => join(dir, file);
   return {
@@ -49,6 +54,8 @@ export async function createPki(): Promise<Pki> {
     caCert: at('test-ca.crt'),
     serverCert: at('server.crt'),
     serverKey: at('server.key'),
+    ipServerCert: at('ip-server.crt'),
+    ipServerKey: at('ip-server.key'),
     clientCert: at('client.crt'),
     clientKey: at('client.key'),
     otherCaCert: at('other-ca.crt'),

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { apiBaseUrl } from '../../src/protocol/base-url.js';
 import { formatContentRange, parseServerRange } from '../../src/protocol/content-range.js';
 import { parseBuildPayload } from '../../src/protocol/build-payload.js';
-import { classify } from '../../src/client/outcome.js';
-import { backoffDelay } from '../../src/client/backoff.js';
+import { classify } from '../../src/client/retryable.js';
+import { backoffDelay } from '../../src/client/retry.js';
 
 describe('apiBaseUrl', () => {
   it('appends /ci/api/v1/ the way the legacy client does', () => {

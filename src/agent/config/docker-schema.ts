@@ -5,8 +5,9 @@
  * GitLab Runner docker keys we do not use are listed apart: they produce a warning naming them,
  * any other unknown key is an error with a suggestion (see load.ts).
  */
-import { z } from '../../schema/index.js';
+import { z } from 'zod';
 import type { DockerOptions } from '../../executors/docker/options.js';
+import type { RunnerSection } from './section.js';
 
 const stringList = z.array(z.string().min(1)).default([]);
 
@@ -63,7 +64,7 @@ export const dockerSchema = z.strictObject({
   volumes: z.array(z.string().regex(VOLUME, 'a "/host/path:/container/path[:ro]" or "/container/path" string')).default([]),
   network_mode: z.string().min(1).optional(),
   memory: sizeString.optional(),
-  memory_swap: z.union([sizeString, z.literal(-1).transform(() => '-1')]).optional(),
+  memory_swap: z.union([sizeString, z.literal(-1).transform(() => '-1')], { error: 'a size such as "1g", or -1 for unlimited swap' }).optional(),
   cpus: z
     .union([z.string().regex(/^\d+(?:\.\d+)?$/, 'a number of CPUs such as "1.5"'), z.number().positive()])
     .transform((v) => String(v))
@@ -107,3 +108,10 @@ export const IGNORED_DOCKER_KEYS = new Set([
 ]);
 
 export const KNOWN_DOCKER_KEYS = Object.keys(dockerSchema.shape);
+
+/** Always present in an entry: `executor = "docker"` without the table gets the defaults. */
+export const dockerSection = {
+  key: 'docker',
+  schema: dockerSchema.prefault({}),
+  keys: { known: KNOWN_DOCKER_KEYS, ignored: IGNORED_DOCKER_KEYS },
+} as const satisfies RunnerSection;

@@ -1,17 +1,18 @@
 /**
- * Reads config.toml once: TOML → unknown-key check → schema (src/schema) → deep freeze. A bad value or an
+ * Reads config.toml once: TOML → unknown-key check → zod schema (schema.ts) → deep freeze. A bad value or an
  * unknown key stops the start with `file:line` and what is expected; a GitLab Runner key we do not
  * use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import type { z } from '../../schema/index.js';
+import type { z } from 'zod';
 import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
+import { schemaMessages } from '../../schema-messages.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
-import { IGNORED_DOCKER_KEYS, KNOWN_DOCKER_KEYS } from './docker-schema.js';
+import type { RunnerSection } from './section.js';
 import {
   configSchema,
   IGNORED_GLOBAL_KEYS,
@@ -19,8 +20,17 @@ import {
   KNOWN_GLOBAL_KEYS,
   KNOWN_RUNNER_KEYS,
   REGISTRATION_RECORD_KEYS,
+  RUNNER_SECTIONS,
   type Config,
 } from './schema.js';
+
+/** Words for zod's issues (schema-messages.ts); a TOML object is a table. */
+const messages = schemaMessages({ object: 'table' });
+
+/** The tables of an entry, as the key checks read them. */
+const SECTIONS: readonly RunnerSection[] = RUNNER_SECTIONS;
+/** The keys of the tables checked key by key (their unknown keys are reported before the schema runs). */
+const CHECKED_TABLES = new Set<PropertyKey>(SECTIONS.filter((section) => section.keys).map((section) => section.key));
 
 export interface LoadedConfig {
   path: string;
@@ -77,24 +87,23 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
   const runners = raw.runners;
   if (Array.isArray(runners)) {
     runners.forEach((entry, i) => {
-      if (entry && typeof entry === 'object') {
-        sortKeys(entry as Record<string, unknown>, ['runners', i], KNOWN_RUNNER_KEYS, IGNORED_RUNNER_KEYS, where, warnings, problems);
-        const docker = (entry as Record<string, unknown>).docker;
-        if (docker && typeof docker === 'object' && !Array.isArray(docker)) {
-          sortKeys(docker as Record<string, unknown>, ['runners', i, 'docker'], KNOWN_DOCKER_KEYS, IGNORED_DOCKER_KEYS, where, warnings, problems);
-        }
+      if (!isTable(entry)) return;
+      sortKeys(entry, ['runners', i], KNOWN_RUNNER_KEYS, IGNORED_RUNNER_KEYS, where, warnings, problems);
+      for (const { key, keys } of SECTIONS) {
+        const table = entry[key];
+        if (keys && isTable(table)) sortKeys(table, ['runners', i, key], keys.known, keys.ignored, where, warnings, problems);
       }
     });
   }
-  const result = configSchema.safeParse(raw);
+  const result = configSchema.safeParse(raw, { error: messages });
   if (!result.success) {
-    // Unknown keys of the top level, of each [[runners]] entry and of its [runners.docker] were
-    // reported above, with their line.
-    const reported = (issue: z.Issue): boolean =>
+    // Unknown keys of the top level, of each [[runners]] entry and of its tables checked key by key
+    // were reported above, with their line.
+    const reported = (issue: z.core.$ZodIssue): boolean =>
       issue.code === 'unrecognized_keys' &&
       (issue.path.length === 0 ||
         (issue.path.length === 2 && issue.path[0] === 'runners') ||
-        (issue.path.length === 3 && issue.path[0] === 'runners' && issue.path[2] === 'docker'));
+        (issue.path.length === 3 && issue.path[0] === 'runners' && CHECKED_TABLES.has(issue.path[2] ?? '')));
     problems.push(...result.error.issues.filter((issue) => !reported(issue)).map((issue) => describeIssue(issue, where)));
   }
   if (problems.length > 0 || !result.success) {
@@ -106,11 +115,13 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
   return { path, config: deepFreeze(result.data), warnings };
 }
 
+const isTable = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+
 function sortKeys(
   table: Record<string, unknown>,
   at: PropertyKey[],
-  known: string[],
-  ignored: Set<string>,
+  known: readonly string[],
+  ignored: ReadonlySet<string>,
   where: (p: ReadonlyArray<PropertyKey>) => string,
   warnings: string[],
   problems: string[],
@@ -139,7 +150,7 @@ function isUnset(value: unknown): boolean {
   return false;
 }
 
-function describeIssue(issue: z.Issue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
+function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
 }
@@ -186,7 +197,7 @@ function checkUniqueRunners(config: Config, layout: TomlLayout, path: string): v
 }
 
 /** The known key within edit distance 2, if any. */
-function closest(key: string, known: string[]): string | undefined {
+function closest(key: string, known: readonly string[]): string | undefined {
   let best: { key: string; d: number } | undefined;
   for (const candidate of known) {
     const d = distance(key.toLowerCase().replace(/-/g, '_'), candidate.replace(/-/g, '_'));

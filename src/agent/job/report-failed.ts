@@ -1,24 +1,38 @@
-import { backoffDelay, sleep } from '../../client/backoff.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
+import { silentLogger, type Logger } from '../../log.js';
+import { sendFinalUpdate, textTrace } from '../../trace/final.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { errorLine, header } from './messages.js';
 
+/** How long a failure report is retried: long enough for a coordinator's brief outage, short enough not to hold `run-once`. */
+const REPORT_DEADLINE_MS = 60_000;
+const REPORT_REQUEST_TIMEOUT_MS = 30_000;
+
 /**
- * Reports a build `failed` with a short explanatory trace in one E5 (used when the build cannot be
- * run at all: an invalid payload or a failed setup), retrying transient failures a few times.
+ * Reports a build `failed` with a short explanatory trace (used when the build cannot be run at all:
+ * an invalid payload or a failed setup), through the same final update as a job that ran. True when
+ * the server has its answer: the report was delivered, or refused because the build is gone.
  */
-export async function reportBuildFailed(client: RunnerApiClient, runner: Pick<RunnerConfig, 'name' | 'token'>, buildId: number, message: string, signal: AbortSignal): Promise<boolean> {
-  const trace = `${header(VERSION, runner.name, runner.token)}${errorLine(`ERROR: Job failed: ${message}`)}`;
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    try {
-      const result = await client.updateBuild(buildId, runner.token, { state: 'failed', trace }, signal);
-      if (result.outcome !== 'retry') return true;
-      // Abortable, so a daemon shutting down is not held up by this wait.
-      await sleep(backoffDelay(attempt, { baseMs: 1000, maxMs: 5000 }), signal);
-    } catch {
-      return false;
-    }
-  }
-  return false;
+export async function reportBuildFailed(
+  client: RunnerApiClient,
+  runner: Pick<RunnerConfig, 'name' | 'token'>,
+  buildId: number,
+  message: string,
+  signal: AbortSignal,
+  logger: Logger = silentLogger(),
+): Promise<boolean> {
+  const trace = textTrace(`${header(VERSION, runner.name, runner.token)}${errorLine(`ERROR: Job failed: ${message}`)}`);
+  const result = await sendFinalUpdate({
+    client,
+    buildId,
+    runnerToken: runner.token,
+    state: 'failed',
+    trace,
+    deadlineMs: REPORT_DEADLINE_MS,
+    requestTimeoutMs: REPORT_REQUEST_TIMEOUT_MS,
+    signal,
+    logger,
+  });
+  return result.delivered || result.refused;
 }

@@ -5,7 +5,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { classify } from '../../client/outcome.js';
+import { classify } from '../../client/retryable.js';
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
@@ -14,7 +14,7 @@ import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { ArtifactStages } from './artifact-stages.js';
 import type { RunAs } from '../run-as.js';
-import { jobDirs, redactUrl } from './build-dir.js';
+import { jobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, notice } from './messages.js';
@@ -64,8 +64,9 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   const { slot, release } = services.slots.acquire(runner.token, build.project_id);
   const dirs = jobDirs(runner.builds_dir, runner.token, slot, build);
   const started = Date.now();
-  // GitLab Runner's wording, so an operator's greps and habits carry over; never the credentials.
-  logger.info({ job: build.name, repo_url: redactUrl(build.repo_url), slot }, 'Checking for jobs... received');
+  // GitLab Runner's wording, so an operator's greps and habits carry over; the logger's redaction
+  // drops the credentials of repo_url.
+  logger.info({ job: build.name, repo_url: build.repo_url, slot }, 'Checking for jobs... received');
   try {
     const executor = await services.createExecutor(runner);
     // With a job user, nothing between builds_dir and the state dir may be a link it planted: the
@@ -115,7 +116,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.
     logger.error({ err: error }, 'job could not start');
-    const delivered = await reportBuildFailed(services.client, runner, build.id, `the runner could not start the job: ${(error as Error).message}`, stop);
+    const delivered = await reportBuildFailed(services.client, runner, build.id, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
     return { state: 'failed', reason: (error as Error).message, delivered };
   } finally {
     release();

@@ -80,7 +80,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     signal: job.signal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const shell: ShellRun = (target, stage, commands, options) => {
+  const shell: ShellRun = async (target, stage, commands, options) => {
     services.onStage?.(build, stage);
     const request: StageRequest = {
       stage,
@@ -93,7 +93,9 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
       output: (chunk) => write(chunk),
       signal: options.signal,
     };
-    return target.runStage(request);
+    const result = await target.runStage(request);
+    if (result.killedAfterMs !== undefined) write(warning(`WARNING: ${stage} did not stop within ${result.killedAfterMs / 1000} s of SIGTERM; it was killed (SIGKILL)`));
+    return result;
   };
 
   let buildRan = false;
@@ -146,8 +148,10 @@ async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shel
   if (commands.length === 0 || run.stop.aborted) return;
   run.write(notice('Running after script...'));
   const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
-  const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables: env.build, signal, debug: env.controls.debugTrace });
-  if (after.aborted) run.write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+  // A stage that cannot start rejects; here that is a warning like any after_script failure.
+  const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables: env.build, signal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
+  if (after instanceof Error) run.write(warning(`WARNING: after_script failed: ${after.message}`));
+  else if (after.aborted) run.write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
   else if (after.exitCode !== 0) run.write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
 }
 

@@ -3,7 +3,8 @@
  * `listen_address` is set. Labels are bounded: runner names, endpoint method names, HTTP statuses,
  * stages, failure-reason classes, error kinds; never a job id, token or URL.
  */
-import { collectProcessMetrics, Counter, Gauge, Histogram, Registry } from '../../metrics/prom.js';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../../metrics/prom.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { VERSION } from '../../version.js';
 import type { Config, RunnerConfig } from '../config/schema.js';

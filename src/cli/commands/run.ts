@@ -20,8 +20,8 @@ interface RunArgs {
   'listen-address'?: string;
 }
 
-/** `run`'s flags, as GitLab Runner's `run` has them; the daemon's own parser reads this table too (plain-flags.ts). */
-export const RUN_FLAGS: readonly EnvFlag[] = [
+/** `run`'s flags, as GitLab Runner's `run` has them. */
+const RUN_FLAGS: readonly EnvFlag[] = [
   { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
   { flag: 'working-directory', alias: 'd', env: [], kind: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' },
   { flag: 'user', alias: 'u', env: [], kind: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' },

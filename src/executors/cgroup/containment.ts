@@ -21,10 +21,10 @@
  * Elsewhere the shell executor falls back to its process group plus the /proc marker sweep, which it
  * also keeps as a second sweep when cgroups are in use.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { rmdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { lastLine, runCommand } from '../../command.js';
 import type { Logger } from '../../log.js';
 import { isPopulated, killCgroup, killMethodOf, listProcs, removeCgroup, type KillMethod } from './kill.js';
 import { ownCgroupDirectory } from './mount.js';
@@ -66,12 +66,8 @@ async function mkdirIfMissing(dir: string): Promise<void> {
 
 /** Moves a throwaway shell into `dir` the way stages enter theirs; rejects with the shell's error. */
 async function probeEntering(dir: string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    execFile('/bin/sh', ['-c', 'echo $$ > "$1"', 'ci-runner-probe', join(dir, 'cgroup.procs')], { timeout: 10_000 }, (error, _stdout, stderr) => {
-      if (error) reject(new Error(stderr.trim().split('\n').pop() || error.message));
-      else resolve();
-    });
-  });
+  const result = await runCommand('/bin/sh', ['-c', 'echo $$ > "$1"', 'ci-runner-probe', join(dir, 'cgroup.procs')], { timeoutMs: 10_000 });
+  if (result.failed) throw new Error(lastLine(result.stderr) || result.shortMessage);
 }
 
 async function detect(): Promise<Containment> {

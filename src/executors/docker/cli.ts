@@ -3,6 +3,7 @@
  * daemon's environment minus the runner's own secrets, plus DOCKER_HOST when `host` is set.
  */
 import { execa, type ResultPromise } from 'execa';
+import { lastLine } from '../../command.js';
 import { CiRunnerError } from '../../errors.js';
 
 /** A docker command failed; the message carries the CLI's last error line. */
@@ -49,18 +50,21 @@ export class DockerCli {
     return result.stdout.trim();
   }
 
-  /** Starts `docker …args` streaming (stdout and stderr not buffered). */
+  /**
+   * Starts `docker …args` streaming (stdout and stderr not buffered). Aborting `signal` stops the CLI
+   * (SIGTERM, SIGKILL 5 s later) and the result says `isCanceled`.
+   */
   spawn(args: string[], options: CallOptions = {}): ResultPromise<{ buffer: false; reject: false; stdin: 'ignore' }> {
-    return execa(this.options.cli, args, { env: this.env(options.env), stdin: 'ignore', buffer: false, reject: false });
+    return execa(this.options.cli, args, {
+      env: this.env(options.env),
+      stdin: 'ignore',
+      buffer: false,
+      reject: false,
+      ...(options.signal ? { cancelSignal: options.signal } : {}),
+    });
   }
 
   get name(): string {
     return this.options.cli;
   }
-}
-
-function lastLine(text: unknown): string {
-  if (typeof text !== 'string') return '';
-  const lines = text.trim().split('\n');
-  return (lines[lines.length - 1] ?? '').trim();
 }

@@ -104,9 +104,7 @@ async function localImage(docker: DockerCli, image: string, signal: AbortSignal)
 
 async function pull(docker: DockerCli, image: string, options: EnsureOptions): Promise<void> {
   options.log(`Pulling docker image ${image} ...`);
-  const child = docker.spawn(['pull', image]);
-  const onAbort = (): void => void child.kill();
-  options.signal.addEventListener('abort', onAbort, { once: true });
+  const child = docker.spawn(['pull', image], { signal: options.signal });
   const layers = new Set<string>();
   let pending = '';
   let lastError = '';
@@ -124,7 +122,6 @@ async function pull(docker: DockerCli, image: string, options: EnsureOptions): P
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const result = await child;
-  options.signal.removeEventListener('abort', onAbort);
   options.signal.throwIfAborted();
   if (result.exitCode !== 0) throw new Error((pending.trim() || lastError || `exit status ${result.exitCode}`).slice(0, 500));
   if (layers.size > 0) options.log(`Pulled ${layers.size} layer${layers.size === 1 ? '' : 's'}`);

@@ -65,12 +65,14 @@ export async function runStageContainer(c: StageContainer, request: StageRequest
   const code = typeof result.exitCode === 'number' ? result.exitCode : null;
   // 128+n is how docker reports a container killed by signal n.
   const signal = code === 137 ? 'SIGKILL' : code === 143 ? 'SIGTERM' : undefined;
-  return { exitCode: code, ...(signal ? { signal } : {}), aborted };
+  // After an abort, 137 is `docker stop`'s SIGKILL at the end of its grace period.
+  const forced = aborted && signal === 'SIGKILL' ? { killedAfterMs: stopGraceS(c) * 1000 } : {};
+  return { exitCode: code, ...(signal ? { signal } : {}), aborted, ...forced };
 }
 
 /** `docker stop -t <grace>`, retried while the container may not exist yet (still being created). */
 async function stopContainer(c: StageContainer, runEnded: () => boolean): Promise<void> {
-  const grace = String(Math.ceil(c.killGraceMs / 1000));
+  const grace = String(stopGraceS(c));
   for (let attempt = 0; attempt < 50 && !runEnded(); attempt += 1) {
     try {
       await c.docker.run(['stop', '--time', grace, c.name]);
@@ -79,4 +81,9 @@ async function stopContainer(c: StageContainer, runEnded: () => boolean): Promis
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/** `docker stop --time` takes whole seconds. */
+function stopGraceS(c: StageContainer): number {
+  return Math.ceil(c.killGraceMs / 1000);
 }

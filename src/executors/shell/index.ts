@@ -1,23 +1,31 @@
 /**
  * The shell executor: each stage is a generated bash/sh script run on this host as a plain (non-login)
- * shell — a login shell per stage costs ~100 ms for nothing. The stage is its own process group and,
- * where the host allows it, runs inside the job's own cgroup (containment.ts). An abort sends SIGTERM
- * to the group and the cgroup, then SIGKILL after the grace period. When the stage's shell exits,
- * whatever it left running is killed too, so background processes never outlive a stage (and never
- * hold its output pipe open): with a cgroup that includes `setsid` escapees; without one, `cleanup`
- * sweeps those by their environment marker at the end of the job.
+ * shell — a login shell per stage costs ~100 ms for nothing — started through execa. The stage is its
+ * own process group and, where the host allows it, runs inside the job's own cgroup (containment.ts).
+ * An abort stops it in two steps: SIGTERM to the group and the cgroup, SIGKILL after the grace period
+ * to whatever is left (the job log says when that was needed). execa's own `cancelSignal` and
+ * `forceKillAfterDelay` are not used here: they signal the leader's pid only, and the whole group must
+ * get each signal at once, as a terminal's Ctrl-C does. When the stage's shell exits, whatever it left
+ * running is stopped the same way, so background processes never outlive a stage (and never hold its
+ * output pipe open): with a cgroup that includes `setsid` escapees; without one, `cleanup` sweeps those
+ * by their environment marker at the end of the job.
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { spawn } from 'node:child_process';
+import { execa } from 'execa';
 import type { Logger } from '../../log.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
-import type { Executor, StageRequest, StageResult } from '../types.js';
+import { ExecutorSetupError, type Executor, type StageRequest, type StageResult } from '../types.js';
 import type { RunAs } from '../../agent/run-as.js';
 import { commandAsUser, giveScript } from './as-user.js';
 import { containJob, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { writeStageScript, type ShellName } from './script.js';
+
+/** How long what a normally ended stage left running gets between SIGTERM and SIGKILL, at most. */
+const LEFTOVER_GRACE_MS = 1000;
+/** How long the output pipes may stay open after the stage and what it left are gone (something unkillable holds them). */
+const PIPES_CLOSE_MS = 2000;
 
 export interface ShellExecutorOptions {
   shell: ShellName;
@@ -70,64 +78,80 @@ export class ShellExecutor implements Executor {
 
   private async spawn(scriptPath: string, request: StageRequest): Promise<StageResult> {
     if (request.signal.aborted) return { exitCode: null, aborted: true };
-    const cgroup = this.jobCgroup;
     // As the job user through setpriv when `user` is set; the move into the cgroup comes first, as root.
     const asUser = this.options.runAs ? commandAsUser(this.options.runAs, this.options.shell, scriptPath) : undefined;
-    const [file, args] = stageCommand(asUser ? [asUser.file, ...asUser.args] : [this.options.shell, scriptPath], cgroup);
-    // node:child_process, not execa: the daemon keeps every module it ever loaded, and a stage needs
-    // no more than a spawn with two pipes (bench/idle.ts: RSS after a job).
-    const child = spawn(file, args, {
+    const [file, args] = stageCommand(asUser ? [asUser.file, ...asUser.args] : [this.options.shell, scriptPath], this.jobCgroup);
+    const child = execa(file, args, {
       cwd: request.scriptDir,
+      // The leader of its own process group (process-group.ts). execa's `cleanup` never applies to a
+      // detached process: the job's stop, its cgroup and the marker sweep take care of it.
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      cleanup: false,
+      stdin: 'ignore',
+      // Chunks go to the trace as they come, bytes as the shell wrote them; nothing is kept here.
+      buffer: false,
+      encoding: 'buffer',
+      stripFinalNewline: false,
+      // An exit status is an answer, not an error.
+      reject: false,
+      // stageEnv is the whole environment (the daemon's, minus its secrets): nothing is merged into it.
+      extendEnv: false,
       env: stageEnv(asUser?.env, this.marker),
     });
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    child.stdout.on('data', (chunk: Uint8Array) => request.output(chunk));
+    child.stderr.on('data', (chunk: Uint8Array) => request.output(chunk));
     const pgid = child.pid;
-    child.stdout?.on('data', (chunk: Uint8Array) => request.output(chunk));
-    child.stderr?.on('data', (chunk: Uint8Array) => request.output(chunk));
 
-    let aborted = false;
-    let forceTimer: NodeJS.Timeout | undefined;
+    let stopping: Promise<boolean> | undefined;
     const onAbort = (): void => {
-      aborted = true;
-      if (pgid === undefined) return;
-      signalGroup(pgid, 'SIGTERM');
-      void cgroup?.signal('SIGTERM').catch(() => undefined);
-      forceTimer = setTimeout(() => void this.forceKill(pgid), this.options.killGraceMs);
+      if (pgid !== undefined) stopping = this.stopGroup(pgid, this.options.killGraceMs);
     };
     request.signal.addEventListener('abort', onAbort, { once: true });
-
-    // The leader's exit, not the pipes closing: a leftover background process may hold the pipes.
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-      child.once('error', () => resolve({ code: null, signal: null }));
-    });
-    const { code, signal } = await exited;
+    // The leader's exit, not the end of `child` (which also waits for the pipes to close): a leftover
+    // background process may hold the pipes. `child` ends alone when the shell could not be started.
+    await Promise.race([new Promise((resolve) => child.once('exit', resolve)), child]);
     request.signal.removeEventListener('abort', onAbort);
-    if (pgid !== undefined) await this.stopLeftovers(pgid, aborted ? this.options.killGraceMs : Math.min(this.options.killGraceMs, 1000));
-    if (forceTimer) clearTimeout(forceTimer);
+    const aborted = stopping !== undefined;
+    // After an abort the stop goes on until the group is gone; else what the stage left gets a short one.
+    const forced = (await stopping) ?? false;
+    if (!aborted && pgid !== undefined) await this.stopLeftovers(pgid);
     // Without a cgroup, escapees (setsid) are looked for after an abort here, and always at the end of
     // the job (`cleanup`); a /proc scan per normal stage would cost more than the stage itself.
     if (aborted) await this.sweep();
-    // The pipes close once every writer is gone; bounded in case something unkillable holds them.
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-    return { exitCode: code, ...(signal ? { signal } : {}), aborted };
+    const result = await pipesClosed(child);
+    if (result.exitCode === undefined && result.signal === undefined) {
+      throw new ExecutorSetupError('SHELL_STAGE_NOT_STARTED', `could not start the ${request.stage} stage: ${result.originalMessage ?? result.shortMessage}`);
+    }
+    if (forced) this.options.logger?.info({ stage: request.stage, graceMs: this.options.killGraceMs }, 'the stage outlived SIGTERM by the grace period; killed it');
+    return {
+      exitCode: result.exitCode ?? null,
+      ...(result.signal ? { signal: result.signal } : {}),
+      aborted,
+      ...(forced ? { killedAfterMs: this.options.killGraceMs } : {}),
+    };
   }
 
-  /** What a stage left running gets SIGTERM, `graceMs` to go, then SIGKILL. */
-  private async stopLeftovers(pgid: number, graceMs: number): Promise<void> {
+  /** What a normally ended stage left running (in its group or the job cgroup) is stopped, with a short grace. */
+  private async stopLeftovers(pgid: number): Promise<void> {
+    const cgroupLeft = this.jobCgroup ? await this.jobCgroup.populated().catch(() => false) : false;
+    if (!cgroupLeft && !(await groupAlive(pgid))) return;
+    await this.stopGroup(pgid, Math.min(this.options.killGraceMs, LEFTOVER_GRACE_MS));
+    if (cgroupLeft) this.options.logger?.debug({ cgroup: this.jobCgroup?.dir }, 'killed processes a stage left in the job cgroup');
+  }
+
+  /**
+   * The two-step stop: SIGTERM to the group and the cgroup, up to `graceMs` for them to empty, then
+   * SIGKILL to whatever is left. Resolves true when something was still there for SIGKILL.
+   */
+  private async stopGroup(pgid: number, graceMs: number): Promise<boolean> {
     const cgroup = this.jobCgroup;
-    const groupLeft = await groupAlive(pgid);
-    const cgroupLeft = cgroup ? await cgroup.populated().catch(() => false) : false;
-    if (!groupLeft && !cgroupLeft) return;
     signalGroup(pgid, 'SIGTERM');
     if (cgroup) await cgroup.signal('SIGTERM').catch(() => 0);
     const deadline = Date.now() + graceMs;
-    await waitGroupGone(pgid, graceMs);
-    if (cgroup) await cgroup.waitEmpty(Math.max(0, deadline - Date.now())).catch(() => false);
+    const groupGone = await waitGroupGone(pgid, graceMs);
+    const cgroupGone = cgroup ? await cgroup.waitEmpty(Math.max(0, deadline - Date.now())).catch(() => false) : true;
     await this.forceKill(pgid);
-    if (cgroupLeft) this.options.logger?.debug({ cgroup: cgroup?.dir }, 'killed processes a stage left in the job cgroup');
+    return !groupGone || !cgroupGone;
   }
 
   private async forceKill(pgid: number): Promise<void> {
@@ -163,7 +187,28 @@ function stageEnv(user: Record<string, string> | undefined, marker: string): Nod
   return env;
 }
 
-async function waitGroupGone(pgid: number, ms: number): Promise<void> {
+/** True once no live process of the group is left, false when `ms` ran out first. */
+async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while ((await groupAlive(pgid)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  for (;;) {
+    if (!(await groupAlive(pgid))) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * The end of `child`: its pipes close once every writer is gone. Bounded in case something unkillable
+ * holds them; then our ends are closed, which execa takes as the end.
+ */
+async function pipesClosed<T>(child: Promise<T> & { stdout: { destroy(): void }; stderr: { destroy(): void } }): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, PIPES_CLOSE_MS)));
+  const first = await Promise.race([child.then(() => 'closed' as const), late.then(() => 'late' as const)]);
+  clearTimeout(timer);
+  if (first === 'late') {
+    child.stdout.destroy();
+    child.stderr.destroy();
+  }
+  return child;
 }

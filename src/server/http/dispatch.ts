@@ -43,14 +43,14 @@ export function createDispatcher(
     const signal = controller.signal;
     res.on('finish', () => {
       discardUnreadBody(req);
-      log.info({ method: req.method, url: redact(req.url ?? ''), status: res.statusCode, ms: Date.now() - started }, 'request');
+      log.info({ method: req.method, url: req.url, status: res.statusCode, ms: Date.now() - started }, 'request');
       status?.count(req.method, req.url, res.statusCode);
     });
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const handled = status && (path === '/metrics' || path === '/healthz') ? status.handle(req, res, path) : Promise.resolve(false);
     handled.then((done) => (done ? undefined : dispatch(ctx, req, res, signal, git, ui))).catch((error: unknown) => {
       const status = error instanceof HttpError ? error.status : 500;
-      if (status >= 500) log.error({ err: error, method: req.method, url: redact(req.url ?? '') }, 'request failed');
+      if (status >= 500) log.error({ err: error, method: req.method, url: req.url }, 'request failed');
       if (status === 499) {
         res.destroy();
         return;
@@ -62,11 +62,6 @@ export function createDispatcher(
       }
     });
   };
-}
-
-/** Hides token query parameters in logs. */
-function redact(url: string): string {
-  return url.replace(/([?&]token=)[^&]*/g, '$1[masked]');
 }
 
 async function dispatch(

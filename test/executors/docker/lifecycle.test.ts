@@ -91,7 +91,16 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
     const { status, trace } = await job.done;
     expect(status).toBe('failed');
     expect(trace).toContain('ERROR: Job failed: execution took longer than 3 seconds');
+    expect(trace).not.toContain('SIGKILL');
     expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
+  }, 60_000);
+
+  it('says in the job log when the build container outlived SIGTERM and was killed after the grace period', async () => {
+    const job = await startDockerJob(t, token, 'j:\n  timeout: 3s\n  script:\n    - trap "" TERM; sleep 300\n', { runner: { kill_grace_period: 1 } });
+    const { status, trace } = await job.done;
+    expect(status).toBe('failed');
+    expect(trace).toContain('WARNING: build_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
+    expect(trace).toContain('ERROR: Job failed: execution took longer than 3 seconds');
   }, 60_000);
 
   it('hands files a container wrote into the checkout back to the runner user, so the next job can fetch and clean', async () => {
