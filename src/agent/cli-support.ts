@@ -7,6 +7,7 @@ import { CiRunnerError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.js';
 import { configLogger } from './config-logger.js';
+import { checkConfigPermissions } from './config/permissions.js';
 
 /** Exit codes (see src/cli/main.ts). */
 export const EXIT = { ok: 0, jobFailed: 1, usage: 2, coordinator: 3, noJob: 4 } as const;
@@ -25,15 +26,27 @@ export function parseDuration(text: string | number, flag: string): number {
   return ms;
 }
 
+export interface ConfigReadOptions extends LoadOptions {
+  /**
+   * Look at the file's mode too (config/permissions.ts): `warn` about a file its group or others can
+   * read or write; `refuse` stops (exit 2) on one others can write, and warns about the rest.
+   */
+  permissions?: 'warn' | 'refuse';
+}
+
 /**
  * Loads the config and logs its warnings (on standard error, in the format and at the level the
  * loaded config asks for, or `--log-format`'s).
  */
-export async function loadConfigWithWarnings(path: string, options: LoadOptions = {}): Promise<LoadedConfig> {
+export async function loadConfigWithWarnings(path: string, options: ConfigReadOptions = {}): Promise<LoadedConfig> {
   const loaded = await loadConfig(path, options);
-  if (loaded.warnings.length > 0) {
+  const warnings = [...loaded.warnings];
+  const problem = options.permissions ? await checkConfigPermissions(path) : undefined;
+  if (problem?.worldWritable && options.permissions === 'refuse') throw new CommandError(EXIT.usage, `refusing to run: ${problem.message}`, 'CONFIG_WORLD_WRITABLE');
+  if (problem) warnings.push(problem.message);
+  if (warnings.length > 0) {
     const logger = configLogger(loaded.config);
-    for (const warning of loaded.warnings) logger.warn(warning);
+    for (const warning of warnings) logger.warn(warning);
   }
   return loaded;
 }

@@ -29,8 +29,11 @@ export async function findJobStateDirs(runner: Pick<RunnerConfig, 'builds_dir' |
     } catch {
       return;
     }
+    const names = new Set(entries.map((entry) => entry.name));
     for (const entry of entries) {
       if (!entry.isDirectory() || entry.name === '.git') continue;
+      // A checkout (it has its `.tmp` beside it) is the job's: what a job wrote there is no state dir.
+      if (names.has(`${entry.name}.tmp`)) continue;
       const path = join(dir, entry.name);
       if (dir.endsWith('.tmp') && /^build-\d+$/.test(entry.name)) found.push(path);
       else if (!dir.endsWith('.tmp')) await walk(path, depth + 1);

@@ -13,6 +13,7 @@ import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { lastLine, runCommand } from '../command.js';
+import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 import { linkTargetProblem } from './guard.js';
 
 export interface SelectedEntry {
@@ -79,6 +80,13 @@ export function excludeEntries(selection: Selection, exclude: readonly string[])
   };
 }
 
+/**
+ * The daemon lists untracked files in a checkout the job has just written, often as root: git gets the
+ * host settings (no fsmonitor, no hooks: nothing the job's `.git` names runs; the paths it prints are
+ * checked like any other), and is told the checkout's owner (a job user, a container's) is fine.
+ */
+const lsFilesEnv = (): Record<string, string> => gitSettingsEnv([...HOST_GIT_SETTINGS, ['safe.directory', '*']]);
+
 class Selector {
   readonly found = new Map<string, SelectedEntry>();
 
@@ -108,7 +116,7 @@ class Selector {
   }
 
   async addUntracked(): Promise<void> {
-    const result = await runCommand('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, signal: this.signal, maxBuffer: 100 * 1024 * 1024 });
+    const result = await runCommand('git', ['ls-files', '-o', '--exclude-standard', '-z'], { cwd: this.root, env: lsFilesEnv(), signal: this.signal, maxBuffer: 100 * 1024 * 1024 });
     if (this.signal.aborted) throw this.signal.reason;
     if (result.failed) {
       this.log(`WARNING: could not list untracked files (git ls-files failed: ${lastLine(result.stderr) || result.shortMessage})`);

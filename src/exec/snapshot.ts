@@ -1,15 +1,22 @@
 /**
  * The working tree as it is, as a commit the reference server can serve, without touching the user's
- * repository. git runs with a temporary index (a copy of the user's, so unchanged files are not
- * hashed again) and a temporary object directory whose alternates point at the repository's objects:
- * `git add -A` and `commit-tree` write only there. The snapshot repository is a bare one in `dir`
- * holding that object directory and one ref. Nothing is written to the repository's `.git`, its
- * index, refs, reflogs or stash, nor to the working tree.
+ * repository. `git add -A`, `write-tree` and `commit-tree` run with the snapshot repository (a bare
+ * one in `dir`: its own config, an object directory whose alternates point at the repository's
+ * objects, one ref) as their git dir, the working tree as theirs, and a temporary index (a copy of the
+ * user's, so unchanged files are not hashed again): they write only there. Nothing is written to the
+ * repository's `.git`, its index, refs, reflogs or stash, nor to the working tree.
+ *
+ * Nothing the repository's `.git` names runs either: every git here gets HOST_GIT_SETTINGS (no hooks,
+ * no fsmonitor), and `git add`, the one step that would run filters, reads the snapshot repository's
+ * config, which holds only the repository's settings that change what a file's content is
+ * (ADD_SETTINGS), so filters and drivers come from the user's global and system config alone. Its
+ * excludes and attributes files are copied over.
  */
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runCommand } from '../command.js';
 import { CiRunnerError } from '../errors.js';
+import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 
 export interface Snapshot {
   /** The bare repository to serve (objects of the snapshot, the user's objects as alternates). */
@@ -66,7 +73,14 @@ class GitCommandError extends SnapshotError {
 const ZERO_SHA = '0'.repeat(40);
 
 /** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
-const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false'];
+const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'commit.gpgsign=false'];
+
+/**
+ * The repository's own settings the snapshot repository keeps: what `git add` needs to read the working
+ * tree as the user's git does (line endings, modes, case, excludes and attributes files, the object
+ * format). None of them names a program.
+ */
+const ADD_SETTINGS = /^(core\.(autocrlf|eol|safecrlf|filemode|symlinks|ignorecase|precomposeunicode|checkroundtripencoding|excludesfile|attributesfile|bigfilethreshold)|extensions\.objectformat)$/;
 
 /** `git` output and exit status; rejects when git cannot be started or `signal` aborted it. */
 async function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -80,7 +94,8 @@ async function runGit(cwd: string, args: string[], env: Record<string, string>, 
 
 async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
   // GIT_OPTIONAL_LOCKS=0: no opportunistic index refresh in the user's repository.
-  const result = await runGit(cwd, [...QUIET_CONFIG, ...args], { GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env }, options.signal);
+  const env = { ...gitSettingsEnv(HOST_GIT_SETTINGS), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env };
+  const result = await runGit(cwd, [...QUIET_CONFIG, ...args], env, options.signal);
   options.signal?.throwIfAborted();
   if (result.code === 0) return result.stdout.trim();
   if (options.allowFail) return undefined;
@@ -88,11 +103,21 @@ async function git(cwd: string, args: string[], options: { env?: Record<string, 
   throw new GitCommandError(`git ${args.join(' ')} failed in ${cwd}: ${said || `exit ${String(result.code)}`}`, said);
 }
 
-/** The working tree's top level, its object directory and its index file, as absolute paths. */
-async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: string; objects: string; index: string }> {
+/** Where things are, as absolute paths: the working tree's top level and the parts of its git dir the snapshot reads. */
+interface Located {
+  topLevel: string;
+  gitDir: string;
+  objects: string;
+  index: string;
+  exclude: string;
+  attributes: string;
+}
+
+async function locate(cwd: string, signal?: AbortSignal): Promise<Located> {
   let out: string | undefined;
   try {
-    out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'objects', '--git-path', 'index'], { signal });
+    const paths = ['objects', 'index', 'info/exclude', 'info/attributes'].flatMap((path) => ['--git-path', path]);
+    out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', ...paths], { signal });
   } catch (error) {
     // A git that cannot start, or an abort, says so itself.
     if (!(error instanceof GitCommandError)) throw error;
@@ -100,9 +125,20 @@ async function locate(cwd: string, signal?: AbortSignal): Promise<{ topLevel: st
     const said = error.stderr.split('\n')[0] ?? '';
     throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
   }
-  const [topLevel, objects, index] = out?.split('\n') ?? [];
-  if (!topLevel || !objects || !index) throw new SnapshotError(`git rev-parse gave no working tree for ${cwd} (a bare repository?); run exec inside a working tree`);
-  return { topLevel, objects, index };
+  const [topLevel, gitDir, objects, index, exclude, attributes] = out?.split('\n') ?? [];
+  if (!topLevel || !gitDir || !objects || !index || !exclude || !attributes) throw new SnapshotError(`git rev-parse gave no working tree for ${cwd} (a bare repository?); run exec inside a working tree`);
+  return { topLevel, gitDir, objects, index, exclude, attributes };
+}
+
+/** The repository's own ADD_SETTINGS, as config file lines. */
+async function addSettings(cwd: string, signal?: AbortSignal): Promise<string[]> {
+  // --local reads .git/config alone, without following its includes.
+  const out = (await git(cwd, ['config', '--local', '--null', '--get-regexp', ADD_SETTINGS.source], { signal, allowFail: true })) ?? '';
+  return out.split('\0').flatMap((record) => {
+    const [key = '', value = ''] = record.split('\n');
+    const [section, name] = [key.slice(0, key.lastIndexOf('.')), key.slice(key.lastIndexOf('.') + 1)];
+    return ADD_SETTINGS.test(key) && !/[\n\r"\\]/.test(value) ? [`[${section}]`, `\t${name} = "${value}"`] : [];
+  });
 }
 
 /**
@@ -148,15 +184,24 @@ async function checkRefName(topLevel: string, ref: string, signal?: AbortSignal)
   }
 }
 
-/** A bare repository in `path` whose objects are looked up in `objects` too. */
-async function initSnapshotRepo(path: string, objects: string): Promise<void> {
-  // Written directly: three files are all a bare repository is, and a `git init` would cost a process.
+/**
+ * A bare repository in `path` whose objects are looked up in the user's too, with `settings` (the
+ * repository's ADD_SETTINGS) and copies of its excludes and attributes files.
+ */
+async function initSnapshotRepo(path: string, at: Located, settings: string[]): Promise<void> {
+  // Written directly: a few files are all a bare repository is, and a `git init` would cost a process.
   await mkdir(join(path, 'objects', 'info'), { recursive: true });
   await mkdir(join(path, 'refs', 'heads'), { recursive: true });
   await mkdir(join(path, 'refs', 'tags'), { recursive: true });
+  await mkdir(join(path, 'info'), { recursive: true });
+  const sha256 = settings.some((line) => /objectformat = "sha256"/i.test(line));
   await writeFile(join(path, 'HEAD'), 'ref: refs/heads/main\n');
-  await writeFile(join(path, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
-  await writeFile(join(path, 'objects', 'info', 'alternates'), `${objects}\n`);
+  await writeFile(join(path, 'config'), ['[core]', `\trepositoryformatversion = ${sha256 ? 1 : 0}`, '\tbare = true', ...settings, ''].join('\n'));
+  await writeFile(join(path, 'objects', 'info', 'alternates'), `${at.objects}\n`);
+  await Promise.all([[at.exclude, 'exclude'], [at.attributes, 'attributes']].map(([from = '', name = '']) => copyFile(from, join(path, 'info', name)).catch(() => undefined)));
+  // A split index names its shared part, which git looks for in the git dir.
+  const shared = (await readdir(at.gitDir).catch(() => [] as string[])).filter((name) => name.startsWith('sharedindex.'));
+  await Promise.all(shared.map((name) => copyFile(join(at.gitDir, name), join(path, name))));
 }
 
 /**
@@ -166,22 +211,25 @@ async function initSnapshotRepo(path: string, objects: string): Promise<void> {
 export async function snapshotWorkingTree(cwd: string, dir: string, options: SnapshotOptions = {}): Promise<Snapshot> {
   const { signal } = options;
   // Independent questions, asked at once: each git process costs start-up time.
-  const [{ topLevel, objects, index }, head, who] = await Promise.all([
+  const [at, head, who, settings] = await Promise.all([
     locate(cwd, signal),
     headState(cwd, signal),
     identity(cwd, signal),
+    addSettings(cwd, signal),
     options.ref === undefined ? undefined : checkRefName(cwd, options.ref, signal),
   ]);
+  const { topLevel } = at;
   const repoPath = join(dir, 'repo.git');
-  await initSnapshotRepo(repoPath, objects);
+  await initSnapshotRepo(repoPath, at, settings);
 
   const env = {
+    GIT_DIR: repoPath,
+    GIT_WORK_TREE: topLevel,
     GIT_INDEX_FILE: join(dir, 'index'),
-    GIT_OBJECT_DIRECTORY: join(repoPath, 'objects'),
     ...who.env,
   };
   // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
-  await copyFile(index, env.GIT_INDEX_FILE).catch(() => undefined);
+  await copyFile(at.index, env.GIT_INDEX_FILE).catch(() => undefined);
   await git(topLevel, ['add', '--all', '--', '.'], { env, signal });
   const tree = await git(topLevel, ['write-tree'], { env, signal });
   if (!tree) throw new SnapshotError('git write-tree printed no tree');

@@ -6,7 +6,7 @@
  * memory stays flat however much a job prints, ordering is trivially preserved, and a `Writable` fed
  * from a process's pipe gets backpressure from the disk alone. A write never waits on the network.
  */
-import { openSync, writeSync, closeSync } from 'node:fs';
+import { constants, openSync, writeSync, closeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 export class SpoolWriter {
@@ -20,9 +20,12 @@ export class SpoolWriter {
     this.fd = fd;
   }
 
-  /** Creates (or truncates) the spool file. */
+  /**
+   * Creates (or truncates) the spool file, readable by the runner alone: with a job user the state
+   * dir is traversable by everyone (0711), and the log is the job's. Never through a link.
+   */
   static create(path: string): SpoolWriter {
-    return new SpoolWriter(path, openSync(path, 'w'));
+    return new SpoolWriter(path, openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600));
   }
 
   /** Bytes appended so far. */

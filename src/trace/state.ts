@@ -3,8 +3,9 @@
  * server acknowledged, and whether the final update is still owed, so a restarted runner can finish
  * the delivery (`resumeDelivery`). Written atomically (temp file + rename); no secrets inside.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeNewFile } from '../new-file.js';
 import type { RunnerBuildState } from '../protocol/types.js';
 
 export const STATE_FILE = 'trace-state.json';
@@ -82,7 +83,7 @@ export class DeliveryStateStore {
     this.dirty = false;
     const path = join(this.stateDir, STATE_FILE);
     const temporary = `${path}.${process.pid}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(this.state)}\n`);
+    await writeNewFile(temporary, `${JSON.stringify(this.state)}\n`, 0o600);
     await rename(temporary, path);
   }
 }

@@ -10,6 +10,7 @@ import { runOnce } from '../../src/agent/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log.js';
 import { createGitRepo, git } from '../helpers/git.js';
+import { makeTrap } from '../helpers/planted-git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 
@@ -125,6 +126,29 @@ describe('GIT_SUBMODULE_STRATEGY', () => {
     expect(second.status, second.trace).toBe('success');
     expect(second.trace).toContain('Fetching changes');
     expect(second.trace).toContain('from the library submodule');
+  });
+
+  it('fetch into a reused build dir: nothing a job planted in a submodule\'s git dir or link runs or reaches another repository', async () => {
+    const trap = await makeTrap();
+    const foreign = await createGitRepo({ 'foreign.txt': 'another repository on the runner\n' });
+    repos.push(foreign);
+    const foreignHead = await git(foreign, ['rev-parse', 'HEAD']);
+    const d = await workDirs();
+    const plant = [
+      `printf '[core]\\n\\tfsmonitor = ${trap.dir}/bin/fsmonitor\\n' >> .git/modules/lib/config`,
+      'mkdir -p .git/modules/lib/hooks',
+      `printf '#!/bin/sh\\necho lib-hook >> ${trap.dir}/ran\\n' > .git/modules/lib/hooks/post-checkout`,
+      'chmod 755 .git/modules/lib/hooks/post-checkout',
+      `printf 'gitdir: ${foreign}/.git\\n' > abs/.git`,
+    ];
+    const first = await runJob('normal', plant, d);
+    expect(first.status, first.trace).toBe('success');
+    const second = await runJob('normal', ['cat abs/deep.txt', 'test ! -e abs/foreign.txt', 'cat lib/lib.txt'], d);
+    expect(second.status, second.trace).toBe('success');
+    expect(second.trace).toContain('from the nested submodule');
+    expect(await trap.ran()).toEqual([]);
+    expect(await git(foreign, ['rev-parse', 'HEAD'])).toBe(foreignHead);
+    expect(await git(foreign, ['status', '--porcelain'])).toBe('');
   });
 
   it('none: leaves the submodule directories empty', async () => {

@@ -3,6 +3,7 @@ import { jobDirs, projectSlug, redactUrl } from '../../src/agent/job/build-dir.j
 import { readControls } from '../../src/agent/job/control-variables.js';
 import { SlotAllocator } from '../../src/agent/job/slots.js';
 import { collectVariables, expandString, expandVariables, refSlug, variableValue } from '../../src/agent/job/variables.js';
+import { HOST_GIT_SETTINGS } from '../../src/git/host-config.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
 
 const build: BuildPayload = {
@@ -112,7 +113,9 @@ describe('get_sources commands', () => {
       expect(text).toContain(`GIT_CONFIG_VALUE_1='Authorization: Basic ${Buffer.from('gitlab-ci-token:build-token-xyz').toString('base64')}'`);
       expect(text).toContain("GIT_CONFIG_KEY_1='http.http://127.0.0.1:9/.extraHeader'");
       // No credential helper of the runner host is ever asked, for the clone or any submodule.
-      expect(text).toContain("export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0='credential.helper' GIT_CONFIG_VALUE_0=''");
+      expect(text).toContain(`export GIT_CONFIG_COUNT=${2 + HOST_GIT_SETTINGS.length} GIT_CONFIG_KEY_0='credential.helper' GIT_CONFIG_VALUE_0=''`);
+      // Nothing the checkout's own .git names runs (src/git/host-config.ts).
+      expect(text).toContain("GIT_CONFIG_KEY_2='core.hooksPath' GIT_CONFIG_VALUE_2='/dev/null'");
       expect(text).not.toContain('-c credential.helper');
       expect(text).toContain('Checking out 01234567 as feature/X_1...');
     }

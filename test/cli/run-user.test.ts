@@ -6,27 +6,20 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTestUser, isRoot, testGroupId, TEST_USER as USER } from '../helpers/job-user.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli, CLI } from './cli.js';
 import { workDirs } from './helpers.js';
 
-const isRoot = process.getuid?.() === 0;
 if (!isRoot) console.log('skipping run --user tests: they need root (useradd, switching users)');
-const USER = 'ci-runner-test-job';
-const GROUP = 'ci-runner-test-extra';
 
 let t: TestServer;
 let uid = 0;
 let extraGid = 0;
 beforeAll(async () => {
   if (!isRoot) return;
-  const exists = await execa('id', ['-u', USER], { reject: false });
-  if (exists.exitCode !== 0) await execa('useradd', ['--system', '--no-create-home', '--home-dir', `/nonexistent-${USER}`, '--shell', '/usr/sbin/nologin', USER]);
-  // A supplementary group, as `docker` would be: it must survive the switch (Node's uid/gid drop them).
-  if ((await execa('getent', ['group', GROUP], { reject: false })).exitCode !== 0) await execa('groupadd', ['--system', GROUP]);
-  await execa('usermod', ['-a', '-G', GROUP, USER]);
-  uid = Number((await execa('id', ['-u', USER])).stdout.trim());
-  extraGid = Number((await execa('getent', ['group', GROUP])).stdout.split(':')[2]);
+  uid = (await ensureTestUser()).uid;
+  extraGid = await testGroupId();
   t = await startTestServer();
 });
 afterAll(async () => {

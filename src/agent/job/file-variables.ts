@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { writeNewFile } from '../../new-file.js';
 import { join } from 'node:path';
 import type { ExportedVariable } from '../../executors/types.js';
 import type { JobVariable } from './variables.js';
@@ -12,7 +12,7 @@ export async function materializeFileVariables(list: JobVariable[], stateDir: st
   for (const v of list) {
     if (v.file && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v.key)) {
       const path = join(stateDir, v.key);
-      await writeFile(path, v.value, { mode: 0o600 });
+      await writeNewFile(path, v.value, 0o600);
       out.push({ key: v.key, value: pathFor(path) });
     } else out.push({ key: v.key, value: v.value });
   }

@@ -1,12 +1,15 @@
 /**
  * The get_sources stage as shell commands (PROTOCOL.md §10.9): clone, fetch into the slot's existing
  * checkout, or nothing; then check out `sha` and update submodules. The commands run unechoed; the
- * notices they print never contain the repository credentials (the URL is shown redacted).
+ * notices they print never contain the repository credentials (the URL is shown redacted). They
+ * expect `guardCheckout` (src/git/checkout-guard.ts) to have run on the project dir first.
  */
 import { shellQuote } from '../../executors/shell/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { redactUrl } from './build-dir.js';
+import { HOST_GIT_SETTINGS, type GitSetting } from '../../git/host-config.js';
 import { gitTlsConfig, gitTlsEnvLines, type GitTls } from './git-tls.js';
+import { submoduleLines } from './git-submodules.js';
 
 export type GitStrategy = 'clone' | 'fetch' | 'none';
 export type SubmoduleStrategy = 'none' | 'normal' | 'recursive';
@@ -41,12 +44,13 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   // server's URL: they are never on a command line (visible in `ps`), in .git/config, or in output,
   // and submodules on the same server authenticate too.
   // Every git command of the stage, submodule clones included, also runs with no credential helper
-  // and no prompt, so the runner host's own credentials are never offered to the server.
+  // and no prompt, so the runner host's own credentials are never offered to the server, and with
+  // HOST_GIT_SETTINGS, so nothing a job left in the checkout runs (guardCheckout did the rest).
   const auth = credentialHeader(build.repo_url);
-  const config: Array<[key: string, value: string]> = [['credential.helper', '']];
+  const config: GitSetting[] = [['credential.helper', '']];
   if (auth) config.push([`http.${auth.base}.extraHeader`, auth.header]);
   // The runner's private CA and client certificate reach git the same way, for the coordinator only.
-  config.push(...gitTlsConfig(options.tls));
+  config.push(...gitTlsConfig(options.tls), ...HOST_GIT_SETTINGS);
   lines.push(
     'export GIT_TERMINAL_PROMPT=0',
     `export GIT_CONFIG_COUNT=${config.length} ${config
@@ -57,10 +61,9 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
   const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
+  // guardCheckout left the project dir empty unless it kept a checkout to fetch into.
   const clone = [
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
-    `rm -rf ${dir}`,
-    `mkdir -p ${dir}`,
     `git clone -q --no-checkout${cloneArgs} ${url} ${dir}`,
   ];
   if (options.strategy === 'clone') {
@@ -69,15 +72,13 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
     const fetchRefs = options.depth > 0
       ? `${depthArgs} ${url} ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
       : ` ${url} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
+    // origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
     lines.push(
       `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
       notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
       `cd ${dir}`,
-      'rm -f .git/index.lock .git/shallow.lock .git/HEAD.lock',
       'git clean -ffdx -q',
       'git reset --hard -q',
-      // Relative submodule URLs resolve against origin, which must follow the server's current URL.
-      `git remote set-url origin ${url}`,
       `git fetch -q --prune${fetchRefs}`,
       'else',
       ...clone,
@@ -91,17 +92,8 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
     `git checkout -f -q ${shellQuote(build.sha)}`,
   );
   if (options.submodules !== 'none') {
-    const recursive = options.submodules === 'recursive' ? ' --recursive' : '';
-    // sync first: a reused checkout may record an older URL. The superproject's clean does not reach
-    // into submodules, and `update` leaves one already at the recorded commit alone, so what a previous
-    // job left in a reused checkout's submodules is cleaned before updating. Submodule clones run in
-    // this same environment, so relative URLs and absolute ones on the same server get the header too.
-    lines.push(
-      notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`),
-      `git submodule sync${recursive}`,
-      `git submodule foreach${recursive} 'git clean -ffdx -q && git reset --hard -q'`,
-      `git submodule update --init${recursive}`,
-    );
+    const recursive = options.submodules === 'recursive';
+    lines.push(notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`), ...submoduleLines(recursive));
   }
   return lines;
 }

@@ -6,7 +6,8 @@
  * are removed once the sources are in place: the build script (in a container too, where the state
  * dir is mounted) never sees the client key.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { writeNewFile } from '../../new-file.js';
 import { join } from 'node:path';
 import type { TlsMaterial } from '../../client/tls.js';
 import type { RunAs } from '../run-as.js';
@@ -61,7 +62,7 @@ export async function writeGitTls(coordinatorUrl: string, material: TlsMaterial,
   const files: string[] = [];
   const put = async (name: string, text: string): Promise<string> => {
     const path = join(stateDir, name);
-    await writeFile(path, text, { mode: 0o600 });
+    await writeNewFile(path, text, 0o600);
     files.push(path);
     return path;
   };

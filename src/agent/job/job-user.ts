@@ -1,49 +1,96 @@
 /**
- * Making a job's directories usable by the job user (global `user`) while the daemon stays root.
- * The user owns the runner's dirs under builds_dir down to the project's parent (get_sources creates
- * and clones the project there); the state dir and its parent stay root's, only traversable (0711), because the
- * daemon writes the trace spool there and a user-owned dir would let a job swap a file for a symlink.
- * The scripts and file variables the job reads are handed over one by one.
+ * A job user (global `user`) next to a root daemon. The job user owns one directory: the project dir
+ * (its checkout), and only while one of its stages runs there. Everything above it under builds_dir
+ * (`<token8>/<slot>/<namespace…>`) and the `<project>.tmp` state dirs beside it stay the daemon's,
+ * traversable but not writable (0711), so a job can never swap a directory the daemon later writes
+ * for a link. While the daemon itself works in the checkout (rebuilding `.git` before get_sources,
+ * extracting artifacts and the cache, archiving them after the job) the project dir is the daemon's
+ * and closed (0700): no process of the job user can reach in to swap a file or directory for a link
+ * between the daemon's check and its use. Processes the job left behind are gone by then (cgroup,
+ * else process group and marker sweep).
  */
-import { chmod, lchown, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chmod, mkdir, open, rm, stat, lchown, type FileHandle } from 'node:fs/promises';
 import { dirname, relative, sep, join } from 'node:path';
 import type { RunAs } from '../run-as.js';
 import { giveToUser } from '../run-as.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { JobDirs } from './build-dir.js';
 
+const DIR_NO_FOLLOW = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
 /**
- * Called once the state dir exists. builds_dir itself is only made traversable (o+x, no listing), never
- * given away: it may be a shared directory (`/home`); the runner's own `<token8>` subtree is the user's.
+ * Makes the runner's dirs of a job ready before anything is written in them: builds_dir traversable
+ * (o+x, never given away: it may be a shared directory such as `/home`), every dir from `<token8>` down
+ * to the project's parent, `<project>.tmp` and the state dir the daemon's with mode 0711. A link or
+ * file where one of them belongs (left there when older versions gave these dirs to the job user) is
+ * removed and the dir made afresh.
  */
 export async function prepareDirsForUser(runAs: RunAs, buildsDir: string, dirs: JobDirs): Promise<void> {
+  await mkdir(buildsDir, { recursive: true });
   const info = await stat(buildsDir);
   if ((info.mode & 0o001) === 0 && info.uid !== runAs.uid) await chmod(buildsDir, (info.mode & 0o7777) | 0o001);
   const steps = relative(buildsDir, dirname(dirs.projectDir)).split(sep).filter(Boolean);
   let path = buildsDir;
   for (const step of steps) {
     path = join(path, step);
-    await lchown(path, runAs.uid, runAs.gid);
+    await claimDir(path, 0o711);
   }
-  await chmod(dirs.tmpDir, 0o711);
-  await chmod(dirs.stateDir, 0o711);
+  await claimDir(dirs.tmpDir, 0o711);
+  await claimDir(dirs.stateDir, 0o711);
 }
 
-/** Hands files the daemon wrote for the job (file variables) to the job user. */
-export async function giveFilesToUser(runAs: RunAs, paths: string[]): Promise<void> {
-  for (const path of paths) await lchown(path, runAs.uid, runAs.gid);
+/** The project dir becomes the daemon's and closed to others (made when missing); see the module comment. */
+export async function takeProject(projectDir: string): Promise<void> {
+  await claimDir(projectDir, 0o700);
 }
 
 /**
- * After get_sources, download_artifacts and restore_cache: the project dir itself (the daemon makes it
- * when there is nothing to fetch) and, when the daemon extracted something into it as root, the whole
- * tree (a walk of the checkout, so only then). Symlinks are not followed.
+ * The project dir becomes the job user's again, and with `recursive` everything in it (after the
+ * daemon extracted artifacts or a cache into it as root: a walk of the checkout, so only then).
+ * Symlinks are not followed.
  */
-export async function giveProjectToUser(runAs: RunAs, projectDir: string, extracted: boolean): Promise<void> {
-  await giveToUser(runAs, projectDir, extracted);
+export async function giveProjectToUser(runAs: RunAs, projectDir: string, recursive: boolean): Promise<void> {
+  await giveToUser(runAs, projectDir, recursive);
+}
+
+/** Hands files the daemon wrote for the job (file variables, TLS files) to the job user. */
+export async function giveFilesToUser(runAs: RunAs, paths: string[]): Promise<void> {
+  for (const path of paths) await lchown(path, runAs.uid, runAs.gid);
 }
 
 /** Whether the daemon may have extracted artifacts or a cache into this job's project dir. */
 export function extractedInto(build: BuildPayload): boolean {
   return Boolean(build.options.cache) || build.depends_on_builds.some((d) => d.artifacts_file);
+}
+
+/**
+ * Makes `path` a real directory owned by this process with `mode`, whatever was there: a symlink or a
+ * file is removed (the link itself, never its target), a missing dir made. Ownership and mode are
+ * set through the open directory, not the path.
+ */
+async function claimDir(path: string, mode: number): Promise<void> {
+  const handle = await openDir(path);
+  try {
+    const info = await handle.stat();
+    const uid = process.getuid?.() ?? 0;
+    const gid = process.getgid?.() ?? 0;
+    if (info.uid !== uid || info.gid !== gid) await handle.chown(uid, gid);
+    if ((info.mode & 0o7777) !== mode) await handle.chmod(mode);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function openDir(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, DIR_NO_FOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOTDIR') await rm(path, { force: true });
+    else if (code !== 'ENOENT') throw error;
+  }
+  // Made without group or other bits; claimDir sets the mode it wants through the handle.
+  await mkdir(path, { mode: 0o700 });
+  return open(path, DIR_NO_FOLLOW);
 }

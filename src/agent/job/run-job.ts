@@ -69,8 +69,10 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   logger.info({ job: build.name, repo_url: build.repo_url, slot }, 'Checking for jobs... received');
   try {
     const executor = await services.createExecutor(runner);
-    await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
+    // With a job user, nothing between builds_dir and the state dir may be a link it planted: the
+    // dirs are checked (and made) one by one instead of by a recursive mkdir that follows links.
     if (services.runAs && executor.name === 'shell') await prepareDirsForUser(services.runAs, runner.builds_dir, dirs);
+    else await mkdir(dirs.stateDir, { recursive: true, mode: 0o700 });
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
     if (executor.cgroup) await writeFile(join(dirs.stateDir, CGROUP_FILE), executor.cgroup, { mode: 0o600 });
     logger.debug({ ms: Date.now() - started, containment: executor.containment }, 'dirs ready');

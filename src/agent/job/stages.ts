@@ -21,12 +21,13 @@ import type { RunnerConfig } from '../config/schema.js';
 import type { RunAs } from '../run-as.js';
 import type { StageContext } from './artifact-stages.js';
 import type { JobDirs } from './build-dir.js';
+import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
 import { JobSetupError, readControls, type JobControls } from './control-variables.js';
 import { materializeFileVariables } from './file-variables.js';
 import { gitSourcesCommands } from './git-sources.js';
 import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
-import { extractedInto, giveFilesToUser, giveProjectToUser } from './job-user.js';
+import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './run-job.js';
 import { collectVariables, expandString, expandVariables } from './variables.js';
@@ -101,11 +102,13 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   let ok = true;
   let reason: string | undefined;
   let env: JobEnv | undefined;
+  // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
+  const runAs = jobUser(services, executor);
   try {
     env = await prepare(build, services, run, job);
     await getSources(build, services, run, job, env, shell);
+    if (runAs) await takeProject(dirs.projectDir);
     await downloadAndRestore(build, services, ctx, job, env);
-    const runAs = jobUser(services, executor);
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
     // 5. build_script
@@ -119,31 +122,44 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     if (result.exitCode !== 0) throw new StageFailed(result.exitCode === null ? `killed by ${result.signal ?? 'a signal'}` : `exit status ${result.exitCode}`);
   } catch (error) {
     ok = false;
-    const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError;
+    const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
 
-  // 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
-  const afterScript = build.options.after_script ?? [];
-  if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
-    write(notice('Running after script...'));
-    const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
-    // GitLab Runner's CI_JOB_STATUS: `running` during the script, its outcome in after_script.
-    const status = ok ? 'success' : run.trace.cancelSignal.aborted ? 'canceled' : 'failed';
-    const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
-    // A stage that cannot start rejects; here that is a warning like any after_script failure.
-    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables, signal: afterSignal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
-    if (after instanceof Error) write(warning(`WARNING: after_script failed: ${after.message}`));
-    else if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
-    else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
-  }
+  if (buildRan && env) await afterScript(build, run, env, shell, ok ? 'success' : run.trace.cancelSignal.aborted ? 'canceled' : 'failed');
 
-  // 7. archive_cache, 8. upload_artifacts
+  // 7. archive_cache, 8. upload_artifacts; with a job user the checkout is the daemon's from here on,
+  // also between jobs (nothing is collected from one it could not take back).
+  const taken = runAs ? await takeProject(dirs.projectDir).then(() => undefined, (error: unknown) => error as Error) : undefined;
+  if (taken) {
+    run.logger.error({ err: taken }, 'cannot take the project dir back from the job user');
+    ok = false;
+    reason ??= `runner error: ${taken.message}`;
+    buildRan = false;
+  }
   const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
   job.dispose();
   return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
+}
+
+/** 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it. */
+/**
+ * 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
+ * `status` is GitLab Runner's CI_JOB_STATUS there (`running` during the script, its outcome here).
+ */
+async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shell: ShellRun, status: 'success' | 'failed' | 'canceled'): Promise<void> {
+  const commands = build.options.after_script ?? [];
+  if (commands.length === 0 || run.stop.aborted) return;
+  run.write(notice('Running after script...'));
+  const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
+  const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
+  // A stage that cannot start rejects; here that is a warning like any after_script failure.
+  const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables, signal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
+  if (after instanceof Error) run.write(warning(`WARNING: after_script failed: ${after.message}`));
+  else if (after.aborted) run.write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+  else if (after.exitCode !== 0) run.write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
 }
 
 /** 1. prepare: variables, controls, the executor's own preparation (docker: image, services). */
@@ -201,8 +217,9 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
     await mkdir(dirs.projectDir, { recursive: true });
     return;
   }
+  const runAs = jobUser(services, executor);
   // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
-  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, jobUser(services, executor));
+  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
   const sources = gitSourcesCommands({
     build,
     projectDir: dirs.projectDir,
@@ -214,7 +231,8 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
   });
   try {
     for (let attempt = 1; ; attempt += 1) {
-      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: env.host, signal: job.signal });
+      await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
+      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal });
       job.check();
       if (result.exitCode === 0) return;
       if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);

@@ -14,7 +14,7 @@ export const listCommand: CommandModule<object, ListArgs> = {
     y.option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' }).epilogue('Exit codes: 0 listed; 2 the config is missing or invalid.') as unknown as Argv<ListArgs>,
   handler: async (argv: ArgumentsCamelCase<ListArgs>) => {
     const configPath = resolveConfigPath(argv.config);
-    const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false });
+    const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false, permissions: 'warn' });
     process.stdout.write(`Listing configured runners  ConfigFile=${configPath}\n`);
     for (const r of config.runners) {
       process.stdout.write(`${r.name.padEnd(24)} Executor=${r.executor} Token=${r.token.slice(0, 8)}... URL=${r.url}\n`);

@@ -133,7 +133,7 @@ function exitCodeOf(result: RunJobsResult, context: { runner: RunnerConfig; wait
 /** The `[[runners]]` entry named `name` of the config file (`run-single -c FILE -r NAME`). */
 async function runnerFromConfig(configFlag: string | undefined, name: string): Promise<RunnerConfig> {
   const path = resolveConfigPath(configFlag);
-  const { config } = await loadConfigWithWarnings(path);
+  const { config } = await loadConfigWithWarnings(path, { permissions: 'warn' });
   const runner = config.runners.find((r) => r.name === name);
   if (!runner) throw new CommandError(EXIT.usage, `no runner named "${name}" in ${path} (it has ${config.runners.map((r) => `"${r.name}"`).join(', ') || 'none'})`);
   return runner;

@@ -33,7 +33,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
   describe: 'Run the runner daemon for every runner in config.toml',
   builder: (y: Argv) =>
     addEnvOptions(y, RUN_FLAGS)
-      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config. The config file is also watched: a change is applied within a second (an invalid file is logged and the old config kept).\nExit codes: 0 stopped cleanly; 2 the config is missing or invalid, a bad flag, or the job user does not exist.') as unknown as Argv<RunArgs>,
+      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config. The config file is also watched: a change is applied within a second (an invalid file is logged and the old config kept).\nExit codes: 0 stopped cleanly; 2 the config is missing, invalid or writable by every user, a bad flag, or the job user does not exist.') as unknown as Argv<RunArgs>,
   handler: async (argv: ArgumentsCamelCase<RunArgs>) => {
     const listenAddress = argv['listen-address'] ?? (process.env.LISTEN_ADDRESS || undefined);
     if (listenAddress !== undefined && !parseListenAddress(listenAddress)) {
@@ -47,7 +47,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     process.on('SIGHUP', noteHup);
     if (argv['working-directory']) process.chdir(argv['working-directory']);
     const configPath = resolveConfigPath(argv.config);
-    const loaded = await loadConfigWithWarnings(configPath);
+    const loaded = await loadConfigWithWarnings(configPath, { permissions: 'refuse' });
     // Loaded here, not at the top: `--help` and the other commands should not pay for the daemon.
     const { Daemon } = await import('../../agent/daemon.js');
     const runAs = await jobUser(argv.user ?? loaded.config.user);

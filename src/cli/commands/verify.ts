@@ -25,7 +25,7 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
       .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 2 bad config or an unusable TLS file; 3 a runner is unknown to its coordinator, or a coordinator could not be reached.') as unknown as Argv<VerifyArgs>,
   handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
     const configPath = resolveConfigPath(argv.config);
-    const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false });
+    const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false, permissions: 'warn' });
     const runners = config.runners.filter((r) => argv.name === undefined || r.name === argv.name);
     const flags = tlsFromFlags(argv, {});
     // Every file is checked before the first runner is asked about.

@@ -31,7 +31,7 @@ export class DockerCli {
   constructor(private readonly options: DockerCliOptions) {}
 
   private env(extra: Record<string, string> = {}): Record<string, string | undefined> {
-    return { CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined, ...(this.options.host ? { DOCKER_HOST: this.options.host } : {}), ...extra };
+    return { ...extra, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined, ...(this.options.host ? { DOCKER_HOST: this.options.host } : {}) };
   }
 
   /** Runs `docker …args` to completion; resolves with stdout (trimmed); rejects with the CLI's error. */

@@ -7,7 +7,8 @@
  * and a stage whose file stayed empty fails saying so. The runner's own short containers
  * (image-user.ts) always use `--entrypoint /bin/sh`.
  */
-import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { writeNewFile } from '../../new-file.js';
 
 export interface Entrypoint {
   /** Between the flags and the image: `--entrypoint <first>` for a replaced one, else nothing. */
@@ -30,9 +31,8 @@ export function entrypointFor(image: readonly string[], replacement: readonly st
 /** The file the wrapper writes `started` into, beside the script (mounted read-write on its own). */
 export async function createStartedMarker(scriptPath: string): Promise<string> {
   const path = `${scriptPath}.started`;
-  await writeFile(path, '', { mode: 0o666 });
   // The entrypoint may switch users (gosu, su-exec) before it starts the shell; the file holds no secret.
-  await chmod(path, 0o666);
+  await writeNewFile(path, '', 0o666);
   return path;
 }
 

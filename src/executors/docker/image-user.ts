@@ -42,9 +42,13 @@ export interface ChownRequest {
   signal?: AbortSignal;
 }
 
-/** `chown -R` the dirs in a root container of the image, whatever the image's USER and ENTRYPOINT. */
+/**
+ * `chown -R -h` the dirs in a root container of the image, whatever the image's USER and ENTRYPOINT.
+ * `-h`: a link a job left in the checkout is changed itself, never what it points at (GNU chown and
+ * busybox built with DESKTOP do that for -R anyway; other busybox builds follow links without it).
+ */
 export async function chownInImage(docker: DockerCli, r: ChownRequest): Promise<void> {
   const volumes = r.dirs.flatMap(([host, inContainer]) => ['--volume', `${host}:${inContainer}`]);
   const args = ['run', '--rm', ...r.labels, '--network', 'none', '--user', '0', ...volumes, '--entrypoint', '/bin/sh', r.image];
-  await docker.run([...args, '-c', 'chown -R "$0" "$@"', `${r.to.uid}:${r.to.gid}`, ...r.dirs.map(([, inContainer]) => inContainer)], r.signal ? { signal: r.signal } : {});
+  await docker.run([...args, '-c', 'chown -R -h "$0" "$@"', `${r.to.uid}:${r.to.gid}`, ...r.dirs.map(([, inContainer]) => inContainer)], r.signal ? { signal: r.signal } : {});
 }

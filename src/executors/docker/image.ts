@@ -21,8 +21,16 @@ export function selectImage(jobImage: string | undefined, runnerImage: string | 
   const fromJob = jobImage ? expandName(jobImage, variables) : '';
   const image = fromJob || runnerImage || '';
   if (!image) throw new ExecutorSetupError('NO_IMAGE', 'no image: the job names none and [runners.docker] image is not set');
-  if (/\s/.test(image)) throw new ExecutorSetupError('BAD_IMAGE', `invalid image name "${image}"`);
+  checkImageName(image, 'image');
   return image;
+}
+
+/**
+ * An image name the job gave goes on docker's command line where an option could stand: one that
+ * starts with `-` (`--volume=/:/host`) would be read as one.
+ */
+export function checkImageName(name: string, what: 'image' | 'service'): void {
+  if (/\s/.test(name) || name.startsWith('-')) throw new ExecutorSetupError('BAD_IMAGE', `invalid ${what} name "${name}"`);
 }
 
 /** GitLab Runner semantics: an empty list allows anything; otherwise one glob must match. */

@@ -10,16 +10,18 @@ import { randomBytes } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
+import { writeNewFile } from '../../new-file.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
-import { checkAllowed, ensureImage, expandName, selectImage, type LocalImage } from './image.js';
+import { checkAllowed, checkImageName, ensureImage, expandName, selectImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
+import { splitServiceEnv } from './service-env.js';
 import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 import { runStageContainer } from './stage-container.js';
 
@@ -88,7 +90,10 @@ export class DockerExecutor implements Executor {
     const image = selectImage(build.options.image, o.image, request.variables);
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
     const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
-    for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
+    for (const s of services) {
+      checkImageName(s.name, 'service');
+      checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
+    }
     this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
     request.log(`Using docker image ${image} ...`);
     const local = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
@@ -99,15 +104,23 @@ export class DockerExecutor implements Executor {
     const network = `${prefix}-network`;
     await this.docker.run(['network', 'create', ...this.job.labels, network], { signal: request.signal });
     this.job.network = network;
-    const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
+    const env = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
+    if (env.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${env.skipped.join(', ')}`);
+    const envFile = join(request.stateDir, 'services.env');
+    if (env.file) await writeNewFile(envFile, env.file, 0o600);
     const started: StartedService[] = [];
-    for (const [i, spec] of services.entries()) {
-      request.log(`Starting service ${spec.name} ...`);
-      await ensureImage(this.docker, spec.name, o.pull_policy, { log: request.log, signal: request.signal });
-      const container = `${prefix}-service-${i}`;
-      this.containers.add(container);
-      await this.docker.run(serviceRunArgs(spec, { container, network, labels: this.job.labels, env, privileged: o.privileged }), { env, signal: request.signal });
-      started.push({ container, image: spec.name });
+    try {
+      for (const [i, spec] of services.entries()) {
+        request.log(`Starting service ${spec.name} ...`);
+        await ensureImage(this.docker, spec.name, o.pull_policy, { log: request.log, signal: request.signal });
+        const container = `${prefix}-service-${i}`;
+        this.containers.add(container);
+        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(env.file ? { envFile } : {}), byName: Object.keys(env.byName), privileged: o.privileged });
+        await this.docker.run(args, { env: env.byName, signal: request.signal });
+        started.push({ container, image: spec.name });
+      }
+    } finally {
+      await rm(envFile, { force: true });
     }
     await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
   }
@@ -135,7 +148,7 @@ export class DockerExecutor implements Executor {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
     const scriptPath = await writeStageScript('sh', request);
-    const marker = job.entrypoint.effective.length > 0 ? await createStartedMarker(scriptPath) : undefined;
+    let marker: string | undefined;
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
     const projectInContainer = this.buildPath(job.projectDir);
@@ -145,6 +158,9 @@ export class DockerExecutor implements Executor {
         this.needsOwnerFix = true;
         await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: jobDirs, to: job.user, signal: request.signal });
       }
+      // Made after the hand-over: the image's own programs ran as root on the state dir there, and the
+      // marker is bind-mounted as a file (docker would follow a link at its path on this machine).
+      if (job.entrypoint.effective.length > 0) marker = await createStartedMarker(scriptPath);
       const result = await runStageContainer(
         {
           docker: this.docker,

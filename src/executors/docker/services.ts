@@ -35,12 +35,16 @@ export interface StartedService {
   image: string;
 }
 
-/** `docker run -d` arguments for one service; the environment goes by name only (`-e KEY`). */
-export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; env: Record<string, string>; privileged: boolean }): string[] {
+/**
+ * `docker run -d` arguments for one service; the environment comes from `envFile` and, for the names
+ * in `byName`, from the CLI's environment (`-e KEY`): never a value on the command line (service-env.ts).
+ */
+export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; envFile?: string; byName: string[]; privileged: boolean }): string[] {
   const args = ['run', '-d', '--name', options.container, ...options.labels, '--network', options.network];
   for (const alias of serviceAliases(spec)) args.push('--network-alias', alias);
   if (options.privileged) args.push('--privileged');
-  for (const key of Object.keys(options.env)) args.push('-e', key);
+  if (options.envFile) args.push('--env-file', options.envFile);
+  for (const key of options.byName) args.push('-e', key);
   const [entrypoint, ...entryArgs] = spec.entrypoint ?? [];
   if (entrypoint !== undefined) args.push('--entrypoint', entrypoint);
   args.push(spec.name, ...entryArgs, ...(spec.command ?? []));

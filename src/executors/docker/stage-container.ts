@@ -28,7 +28,8 @@ export interface StageContainer {
 
 /** The wrapper; `$0` is the script. */
 export function wrapperScript(owner?: StageContainer['owner'], startedMarker?: string): string {
-  const chown = owner ? `chown -R ${owner.uid}:${owner.gid} ${quote(owner.dir)} 2>/dev/null || true; ` : '';
+  // -h: links the job made are changed themselves, not what they point at (see image-user.ts).
+  const chown = owner ? `chown -R -h ${owner.uid}:${owner.gid} ${quote(owner.dir)} 2>/dev/null || true; ` : '';
   return [
     ...(startedMarker ? [`echo started > ${quote(startedMarker)} 2>/dev/null`] : []),
     'if command -v bash >/dev/null 2>&1; then s=bash; else s=sh; fi',

@@ -4,7 +4,7 @@
  * could not reach the engine; util-linux's `setpriv` switches uid, gid and groups and then execs the
  * shell in place, so the pid (and process group) stays the one we spawned.
  */
-import { chown } from 'node:fs/promises';
+import { lchown } from 'node:fs/promises';
 import type { RunAs } from '../../agent/run-as.js';
 
 export interface UserCommand {
@@ -22,7 +22,7 @@ export function commandAsUser(runAs: RunAs, shell: string, scriptPath: string): 
   };
 }
 
-/** The generated script is written 0600 by root; the job user must be able to read it. */
+/** The generated script is written 0600 by root; the job user must be able to read it (the link itself, were it one). */
 export async function giveScript(runAs: RunAs, scriptPath: string): Promise<void> {
-  await chown(scriptPath, runAs.uid, runAs.gid);
+  await lchown(scriptPath, runAs.uid, runAs.gid);
 }

@@ -4,8 +4,8 @@
  * exported literally (the runner expanded them already), so nothing in a value is re-interpreted.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeNewFile } from '../../new-file.js';
 import type { ExportedVariable, StageRequest } from '../types.js';
 import { isExportableName, shellQuote } from './quote.js';
 
@@ -59,6 +59,6 @@ export async function writeStageScript(shell: ShellName, request: StageRequest):
     ...(request.debugTrace ? { debugTrace: true } : {}),
   });
   const path = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
-  await writeFile(path, script, { mode: 0o600 });
+  await writeNewFile(path, script, 0o600);
   return path;
 }

@@ -56,6 +56,15 @@ describe.skipIf(skipDocker)('docker executor jobs', () => {
     expect(trace).toContain(`the image "${IMAGES.bash}" is not allowed by [runners.docker] allowed_images ("ci-runner-test/sh:*")`);
   });
 
+  it('refuses image and service names docker would read as options', async () => {
+    const image = await runDockerJob(t, token, 'j:\n  image: "--volume=/:/host"\n  script:\n    - echo never\n');
+    expect(image.status).toBe('failed');
+    expect(image.trace).toContain('ERROR: Job failed: invalid image name "--volume=/:/host"');
+    const service = await runDockerJob(t, token, 'j:\n  services: ["--privileged"]\n  script:\n    - echo never\n');
+    expect(service.status).toBe('failed');
+    expect(service.trace).toContain('ERROR: Job failed: invalid service name "--privileged"');
+  });
+
   it('runs after_script in the image after a failing script, and reports the exit status', async () => {
     const { status, trace } = await runDockerJob(t, token, 'j:\n  script:\n    - echo building > out.txt\n    - exit 3\n  after_script:\n    - echo "after sees $(cat out.txt)"\n');
     expect(status).toBe('failed');

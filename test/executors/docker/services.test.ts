@@ -25,7 +25,7 @@ describe('service aliases', () => {
 });
 
 describe.skipIf(skipDocker)('docker services', () => {
-  it('reaches a service by each alias, and gives it the job variables but not the job token', async () => {
+  it('reaches a service by each alias, and gives it the job variables (not to the docker CLI that starts it) but not the job token', async () => {
     const yaml = [
       'j:',
       '  services:',
@@ -39,7 +39,8 @@ describe.skipIf(skipDocker)('docker services', () => {
     ].join('\n');
     const job = await startDockerJob(t, token, yaml, {
       docker: { services: [{ name: IMAGES.httpd, alias: 'web' }] },
-      variables: { SERVICE_PASSWORD: 'pw-for-the-service' },
+      // DOCKER_HOST would send the CLI to nowhere, were it in the CLI's own environment.
+      variables: { SERVICE_PASSWORD: 'pw-for-the-service', DOCKER_HOST: 'tcp://127.0.0.1:1', SERVICE_CERT: 'line one\nline two' },
     });
     let env: string[] = [];
     await waitUntil(async () => {
@@ -53,6 +54,8 @@ describe.skipIf(skipDocker)('docker services', () => {
     expect(trace.match(/hello from the service/g)).toHaveLength(3);
     expect(trace).toMatch(/Waited for services for \d+\.\d s/);
     expect(env).toContain('SERVICE_PASSWORD=pw-for-the-service');
+    expect(env).toContain('DOCKER_HOST=tcp://127.0.0.1:1');
+    expect(env).toContain('SERVICE_CERT=line one\nline two');
     expect(env.some((e) => e.startsWith('CI_BUILD_TOKEN=') || e.startsWith('CI_JOB_TOKEN=') || e.startsWith('CI_BUILD_REPO='))).toBe(false);
     expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 90_000);
