@@ -144,7 +144,6 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
 }
 
-/** 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it. */
 /**
  * 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
  * `status` is GitLab Runner's CI_JOB_STATUS there (`running` during the script, its outcome here).
