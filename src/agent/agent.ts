@@ -13,7 +13,7 @@
  *   (shutdown.ts).
  * - A reload matches entries by url+token and keeps an unchanged entry's pause and backoff (entry.ts).
  */
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import { processContainment } from '../executors/cgroup/containment.js';
 import type { Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
@@ -37,8 +37,10 @@ export interface AgentOptions {
   checkExecutor?: CheckExecutor;
   /** Pause between checks of an executor that cannot work yet; default one minute. */
   executorRecheckMs?: number;
+  /** This host's id (`.runner_system_id`), sent over v4 so the server tells hosts sharing a token apart. */
+  systemId?: string;
   /** Wraps each entry's API client (metrics observe every call); `runner` reads the entry's config now. */
-  wrapClient?: (client: RunnerApiClient, runner: () => RunnerConfig) => RunnerApiClient;
+  wrapClient?: (client: RunnerApi, runner: () => RunnerConfig) => RunnerApi;
 }
 
 export interface AgentEvents {
@@ -50,7 +52,7 @@ export interface AgentEvents {
 export class Agent {
   private config: Readonly<Config>;
   private readonly entries = new Map<string, RunnerEntry>();
-  private readonly clients = new ClientPool();
+  private readonly clients: ClientPool;
   private readonly slots = new SlotAllocator();
   private readonly jobs = new Set<Promise<void>>();
   private readonly loops = new Set<Promise<void>>();
@@ -68,6 +70,7 @@ export class Agent {
     private readonly options: AgentOptions = {},
   ) {
     this.config = config;
+    this.clients = new ClientPool(options.systemId);
     this.logger = services.logger.child({ component: 'agent' });
     this.pollContext = {
       stop: this.steps.stopPolling,
@@ -196,7 +199,7 @@ export class Agent {
   }
 
   /** The entry's API client, wrapped for metrics when asked to be. */
-  private client(entry: RunnerEntry): RunnerApiClient {
+  private client(entry: RunnerEntry): RunnerApi {
     const client = this.clients.get(entry.config);
     return this.options.wrapClient ? this.options.wrapClient(client, () => entry.config) : client;
   }

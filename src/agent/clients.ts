@@ -1,24 +1,28 @@
 /**
- * One API client (one set of keep-alive pools) per coordinator: runner entries that share a URL, TLS
- * material and executor share a client.
+ * One API client (one set of keep-alive pools) per coordinator: runner entries that share a URL, API
+ * choice, TLS material and executor share a client, and so the answer to which API the server speaks.
  */
-import { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
+import { createRunnerApi } from '../client/connect.js';
 import type { RunnerConfig } from './config/schema.js';
 import { runnerTls, type RunnerTlsKeys } from './runner-tls.js';
 
 /** Runner API clients keyed by coordinator; `close` ends every pool. */
 export class ClientPool {
-  private readonly clients = new Map<string, RunnerApiClient>();
+  private readonly clients = new Map<string, RunnerApi>();
+
+  /** `systemId`: this host's id, sent over v4 (config/system-id.ts). */
+  constructor(private readonly systemId?: string) {}
 
   /** The client for `runner`, created on first use. */
-  get(runner: Pick<RunnerConfig, 'url' | 'executor' | 'name' | RunnerTlsKeys>): RunnerApiClient {
+  get(runner: Pick<RunnerConfig, 'url' | 'api' | 'executor' | 'shell' | 'name' | RunnerTlsKeys>): RunnerApi {
     // Keyed by the files' contents, not their paths: a certificate renewed in place is picked up by
     // the next reload (SIGHUP or a config change), as a new pool.
     const tls = runnerTls(runner);
-    const key = [runner.url, runner.executor, tls.ca, tls.cert, tls.key].map((v) => v ?? '').join('\u0000');
+    const key = [runner.url, runner.api, runner.executor, runner.shell, tls.ca, tls.cert, tls.key].map((v) => v ?? '').join('\u0000');
     let client = this.clients.get(key);
     if (!client) {
-      client = new RunnerApiClient({ url: runner.url, executor: runner.executor, tls });
+      client = createRunnerApi({ url: runner.url, api: runner.api, executor: runner.executor, shell: runner.shell, tls, systemId: this.systemId });
       this.clients.set(key, client);
     }
     return client;

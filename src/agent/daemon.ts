@@ -24,6 +24,8 @@ export interface DaemonOptions {
   listenAddress?: string;
   /** The user shell jobs run as (global `user`, looked up at start). */
   runAs?: RunAs;
+  /** This host's id (`.runner_system_id` beside the config), sent over v4. */
+  systemId?: string;
   /** Quiet time before a file change is read; default 300 ms. */
   watchDebounceMs?: number;
   /** `--log-level`/`--debug`: wins over the config's `log_level`, also after reloads (as in GitLab Runner). */
@@ -53,7 +55,7 @@ export class Daemon {
         jobStarted: (runner, build) => slot.current?.jobStarted(runner, build),
         jobFinished: (runner, build, outcome) => slot.current?.jobFinished(runner, build, outcome),
       },
-      { wrapClient: (client, runner) => observedClient(client, runner, slot) },
+      { wrapClient: (client, runner) => observedClient(client, runner, slot), ...(options.systemId ? { systemId: options.systemId } : {}) },
     );
   }
 

@@ -3,14 +3,14 @@
  * reload does to it: a changed entry restarts its pause and forgives its backoff; every reload makes
  * an entry waiting for its executor check again at once; a removed entry ends its loops.
  */
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import type { RunnerConfig } from './config/schema.js';
 import type { PollEntry } from './poll-once.js';
 
 export interface RunnerEntry extends PollEntry {
   key: string;
   config: RunnerConfig;
-  client: RunnerApiClient;
+  client: RunnerApi;
   running: number;
   polling: number;
   removed: boolean;

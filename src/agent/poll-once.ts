@@ -3,7 +3,7 @@
  * 403 marks the token refused (a growing pause); 5xx and network errors count as failures (backoff);
  * a build that cannot be read is reported failed to the server; 409 (another runner won) is healthy.
  */
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import type { Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { RunnerConfig } from './config/schema.js';
@@ -12,7 +12,7 @@ import { reportBuildFailed } from './job/run-job.js';
 /** The entry state a poll reads and updates. */
 export interface PollEntry {
   config: RunnerConfig;
-  client: RunnerApiClient;
+  client: RunnerApi;
   lastUpdate?: string;
   failures: number;
   lastStatus?: number;
@@ -55,7 +55,7 @@ export async function pollOnce(entry: PollEntry, log: Logger, signals: PollSigna
       entry.failures = 0;
       log.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
       if (result.id !== undefined) {
-        void reportBuildFailed(entry.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, signals.stopJobs, log).then(
+        void reportBuildFailed(entry.client, runner, { id: result.id, token: result.token }, `the runner could not read the build it was given: ${result.message}`, signals.stopJobs, log).then(
           (ok) => {
             if (!ok) log.error({ buildId: result.id }, 'could not report the unreadable build as failed');
           },

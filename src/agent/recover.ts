@@ -7,8 +7,7 @@
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { classify } from '../client/retryable.js';
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import type { Logger } from '../log.js';
 import { killRecordedCgroup } from '../executors/cgroup/job-cgroup.js';
 import { sweepMarked } from '../executors/shell/process-group.js';
@@ -47,7 +46,7 @@ export async function findJobStateDirs(runner: Pick<RunnerConfig, 'builds_dir' |
  * Sends the owed final updates in `dirs` (from {@link findJobStateDirs}, taken before this runner
  * starts any job, so a running job's dir is never among them). Never rejects.
  */
-export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, client: RunnerApiClient, signal: AbortSignal, logger: Logger): Promise<void> {
+export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, client: RunnerApi, signal: AbortSignal, logger: Logger): Promise<void> {
   if (dirs.length === 0) return;
   const { resumeDelivery, SPOOL_FILE } = await import('../trace/index.js');
   for (const dir of dirs) {
@@ -82,7 +81,7 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
       const detail = killed > 0 ? `killed ${killed} process${killed === 1 ? '' : 'es'} the job left behind` : undefined;
       const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger, ...(detail ? { unfinishedDetail: detail } : {}) });
       if (result) logger.info({ dir, delivered: result.delivered, status: result.status }, 'sent the final update of a job from an earlier run');
-      if (!result || result.delivered || classify('updateBuild', result.status) === 'final') await rm(dir, { recursive: true, force: true });
+      if (!result || result.delivered || result.refused) await rm(dir, { recursive: true, force: true });
     } catch (error) {
       if (signal.aborted) return;
       logger.warn({ err: error, dir }, 'could not recover an earlier job\'s final update');

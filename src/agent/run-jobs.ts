@@ -9,7 +9,8 @@
  */
 import { Backoff } from '../client/retry.js';
 import { worthRetrying } from '../client/retryable.js';
-import { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
+import { createRunnerApi } from '../client/connect.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { RunnerConfig } from './config/schema.js';
 import { reportBuildFailed, runJob, type JobOutcome } from './job/run-job.js';
@@ -65,7 +66,7 @@ export interface RunJobsResult {
 /** Takes and runs jobs until one of the stop conditions holds, then waits for the running ones. */
 export async function runJobs(options: RunJobsOptions): Promise<RunJobsResult> {
   const { runner } = options;
-  const client = new RunnerApiClient({ url: runner.url, executor: runner.executor, tls: runnerTls(runner, options.tlsLabels) });
+  const client = createRunnerApi({ url: runner.url, api: runner.api, executor: runner.executor, shell: runner.shell, tls: runnerTls(runner, options.tlsLabels) });
   const loop = new JobLoop(options, client);
   try {
     return await loop.run();
@@ -93,7 +94,7 @@ class JobLoop {
 
   constructor(
     private readonly options: RunJobsOptions,
-    private readonly client: RunnerApiClient,
+    private readonly client: RunnerApi,
   ) {
     this.backoff = new Backoff({ baseMs: options.pollIntervalMs, maxMs: 30_000 });
   }
@@ -165,7 +166,7 @@ class JobLoop {
       if (result.kind === 'invalid-build') {
         logger.error({ buildId: result.id }, `the coordinator assigned a build that cannot be run: ${result.message}`);
         this.taken += 1;
-        if (result.id !== undefined) await reportBuildFailed(this.client, runner, result.id, `the runner could not read the build it was given: ${result.message}`, stopJob, logger);
+        if (result.id !== undefined) await reportBuildFailed(this.client, runner, { id: result.id, token: result.token }, `the runner could not read the build it was given: ${result.message}`, stopJob, logger);
         this.record(result.id ?? -1, { state: 'failed', reason: result.message, delivered: result.id !== undefined });
         continue;
       }

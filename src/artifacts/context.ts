@@ -1,11 +1,11 @@
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { ExtractBudget } from './budget.js';
 
 /** What every artifacts/cache stage gets from the job (see TEAM.md, "Artifacts"). */
 export interface ArtifactsContext {
   build: BuildPayload;
-  client: RunnerApiClient;
+  client: RunnerApi;
   /** The checkout; selection and extraction never go outside it. */
   projectDir: string;
   /** The job's state dir: archives and downloads are written here, never held in memory. */

@@ -1,19 +1,21 @@
 /**
  * Writes the selected entries into an archive file, streamed: tar.gz with the `tar` package's Pack
- * (default), zip with yazl (for servers and tools that expect the legacy runner's format, §8.1).
- * Nothing is held in memory but the entry list; file contents flow from disk through the
- * compressor into the output file.
+ * (default), zip with yazl (for servers and tools that expect the legacy runner's format, §8.1, and
+ * v4's `artifact_format: zip`); v4's report formats `gzip` (each file one gzip member naming it, as
+ * GitLab Runner writes them) and `raw` (one file as it is, copied). Nothing is held in memory but the
+ * entry list; file contents flow from disk through the compressor into the output file.
  */
-import { createWriteStream } from 'node:fs';
-import { readlink, realpath, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { copyFile, readlink, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Pack } from 'tar';
 import { ZipFile } from 'yazl';
 import { ArtifactsError } from './errors.js';
+import { gzipMember } from './gzip-member.js';
 import type { SelectedEntry } from './select.js';
 
-export type CreateFormat = 'tar.gz' | 'zip';
+export type CreateFormat = 'tar.gz' | 'zip' | 'gzip' | 'raw';
 
 /**
  * Archives `entries` (paths relative to `projectDir`) into `out`. Returns the archive's size in
@@ -23,6 +25,8 @@ export async function createArchive(projectDir: string, entries: SelectedEntry[]
   const root = await realpath(projectDir);
   try {
     if (format === 'zip') await createZip(root, entries, out, signal);
+    else if (format === 'gzip') await createGzip(root, entries, out, signal);
+    else if (format === 'raw') await createRaw(root, entries, out);
     else await createTarGz(root, entries, out, signal);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
@@ -58,4 +62,20 @@ async function createZip(root: string, entries: SelectedEntry[], out: string, si
   }
   zip.end();
   await Promise.race([written, failed]);
+}
+
+/** Each regular file one gzip member carrying its path (directories and symlinks have no content to send). */
+async function createGzip(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal): Promise<void> {
+  const files = entries.filter((entry) => entry.kind === 'file');
+  async function* members(): AsyncGenerator<Buffer> {
+    for (const entry of files) yield* gzipMember(entry.path, entry.mtime, createReadStream(join(root, entry.path), { highWaterMark: 1024 * 1024 }));
+  }
+  await pipeline(members, createWriteStream(out), { signal });
+}
+
+/** A raw artifact is exactly one file, sent as it is. */
+async function createRaw(root: string, entries: SelectedEntry[], out: string): Promise<void> {
+  const files = entries.filter((entry) => entry.kind === 'file');
+  if (files.length !== 1) throw new Error(`a raw artifact is one file; ${files.length} matched (${files.slice(0, 3).map((f) => f.path).join(', ')})`);
+  await copyFile(join(root, files[0]!.path), out);
 }

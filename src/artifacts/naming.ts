@@ -4,7 +4,7 @@
  * (`<cacheDir>/<runner>/<project slug>/<key>.tar.gz`) and byte counts for trace lines.
  */
 import { join } from 'node:path';
-import type { BuildPayload, BuildVariable } from '../protocol/types.js';
+import type { ArtifactsOptions, BuildPayload, BuildVariable } from '../protocol/types.js';
 import { ArtifactsError } from './errors.js';
 
 /** Expands `$NAME` and `${NAME}` from `variables` (later entries win); unknown names become empty. */
@@ -13,11 +13,24 @@ export function expandVariables(text: string, variables: BuildVariable[]): strin
   return text.replace(/\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g, (_, braced?: string, bare?: string) => values.get(braced ?? bare ?? '') ?? '');
 }
 
-/** `<basename of the expanded artifacts name, or "artifacts">.<format>`. */
-export function artifactsFileName(build: BuildPayload, format: 'tar.gz' | 'zip'): string {
-  const expanded = expandVariables(build.options.artifacts?.name ?? '', build.variables);
-  const base = expanded.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').pop() ?? '';
-  return `${base === '' ? 'artifacts' : base}.${format}`;
+/** The job's artifacts entries: v1's one archive, or v4's list (the archive and one entry per report). */
+export function artifactsOf(build: BuildPayload): ArtifactsOptions[] {
+  const artifacts = build.options.artifacts;
+  return artifacts === undefined ? [] : Array.isArray(artifacts) ? artifacts : [artifacts];
+}
+
+/** File name extension per archive format (`raw` keeps the file's own name). */
+const EXTENSIONS = { 'tar.gz': 'tar.gz', zip: 'zip', gzip: 'gz' } as const;
+
+/**
+ * `<basename of the expanded artifacts name, or "artifacts">.<format>` for `spec` (default: the
+ * job's first entry); a `raw` entry is sent under its file's own name, given as `rawFile`.
+ */
+export function artifactsFileName(build: BuildPayload, format: 'tar.gz' | 'zip' | 'gzip' | 'raw', spec = artifactsOf(build)[0], rawFile?: string): string {
+  const basename = (text: string): string => text.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').pop() ?? '';
+  if (format === 'raw' && rawFile !== undefined && basename(rawFile) !== '') return basename(rawFile);
+  const base = basename(expandVariables(spec?.name ?? '', build.variables));
+  return `${base === '' ? 'artifacts' : base}.${format === 'raw' ? 'bin' : EXTENSIONS[format]}`;
 }
 
 /**

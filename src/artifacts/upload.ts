@@ -1,21 +1,24 @@
 /**
- * Stage `upload_artifacts` (PROTOCOL.md §4.7, §8.2, §9.3): select, archive to a file in the state
- * dir, upload with E7. The archive is built once; a retry re-reads it from disk. Unlike the legacy
- * runner, nothing is uploaded when nothing matched (§12 item 23).
+ * Stage `upload_artifacts` (PROTOCOL.md §4.7, §8.2, §9.3): per artifacts entry (v1 has one, v4 one
+ * for the archive and one per report), select, archive to a file in the state dir, upload (E7/V10,
+ * with the entry's type and format over v4). Each archive is built once; a retry re-reads it from
+ * disk. Unlike the legacy runner, nothing is uploaded when nothing matched (§12 item 23).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ApiResult } from '../client/api-call.js';
+import type { ArtifactUpload } from '../client/artifact-transfer.js';
 import { retry, type Step } from '../client/retry.js';
 import { worthRetrying } from '../client/retryable.js';
 import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { ArtifactsError } from './errors.js';
-import { artifactsFileName, megabytes } from './naming.js';
+import { artifactsFileName, artifactsOf, megabytes } from './naming.js';
+import type { ArtifactsOptions } from '../protocol/types.js';
 import { excludeEntries, selectFiles } from './select.js';
 
 export interface UploadOptions {
-  /** Archive format: tar.gz by default, zip when the runner has `artifacts_format = "zip"`. */
+  /** Archive format of an entry that names none (v1): tar.gz by default, zip when the runner has `artifacts_format = "zip"`. */
   format: 'tar.gz' | 'zip';
   /** Whether every earlier stage succeeded; with `artifacts.when` it decides whether to upload. */
   jobSucceeded: boolean;
@@ -35,46 +38,54 @@ export function shouldUpload(when: string | undefined, jobSucceeded: boolean): b
 }
 
 /**
- * Uploads the job's artifacts as `options.artifacts` describes. Resolves when uploaded or when there
- * is nothing to upload. Throws ArtifactsError: ARTIFACTS_TOO_LARGE (413), JOB_FORBIDDEN (403),
- * ARTIFACTS_UPLOAD_FAILED, ARCHIVE_CREATE_FAILED; or the abort reason.
+ * Uploads the job's artifacts as `options.artifacts` describes, entry by entry. Resolves when
+ * uploaded or when there is nothing to upload. Throws (at the first entry that fails) ArtifactsError:
+ * ARTIFACTS_TOO_LARGE (413), JOB_FORBIDDEN (403), ARTIFACTS_UPLOAD_FAILED, ARCHIVE_CREATE_FAILED; or
+ * the abort reason.
  */
 export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions): Promise<void> {
-  const spec = ctx.build.options.artifacts;
-  if (!spec || ((spec.paths ?? []).length === 0 && !spec.untracked)) return;
+  for (const spec of artifactsOf(ctx.build)) await uploadEntry(ctx, opts, spec);
+}
+
+async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: ArtifactsOptions): Promise<void> {
+  if ((spec.paths ?? []).length === 0 && !spec.untracked) return;
+  const type = spec.artifact_type && spec.artifact_type !== 'archive' ? spec.artifact_type : undefined;
+  const what = type ? `artifacts (${type} report)` : 'artifacts';
   if (!shouldUpload(spec.when, opts.jobSucceeded)) {
-    ctx.log(`Not uploading artifacts: the job ${opts.jobSucceeded ? 'succeeded' : 'failed'} and artifacts:when is ${spec.when ?? 'on_success'}`);
+    ctx.log(`Not uploading ${what}: the job ${opts.jobSucceeded ? 'succeeded' : 'failed'} and artifacts:when is ${spec.when ?? 'on_success'}`);
     return;
   }
-  ctx.log('Uploading artifacts...');
+  ctx.log(`Uploading ${what}...`);
   const expand = (list: string[] | undefined): string[] | undefined => (list && opts.expand ? list.map(opts.expand) : list);
   const paths = expand(spec.paths);
   const selected = await selectFiles(ctx.projectDir, { ...(paths ? { paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
   const { selection, excluded } = excludeEntries(selected, expand(spec.exclude) ?? []);
   if (excluded > 0) ctx.log(`Excluded ${excluded} file(s) matching artifacts:exclude`);
   if (selection.files === 0) {
-    ctx.log('NOTICE: no files matched artifacts:paths or artifacts:untracked; nothing to upload');
+    ctx.log(`NOTICE: no files matched ${type ? `the ${type} report's paths` : 'artifacts:paths or artifacts:untracked'}; nothing to upload`);
     return;
   }
-  const filename = artifactsFileName(ctx.build, opts.format);
-  const archive = join(ctx.stateDir, `artifacts-upload.${opts.format}`);
+  const format = spec.artifact_format ?? opts.format;
+  const filename = artifactsFileName(ctx.build, format, spec, selection.entries.find((entry) => entry.kind === 'file')?.path);
+  const archive = join(ctx.stateDir, `artifacts-upload.${format}`);
   await mkdir(ctx.stateDir, { recursive: true });
   try {
     const started = performance.now();
-    const size = await createArchive(ctx.projectDir, selection.entries, archive, opts.format, ctx.signal);
+    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal);
     ctx.log(`Archived ${selection.files} file(s), ${megabytes(selection.bytes)}, into ${filename} (${megabytes(size)}) in ${seconds(performance.now() - started)}`);
-    await send(ctx, opts, archive, filename, size);
+    const upload = { path: archive, filename, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
+    await send(ctx, opts, upload, size);
   } finally {
     await rm(archive, { force: true });
   }
 }
 
-async function send(ctx: ArtifactsContext, opts: UploadOptions, archive: string, filename: string, size: number): Promise<void> {
+async function send(ctx: ArtifactsContext, opts: UploadOptions, file: ArtifactUpload, size: number): Promise<void> {
+  const { filename } = file;
   const attempts = Math.max(1, opts.attempts ?? 5);
-  const expireIn = ctx.build.options.artifacts?.expire_in;
   const upload = async (): Promise<Step<ApiResult, ApiResult>> => {
     const started = performance.now();
-    const result = await ctx.client.uploadArtifacts(ctx.build.id, ctx.build.token, { path: archive, filename, ...(expireIn ? { expireIn } : {}) }, ctx.signal);
+    const result = await ctx.client.uploadArtifacts(ctx.build.id, ctx.build.token, file, ctx.signal);
     if (result.outcome === 'ok') {
       const elapsed = performance.now() - started;
       ctx.log(`Uploaded ${filename}: ${megabytes(size)} in ${seconds(elapsed)} (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);

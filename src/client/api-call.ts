@@ -14,14 +14,14 @@ export interface ApiResult {
   outcome: Outcome;
   /** The transport error behind status -1. */
   error?: Error;
-  /** How long the server asked to be left alone (`Retry-After` on a 429 or 503), in ms. */
+  /** How long the server asked to be left alone (`Retry-After`, or `RateLimit-ResetTime`), in ms. */
   retryAfterMs?: number;
 }
 
 /** The connection an endpoint call goes through (one per `RunnerApiClient`). */
 export interface ApiContext {
   readonly transport: Transport;
-  /** `<url>/ci/api/v1/`; endpoint paths are resolved against it. */
+  /** `<url>/ci/api/v1/` or `<url>/api/v4/`; endpoint paths are resolved against it. */
   readonly baseUrl: URL;
   readonly tls: TlsMaterial;
   /** Deadline for response headers of ordinary calls. */
@@ -30,7 +30,8 @@ export interface ApiContext {
 
 /** The status, its classification for `endpoint`, and a transport error explained for the user. */
 export function apiResult(api: Pick<ApiContext, 'baseUrl' | 'tls'>, endpoint: Endpoint, response: HttpResponse): ApiResult {
-  const retryAfter = retryAfterMs(header(response.headers, 'retry-after'));
+  // GitLab's rate limiter also says when its window resets (an HTTP date), which GitLab Runner honours.
+  const retryAfter = retryAfterMs(header(response.headers, 'retry-after')) ?? retryAfterMs(header(response.headers, 'ratelimit-resettime'));
   return {
     status: response.status,
     outcome: classify(endpoint, response.status),

@@ -1,6 +1,9 @@
 /**
  * The two artifact endpoints, both streamed so an archive is never held in memory: E7 uploads an
  * archive from disk as a multipart body, E8 downloads one straight to a file (PROTOCOL.md §4.7, §4.8).
+ * The v4 endpoints (V10, V11) are the same exchange at other paths with other headers: the caller
+ * names them in an `ArtifactRoute`. A v4 download may be redirected (object storage): the redirect is
+ * followed once, without the job token.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -8,13 +11,25 @@ import { pipeline } from 'node:stream/promises';
 import { type ApiContext, type ApiResult, apiResult, decodeJson } from './api-call.js';
 import { USER_AGENT } from './info.js';
 import { multipartFileBody } from './multipart.js';
-import { TRANSPORT_ERROR } from './retryable.js';
-import { drain, send } from './transport.js';
+import { TRANSPORT_ERROR, type Endpoint } from './retryable.js';
+import { drain, header, send, type HttpResponse } from './transport.js';
 
 export interface ArtifactUpload {
   path: string;
   filename: string;
   expireIn?: string;
+  /** v4: `archive` or a report type (`dotenv`, `junit`, …); v1 uploads archives only. */
+  artifactType?: string;
+  /** v4: `zip`, `gzip` or `raw`. */
+  artifactFormat?: string;
+}
+
+/** Where an artifact call goes and how it authenticates (per API). */
+export interface ArtifactRoute {
+  url: URL;
+  /** The job token header (v1 `BUILD-TOKEN`, v4 `JOB-TOKEN`). */
+  headers: Record<string, string>;
+  endpoint: Endpoint;
 }
 
 export interface ArtifactDownloadOptions {
@@ -24,32 +39,24 @@ export interface ArtifactDownloadOptions {
   onChunk?: (chunk: Buffer) => void | Promise<void>;
 }
 
-/** E7: uploads `file` as field `file`; on success `body` is the server's decoded JSON answer. */
-export async function uploadArtifactArchive(
-  api: ApiContext,
-  id: number,
-  buildToken: string,
-  file: ArtifactUpload,
-  signal?: AbortSignal,
-): Promise<ApiResult & { body?: unknown }> {
-  const url = new URL(`builds/${id}/artifacts`, api.baseUrl);
-  if (file.expireIn) url.searchParams.set('expire_in', file.expireIn);
+/** E7/V10: uploads `file` as field `file`; on success `body` is the server's decoded JSON answer. */
+export async function uploadArtifactArchive(api: ApiContext, route: ArtifactRoute, file: ArtifactUpload, signal?: AbortSignal): Promise<ApiResult & { body?: unknown }> {
   const { size } = await stat(file.path);
   const multipart = multipartFileBody('file', file.filename, size, () => createReadStream(file.path));
   const response = await send(api.transport, {
     method: 'POST',
-    url,
+    url: route.url,
     headers: {
       'content-type': multipart.contentType,
       'content-length': String(multipart.length),
-      'build-token': buildToken,
+      ...route.headers,
       'user-agent': USER_AGENT,
     },
     body: multipart.body,
     signal,
     headersTimeoutMs: api.requestTimeoutMs,
   });
-  const result = apiResult(api, 'uploadArtifacts', response);
+  const result = apiResult(api, route.endpoint, response);
   if (result.outcome !== 'ok') {
     await drain(response);
     return result;
@@ -58,26 +65,20 @@ export async function uploadArtifactArchive(
 }
 
 /**
- * E8: downloads a build's artifacts to `destination`; the file is written only on 200. A throw or
+ * E8/V11: downloads a build's artifacts to `destination`; the file is written only on 200. A throw or
  * rejection from `onChunk` stops the download and is reported as a retryable failure whose `error`
  * is what was thrown (the caller knows best whether to retry).
  */
 export async function downloadArtifactArchive(
   api: ApiContext,
-  id: number,
-  buildToken: string,
+  route: ArtifactRoute,
   destination: string,
   signal: AbortSignal | undefined,
   options: ArtifactDownloadOptions,
 ): Promise<ApiResult & { size?: number }> {
-  const response = await send(api.transport, {
-    method: 'GET',
-    url: new URL(`builds/${id}/artifacts`, api.baseUrl),
-    headers: { 'build-token': buildToken },
-    signal,
-    headersTimeoutMs: api.requestTimeoutMs,
-  });
-  const result = apiResult(api, 'downloadArtifacts', response);
+  let response = await send(api.transport, { method: 'GET', url: route.url, headers: route.headers, signal, headersTimeoutMs: api.requestTimeoutMs });
+  response = await followRedirect(api, route, response, signal);
+  const result = apiResult(api, route.endpoint, response);
   if (result.outcome !== 'ok' || !response.body) {
     await drain(response);
     return result;
@@ -103,4 +104,17 @@ export async function downloadArtifactArchive(
     return { status: TRANSPORT_ERROR, outcome: 'retry', error: error as Error, size };
   }
   return { ...result, size };
+}
+
+/**
+ * A v4 download answered with a redirect to object storage (`direct_download`, docs/protocol-v4.md
+ * §9.2): one GET there, without the job token (the URL carries its own signature). Other answers are
+ * returned as they are.
+ */
+async function followRedirect(api: ApiContext, route: ArtifactRoute, response: HttpResponse, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  if (![301, 302, 303, 307, 308].includes(response.status)) return response;
+  const location = header(response.headers, 'location');
+  if (!location || !URL.canParse(location, route.url.href)) return response;
+  await drain(response);
+  return send(api.transport, { method: 'GET', url: new URL(location, route.url), signal, headersTimeoutMs: api.requestTimeoutMs });
 }

@@ -4,7 +4,7 @@
  * cannot be run. An unrunnable build keeps its id and token when they can be read, so the runner can
  * report it failed instead of leaving it running on the server (§12 item 22).
  */
-import { parseBuildPayload } from '../protocol/build-payload.js';
+import { parseBuildPayload, type BuildPayloadResult } from '../protocol/build-payload.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { type ApiResult, readTextIfWhole } from './api-call.js';
 import { TRANSPORT_ERROR } from './retryable.js';
@@ -20,8 +20,14 @@ export type RequestBuildResult =
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
-/** Reads E4's response (`result` is its classified status) to the end and says what it means. */
-export async function decodeBuildResponse(response: HttpResponse, result: ApiResult): Promise<RequestBuildResult> {
+/** How a 201's decoded body becomes the job model: v1's `parseBuildPayload`, or v4's `parseJobPayload`. */
+export type PayloadParser = (body: unknown) => BuildPayloadResult;
+
+/**
+ * Reads E4's (or V6's) response (`result` is its classified status) to the end and says what it
+ * means; `parse` reads a 201's body.
+ */
+export async function decodeBuildResponse(response: HttpResponse, result: ApiResult, parse: PayloadParser = parseBuildPayload): Promise<RequestBuildResult> {
   if (response.status !== 201) {
     await drain(response);
     const nextUpdate = header(response.headers, 'x-gitlab-last-update');
@@ -32,18 +38,18 @@ export async function decodeBuildResponse(response: HttpResponse, result: ApiRes
   const type = header(response.headers, 'content-type') ?? '';
   const text = await readTextIfWhole(response);
   if (text === undefined) return { status: TRANSPORT_ERROR, outcome: 'retry', kind: 'error', error: new Error('build body was cut off') };
-  return decodeAssignedBuild(text, type, result);
+  return decodeAssignedBuild(text, type, result, parse);
 }
 
 /** A 201's body: a build only when it is JSON, sent as JSON, and a valid payload. */
-function decodeAssignedBuild(text: string, type: string, result: ApiResult): RequestBuildResult {
+function decodeAssignedBuild(text: string, type: string, result: ApiResult, parse: PayloadParser): RequestBuildResult {
   let decoded: unknown;
   try {
     decoded = JSON.parse(text);
   } catch {
     return { ...result, kind: 'invalid-build', message: 'the server assigned a build but its body is not JSON' };
   }
-  const parsed = parseBuildPayload(decoded);
+  const parsed = parse(decoded);
   const known = parsed.ok ? { id: parsed.build.id, token: parsed.build.token } : { id: parsed.id, token: parsed.token };
   if (!JSON_TYPE.test(type)) {
     return invalidBuild(result, `the server assigned a build with Content-Type ${JSON.stringify(type)} instead of application/json`, known);

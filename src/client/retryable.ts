@@ -1,5 +1,6 @@
 /**
- * The one table of what is done, retried, or final (PROTOCOL.md §4, §12): per endpoint, which HTTP
+ * The one table of what is done, retried, or final (PROTOCOL.md §4, §12; docs/protocol-v4.md for
+ * the v4 endpoints, named `…V4` where v1 has one of the same purpose): per endpoint, which HTTP
  * statuses succeed and which will not change on a retry; which transport errors are worth another
  * try; and how long a server asks to be left alone (`Retry-After`). Every retry in the runner (poll
  * loops, trace sender, final update, artifact transfers) decides from here, through `retry.ts`.
@@ -14,7 +15,15 @@ export type Endpoint =
   | 'updateBuild'
   | 'patchTrace'
   | 'uploadArtifacts'
-  | 'downloadArtifacts';
+  | 'downloadArtifacts'
+  | 'registerRunnerV4'
+  | 'deleteRunnerV4'
+  | 'deleteManagerV4'
+  | 'verifyRunnerV4'
+  | 'resetTokenV4'
+  | 'requestJobV4'
+  | 'updateJobV4'
+  | 'patchTraceV4';
 
 /** `ok`: success; `retry`: transient, try again with backoff; `final`: stop, it will not get better. */
 export type Outcome = 'ok' | 'retry' | 'final';
@@ -30,6 +39,15 @@ const successStatus: Record<Endpoint, readonly number[]> = {
   patchTrace: [202],
   uploadArtifacts: [201],
   downloadArtifacts: [200],
+  registerRunnerV4: [201],
+  deleteRunnerV4: [204],
+  deleteManagerV4: [204],
+  verifyRunnerV4: [200],
+  resetTokenV4: [201],
+  requestJobV4: [201, 204],
+  // 202 is "accepted, not complete": the same update is repeated after the server's interval.
+  updateJobV4: [200],
+  patchTraceV4: [202],
 };
 
 /**
@@ -46,6 +64,17 @@ const finalStatus: Record<Endpoint, readonly number[]> = {
   patchTrace: [401, 403, 404, 416],
   uploadArtifacts: [400, 401, 403, 404, 405, 413],
   downloadArtifacts: [401, 403, 404],
+  // 410: registration tokens are disabled on the instance (GitLab 17+): create the runner there instead.
+  registerRunnerV4: [400, 401, 403, 404, 410, 422],
+  deleteRunnerV4: [400, 401, 403],
+  deleteManagerV4: [400, 401, 403, 404],
+  verifyRunnerV4: [401, 403],
+  resetTokenV4: [400, 401, 403, 422],
+  // 409 (lost a race), 422 and 429 are retried with the server's Retry-After, never a storm.
+  requestJobV4: [401, 403],
+  // 400 is a state the server does not take; retrying the same body cannot change it.
+  updateJobV4: [400, 401, 403, 404],
+  patchTraceV4: [401, 403, 404, 416],
 };
 
 /**

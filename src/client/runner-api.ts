@@ -7,7 +7,9 @@
  */
 import { apiBaseUrl } from '../protocol/base-url.js';
 import { formatContentRange, parseServerRange } from '../protocol/content-range.js';
+import { parseUpdateInterval } from '../protocol/v4/trace-codecs.js';
 import type { RegisterRunnerResponse, RunnerBuildState, RunnerInfo } from '../protocol/types.js';
+import type { ApiVersion, JobRef, JobUpdate, JobUpdateResult, PatchTraceResult, RunnerApi } from './api.js';
 import { type ApiContext, type ApiResult, apiResult, decodeJson } from './api-call.js';
 import { type ArtifactDownloadOptions, type ArtifactUpload, downloadArtifactArchive, uploadArtifactArchive } from './artifact-transfer.js';
 import { decodeBuildResponse, type RequestBuildResult } from './build-response.js';
@@ -17,7 +19,7 @@ import type { TlsMaterial } from './tls.js';
 import { drain, header, send, Transport, type HttpResponse, type TransportOptions } from './transport.js';
 
 // Callers import the result types along with the client.
-export type { ApiResult, RequestBuildResult };
+export type { ApiResult, PatchTraceResult, RequestBuildResult };
 
 export interface RunnerApiClientOptions extends TransportOptions {
   /** The coordinator URL as configured (`url` in config.toml); `/ci/api/v1/` is appended per §2.1. */
@@ -30,27 +32,21 @@ export interface RunnerApiClientOptions extends TransportOptions {
   pollTimeoutMs?: number;
 }
 
-export interface PatchTraceResult extends ApiResult {
-  /** The server's stored length from `Range: 0-<n>` (202 and 416). */
-  serverLength?: number;
-  /** `Build-Status` header (202): `canceled` or `failed` mean the job must stop (§4.6). */
-  buildStatus?: string;
-}
-
-export class RunnerApiClient {
+export class RunnerApiClient implements RunnerApi {
+  readonly api: ApiVersion = 'v1';
   readonly baseUrl: URL;
   readonly info: RunnerInfo;
   /** The TLS material the client connects with; git and the job's CI_SERVER_TLS_CA_FILE use it too. */
   readonly tls: TlsMaterial;
   /** What the endpoint modules (artifact transfers) send through. */
-  private readonly api: ApiContext;
+  private readonly context: ApiContext;
   private readonly pollTimeoutMs: number;
 
   constructor(options: RunnerApiClientOptions) {
     this.baseUrl = apiBaseUrl(options.url);
     this.info = runnerInfo(options.executor);
     this.tls = options.tls ?? {};
-    this.api = {
+    this.context = {
       transport: new Transport({ ...options, userAgent: USER_AGENT }),
       baseUrl: this.baseUrl,
       tls: this.tls,
@@ -142,16 +138,26 @@ export class RunnerApiClient {
       for await (const piece of trace) yield Buffer.from(JSON.stringify(piece).slice(1, -1));
       yield Buffer.from('"}');
     }
-    const response = await send(this.api.transport, {
+    const response = await send(this.context.transport, {
       method: 'PUT',
       url: new URL(`builds/${id}.json`, this.baseUrl),
       headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT },
       body: body(),
       signal,
-      headersTimeoutMs: this.api.requestTimeoutMs,
+      headersTimeoutMs: this.context.requestTimeoutMs,
     });
     await drain(response);
     return this.result('updateBuild', response);
+  }
+
+  /** E5 as the job model's update: `running` or the final state, with the runner token (v1 has no checksum). */
+  updateJob(job: JobRef, update: JobUpdate, signal?: AbortSignal): Promise<JobUpdateResult> {
+    return this.updateBuild(job.id, job.runnerToken, { state: update.state }, signal);
+  }
+
+  /** E5 with the whole trace, as the job model's update. */
+  updateJobWithTrace(job: JobRef, state: 'running' | 'success' | 'failed', trace: AsyncIterable<string>, signal?: AbortSignal): Promise<JobUpdateResult> {
+    return this.updateBuildWithTrace(job.id, job.runnerToken, state, trace, signal);
   }
 
   /** E6: appends `bytes` at offset `start` of the server's trace. */
@@ -162,7 +168,7 @@ export class RunnerApiClient {
     bytes: Uint8Array,
     signal?: AbortSignal,
   ): Promise<PatchTraceResult> {
-    const response = await send(this.api.transport, {
+    const response = await send(this.context.transport, {
       method: 'PATCH',
       url: new URL(`builds/${id}/trace.txt`, this.baseUrl),
       headers: {
@@ -173,21 +179,29 @@ export class RunnerApiClient {
       },
       body: bytes,
       signal,
-      headersTimeoutMs: this.api.requestTimeoutMs,
+      headersTimeoutMs: this.context.requestTimeoutMs,
     });
     await drain(response);
     const serverLength = parseServerRange(response.headers.range);
     const buildStatus = header(response.headers, 'build-status');
+    // §4.6: `canceled` or `failed` stop the job; v1 has no stop-at-once, so after_script still runs.
+    const cancel = buildStatus === 'canceled' || buildStatus === 'failed' ? ('graceful' as const) : undefined;
+    // Not in v1 (GitLab 8.x–9.x never sent it): the reference server paces v1 runners with it too.
+    const updateIntervalMs = parseUpdateInterval(header(response.headers, 'x-gitlab-trace-update-interval'));
     return {
       ...this.result('patchTrace', response),
       ...(serverLength !== undefined ? { serverLength } : {}),
       ...(buildStatus !== undefined ? { buildStatus } : {}),
+      ...(cancel ? { cancel } : {}),
+      ...(updateIntervalMs !== undefined ? { updateIntervalMs } : {}),
     };
   }
 
   /** E7: uploads an archive from disk as a streamed multipart body (field `file`). */
   uploadArtifacts(id: number, buildToken: string, file: ArtifactUpload, signal?: AbortSignal): Promise<ApiResult & { body?: unknown }> {
-    return uploadArtifactArchive(this.api, id, buildToken, file, signal);
+    const url = new URL(`builds/${id}/artifacts`, this.baseUrl);
+    if (file.expireIn) url.searchParams.set('expire_in', file.expireIn);
+    return uploadArtifactArchive(this.context, { url, headers: { 'build-token': buildToken }, endpoint: 'uploadArtifacts' }, file, signal);
   }
 
   /**
@@ -205,26 +219,27 @@ export class RunnerApiClient {
     signal?: AbortSignal,
     options: ArtifactDownloadOptions = {},
   ): Promise<ApiResult & { size?: number }> {
-    return downloadArtifactArchive(this.api, id, buildToken, destination, signal, options);
+    const route = { url: new URL(`builds/${id}/artifacts`, this.baseUrl), headers: { 'build-token': buildToken }, endpoint: 'downloadArtifacts' as const };
+    return downloadArtifactArchive(this.context, route, destination, signal, options);
   }
 
   /** Closes the connection pools. */
   async close(): Promise<void> {
-    await this.api.transport.close();
+    await this.context.transport.close();
   }
 
   private json(method: 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<HttpResponse> {
-    return send(this.api.transport, {
+    return send(this.context.transport, {
       method,
       url: new URL(path, this.baseUrl),
       headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT },
       body: JSON.stringify(body),
       signal,
-      headersTimeoutMs: timeoutMs ?? this.api.requestTimeoutMs,
+      headersTimeoutMs: timeoutMs ?? this.context.requestTimeoutMs,
     });
   }
 
   private result(endpoint: Endpoint, response: HttpResponse): ApiResult {
-    return apiResult(this.api, endpoint, response);
+    return apiResult(this.context, endpoint, response);
   }
 }

@@ -1,6 +1,9 @@
 /**
- * Wire types of the CI runner API v1 (`/ci/api/v1`), as PROTOCOL.md §4–§5 describe them.
- * These are the shapes on the wire; nothing here does I/O.
+ * Wire types of the CI runner API v1 (`/ci/api/v1`), as PROTOCOL.md §4–§5 describe them, and the one
+ * job model of the runner: `BuildPayload` is v1's E4 body as `parseBuildPayload` returns it, plus
+ * optional fields only v4 fills (`parseJobPayload` in v4/payload.ts maps a v4 job onto it). The
+ * executors, the trace, artifacts and cache read this model only, whichever API the job came by.
+ * Nothing here does I/O.
  */
 
 /** States a build can have on the server (PROTOCOL.md §6.1). */
@@ -66,6 +69,13 @@ export interface BuildVariable {
   public: boolean;
   /** Runner-side only: write the value to a file and export its path. */
   file?: boolean;
+  /**
+   * Replace the value by `[MASKED]` in the trace (v4's `masked`). Absent (v1): a variable that is not
+   * `public` is masked.
+   */
+  masked?: boolean;
+  /** Export the value as it is, without `$VAR` expansion (v4's `raw`). */
+  raw?: boolean;
 }
 
 /** `options.artifacts` (§5.4). */
@@ -80,6 +90,28 @@ export interface ArtifactsOptions {
    * server sends it and this runner applies it; GitLab Runner 1.x ignores unknown option keys.
    */
   exclude?: string[];
+  /**
+   * v4 only: what the entry is (`archive`, or a report type: `junit`, `dotenv`, …), sent as the
+   * upload's `artifact_type`. Absent: the archive.
+   */
+  artifact_type?: string;
+  /**
+   * v4 only: how the entry is packed: `zip` (an archive), `gzip` (the files gzip-compressed, one
+   * member each), `raw` (one file as it is). Absent: the runner's `artifacts_format`.
+   */
+  artifact_format?: 'zip' | 'gzip' | 'raw';
+}
+
+/** A docker image's pull policies, tried in order (`image:pull_policy`). */
+export type ImagePullPolicy = 'always' | 'if-not-present' | 'never';
+
+/** A service as v4 sends it (`services[]`); v1 sends names only. */
+export interface ServiceOptions {
+  name: string;
+  alias?: string;
+  entrypoint?: string[];
+  command?: string[];
+  pull_policy?: ImagePullPolicy[];
 }
 
 /** `options.cache` (§5.3). */
@@ -104,8 +136,13 @@ export interface BuildOptions {
   image?: string;
   /** `image.entrypoint` when the server wrote the image as a map (§5.3 has only the string). */
   imageEntrypoint?: string[];
+  /** `image.pull_policy` (v4; ours, not a v1 key): overrides the runner's `pull_policy` for the image. */
+  imagePullPolicy?: ImagePullPolicy[];
   services?: string[];
-  artifacts?: ArtifactsOptions;
+  /** v4's services as objects (ours, not a v1 key); when present the docker executor uses these instead of `services`. */
+  serviceSpecs?: ServiceOptions[];
+  /** One archive as §5.4 has it, or v4's list: the archive and one entry per report, each uploaded on its own. */
+  artifacts?: ArtifactsOptions | ArtifactsOptions[];
   /** One cache as §5.3 has it, or a list (GitLab 13.10's several caches; not in API v1). */
   cache?: CacheOptions | CacheOptions[];
   dependencies?: string[];
@@ -123,7 +160,8 @@ export interface BuildOptions {
 /** `artifacts_file` of a build (§5.5). */
 export interface ArtifactsFile {
   filename: string;
-  size: number;
+  /** Checked against the download when known (GitLab 8.x sends null for old artifacts). */
+  size?: number;
 }
 
 /** One entry of `depends_on_builds` (§5.5). */
@@ -175,6 +213,14 @@ export interface BuildPayload {
   variables: BuildVariable[];
   depends_on_builds: DependencyBuild[];
   credentials: BuildCredential[];
+  /** v4's `git_info.refspecs`: what get_sources fetches (absent: the ref's branch or tag). */
+  refspecs?: string[];
+  /** v4's `git_info.depth`: the shallow depth when no GIT_DEPTH variable says otherwise (0 = full). */
+  git_depth?: number;
+  /** v4's `features.failure_reasons`: every reason the server accepts in a final update. */
+  failure_reasons?: string[];
+  /** v4's `features.token_mask_prefixes`: tokens starting with these are masked in the trace. */
+  token_mask_prefixes?: string[];
 }
 
 /** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */

@@ -1,43 +1,74 @@
 /**
- * The final update (PROTOCOL.md §7.6), the one path by which a job's end reaches the server — a job
- * that ran, one recovered after a restart, and one that could not run at all (report-failed.ts):
- * `PUT /builds/:id` with the state and the whole trace, which replaces the server's copy, so bytes
- * the live sender could not deliver are recovered here. Retried (retry.ts) until 200 (delivered) or
- * 401/403/404 (refused: the build is gone or was canceled). Unlike the legacy runner's endless retry
- * (§12 item 13), it gives up at a deadline and says so loudly; the delivery record lets a restarted
- * runner try again. If the server refuses the body as too large (413), the state goes alone: the
- * server keeps what the live PATCHes delivered.
+ * The final update (PROTOCOL.md §7.6; docs/protocol-v4.md §7.4), the one path by which a job's end
+ * reaches the server — a job that ran, one recovered after a restart, and one that could not run at
+ * all (report-failed.ts). Retried (retry.ts) until the server has it (200) or refuses it for good
+ * (401/403/404: the job is gone or was canceled). Unlike the legacy runner's endless retry (§12 item
+ * 13), it gives up at a deadline and says so loudly; the delivery record lets a restarted runner try
+ * again. The two APIs differ in what the update carries, and only there:
+ * - v1: `PUT /builds/:id` with the state and the whole trace, which replaces the server's copy, so
+ *   bytes the live sender could not deliver are recovered here. If the server refuses the body as
+ *   too large (413), the rest goes by PATCH and the state alone.
+ * - v4: the rest of the trace goes by PATCH first (v4's update carries none), then
+ *   `PUT /jobs/:id` with the state, the trace's CRC-32 and size, the failure reason (one the server
+ *   accepts) and the exit code. A 202 ("accepted, not complete") is repeated after the server's
+ *   interval; a 412 (the server could not validate the trace) sends the whole trace again first.
  */
-import type { ApiResult } from '../client/api-call.js';
+import type { ApiVersion, JobRef, JobUpdateResult, RunnerApi } from '../client/api.js';
 import { retry, type RetryPolicy, type Step } from '../client/retry.js';
 import { TRANSPORT_ERROR, worthRetrying } from '../client/retryable.js';
-import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
+import { supportedFailureReason, type FailureReason } from '../protocol/v4/failure-reason.js';
+import { PrefixChecksum } from './checksum.js';
+import { TraceSender } from './sender.js';
 
 const RETRY_POLICY: RetryPolicy = { baseMs: 1_000, maxMs: 10_000 };
+/** How long the rest of a v4 trace may take to go out by PATCH before the state is sent anyway. */
+const DRAIN_DEADLINE_MS = 10 * 60_000;
 
-/** The trace a final update carries: its length in bytes and its text up to a length. */
-export interface FinalTrace {
+/** The trace a final update carries or completes: its length in bytes, its bytes, its text. */
+export interface TraceSource {
   readonly length: number;
+  read(start: number, end: number): Promise<Uint8Array>;
   text(length: number): AsyncIterable<string>;
 }
 
+/** @deprecated the name before v4: the same interface. */
+export type FinalTrace = TraceSource;
+
 /** A short trace held in memory (a job that never ran has only a few lines to say why). */
-export function textTrace(text: string): FinalTrace {
+export function textTrace(text: string): TraceSource {
+  const bytes = Buffer.from(text);
   return {
-    length: Buffer.byteLength(text),
+    length: bytes.length,
+    read: (start, end) => Promise.resolve(bytes.subarray(start, end)),
     async *text() {
       yield text;
     },
   };
 }
 
+/** Why a job failed, as v4's final update says it. */
+export interface JobFailure {
+  reason?: FailureReason;
+  /** The script's exit code, when a script failed. */
+  exitCode?: number;
+}
+
 export interface FinalUpdateOptions {
-  client: RunnerApiClient;
-  buildId: number;
-  runnerToken: string;
+  client: RunnerApi;
+  /** The API the job came by. */
+  api: ApiVersion;
+  job: JobRef;
   state: 'success' | 'failed';
-  trace: FinalTrace;
+  /** v4: why a failed job failed. */
+  failure?: JobFailure;
+  /** v4: the reasons the server accepts (the job's `features.failure_reasons`). */
+  acceptedReasons?: readonly string[];
+  trace: TraceSource;
+  /** v4: the job's live sender (it knows what the server has); absent: one starting at `acknowledged`. */
+  sender?: TraceSender;
+  /** v4 without a sender: bytes the server has already. Default 0. */
+  acknowledged?: number;
   /** Give up after this long. */
   deadlineMs: number;
   /** Deadline of each attempt. */
@@ -48,8 +79,8 @@ export interface FinalUpdateOptions {
   /** Called after each request with its status (-1 = transport error or timeout). */
   onAttempt?(status: number): void;
   /**
-   * Called once when the server refuses the whole trace as too large (413), before the state goes
-   * alone: delivers the trace's tail another way (PATCH), since the state-only update carries none.
+   * v1: called once when the server refuses the whole trace as too large (413), before the state
+   * goes alone: delivers the trace's tail another way (PATCH), since the state-only update carries none.
    */
   beforeStateOnly?(): Promise<void>;
   /** The backoff between attempts (tests shorten it). */
@@ -61,28 +92,26 @@ export interface FinalUpdateResult {
   delivered: boolean;
   /** The last status (-1 = transport error, timeout, or never attempted). */
   status: number;
-  /** The server refused for good (401/403/404): retrying later is pointless. */
+  /** The server refused for good (401/403/404, or v4's `Job-Status: canceled`): retrying later is pointless. */
   refused: boolean;
 }
 
+type Put = () => Promise<JobUpdateResult>;
+
 /** Sends the final update; never rejects. */
 export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<FinalUpdateResult> {
-  const { client, buildId, runnerToken, state, trace, logger } = options;
+  const { job, state, trace, logger } = options;
   const deadline = AbortSignal.timeout(options.deadlineMs);
   const stop = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
-  let withTrace = true;
   /** An earlier attempt got no answer (or an error after the server may have applied it). */
   let answerLost = false;
-  let last: ApiResult = { status: TRANSPORT_ERROR, outcome: 'retry' };
+  let last: JobUpdateResult = { status: TRANSPORT_ERROR, outcome: 'retry' };
 
-  const put = async (): Promise<ApiResult> => {
+  const timed = async (call: (signal: AbortSignal) => Promise<JobUpdateResult>): Promise<JobUpdateResult> => {
     const attemptSignal = AbortSignal.any([stop, AbortSignal.timeout(options.requestTimeoutMs)]);
     try {
-      const result = withTrace
-        ? await client.updateBuildWithTrace(buildId, runnerToken, state, trace.text(trace.length), attemptSignal)
-        : await client.updateBuild(buildId, runnerToken, { state }, attemptSignal);
-      if (result.error) logger.debug({ err: result.error }, 'final update transport error');
-      last = result;
+      last = await call(attemptSignal);
+      if (last.error) logger.debug({ err: last.error }, 'final update transport error');
     } catch (error) {
       logger.debug({ err: error }, 'final update attempt aborted');
       last = { status: TRANSPORT_ERROR, outcome: 'retry', error: error as Error };
@@ -91,26 +120,28 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
     return last;
   };
 
-  const attempt = async (n: number): Promise<Step<'delivered' | 'refused' | 'unmendable', ApiResult>> => {
-    let result = await put();
-    if (result.status === 413 && withTrace) {
-      logger.warn({ buildId, bytes: trace.length }, 'the server refuses a trace this large; sending the rest of it by PATCH, then the final state alone');
-      withTrace = false;
-      await options.beforeStateOnly?.();
-      result = await put();
-    }
+  const protocol = options.api === 'v4' ? await v4Update(options, stop, timed) : v1Update(options, timed);
+
+  const attempt = async (n: number): Promise<Step<'delivered' | 'refused' | 'unmendable', JobUpdateResult>> => {
+    const result = await protocol.put();
     if (result.outcome === 'ok') return { done: 'delivered' };
+    if (result.cancel === 'now') {
+      logger.warn({ status: result.status, buildId: job.id }, 'the server reports the job canceled; the final update is not taken');
+      return { done: 'refused' };
+    }
+    const again = await protocol.repeat?.(result);
+    if (again) return { failed: result, retryAfterMs: again.afterMs };
     if (result.outcome === 'final') {
       if (answerLost) {
         // The server only takes a final update for a running build: once an attempt whose answer was
         // lost is applied, the retry meets a finished build. Not a refusal of the job's result.
-        logger.info({ status: result.status, buildId, attempt: n }, 'the final update was most likely applied by an earlier attempt whose answer was lost: the server no longer has the job running');
-      } else logger.warn({ status: result.status, buildId }, 'the server refused the final update (the job was canceled or is gone)');
+        logger.info({ status: result.status, buildId: job.id, attempt: n }, 'the final update was most likely applied by an earlier attempt whose answer was lost: the server no longer has the job running');
+      } else logger.warn({ status: result.status, buildId: job.id }, 'the server refused the final update (the job was canceled or is gone)');
       return { done: 'refused' };
     }
     if (!worthRetrying(result)) return { done: 'unmendable' };
     answerLost ||= result.status === TRANSPORT_ERROR || result.status >= 500;
-    logger.warn({ status: result.status, buildId, attempt: n, err: result.error?.message }, 'final update failed; retrying');
+    logger.warn({ status: result.status, buildId: job.id, attempt: n, err: result.error?.message }, 'final update failed; retrying');
     return { failed: result, retryAfterMs: result.retryAfterMs };
   };
 
@@ -119,9 +150,66 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
   if (end?.ok && end.value === 'refused') return { delivered: false, status: last.status, refused: true };
   const why = end?.ok ? `it cannot be sent (${last.error?.message ?? 'transport error'})` : 'the server did not accept it before the deadline (or the runner is shutting down)';
   logger.error(
-    { buildId, status: last.status, deadlineMs: options.deadlineMs },
-    `gave up sending the final state "${state}" and trace of job ${buildId}: ${why}. ` +
+    { buildId: job.id, status: last.status, deadlineMs: options.deadlineMs },
+    `gave up sending the final state "${state}" and trace of job ${job.id}: ${why}. ` +
       'The delivery record in the job state directory keeps it pending; a restarted runner can deliver it with resumeDelivery().',
   );
   return { delivered: false, status: last.status, refused: false };
+}
+
+interface ProtocolUpdate {
+  /** One attempt of the update. */
+  put: Put;
+  /** An answer that asks for the same update again, and after how long (v4's 202 and 412). */
+  repeat?(result: JobUpdateResult): Promise<{ afterMs?: number } | undefined>;
+}
+
+/** v1: the whole trace in the update; after a 413 the tail by PATCH, then the state alone. */
+function v1Update(options: FinalUpdateOptions, timed: (call: (signal: AbortSignal) => Promise<JobUpdateResult>) => Promise<JobUpdateResult>): ProtocolUpdate {
+  const { client, job, state, trace, logger } = options;
+  let withTrace = true;
+  const once = (): Promise<JobUpdateResult> =>
+    timed((signal) => (withTrace ? client.updateJobWithTrace(job, state, trace.text(trace.length), signal) : client.updateJob(job, { state }, signal)));
+  return {
+    put: async () => {
+      const result = await once();
+      if (result.status !== 413 || !withTrace) return result;
+      logger.warn({ buildId: job.id, bytes: trace.length }, 'the server refuses a trace this large; sending the rest of it by PATCH, then the final state alone');
+      withTrace = false;
+      await options.beforeStateOnly?.();
+      return once();
+    },
+  };
+}
+
+/** v4: the rest of the trace by PATCH, then the state with the trace's checksum and size. */
+async function v4Update(options: FinalUpdateOptions, stop: AbortSignal, timed: (call: (signal: AbortSignal) => Promise<JobUpdateResult>) => Promise<JobUpdateResult>): Promise<ProtocolUpdate> {
+  const { client, job, state, trace, logger } = options;
+  const sender =
+    options.sender ??
+    new TraceSender({ client, api: 'v4', job, trace, startOffset: options.acknowledged ?? 0, updateIntervalMs: 3000, keepaliveIntervalMs: 30_000, requestTimeoutMs: options.requestTimeoutMs, signal: stop, logger });
+  const drain = async (): Promise<void> => {
+    const whole = await sender.drain(AbortSignal.any([stop, AbortSignal.timeout(DRAIN_DEADLINE_MS)]));
+    if (!whole) logger.warn({ acknowledged: sender.acknowledged, length: trace.length }, 'could not deliver the rest of the trace by PATCH; the server keeps what it has');
+  };
+  await drain();
+  const checksum = new PrefixChecksum(trace);
+  const failure = state === 'failed' ? options.failure : undefined;
+  const failureReason = state === 'failed' ? supportedFailureReason(failure?.reason, options.acceptedReasons) : undefined;
+  return {
+    put: async () => {
+      const output = await checksum.of(sender.acknowledged);
+      return timed((signal) =>
+        client.updateJob(job, { state, output, ...(failureReason ? { failureReason } : {}), ...(failure?.exitCode ? { exitCode: failure.exitCode } : {}) }, signal),
+      );
+    },
+    repeat: async (result) => {
+      if (result.status === 202) return { afterMs: result.updateIntervalMs ?? 1000 };
+      if (result.status !== 412) return undefined;
+      logger.warn({ buildId: job.id }, 'the server could not validate the trace (412); sending all of it again');
+      sender.restart();
+      await drain();
+      return {};
+    },
+  };
 }

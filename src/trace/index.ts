@@ -7,11 +7,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { TraceCapture } from './capture.js';
-import { sendFinalUpdate } from './final.js';
+import { sendFinalUpdate, type JobFailure } from './final.js';
 import { limitNotice } from './limit.js';
 import { collectSecrets } from './secrets.js';
 import { TraceSender } from './sender.js';
@@ -25,10 +25,12 @@ export { MASK } from './mask.js';
 export { collectSecrets, MIN_SECRET_LENGTH } from './secrets.js';
 export { readDeliveryState, isPending, STATE_FILE, SPOOL_FILE, type DeliveryState } from './state.js';
 export { resumeDelivery, type ResumeDeliveryOptions } from './resume.js';
+export type { JobFailure } from './final.js';
 
 export interface StartTraceOptions {
   build: BuildPayload;
-  client: RunnerApiClient;
+  /** The client the job came by (its `api` is known). */
+  client: RunnerApi;
   runnerToken: string;
   /** The job's state directory (spool + delivery state live here). Created when missing. */
   stateDir: string;
@@ -61,17 +63,22 @@ export interface JobTrace {
    *  property returns a new Writable, so stdout and stderr can each be piped (and ended) separately;
    *  ending one does not end the trace. */
   readonly stream: Writable;
-  /** Aborts when the server cancels/fails the job (Build-Status canceled/failed, or 403); the reason
-   *  is a {@link JobAbortedError} with code `JOB_CANCELED` or `JOB_FORBIDDEN`. */
+  /** Aborts when the server cancels/fails the job (v1 Build-Status canceled/failed, v4 Job-Status
+   *  canceling/canceled/failed, or 403); the reason is a {@link JobAbortedError} with code
+   *  `JOB_CANCELED` or `JOB_FORBIDDEN`, `graceful` when after_script may still run. */
   readonly cancelSignal: AbortSignal;
+  /** Aborts when the server asks to stop at once (v4 `canceled`/`failed`, a v4 403): after_script
+   *  does not run, or is stopped. Also after a graceful cancel that the server later makes hard. */
+  readonly stopNowSignal: AbortSignal;
   /** Path of the full (masked) log on disk: everything the job printed, also past the output limit.
    *  It lives in `stateDir`; the notice in a truncated trace names it, so keep it when `truncated`. */
   readonly logPath: string;
   /** True once the output limit cut the sent trace: the file at `logPath` is the only full copy. */
   readonly truncated: boolean;
-  /** Ends the trace, sends the final PUT with the state and full trace; resolves when the server has it
-   *  (200), or it was refused (403/404), or the deadline passed. Never rejects; idempotent. */
-  finish(state: 'success' | 'failed'): Promise<{ delivered: boolean; status: number }>;
+  /** Ends the trace, sends the final update with the state (and, v4, why it failed); resolves when
+   *  the server has it (200), or it was refused (403/404), or the deadline passed. Never rejects;
+   *  idempotent. `refused` is set (true) only when the server refused it for good. */
+  finish(state: 'success' | 'failed', failure?: JobFailure): Promise<{ delivered: boolean; status: number; refused?: true }>;
 }
 
 /** Longest final-update attempt once the daemon is shutting down. */
@@ -90,17 +97,26 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   const spool = SpoolWriter.create(logPath);
   const reader = await SpoolReader.open(logPath);
   const trace = new SentTrace(spool, reader);
-  const store = new DeliveryStateStore(stateDir, { version: 1, buildId: build.id, sentOffset: 0, delivered: false });
+  const api = client.api;
+  const job = { id: build.id, token: build.token, runnerToken };
+  // v4 finishes a job with its job token: a restarted runner needs it to deliver what is owed.
+  const store = new DeliveryStateStore(stateDir, {
+    version: 1,
+    buildId: build.id,
+    sentOffset: 0,
+    delivered: false,
+    ...(api === 'v4' ? { api, jobToken: build.token, ...(build.failure_reasons ? { acceptedReasons: build.failure_reasons } : {}) } : {}),
+  });
   const record = (patch: Parameters<DeliveryStateStore['update']>[0]): Promise<void> =>
     store.update(patch).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the trace delivery record'));
   await record({});
 
   const cancel = new AbortController();
+  const stopNow = new AbortController();
   const sender = new TraceSender({
     client,
-    buildId: build.id,
-    buildToken: build.token,
-    runnerToken,
+    api,
+    job,
     trace,
     updateIntervalMs: options.updateIntervalMs ?? 1000,
     keepaliveIntervalMs: options.keepaliveIntervalMs ?? 5000,
@@ -108,9 +124,10 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     signal,
     logger,
     onAbort: (reason: JobAbortedError) => {
-      if (cancel.signal.aborted) return;
-      logger.warn({ code: reason.code }, reason.message);
-      cancel.abort(reason);
+      if (cancel.signal.aborted && (reason.graceful || stopNow.signal.aborted)) return;
+      logger.warn({ code: reason.code, graceful: reason.graceful }, reason.message);
+      if (!cancel.signal.aborted) cancel.abort(reason);
+      if (!reason.graceful) stopNow.abort(reason);
     },
     onAck: (offset) => void record({ sentOffset: offset }),
   });
@@ -129,18 +146,21 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   });
   sender.start();
 
-  let finishing: Promise<{ delivered: boolean; status: number }> | undefined;
-  const finish = async (state: 'success' | 'failed'): Promise<{ delivered: boolean; status: number }> => {
+  let finishing: Promise<{ delivered: boolean; status: number; refused?: true }> | undefined;
+  const finish = async (state: 'success' | 'failed', failure?: JobFailure): Promise<{ delivered: boolean; status: number; refused?: true }> => {
     capture.end();
     await sender.stop();
-    await record({ sentOffset: sender.acknowledged, finalState: state, delivered: false });
+    await record({ sentOffset: sender.acknowledged, finalState: state, delivered: false, ...(failure ? { failure } : {}) });
     const shuttingDown = signal.aborted;
     const result = await sendFinalUpdate({
       client,
-      buildId: build.id,
-      runnerToken,
+      api,
+      job,
       state,
+      ...(failure ? { failure } : {}),
+      ...(build.failure_reasons ? { acceptedReasons: build.failure_reasons } : {}),
       trace,
+      sender,
       deadlineMs: shuttingDown
         ? Math.min(SHUTDOWN_FINAL_DEADLINE_MS, options.finalUpdateDeadlineMs ?? 3_600_000)
         : (options.finalUpdateDeadlineMs ?? 3_600_000),
@@ -156,7 +176,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     await record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status });
     spool.close();
     await reader.close().catch(() => undefined);
-    return { delivered: result.delivered, status: result.status };
+    return { delivered: result.delivered, status: result.status, ...(result.refused ? { refused: true as const } : {}) };
   };
 
   return {
@@ -165,10 +185,11 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       return capture.stream();
     },
     cancelSignal: cancel.signal,
+    stopNowSignal: stopNow.signal,
     logPath,
     get truncated() {
       return trace.cut !== undefined;
     },
-    finish: (state) => (finishing ??= finish(state)),
+    finish: (state, failure) => (finishing ??= finish(state, failure)),
   };
 }

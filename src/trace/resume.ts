@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunnerApiClient } from '../client/runner-api.js';
+import type { RunnerApi } from '../client/api.js';
 import { silentLogger, type Logger } from '../log.js';
 import { sendFinalUpdate } from './final.js';
 import { interruptedNotice } from './interrupted.js';
@@ -35,11 +35,11 @@ export interface ResumeDeliveryOptions {
  */
 export async function resumeDelivery(
   stateDir: string,
-  client: RunnerApiClient,
+  client: RunnerApi,
   runnerToken: string,
   signal: AbortSignal,
   options: ResumeDeliveryOptions = {},
-): Promise<{ delivered: boolean; status: number } | undefined> {
+): Promise<{ delivered: boolean; status: number; refused?: true } | undefined> {
   const record = await readDeliveryState(stateDir);
   if (record === undefined) return undefined;
   const state = record.finalState ?? options.unfinishedState;
@@ -55,11 +55,16 @@ export async function resumeDelivery(
   try {
     const endNotice = record.finalState === undefined ? await recordInterruption(store, reader, size, mtime, cut, options, logger) : record.endNotice;
     if (cut !== undefined || endNotice !== undefined) trace.setCut(cut ?? size, `${cut !== undefined ? record.limitNotice : ''}${endNotice ?? ''}`);
+    const v4 = record.api === 'v4';
     const result = await sendFinalUpdate({
       client,
-      buildId: record.buildId,
-      runnerToken,
+      api: v4 ? 'v4' : 'v1',
+      // v1 authenticates the update with the runner token; v4 with the job token it recorded.
+      job: { id: record.buildId, token: record.jobToken ?? '', runnerToken },
       state,
+      ...(v4 && state === 'failed' ? { failure: record.failure ?? (record.finalState === undefined ? { reason: 'runner_system_failure' as const } : {}) } : {}),
+      ...(record.acceptedReasons ? { acceptedReasons: record.acceptedReasons } : {}),
+      acknowledged: record.sentOffset,
       trace,
       deadlineMs: options.deadlineMs ?? 3_600_000,
       requestTimeoutMs: options.requestTimeoutMs ?? 60_000,
@@ -67,7 +72,7 @@ export async function resumeDelivery(
       logger,
     });
     await store.update({ delivered: result.delivered, refused: result.refused, finalStatus: result.status });
-    return { delivered: result.delivered, status: result.status };
+    return { delivered: result.delivered, status: result.status, ...(result.refused ? { refused: true as const } : {}) };
   } finally {
     await reader.close();
   }

@@ -1,6 +1,6 @@
 /**
  * Which values the runner masks in a job's trace (issue #3): the build token, the runner token, the
- * values of non-public variables, dependency build tokens, registry passwords, passwords in URLs,
+ * values of masked variables (v4's `masked`; over v1, those that are not public), dependency build tokens, registry passwords, passwords in URLs,
  * and any extra values the caller names. A multi-line value (a PEM key, a JSON credentials file) is
  * masked whole and also line by line, so a job that prints one line of it does not leak that line.
  */
@@ -54,7 +54,8 @@ export function withSecretLines(values: readonly string[]): string[] {
 export function collectSecrets(build: BuildPayload, runnerToken: string, extra: readonly string[] = []): string[] {
   const values = [build.token, runnerToken, ...extra, ...urlPasswords(build.repo_url)];
   for (const variable of build.variables) {
-    if (!variable.public) values.push(variable.value);
+    // v4 names the variables to mask; v1 has no such flag, and every variable that is not public is.
+    if (variable.masked ?? !variable.public) values.push(variable.value);
     values.push(...urlPasswords(variable.value));
   }
   for (const dependency of build.depends_on_builds) values.push(dependency.token);

@@ -1,18 +1,24 @@
 /**
- * The live trace sender (PROTOCOL.md §7.2–§7.5): a cursor over the sent trace, never a copy of it.
+ * The live trace sender (PROTOCOL.md §7.2–§7.5; docs/protocol-v4.md §8): a cursor over the sent
+ * trace, never a copy of it.
  *
- * New output goes out as soon as it appears when the sender was idle, then in batches every
- * `updateIntervalMs`, as PATCHes of at most 1 MiB (looping until caught up). When nothing is new, an
- * empty PATCH every `keepaliveIntervalMs` is the cancellation probe (§7.4). 202 moves the cursor to
- * the end it sent; 416 moves it to the server's length (§7.3: a 416 is a lost ack, not an error);
- * 404 switches to full-trace PUTs for the rest of the job (§7.5); failures retry from the same offset
- * with backoff. Nothing is skipped or sent twice: the cursor only moves on what the server says it has.
+ * New output goes out as soon as it appears when the sender was idle, then in batches every update
+ * interval, as PATCHes of at most 1 MiB (looping until caught up). When nothing is new, a keep-alive
+ * every keep-alive interval is the cancellation probe: an empty PATCH on v1, a `running` PUT with
+ * the trace's checksum on v4 (v4 never sends an empty PATCH). The server paces both: its
+ * `X-GitLab-Trace-Update-Interval` replaces the two intervals (how fast a cancel of a silent job is
+ * seen is the server's choice). 202 moves the cursor to the end it sent; 416 moves it to the
+ * server's length (a 416 is a lost ack, not an error); a 404 switches v1 to full-trace PUTs for the
+ * rest of the job (§7.5) and ends a v4 job; failures retry from the same offset with backoff. A
+ * cancel in an answer (`cancel`: v1 `Build-Status`, v4 `Job-Status`) is passed on, graceful or not.
+ * Nothing is skipped or sent twice: the cursor only moves on what the server says it has.
  */
+import type { ApiVersion, CancelRequest, JobRef, RunnerApi } from '../client/api.js';
 import { Backoff, retry, type RetryPolicy, type Step } from '../client/retry.js';
-import type { RunnerApiClient } from '../client/runner-api.js';
 import type { Logger } from '../log.js';
+import { PrefixChecksum } from './checksum.js';
 import { JobAbortedError } from './errors.js';
-import type { SentTrace } from './view.js';
+import type { TraceSource } from './final.js';
 
 /** Largest PATCH body (issue #3). */
 export const MAX_PATCH_BYTES = 1024 * 1024;
@@ -23,11 +29,13 @@ const RETRY_POLICY: RetryPolicy = { baseMs: 500, maxMs: 10_000 };
 const DRAIN_ATTEMPTS = 8;
 
 export interface SenderOptions {
-  client: RunnerApiClient;
-  buildId: number;
-  buildToken: string;
-  runnerToken: string;
-  trace: SentTrace;
+  client: RunnerApi;
+  /** The API the job came by (a detecting client may not know it yet when a delivery is resumed). */
+  api: ApiVersion;
+  job: JobRef;
+  trace: TraceSource;
+  /** Bytes the server has already (a resumed delivery). Default 0. */
+  startOffset?: number;
   updateIntervalMs: number;
   keepaliveIntervalMs: number;
   /** Deadline of each request. */
@@ -36,15 +44,15 @@ export interface SenderOptions {
   signal: AbortSignal;
   logger: Logger;
   /** The server canceled or failed the job, or refused it (403): the job must stop. */
-  onAbort(reason: JobAbortedError): void;
+  onAbort?(reason: JobAbortedError): void;
   /** The server has the sent trace up to `offset`. */
-  onAck(offset: number): void;
+  onAck?(offset: number): void;
 }
 
 type TickResult = 'ok' | 'failed';
 
 export class TraceSender {
-  private sentOffset = 0;
+  private sentOffset: number;
   private mode: 'incremental' | 'full' = 'incremental';
   private runningSent = false;
   /** Refused by the server: nothing more is sent live (the final update still goes out). */
@@ -52,6 +60,10 @@ export class TraceSender {
   /** The server refused a full trace as too large (413): full mode only probes with state PUTs. */
   private fullTooLarge = false;
   private lastRequestAt: number;
+  /** Between batches of new output; the server's interval replaces it. */
+  private updateIntervalMs: number;
+  /** Between keep-alives while nothing is new; the server's interval replaces it. */
+  private keepaliveIntervalMs: number;
   /** Failed ticks in a row; progress resets it. */
   private readonly backoff = new Backoff(RETRY_POLICY);
   /** The server's `Retry-After` on the last answer, in ms. */
@@ -61,8 +73,13 @@ export class TraceSender {
   private waitingForData = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  private readonly checksum: PrefixChecksum;
 
   constructor(private readonly options: SenderOptions) {
+    this.sentOffset = options.startOffset ?? 0;
+    this.updateIntervalMs = options.updateIntervalMs;
+    this.keepaliveIntervalMs = options.keepaliveIntervalMs;
+    this.checksum = new PrefixChecksum(options.trace);
     // As if the last request were one interval ago: the first output goes out at once.
     this.lastRequestAt = Date.now() - options.updateIntervalMs;
   }
@@ -70,6 +87,11 @@ export class TraceSender {
   /** Bytes the server acknowledged. */
   get acknowledged(): number {
     return this.sentOffset;
+  }
+
+  /** The interval the server asked for last (or the configured one): v4 repeats a 202 final update after it. */
+  get interval(): number {
+    return this.updateIntervalMs;
   }
 
   start(): void {
@@ -88,10 +110,16 @@ export class TraceSender {
     await this.loop;
   }
 
+  /** Sends the whole trace again from its start (a v4 server that could not validate it: 412). */
+  restart(): void {
+    this.sentOffset = 0;
+    this.halted = false;
+  }
+
   /**
    * After `stop()`: delivers what the server does not have yet by PATCH, until it has all of it, the
-   * deadline passes or the server keeps failing. For a final update whose whole trace the server
-   * refuses as too large (413): the state then goes alone, and the tail must not be lost.
+   * deadline passes or the server keeps failing. For a v1 final update whose whole trace the server
+   * refuses as too large (413), and before every v4 final update (v4's carries no trace).
    * Returns whether the server has the whole trace.
    */
   async drain(deadline: AbortSignal): Promise<boolean> {
@@ -137,13 +165,13 @@ export class TraceSender {
   }
 
   private async waitForWork(): Promise<void> {
-    const { signal, keepaliveIntervalMs, updateIntervalMs } = this.options;
+    const { signal } = this.options;
     for (;;) {
       if (this.stopping || signal.aborted) return;
       const now = Date.now();
       const news = this.hasNews();
-      let due = this.halted ? Number.POSITIVE_INFINITY : this.lastRequestAt + keepaliveIntervalMs;
-      if (news && !this.halted) due = Math.min(due, this.lastRequestAt + updateIntervalMs);
+      let due = this.halted ? Number.POSITIVE_INFINITY : this.lastRequestAt + this.keepaliveIntervalMs;
+      if (news && !this.halted) due = Math.min(due, this.lastRequestAt + this.updateIntervalMs);
       due = Math.max(due, this.retryAt);
       if (due <= now) return;
       this.waitingForData = !news;
@@ -163,26 +191,25 @@ export class TraceSender {
   }
 
   private async tick(): Promise<TickResult> {
-    const { client, buildId, buildToken, runnerToken, trace, logger } = this.options;
+    const { client, api, job, trace, logger } = this.options;
     if (this.mode === 'full') return this.sendFull();
-    if (!this.runningSent) {
+    if (api === 'v1' && !this.runningSent) {
       // §6.2: `running` once, before the first PATCH; its answer is ignored (§12 item 14).
-      const result = await this.request((signal) => client.updateBuild(buildId, runnerToken, { state: 'running' }, signal));
+      const result = await this.request((signal) => client.updateJob(job, { state: 'running' }, signal));
       this.runningSent = true;
       if (result?.status !== 200) logger.debug({ status: result?.status ?? -1 }, 'state update "running" not accepted');
     }
     const target = trace.length;
+    if (api === 'v4' && target <= this.sentOffset) return this.keepAlive();
     let mismatches = 0;
     do {
       const start = this.sentOffset;
       const end = Math.min(trace.length, start + MAX_PATCH_BYTES);
       const bytes = await trace.read(start, end);
       this.lastRequestAt = Date.now();
-      const result = await this.request((signal) => client.patchTrace(buildId, buildToken, start, bytes, signal));
+      const result = await this.request((signal) => client.patchTrace(job.id, job.token, start, bytes, signal));
       if (result === undefined) return 'failed';
-      if (result.buildStatus === 'canceled' || result.buildStatus === 'failed') {
-        this.abortJob('JOB_CANCELED', `the server reports job ${buildId} as ${result.buildStatus}`);
-      }
+      this.heed(result);
       switch (result.status) {
         case 202:
           this.advance(end);
@@ -190,10 +217,13 @@ export class TraceSender {
           break;
         case 401:
         case 403:
-          this.abortJob('JOB_FORBIDDEN', `the server refused the trace of job ${buildId} (HTTP ${result.status})`);
-          this.halted = true;
+          this.refused(`the server refused the trace of job ${job.id} (HTTP ${result.status})`);
           return 'ok';
         case 404:
+          if (api === 'v4') {
+            this.refused(`the server no longer has job ${job.id} (HTTP 404 on its trace)`);
+            return 'ok';
+          }
           logger.info('the server has no PATCH trace route for this job; sending full traces instead');
           this.mode = 'full';
           return this.sendFull();
@@ -201,7 +231,11 @@ export class TraceSender {
           const serverLength = result.serverLength;
           if (serverLength === undefined || ++mismatches > MAX_MISMATCHES) return 'failed';
           logger.debug({ from: start, serverLength }, 'trace range mismatch; resuming at the server length');
-          if (serverLength > trace.length) return this.sendFull();
+          if (serverLength > trace.length) {
+            if (api === 'v1') return this.sendFull();
+            logger.warn({ serverLength, length: trace.length }, 'the server has more trace than the runner wrote; retrying');
+            return 'failed';
+          }
           this.advance(serverLength);
           break;
         }
@@ -213,16 +247,30 @@ export class TraceSender {
     return 'ok';
   }
 
-  /** A full-trace PUT (§7.5), or a state-only PUT as the keep-alive probe when nothing changed. */
+  /** v4's keep-alive (§7.4): `running` with the checksum and size of what the server has. */
+  private async keepAlive(): Promise<TickResult> {
+    const { client, job } = this.options;
+    const output = await this.checksum.of(this.sentOffset);
+    this.lastRequestAt = Date.now();
+    const result = await this.request((signal) => client.updateJob(job, { state: 'running', output }, signal));
+    if (result === undefined) return 'failed';
+    this.heed(result);
+    if (result.outcome === 'ok') return 'ok';
+    if (result.outcome === 'final') {
+      this.refused(`the server no longer accepts updates for job ${job.id} (HTTP ${result.status})`);
+      return 'ok';
+    }
+    return 'failed';
+  }
+
+  /** A full-trace PUT (v1 §7.5), or a state-only PUT as the keep-alive probe when nothing changed. */
   private async sendFull(): Promise<TickResult> {
-    const { client, buildId, runnerToken, trace } = this.options;
+    const { client, job, trace } = this.options;
     const length = trace.length;
     const changed = !this.fullTooLarge && (length !== this.sentOffset || this.mode === 'incremental');
     this.lastRequestAt = Date.now();
     const result = await this.request((signal) =>
-      changed
-        ? client.updateBuildWithTrace(buildId, runnerToken, 'running', trace.text(length), signal)
-        : client.updateBuild(buildId, runnerToken, { state: 'running' }, signal),
+      changed ? client.updateJobWithTrace(job, 'running', trace.text(length), signal) : client.updateJob(job, { state: 'running' }, signal),
     );
     if (result === undefined) return 'failed';
     if (result.outcome === 'ok') {
@@ -236,22 +284,42 @@ export class TraceSender {
     }
     if (result.outcome === 'final') {
       const code = result.status === 404 ? 'JOB_CANCELED' : 'JOB_FORBIDDEN';
-      this.abortJob(code, `the server no longer accepts updates for job ${buildId} (HTTP ${result.status})`);
+      this.abortJob(new JobAbortedError(code, `the server no longer accepts updates for job ${job.id} (HTTP ${result.status})`));
       this.halted = true;
       return 'ok';
     }
     return 'failed';
   }
 
+  /** What an answer asks besides its status: a cancel, a new pace. */
+  private heed(answer: { cancel?: CancelRequest; updateIntervalMs?: number }): void {
+    if (answer.cancel) {
+      const { api, job } = this.options;
+      const how = answer.cancel === 'graceful' ? (api === 'v4' ? 'is canceling job' : 'reports as canceled job') : 'canceled job';
+      this.abortJob(new JobAbortedError('JOB_CANCELED', `the server ${how} ${job.id}`, { graceful: answer.cancel === 'graceful' }));
+    }
+    if (answer.updateIntervalMs !== undefined) {
+      this.updateIntervalMs = answer.updateIntervalMs;
+      this.keepaliveIntervalMs = answer.updateIntervalMs;
+    }
+  }
+
+  /** The server refused the job's updates (403, or a v4 404): it must stop, and nothing more is sent live. */
+  private refused(message: string): void {
+    // v1's refusal lets after_script run, as before; v4's 403 means the job is no longer running there.
+    this.abortJob(new JobAbortedError('JOB_FORBIDDEN', message, { graceful: this.options.api === 'v1' }));
+    this.halted = true;
+  }
+
   private advance(offset: number): void {
     // Progress (a 202, or a 416 that says the server has more) ends a failure streak.
     if (offset > this.sentOffset) this.backoff.succeeded();
     this.sentOffset = offset;
-    this.options.onAck(offset);
+    this.options.onAck?.(offset);
   }
 
-  private abortJob(code: 'JOB_CANCELED' | 'JOB_FORBIDDEN', message: string): void {
-    this.options.onAbort(new JobAbortedError(code, message));
+  private abortJob(reason: JobAbortedError): void {
+    this.options.onAbort?.(reason);
   }
 
   /** Runs one request under the outer signal and a per-request deadline; `undefined` = timed out. */

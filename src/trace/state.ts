@@ -1,12 +1,15 @@
 /**
  * The delivery record in a job's state directory (`trace-state.json`): how much of the trace the
  * server acknowledged, and whether the final update is still owed, so a restarted runner can finish
- * the delivery (`resumeDelivery`). Written atomically (temp file + rename); no secrets inside.
+ * the delivery (`resumeDelivery`). Written atomically (temp file + rename), mode 0600 in the job's
+ * private state dir: for a v4 job it holds the job token, which v4's final update needs (and which
+ * stops working once the job is finished).
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeNewFile } from '../new-file.js';
 import type { RunnerBuildState } from '../protocol/types.js';
+import type { JobFailure } from './final.js';
 
 export const STATE_FILE = 'trace-state.json';
 export const SPOOL_FILE = 'trace.log';
@@ -31,6 +34,14 @@ export interface DeliveryState {
   refused?: boolean;
   /** Status of the last final-update attempt (-1 = transport error). */
   finalStatus?: number;
+  /** The API the job came by; absent: v1. */
+  api?: 'v4';
+  /** v4: the job token the final update authenticates with. */
+  jobToken?: string;
+  /** v4: why the job failed, for the final update. */
+  failure?: JobFailure;
+  /** v4: the failure reasons the server accepts. */
+  acceptedReasons?: string[];
 }
 
 /** True when a final update is recorded but neither delivered nor refused. */

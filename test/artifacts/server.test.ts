@@ -292,7 +292,7 @@ none:
     await uploadArtifacts(await h.job(make, { a: 'a' }), { format: 'tar.gz', jobSucceeded: true });
     await h.finish(make, 'success');
     const use = await h.nextBuild();
-    const announced = use.depends_on_builds.map((dep) => ({ ...dep, ...(dep.artifacts_file ? { artifacts_file: { ...dep.artifacts_file, size: dep.artifacts_file.size + 1 } } : {}) }));
+    const announced = use.depends_on_builds.map((dep) => ({ ...dep, ...(dep.artifacts_file ? { artifacts_file: { ...dep.artifacts_file, size: (dep.artifacts_file.size ?? 0) + 1 } } : {}) }));
     const ctx = await h.job({ ...use, depends_on_builds: announced });
     const error = await downloadArtifacts(ctx, { attempts: 2, retryBaseMs: 20 }).catch((caught: unknown) => caught);
     expect((error as ArtifactsError).code).toBe('ARTIFACTS_DOWNLOAD_FAILED');

@@ -90,7 +90,7 @@ describe('the final update on the wire', () => {
     const log = capturedLog();
     const statuses: number[] = [];
     const result = await sendFinalUpdate({
-      client: mock.client, buildId: 7, runnerToken: 'runner-token', state: 'success', trace: textTrace('all done\n'),
+      client: mock.client, api: 'v1', job: { id: 7, token: 'job-token', runnerToken: 'runner-token' }, state: 'success', trace: textTrace('all done\n'),
       deadlineMs: 60_000, requestTimeoutMs: 10_000, logger: log.logger, policy: FAST, onAttempt: (status) => statuses.push(status),
     });
     expect(statuses).toEqual([-1, 503, 404]);
@@ -108,7 +108,7 @@ describe('the final update on the wire', () => {
     let sent = '';
     mock.pool.intercept({ path, method: 'PUT' }).reply(502, 'bad gateway');
     mock.pool.intercept({ path, method: 'PUT' }).reply(200, async ({ body }) => ((sent = await bodyText(body)), '{}'));
-    const reported = await reportBuildFailed(mock.client, { name: 'r1', token: 'runner-token' }, 9, 'the payload has no sha', new AbortController().signal);
+    const reported = await reportBuildFailed(mock.client, { name: 'r1', token: 'runner-token' }, { id: 9 }, 'the payload has no sha', new AbortController().signal);
     expect(reported).toBe(true);
     const body = JSON.parse(sent) as { state: string; trace: string; token: string };
     expect(body.state).toBe('failed');

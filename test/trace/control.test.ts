@@ -35,7 +35,7 @@ describe('cancellation and keep-alive', () => {
     // The runner's last words still reach the server; the final PUT is refused with 404 (§6.3).
     trace.write('ERROR: Job failed: canceled\n');
     const result = await trace.finish('failed');
-    expect(result).toEqual({ delivered: false, status: 404 });
+    expect(result).toEqual({ delivered: false, status: 404, refused: true });
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('canceled');
   });
 

@@ -32,6 +32,11 @@ export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   token: z.string().min(1, 'the runner token from `register`'),
+  /**
+   * Ours: the runner API at `url`: `v4` (`/api/v4`, GitLab 9.0 and later), `v1` (`/ci/api/v1`,
+   * GitLab 8.x), or `auto` (the default: the server is asked which it serves).
+   */
+  api: z.enum(['auto', 'v4', 'v1'], { error: '"v4", "v1" or "auto"' }).default('auto'),
   /** GitLab Runner's: PEM CA bundle trusted for the coordinator, on top of the system's. */
   'tls-ca-file': z.string().min(1).optional(),
   /** GitLab Runner's: client certificate (PEM) for a coordinator that asks for one; with `tls-key-file`. */

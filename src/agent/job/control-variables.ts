@@ -26,8 +26,11 @@ function attempts(vars: readonly JobVariable[], key: string): number {
   return n;
 }
 
-/** Reads the control variables; throws JobSetupError for values outside what they accept. */
-export function readControls(vars: readonly JobVariable[], allowGitFetch: boolean): JobControls {
+/**
+ * Reads the control variables; throws JobSetupError for values outside what they accept.
+ * `defaultDepth` is the server's depth (v4's `git_info.depth`) for when GIT_DEPTH is not set.
+ */
+export function readControls(vars: readonly JobVariable[], allowGitFetch: boolean, defaultDepth = 0): JobControls {
   const strategy = (variableValue(vars, 'GIT_STRATEGY') ?? '').trim();
   if (strategy !== '' && strategy !== 'clone' && strategy !== 'fetch' && strategy !== 'none') {
     throw new JobSetupError(`GIT_STRATEGY is "${strategy}"; use clone, fetch or none`);
@@ -37,7 +40,7 @@ export function readControls(vars: readonly JobVariable[], allowGitFetch: boolea
     throw new JobSetupError(`GIT_SUBMODULE_STRATEGY is "${submodules}"; use none, normal or recursive`);
   }
   const depthRaw = (variableValue(vars, 'GIT_DEPTH') ?? '').trim();
-  const depth = /^\d+$/.test(depthRaw) ? Number(depthRaw) : 0;
+  const depth = /^\d+$/.test(depthRaw) ? Number(depthRaw) : defaultDepth;
   return {
     gitStrategy: strategy === '' ? (allowGitFetch ? 'fetch' : 'clone') : strategy,
     gitDepth: depth,

@@ -58,33 +58,8 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
       .join(' ')}`,
     ...gitTlsEnvLines(options.tls),
   );
-  const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
-  const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
-  // guardCheckout left the project dir empty unless it kept a checkout to fetch into.
-  const clone = [
-    notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
-    `git clone -q --no-checkout${cloneArgs} ${url} ${dir}`,
-  ];
-  if (options.strategy === 'clone') {
-    lines.push(...clone);
-  } else {
-    const fetchRefs = options.depth > 0
-      ? `${depthArgs} ${url} ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
-      : ` ${url} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
-    // origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
-    lines.push(
-      `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
-      notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
-      `cd ${dir}`,
-      'git clean -ffdx -q',
-      'git reset --hard -q',
-      `git fetch -q --prune${fetchRefs}`,
-      'else',
-      ...clone,
-      'fi',
-    );
-  }
+  lines.push(...(build.refspecs && build.refspecs.length > 0 ? refspecLines(options, url, dir, depthArgs, build.refspecs) : refLines(options, url, dir, depthArgs)));
   lines.push(
     `cd ${dir}`,
     notice(`Checking out ${build.sha.slice(0, 8)} as ${build.ref}...`),
@@ -106,4 +81,60 @@ export function credentialHeader(repoUrl: string): { base: string; header: strin
   const user = decodeURIComponent(url.username);
   const password = decodeURIComponent(url.password);
   return { base: `${url.protocol}//${url.host}/`, header: `Authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
+}
+
+/** Clone or fetch of the ref's branch or tag (v1, and v4 without refspecs). */
+function refLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string): string[] {
+  const { build, projectDir } = options;
+  const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
+  const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
+  // guardCheckout left the project dir empty unless it kept a checkout to fetch into.
+  const clone = [
+    notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
+    `git clone -q --no-checkout${cloneArgs} ${url} ${dir}`,
+  ];
+  if (options.strategy === 'clone') return clone;
+  const fetchRefs = options.depth > 0
+    ? `${depthArgs} ${url} ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
+    : ` ${url} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
+  // origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
+  return [
+    `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
+    notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
+    `cd ${dir}`,
+    'git clean -ffdx -q',
+    'git reset --hard -q',
+    `git fetch -q --prune${fetchRefs}`,
+    'else',
+    ...clone,
+    'fi',
+  ];
+}
+
+/**
+ * v4's `git_info.refspecs` (the pipeline's own ref first, then the branch or tag): what GitLab Runner
+ * fetches, into a new repository (clone) or the kept checkout (fetch), `git_info.depth` deep.
+ */
+function refspecLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string, refspecs: readonly string[]): string[] {
+  const { build, projectDir } = options;
+  const specs = refspecs.map(shellQuote).join(' ');
+  const init = [
+    notice(`Fetching changes with git depth set to ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
+    `git -c init.defaultBranch=main init -q ${dir}`,
+    `cd ${dir}`,
+    `git remote add origin ${url}`,
+    `git fetch -q --prune${depthArgs} origin ${specs}`,
+  ];
+  if (options.strategy === 'clone') return init;
+  return [
+    `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
+    notice(`Fetching changes with git depth set to ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
+    `cd ${dir}`,
+    'git clean -ffdx -q',
+    'git reset --hard -q',
+    `git fetch -q --prune${depthArgs} ${url} ${specs}`,
+    'else',
+    ...init,
+    'fi',
+  ];
 }

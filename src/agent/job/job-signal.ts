@@ -16,6 +16,10 @@ export interface JobSignal {
   reason(): string;
   /** Throws a {@link JobStop} once the job signal fired. */
   check(): void;
+  /** The job timeout fired (before a cancel or stop). */
+  timedOut(): boolean;
+  /** The server canceled the job (before a timeout or stop). */
+  canceled(): boolean;
   /** Clears the timer and the listener. */
   dispose(): void;
 }
@@ -40,6 +44,8 @@ export function jobSignal(timeoutSeconds: number, cancel: AbortSignal, stop: Abo
     check() {
       if (signal.aborted) throw new JobStop(reason());
     },
+    timedOut: () => !cancel.aborted && timeout.signal.aborted,
+    canceled: () => cancel.aborted,
     dispose() {
       timer.clear();
       signal.removeEventListener('abort', listener);

@@ -5,8 +5,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { classify } from '../../client/retryable.js';
-import type { RunnerApiClient } from '../../client/runner-api.js';
+import type { RunnerApi } from '../../client/api.js';
 import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
 import type { BuildPayload } from '../../protocol/types.js';
@@ -32,7 +31,7 @@ export const CGROUP_FILE = 'process-cgroup';
 
 export interface JobServices {
   runner: RunnerConfig;
-  client: RunnerApiClient;
+  client: RunnerApi;
   slots: SlotAllocator;
   stages: ArtifactStages;
   startTrace: (options: StartTraceOptions) => Promise<JobTrace>;
@@ -84,7 +83,8 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       outputLimitKiB: runner.output_limit,
       updateIntervalMs: runner.trace_update_interval * 1000,
       keepaliveIntervalMs: runner.trace_keepalive_interval * 1000,
-      secrets: build.variables.filter((v) => !v.public && v.value.length > 0).map((v) => v.value),
+      // v4 says which variables to mask; v1 masks every one that is not public.
+      secrets: build.variables.filter((v) => (v.masked ?? !v.public) && v.value.length > 0).map((v) => v.value),
       signal: stop,
       logger,
     });
@@ -92,7 +92,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       trace.write(chunk);
       services.onOutput?.(build, chunk);
     };
-    let result: { state: 'success' | 'failed'; reason?: string };
+    let result: Awaited<ReturnType<typeof executeStages>>;
     try {
       result = await executeStages(build, services, { started, slot, dirs, trace, write, executor, stop, logger });
     } finally {
@@ -100,9 +100,9 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     }
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
     const finishing = Date.now();
-    const final = await trace.finish(result.state);
+    const final = await trace.finish(result.state, result.failure);
     logger.debug({ ms: Date.now() - finishing }, 'final update done');
-    const refusedForGood = classify('updateBuild', final.status) === 'final';
+    const refusedForGood = final.refused === true;
     if (final.delivered || refusedForGood) {
       // A trace cut by the output limit told the user where the full log is: leave it there.
       if (trace.truncated) await keepOnlyFullLog(dirs.stateDir, trace.logPath);
@@ -112,11 +112,11 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const duration_s = Math.round((Date.now() - started) / 100) / 10;
     const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
     logger.info(fields, result.state === 'success' ? 'Job succeeded' : 'Job failed');
-    return { ...result, delivered: final.delivered || refusedForGood };
+    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), delivered: final.delivered || refusedForGood };
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.
     logger.error({ err: error }, 'job could not start');
-    const delivered = await reportBuildFailed(services.client, runner, build.id, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
+    const delivered = await reportBuildFailed(services.client, runner, build, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
     return { state: 'failed', reason: (error as Error).message, delivered };
   } finally {
     release();

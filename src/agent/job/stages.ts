@@ -15,7 +15,7 @@ import type { Executor, ExportedVariable, StageRequest } from '../../executors/t
 import { ExecutorSetupError } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
-import type { JobTrace } from '../../trace/index.js';
+import type { JobFailure, JobTrace } from '../../trace/index.js';
 import { VERSION } from '../../version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { RunAs } from '../run-as.js';
@@ -28,6 +28,7 @@ import { gitSourcesCommands } from './git-sources.js';
 import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
+import { failureOf, scriptFailed, StageFailed } from './failure.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './run-job.js';
 import { collectVariables, expandString, expandVariables } from './variables.js';
@@ -49,10 +50,9 @@ export interface StageRun {
 export interface StagesResult {
   state: 'success' | 'failed';
   reason?: string;
+  /** Why it failed, as v4's final update says it. */
+  failure?: JobFailure;
 }
-
-/** A stage ended the job; its message is the failure reason. */
-class StageFailed extends Error {}
 
 /** The job's variables as host stages and as build stages see them (they differ for docker). */
 interface JobEnv {
@@ -101,6 +101,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   let buildRan = false;
   let ok = true;
   let reason: string | undefined;
+  let failure: JobFailure | undefined;
   let env: JobEnv | undefined;
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
@@ -119,16 +120,18 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     buildRan = true;
     const result = await shell(executor, 'build_script', commands, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace });
     job.check();
-    if (result.exitCode !== 0) throw new StageFailed(result.exitCode === null ? `killed by ${result.signal ?? 'a signal'}` : `exit status ${result.exitCode}`);
+    if (result.exitCode !== 0) throw scriptFailed('build_script', result.exitCode, result.signal);
   } catch (error) {
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
+    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
 
   if (buildRan && env) await afterScript(build, run, env, shell, ok ? 'success' : run.trace.cancelSignal.aborted ? 'canceled' : 'failed');
+  const stopNow = run.trace.stopNowSignal.aborted;
 
   // 7. archive_cache, 8. upload_artifacts; with a job user the checkout is the daemon's from here on,
   // also between jobs (nothing is collected from one it could not take back).
@@ -137,11 +140,14 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     run.logger.error({ err: taken }, 'cannot take the project dir back from the job user');
     ok = false;
     reason ??= `runner error: ${taken.message}`;
+    failure ??= { reason: 'runner_system_failure' };
     buildRan = false;
   }
-  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
+  // A server that asked to stop at once gets no cache saved and no artifacts (the job is over there).
+  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, ...(reason ? { reason } : {}) });
   job.dispose();
-  return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
+  if (final.ok) return { state: 'success' };
+  return { state: 'failed', ...(final.reason ? { reason: final.reason } : {}), failure: final.reason === reason && failure ? failure : final.failure };
 }
 
 /**
@@ -150,9 +156,10 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
  */
 async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shell: ShellRun, status: 'success' | 'failed' | 'canceled'): Promise<void> {
   const commands = build.options.after_script ?? [];
-  if (commands.length === 0 || run.stop.aborted) return;
+  // A server that asked to stop at once (v4 `canceled`) gets no after_script; a graceful cancel does.
+  if (commands.length === 0 || run.stop.aborted || run.trace.stopNowSignal.aborted) return;
   run.write(notice('Running after script...'));
-  const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
+  const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop, run.trace.stopNowSignal]);
   const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
   // A stage that cannot start rejects; here that is a warning like any after_script failure.
   const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables, signal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
@@ -171,7 +178,7 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   const collect = (projectDir: string, buildsDir: string) =>
     expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = readControls(hostList, build.allow_git_fetch);
+  const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
   if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
@@ -234,7 +241,7 @@ async function getSources(build: BuildPayload, services: JobServices, run: Stage
       const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal });
       job.check();
       if (result.exitCode === 0) return;
-      if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`);
+      if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
       write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
     }
   } finally {
@@ -264,8 +271,9 @@ async function archiveAndUpload(
   ctx: StageContext,
   job: JobSignal,
   sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined },
-): Promise<{ ok: boolean; reason?: string }> {
+): Promise<{ ok: boolean; reason?: string; failure?: JobFailure }> {
   let { ok, reason } = sofar;
+  let failure: JobFailure | undefined;
   for (const cache of cachesOf(build)) {
     const when = cache.when ?? 'on_success';
     if (!sofar.env || job.signal.aborted || !(when === 'always' || (when === 'on_success') === ok)) continue;
@@ -283,14 +291,16 @@ async function archiveAndUpload(
       if (ok) {
         ok = false;
         reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
+        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled()) : { reason: 'script_failure' };
       } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
     }
   }
   if (ok && job.signal.aborted) {
     ok = false;
     reason = job.reason();
+    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
   }
-  return { ok, ...(reason ? { reason } : {}) };
+  return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
 }
 
 function buildPath(executor: Executor, hostPath: string): string {

@@ -12,6 +12,8 @@ export interface JobVariable {
   public: boolean;
   /** Write the value to a file and export the file's path. */
   file?: boolean;
+  /** Exported as it is: `$VAR` in it is not expanded (v4's `raw`). */
+  raw?: boolean;
 }
 
 export interface VariableContext {
@@ -83,13 +85,14 @@ export function collectVariables(ctx: VariableContext): JobVariable[] {
   pub('CI_RUNNER_SHORT_TOKEN', ctx.runnerToken.slice(0, 8));
   // As GitLab Runner does: a job's own git or curl can then trust the coordinator.
   if (ctx.tlsCa) list.push({ key: 'CI_SERVER_TLS_CA_FILE', value: ctx.tlsCa, public: true, file: true });
-  for (const v of build.variables) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}) });
+  for (const v of build.variables) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}), ...(v.raw ? { raw: true } : {}) });
   return list;
 }
 
 /**
  * Expands `$NAME` and `${NAME}` once against `list` (the last definition of a name wins): unknown
- * names and positional/special parameters (`$1`, `$*`, `$?`) become empty, `$$` becomes `$`.
+ * names and positional/special parameters (`$1`, `$*`, `$?`) become empty, `$$` becomes `$`. A `raw`
+ * variable is left as it is (and is what a reference to it expands to).
  * Returns the de-duplicated list, each name at the position of its last definition.
  */
 export function expandVariables(list: readonly JobVariable[]): JobVariable[] {
@@ -99,7 +102,7 @@ export function expandVariables(list: readonly JobVariable[]): JobVariable[] {
     last.set(v.key, v);
   }
   const lookup = (name: string): string => last.get(name)?.value ?? '';
-  return [...last.values()].map((v) => ({ ...v, value: expandString(v.value, lookup) }));
+  return [...last.values()].map((v) => (v.raw ? v : { ...v, value: expandString(v.value, lookup) }));
 }
 
 const REFERENCE = /\$(?:(\$)|\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([0-9*#?@!-]))/g;

@@ -4,7 +4,7 @@
  * services (stage changes, artifact and cache stages). The code they wrap knows nothing of metrics.
  */
 import { stat } from 'node:fs/promises';
-import type { RunnerApiClient } from '../../client/runner-api.js';
+import type { RunnerApi } from '../../client/api.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { SharedServices } from '../services.js';
 import type { ArtifactStages, CacheRequest, StageContext } from '../job/artifact-stages.js';
@@ -13,7 +13,7 @@ import { runnerLabel, type ObserverSlot } from './observer.js';
 type Method = (...args: never[]) => Promise<{ status: number }>;
 
 /** `client` as seen by one runner entry: each call is timed and counted under the entry's name. */
-export function observedClient(client: RunnerApiClient, runner: () => Pick<RunnerConfig, 'name'>, slot: ObserverSlot): RunnerApiClient {
+export function observedClient(client: RunnerApi, runner: () => Pick<RunnerConfig, 'name'>, slot: ObserverSlot): RunnerApi {
   return new Proxy(client, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);

@@ -52,14 +52,17 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const { Daemon } = await import('../../agent/daemon.js');
     const runAs = await jobUser(argv.user ?? loaded.config.user);
     const logLevel = requestedLogLevel(argv);
-    const daemon = new Daemon({ configPath, config: loaded.config, ...(logLevel ? { logLevel } : {}), ...(listenAddress !== undefined ? { listenAddress } : {}), ...(runAs ? { runAs } : {}) });
+    const { loadSystemId } = await import('../../agent/config/system-id.js');
+    const systemId = await loadSystemId(configPath);
+    const daemon = new Daemon({ configPath, config: loaded.config, systemId: systemId.id, ...(logLevel ? { logLevel } : {}), ...(listenAddress !== undefined ? { listenAddress } : {}), ...(runAs ? { runAs } : {}) });
     const logger = daemon.log;
+    if (systemId.unsaved) logger.warn(`system id: ${systemId.unsaved}`);
     keepRunningOnUnhandledRejection(logger);
     const signals = handleStopSignals(logger, () => daemon.agent.shutdown(), () => daemon.agent.shutdown());
     const onHup = (): void => void daemon.reload('SIGHUP');
     process.off('SIGHUP', noteHup);
     process.on('SIGHUP', onHup);
-    logger.info({ config: configPath, pid: process.pid }, 'ci-runner started');
+    logger.info({ config: configPath, pid: process.pid, system_id: systemId.id }, 'ci-runner started');
     await daemon.start();
     if (earlyHup) onHup();
     try {

@@ -1,0 +1,42 @@
+/**
+ * Why a job failed, as v4's final update names it (`failure_reason`, `exit_code`; docs/protocol-v4.md
+ * §7.2), from what ended it: a script's exit status is `script_failure` with its exit code, the job
+ * timeout `job_execution_timeout`, an image that could not be had `image_pull_failure`, the runner's
+ * own errors `runner_system_failure`. A cancel is `unknown_failure`, as GitLab Runner reports it (the
+ * server has the job canceled already). The text reason in the trace stays as it was.
+ */
+import { ExecutorSetupError } from '../../executors/types.js';
+import type { FailureReason } from '../../protocol/v4/failure-reason.js';
+import type { JobFailure } from '../../trace/final.js';
+import { JobStop } from './job-signal.js';
+
+/** A stage ended the job; its message is the failure reason, `failure` what v4 reports. */
+export class StageFailed extends Error {
+  constructor(
+    message: string,
+    readonly failure: JobFailure = { reason: 'script_failure' },
+  ) {
+    super(message);
+  }
+}
+
+/** A script that exited non-zero (or died from a signal) as the reason the job failed. */
+export function scriptFailed(stage: string, exitCode: number | null, signal: string | undefined): StageFailed {
+  if (exitCode === null) return new StageFailed(`${stage === 'build_script' ? '' : `${stage}: `}killed by ${signal ?? 'a signal'}`);
+  return new StageFailed(`exit status ${exitCode}`, { reason: 'script_failure', exitCode });
+}
+
+/** The v4 failure of what ended a job that was not a {@link StageFailed}. */
+export function failureOf(error: unknown, timedOut: boolean, canceled: boolean): JobFailure {
+  if (error instanceof StageFailed) return error.failure;
+  if (error instanceof JobStop) return { reason: timedOut ? 'job_execution_timeout' : canceled ? 'unknown_failure' : 'runner_system_failure' };
+  if (error instanceof ExecutorSetupError) return { reason: executorReason(error.code) };
+  return { reason: 'runner_system_failure' };
+}
+
+function executorReason(code: string): FailureReason {
+  if (code === 'IMAGE_UNAVAILABLE') return 'image_pull_failure';
+  // An image the job names that the runner's settings refuse, or no image at all: a configuration matter.
+  if (code === 'NO_IMAGE' || code === 'BAD_IMAGE' || code === 'IMAGE_NOT_ALLOWED') return 'runner_configuration_error';
+  return 'runner_system_failure';
+}

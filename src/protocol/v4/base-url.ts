@@ -1,0 +1,22 @@
+/**
+ * The v4 API base from a runner's configured `url` (docs/protocol-v4.md §2.1): strip trailing
+ * slashes and then one trailing `/ci` (so a URL written for v1 keeps working), append `/api/v4/`.
+ * `https://h/`, `https://h/ci` → `https://h/api/v4/`; `https://h/gitlab` → `https://h/gitlab/api/v4/`.
+ * Only http and https are accepted.
+ */
+export function apiV4BaseUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`invalid coordinator URL ${JSON.stringify(url)}: expected http(s)://host[:port][/path]`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new TypeError(`invalid coordinator URL ${JSON.stringify(url)}: only http and https are supported`);
+  }
+  const path = parsed.pathname.replace(/\/+$/, '').replace(/\/ci$/, '');
+  parsed.pathname = `${path}/api/v4/`;
+  parsed.search = '';
+  parsed.hash = '';
+  return parsed;
+}
