@@ -16,6 +16,11 @@ export interface ServerSettings {
   staleBuildTimeoutMs: number;
   stuckPendingTimeoutMs: number;
   defaultJobTimeout: number;
+  /**
+   * Seconds, ≥ 1: `X-GitLab-Trace-Update-Interval` on API v4 trace and job answers (and on v1's trace
+   * answers): how often a runner sends its log and keep-alives, and so how soon it hears of a cancel.
+   */
+  traceUpdateIntervalS: number;
 }
 
 export interface ServerContext {

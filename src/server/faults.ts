@@ -65,6 +65,12 @@ export class FaultRegistry {
   }
 }
 
+/** Every endpoint a fault rule may name (v4's endpoints share v1's names where they do the same thing). */
+export const FAULT_ENDPOINTS: readonly string[] = [
+  'register_runner', 'delete_runner', 'request_build', 'update_build', 'patch_trace', 'upload_artifacts', 'download_artifacts', 'delete_artifacts',
+  'verify_runner', 'reset_runner_token', 'delete_runner_manager', 'git', '*',
+];
+
 /**
  * Parses the CLI form `ENDPOINT:ACTION[:PERCENT%]` (e.g. `patch_trace:apply_then_error:20%`,
  * `upload_artifacts:error`, `request_build:delay`). `delay` waits 1 s unless `ENDPOINT:delay:MS`
@@ -72,7 +78,7 @@ export class FaultRegistry {
  */
 export function parseFaultFlag(text: string): FaultRule {
   const [endpoint = '', action = '', extra] = text.split(':');
-  const endpoints = ['register_runner', 'delete_runner', 'request_build', 'update_build', 'patch_trace', 'upload_artifacts', 'download_artifacts', 'delete_artifacts', 'git', '*'];
+  const endpoints = FAULT_ENDPOINTS;
   const actions = ['error', 'delay', 'hang', 'apply_then_error', 'close'];
   if (!endpoints.includes(endpoint)) throw new Error(`unknown fault endpoint "${endpoint}" in "${text}"; use one of ${endpoints.join(', ')}`);
   if (!actions.includes(action)) throw new Error(`unknown fault action "${action}" in "${text}"; use one of ${actions.join(', ')}`);

@@ -84,6 +84,12 @@ export interface ReferenceServer {
 }
 
 const DEFAULT_MAX_ARTIFACTS = 100 * 1024 * 1024;
+/**
+ * GitLab says 3 s while somebody watches the log and 30–60 s otherwise; this server's runners are
+ * usually watched (exec, demo, tests) and a short interval is what lets a silent job hear of its
+ * cancel within a second.
+ */
+const DEFAULT_TRACE_UPDATE_INTERVAL_S = 1;
 /** Two whole-trace PUTs at their cap (64 MiB) at once; more wait their turn. */
 const DEFAULT_BODY_MEMORY = 128 * 1024 * 1024;
 /** 128 concurrent pre-auth windows (64 KiB each). */
@@ -130,6 +136,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
     stuckPendingTimeoutMs: options.stuckPendingTimeoutMs ?? 60 * 60 * 1000,
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,
+    traceUpdateIntervalS: Math.max(1, Math.round(options.traceUpdateIntervalS ?? DEFAULT_TRACE_UPDATE_INTERVAL_S)),
   });
   durable?.saveSettings({ registrationToken: settings.registrationToken, adminToken: settings.adminToken });
   // The web page hears of every recorded change (ui/events.ts).

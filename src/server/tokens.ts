@@ -15,11 +15,27 @@ export function randomToken(length = 20): string {
   return out;
 }
 
-/** A 30-hex-character runner token whose 8-character prefix is not in `takenPrefixes`. */
-export function runnerToken(takenPrefixes: ReadonlySet<string>): string {
+/** The prefix of server-created runner authentication tokens (API v4, PROTOCOL-V4 §3). */
+export const CREATED_RUNNER_PREFIX = 'glrt-';
+
+/**
+ * The 8 characters runners name a runner's directories after: the token's first 8, after the
+ * `glrt-` prefix for server-created tokens (as GitLab Runner ≥ 15 shortens them).
+ */
+export function shortToken(token: string): string {
+  return (token.startsWith(CREATED_RUNNER_PREFIX) ? token.slice(CREATED_RUNNER_PREFIX.length) : token).slice(0, 8);
+}
+
+/**
+ * A runner token whose short form and first 8 characters are not in `taken` (both forms of every
+ * existing token): 30 hex characters (the legacy kind, from a
+ * registration token), or `glrt-` and 20 URL-safe characters for a runner created on the server.
+ * A `glrt-` token's first 8 characters are unique too, for runners that shorten it naively.
+ */
+export function runnerToken(taken: ReadonlySet<string>, created = false): string {
   for (;;) {
-    const token = randomBytes(15).toString('hex');
-    if (!takenPrefixes.has(token.slice(0, 8))) return token;
+    const token = created ? `${CREATED_RUNNER_PREFIX}${randomToken(20)}` : randomBytes(15).toString('hex');
+    if (!taken.has(shortToken(token)) && !taken.has(token.slice(0, 8))) return token;
   }
 }
 

@@ -13,6 +13,9 @@ export type FaultEndpoint =
   | 'upload_artifacts'
   | 'download_artifacts'
   | 'delete_artifacts'
+  | 'verify_runner'
+  | 'reset_runner_token'
+  | 'delete_runner_manager'
   | 'git'
   | '*';
 
@@ -61,6 +64,11 @@ export interface ReferenceServerOptions {
   stuckPendingTimeoutMs?: number;
   /** Seconds; the payload `timeout` when the job sets none (default 3600). */
   defaultJobTimeout?: number;
+  /**
+   * Whole seconds (default 1): the `X-GitLab-Trace-Update-Interval` runners are told — how often they
+   * send their log and keep-alives while a job runs, so how soon they learn of a cancel.
+   */
+  traceUpdateIntervalS?: number;
   /** name 'namespace/project', path = a git repository on disk. */
   projects?: Array<{ name: string; path: string }>;
   faults?: FaultRule[];

@@ -24,6 +24,7 @@ interface ServeArgs {
   dataDir?: string;
   maxArtifactsSize: string;
   longPoll: string;
+  traceUpdateInterval: string;
   staleBuildTimeout: string;
   stuckTimeout: string;
   fault: string[];
@@ -53,6 +54,13 @@ function durationFlag(name: string, text: string): number {
   return ms;
 }
 
+/** --trace-update-interval: a duration of whole seconds, at least one (the header carries seconds). */
+function updateIntervalFlag(text: string): number {
+  const ms = durationFlag('trace-update-interval', text);
+  if (ms < 1000 || ms % 1000 !== 0) throw new UsageError(`--trace-update-interval "${text}" must be whole seconds, at least 1s (the runner is told seconds)`);
+  return ms / 1000;
+}
+
 /** The https settings from --tls-*, read and checked (exit 2 naming the flag and file otherwise). */
 function serverTls(args: Pick<ServeArgs, 'tlsCert' | 'tlsKey' | 'tlsClientCa'>): ServerTls | undefined {
   if (args.tlsClientCa && !args.tlsCert) throw new UsageError('--tls-client-ca needs --tls-cert and --tls-key: client certificates are asked for over https');
@@ -80,6 +88,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
     })
     .option('max-artifacts-size', { type: 'string', default: '100MiB', describe: 'Uploads of this size or more get 413 (bytes, or 100MB / 100MiB)' })
     .option('long-poll', { type: 'string', default: '0', describe: 'Hold a build request with nothing to do for up to this long (e.g. 30s); 0 = off' })
+    .option('trace-update-interval', { type: 'string', default: '1s', describe: 'How often runners are told to send their log and keep-alives while a job runs (X-GitLab-Trace-Update-Interval, whole seconds): how soon a silent job hears of its cancel' })
     .option('stale-build-timeout', { type: 'string', default: '60m', describe: 'Fail running builds that send no update for this long' })
     .option('stuck-timeout', { type: 'string', default: '60m', describe: 'Fail pending jobs that no runner can take (their tags, untagged, their project) after this long' })
     .option('fault', {
@@ -87,7 +96,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
       array: true,
       default: [],
       describe:
-        'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
+        'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, verify_runner, reset_runner_token, delete_runner_manager (API v1 and v4 alike), git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
     })
     .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
     .option('tls-cert', { type: 'string', describe: 'Serve https with this PEM certificate (chain); needs --tls-key', group: 'TLS:' })
@@ -114,7 +123,8 @@ function banner(server: ReferenceServer, projects: Array<{ name: string; path: s
   }
   if (tls) lines.push(`  TLS:                https${tls.clientCa ? ', client certificates required' : ''}`);
   if (pipeline) lines.push(`  Pipeline:           #${pipeline.id} queued with ${pipeline.jobs.length} job(s): ${pipeline.jobs.map((j) => j.name).join(', ')}`);
-  lines.push(`  Runners register at ${server.url} with the registration token above.`);
+  lines.push(`  Runners register at ${server.url} (API v4, or /ci/api/v1) with the registration token above,`);
+  lines.push(`  or take a glrt- token from "New runner" on ${server.url}/runners (register --token glrt-…).`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -144,6 +154,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
     ...(dataDir ? { dataDir } : {}),
     maxArtifactsSize,
     longPollMs: durationFlag('long-poll', args.longPoll),
+    traceUpdateIntervalS: updateIntervalFlag(args.traceUpdateInterval),
     staleBuildTimeoutMs: durationFlag('stale-build-timeout', args.staleBuildTimeout),
     stuckPendingTimeoutMs: durationFlag('stuck-timeout', args.stuckTimeout),
     projects,

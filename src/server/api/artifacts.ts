@@ -37,6 +37,20 @@ interface Upload {
   written: Promise<void>;
 }
 
+/** A complete upload in its temp file, and the form fields that came with it. */
+export interface ReceivedFile {
+  tempPath: string;
+  filename: string;
+  size: number;
+  fields: Readonly<Record<string, string>>;
+}
+
+/**
+ * What an API does with a complete upload. The temp file is removed after it unless `keep` (it was
+ * moved into place).
+ */
+export type UploadHandler = (file: ReceivedFile) => Promise<{ reply: Reply; keep: boolean }>;
+
 export async function uploadArtifacts(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
   const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
   if (!build) return errorReply(404);
@@ -49,10 +63,34 @@ export async function uploadArtifacts(ctx: ServerContext, request: ApiRequest): 
   }
   const type = request.req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(type)) return upfront === undefined ? errorReply(403) : errorReply(400, '400 Bad Request - expected a multipart/form-data body with a "file" part');
-  return receive(ctx, request, build, upfront === undefined ? check : undefined);
+  return receiveUpload(ctx, request, build, upfront === undefined ? check : undefined, async (file) => {
+    const expireIn = request.query.get('expire_in') ?? file.fields.expire_in;
+    const expireAt = expiryFrom(expireIn);
+    if (expireAt === undefined) return { reply: badExpiry(expireIn), keep: false };
+    await ctx.artifacts.commit(build, file.tempPath, file.filename, file.size, expireAt);
+    ctx.logger.info({ buildId: build.id, size: file.size }, 'artifacts stored');
+    await applyDotenvReport(ctx, build);
+    return { reply: json(201, buildPayload(ctx, build)), keep: true };
+  });
 }
 
-function receive(ctx: ServerContext, request: ApiRequest, build: BuildRecord, lateCheck: ((token: string | undefined) => Reply | undefined) | undefined): Promise<Reply> {
+/** 400 for an `expire_in` that is not a duration. */
+export function badExpiry(expireIn: string | undefined): Reply {
+  return errorReply(400, `400 Bad Request - expire_in "${expireIn}" is not a duration (try "1 week", "3 days", "2h20min")`);
+}
+
+/**
+ * Streams the `file` part of a multipart upload into a temp file (413 the moment it reaches the
+ * size limit) and hands the complete file to `complete`. `lateCheck`, when the token was not known
+ * up front, checks the form's `token` field before any file byte is stored.
+ */
+export function receiveUpload(
+  ctx: ServerContext,
+  request: ApiRequest,
+  build: BuildRecord,
+  lateCheck: ((token: string | undefined) => Reply | undefined) | undefined,
+  complete: UploadHandler,
+): Promise<Reply> {
   const { req } = request;
   const limit = ctx.settings.maxArtifactsSize;
   return new Promise<Reply>((resolve) => {
@@ -132,16 +170,8 @@ function receive(ctx: ServerContext, request: ApiRequest, build: BuildRecord, la
             settle(lateCheck?.(fields.token) ?? errorReply(400, '400 (Bad request) "file" not given'));
             return;
           }
-          const expireIn = request.query.get('expire_in') ?? fields.expire_in;
-          const expireAt = expiryFrom(expireIn);
-          if (expireAt === undefined) {
-            settle(errorReply(400, `400 Bad Request - expire_in "${expireIn}" is not a duration (try "1 week", "3 days", "2h20min")`));
-            return;
-          }
-          await ctx.artifacts.commit(build, upload.tempPath, upload.filename, upload.size, expireAt);
-          ctx.logger.info({ buildId: build.id, size: upload.size }, 'artifacts stored');
-          await applyDotenvReport(ctx, build);
-          settle(json(201, buildPayload(ctx, build)), true);
+          const { reply, keep } = await complete({ tempPath: upload.tempPath, filename: upload.filename, size: upload.size, fields });
+          settle(reply, keep);
         })
         .catch((error: unknown) => {
           ctx.logger.error({ err: error, buildId: build.id }, 'storing artifacts failed');

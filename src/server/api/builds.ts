@@ -6,24 +6,12 @@ import type { ServerContext } from '../context.js';
 import { stringParam } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from '../pipeline/payload.js';
-import { readOutcome } from '../state/job-outcome.js';
-import { finishBuild } from '../state/transitions.js';
-import type { RunnerRecord } from '../state/store.js';
-import { parseInfo } from './runners.js';
+import { finishReported } from '../state/transitions.js';
+import { noteContact } from '../state/runner-contact.js';
 import { readParams, runnerGate, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
 
 function noBuild(value: string): Reply {
   return { status: 204, headers: { 'x-gitlab-last-update': value } };
-}
-
-/** Notes the contact (in memory only) and any change of the runner's `info` (durably). */
-function touch(ctx: ServerContext, runner: RunnerRecord, info: unknown): void {
-  runner.contactedAt = new Date();
-  const parsed = parseInfo(info);
-  if (Object.keys(parsed).length > 0 && JSON.stringify(parsed) !== JSON.stringify(runner.info)) {
-    runner.info = parsed;
-    ctx.store.saveRunner(runner);
-  }
 }
 
 export async function requestBuild(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
@@ -33,7 +21,7 @@ export async function requestBuild(ctx: ServerContext, request: ApiRequest): Pro
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
   if (!runner.active) return errorReply(404);
-  touch(ctx, runner, params.info);
+  noteContact(ctx.store, runner, { info: params.info, api: 'v1' });
   const lastUpdate = stringParam(params, 'last_update');
   const deadline = Date.now() + ctx.settings.longPollMs;
   for (;;) {
@@ -60,7 +48,7 @@ export async function updateBuild(ctx: ServerContext, request: ApiRequest): Prom
   const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
-  touch(ctx, runner, params.info);
+  noteContact(ctx.store, runner, { info: params.info });
   const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
   if (!build || build.runnerId !== runner.id || build.status !== 'running') return errorReply(404, '404 Not found');
   build.lastActivityAt = Date.now();
@@ -71,14 +59,8 @@ export async function updateBuild(ctx: ServerContext, request: ApiRequest): Prom
   }
   const state = params.state;
   // The build may have been canceled while the trace was being written; only a running build moves.
-  if ((state === 'success' || state === 'failed') && build.status === 'running') {
-    // The final update carries the whole trace (or follows the last PATCH): it is complete now.
-    const outcome = await readOutcome(ctx, build, state === 'failed').catch((error: unknown) => {
-      ctx.logger.warn({ err: error, buildId: build.id }, 'could not read the trace for the failure reason and coverage');
-      return {};
-    });
-    if (build.status === 'running') finishBuild(ctx, build, state, undefined, outcome);
-  }
+  // The final update carries the whole trace (or follows the last PATCH): it is complete now.
+  if ((state === 'success' || state === 'failed') && build.status === 'running') await finishReported(ctx, build, state);
   return json(200, {});
 }
 

@@ -4,6 +4,7 @@ import type { ServerContext } from '../context.js';
 import { bodyParams, mergeParams, type Params } from '../http/body.js';
 import { readGuardedBody, type TokenGate } from '../http/guarded-body.js';
 import { errorReply, type Reply } from '../http/reply.js';
+import { registrationScope } from '../state/runner-registry.js';
 
 export interface ApiRequest {
   req: IncomingMessage;
@@ -42,7 +43,7 @@ export function runnerGate(ctx: ServerContext, request: ApiRequest): TokenGate {
 export function registrationGate(ctx: ServerContext, request: ApiRequest): TokenGate {
   return {
     upfront: nonEmpty(request.query.get('token')),
-    check: (token) => (token === ctx.settings.registrationToken || ctx.store.projectByRunnersToken(token) ? undefined : errorReply(403)),
+    check: (token) => (registrationScope(ctx, token) ? undefined : errorReply(403)),
   };
 }
 

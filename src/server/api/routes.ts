@@ -13,12 +13,12 @@ import { patchTrace } from './trace.js';
 
 export type RunnerHandler = (ctx: ServerContext, request: ApiRequest) => Promise<Reply>;
 
-interface Route {
+export interface Route {
   pattern: RegExp;
   methods: Partial<Record<string, { endpoint: Exclude<FaultEndpoint, '*' | 'git'>; handler: RunnerHandler }>>;
 }
 
-const ID = '(-?\\d+)';
+export const ID = '(-?\\d+)';
 
 const ROUTES: Route[] = [
   { pattern: /^\/runners\/register$/, methods: { POST: { endpoint: 'register_runner', handler: registerRunner } } },
@@ -45,12 +45,16 @@ export type RouteMatch =
   | { kind: 'method'; allow: string[] }
   | { kind: 'none' };
 
-/** Matches `path` (relative to `/ci/api/v1`). */
+/** Matches `path` (relative to `/ci/api/v1`); a trailing `.json` is optional. */
 export function matchRunnerRoute(method: string, path: string): RouteMatch {
   const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
-  const candidates = trimmed.endsWith('.json') ? [trimmed.slice(0, -5), trimmed] : [trimmed];
+  return matchRoute(ROUTES, method, trimmed.endsWith('.json') ? [trimmed.slice(0, -5), trimmed] : [trimmed]);
+}
+
+/** The first route of `routes` one of `candidates` matches (the id in its first group). */
+export function matchRoute(routes: readonly Route[], method: string, candidates: readonly string[]): RouteMatch {
   for (const candidate of candidates) {
-    for (const route of ROUTES) {
+    for (const route of routes) {
       const match = route.pattern.exec(candidate);
       if (!match) continue;
       const entry = route.methods[method];

@@ -38,5 +38,6 @@ export async function patchTrace(ctx: ServerContext, request: ApiRequest): Promi
   if (!result.ok) {
     return errorReply(416, undefined, { range: `0-${result.length}` });
   }
-  return json(202, {}, { 'build-status': build.status, range: `0-${result.length}` });
+  // The interval is API v4's header; v1 runners that know it pace their keep-alives by it.
+  return json(202, {}, { 'build-status': build.status, range: `0-${result.length}`, 'x-gitlab-trace-update-interval': String(ctx.settings.traceUpdateIntervalS) });
 }

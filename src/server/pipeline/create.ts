@@ -9,7 +9,7 @@ import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
 import { cancelRedundantPipelines } from '../state/auto-cancel.js';
 import { advancePipeline } from '../state/transitions.js';
-import type { PipelineRecord, ProjectRecord } from '../state/store.js';
+import type { PipelineRecord, ProjectRecord, VariableFlags } from '../state/store.js';
 import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from './context.js';
 import type { PipelinePlan } from './select.js';
 import type { PipelineSpec } from './spec.js';
@@ -21,6 +21,8 @@ export interface CreatePipelineRequest {
   config: string;
   /** Given by the caller: they win over the file's variables, in rules and in jobs. */
   variables?: Record<string, string>;
+  /** How some of `variables` go to jobs (masked, file, raw); absent: masked. */
+  variableFlags?: Record<string, VariableFlags>;
   /** `CI_PIPELINE_SOURCE` for rules and jobs; `push` when absent. */
   source?: PipelineSource;
   /**
@@ -142,6 +144,7 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
     sha: preview.sha,
     beforeSha: preview.beforeSha,
     variables: preview.variables,
+    ...(request.variableFlags ? { variableFlags: request.variableFlags } : {}),
     stages: plan.stages,
     source: preview.source,
     ...(preview.defaultBranch === undefined ? {} : { defaultBranch: preview.defaultBranch }),

@@ -32,7 +32,7 @@ export function repoUrl(baseUrl: string, project: ProjectRecord, token: string):
   return url.toString();
 }
 
-function projectParts(project: ProjectRecord): { namespace: string; path: string } {
+export function projectParts(project: ProjectRecord): { namespace: string; path: string } {
   const slash = project.name.lastIndexOf('/');
   return { namespace: project.name.slice(0, Math.max(slash, 0)), path: project.name.slice(slash + 1) };
 }
@@ -101,12 +101,37 @@ export function dependencyBuilds(ctx: ServerContext, build: BuildRecord, pipelin
 }
 
 /** Dotenv variables of the dependencies whose artifacts the job downloads (`dependencies:` filters). */
-function dotenvVariables(build: BuildRecord, dependencies: readonly BuildRecord[]): BuildVariable[] {
+function dotenvVariables(build: BuildRecord, dependencies: readonly BuildRecord[]): JobVariable[] {
   const filter = build.job.dependencies;
   return dependencies
     .filter((dep) => filter === undefined || filter.includes(dep.job.name))
     // Public, as on GitLab: a dotenv report is job output, not a secret (it is not masked in traces).
     .flatMap((dep) => (dep.dotenv ?? []).map((variable) => ({ key: variable.key, value: variable.value, public: true })));
+}
+
+/** A variable of a job before either API's payload shapes it: `masked`, `file`, `raw` as API v4 has them. */
+export interface JobVariable {
+  key: string;
+  value: string;
+  public: boolean;
+  masked?: boolean;
+  file?: boolean;
+  raw?: boolean;
+}
+
+/**
+ * The job's own variables (global and job `variables:`), then its dependencies' dotenv variables,
+ * then the pipeline's (given with the request; secrets, masked unless the request said otherwise) —
+ * GitLab's precedence, the later winning.
+ */
+export function ownVariables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord): JobVariable[] {
+  const own: JobVariable[] = build.job.variables.map((variable) => ({ key: variable.key, value: variable.value, public: true, ...(variable.raw ? { raw: true } : {}) }));
+  own.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
+  for (const [key, value] of Object.entries(pipeline.variables)) {
+    const flags = pipeline.variableFlags?.[key];
+    own.push({ key, value, public: false, masked: flags?.masked ?? true, ...(flags?.file ? { file: true } : {}), ...(flags?.raw ? { raw: true } : {}) });
+  }
+  return own;
 }
 
 function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, runner: RunnerRecord | undefined): BuildVariable[] {
@@ -145,10 +170,14 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
     );
   }
   list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
-  const own: BuildVariable[] = build.job.variables.map((variable) => pub(variable.key, variable.raw ? literal(variable.value) : variable.value));
-  // GitLab's precedence: dotenv variables over the job's own, pipeline (request) variables over both.
-  own.push(...dotenvVariables(build, dependencyBuilds(ctx, build, pipeline)));
-  for (const [key, value] of Object.entries(pipeline.variables)) own.push({ key, value, public: false });
+  // API v1 has no `raw` or `masked`: a raw value goes with its `$` doubled; the runner masks every
+  // value that is not public.
+  const own: BuildVariable[] = ownVariables(ctx, build, pipeline).map((variable) => ({
+    key: variable.key,
+    value: variable.raw ? literal(variable.value) : variable.value,
+    public: variable.public,
+    ...(variable.file ? { file: true } : {}),
+  }));
   // Predefined like the names above, but made from the environment's name as the job's variables expand it.
   const environment = build.job.environment;
   if (environment) list.push(...environmentVariables(environment, Object.fromEntries([...list, ...own].map((v) => [v.key, v.value]))).map(([key, value]) => pub(key, value)));
@@ -159,7 +188,7 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
  * A value the runner must not expand (`expand: false`): runners expand `$VAR` in every value once and
  * turn `$$` into `$`, so each `$` is sent doubled.
  */
-function literal(value: string): string {
+export function literal(value: string): string {
   return value.replace(/\$/g, () => '$$');
 }
 

@@ -40,6 +40,24 @@ export function parseDotenv(text: string): Array<{ key: string; value: string }>
   return variables;
 }
 
+/** Records a report's variables on `build`; throws when there are more than GitLab allows. */
+function keepDotenv(ctx: ServerContext, build: BuildRecord, variables: Array<{ key: string; value: string }>): void {
+  if (variables.length > DOTENV_MAX_VARIABLES) throw new Error(`${variables.length} variables, over the limit of ${DOTENV_MAX_VARIABLES}`);
+  ctx.store.changeBuild(build, (b) => {
+    b.dotenv = variables;
+  });
+}
+
+/**
+ * A dotenv report uploaded on its own (API v4, `artifact_type=dotenv`): `text` is the report's
+ * content, every file of it. Throws an Error saying what is wrong (too big, a bad line, too many
+ * variables); nothing is recorded then.
+ */
+export function applyDotenvText(ctx: ServerContext, build: BuildRecord, text: string): void {
+  if (Buffer.byteLength(text) > DOTENV_MAX_BYTES) throw new Error(`the report is over the limit of ${DOTENV_MAX_BYTES} bytes`);
+  keepDotenv(ctx, build, parseDotenv(text));
+}
+
 /** Reads `build`'s dotenv report out of its just-stored artifacts into `build.dotenv`. Never throws. */
 export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord): Promise<void> {
   const files = build.job.artifacts?.reports?.dotenv ?? [];
@@ -54,10 +72,7 @@ export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord):
       }
       return parseDotenv(text);
     });
-    if (variables.length > DOTENV_MAX_VARIABLES) throw new Error(`${variables.length} variables, over the limit of ${DOTENV_MAX_VARIABLES}`);
-    ctx.store.changeBuild(build, (b) => {
-      b.dotenv = variables;
-    });
+    keepDotenv(ctx, build, variables);
   } catch (error) {
     ctx.logger.warn({ err: error, buildId: build.id }, 'dotenv report refused; later jobs get none of its variables');
   }

@@ -7,8 +7,13 @@ import type { BuildStatus } from '../../protocol/types.js';
 import type { JobSpec } from '../pipeline/spec.js';
 import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, RunnerRecord, Store } from './store.js';
 
-/** A runner as saved: what only matters while the process lives (last contact, queue value) is not. */
-export type RunnerData = Omit<RunnerRecord, 'contactedAt' | 'queueValue'>;
+/**
+ * A runner as saved: what only matters while the process lives (last contact, queue value, the API
+ * and features of its last request) is not; its managers without their last contact.
+ */
+export type RunnerData = Omit<RunnerRecord, 'contactedAt' | 'queueValue' | 'api' | 'features' | 'managers'> & {
+  managers?: Array<{ systemId: string; info: Record<string, string> }>;
+};
 
 export interface PipelineData extends Omit<PipelineRecord, 'createdAt'> {
   createdAt: string;
@@ -28,6 +33,9 @@ export interface BuildStateData {
   coverage?: number | null;
   dotenv?: Array<{ key: string; value: string }>;
   exitCode?: number;
+  /** API v4 graceful cancel (absent in records written before it). */
+  cancelGracefully?: boolean;
+  canceling?: boolean;
 }
 
 export interface BuildData extends BuildStateData {
@@ -69,8 +77,15 @@ const iso = (date: Date | null): string | null => (date === null ? null : date.t
 const date = (text: string | null): Date | null => (text === null ? null : new Date(text));
 
 export function runnerData(runner: RunnerRecord): RunnerData {
-  const { id, token, description, tags, runUntagged, locked, active, projectId, info } = runner;
-  return { id, token, description, tags, runUntagged, locked, active, projectId, info };
+  const { id, token, description, tags, runUntagged, locked, active, projectId, info, registration, accessLevel, maximumTimeout, maintenanceNote, managers } = runner;
+  return {
+    id, token, description, tags, runUntagged, locked, active, projectId, info,
+    ...(registration ? { registration } : {}),
+    ...(accessLevel ? { accessLevel } : {}),
+    ...(maximumTimeout !== undefined ? { maximumTimeout } : {}),
+    ...(maintenanceNote ? { maintenanceNote } : {}),
+    ...(managers && managers.length > 0 ? { managers: managers.map(({ systemId, info: managerInfo }) => ({ systemId, info: managerInfo })) } : {}),
+  };
 }
 
 export function pipelineData(pipeline: PipelineRecord): PipelineData {
@@ -87,6 +102,8 @@ export function buildStateData(build: BuildRecord): BuildStateData {
     ...(build.coverage !== undefined && build.coverage !== null ? { coverage: build.coverage } : {}),
     ...(build.dotenv ? { dotenv: build.dotenv } : {}),
     ...(build.exitCode !== undefined ? { exitCode: build.exitCode } : {}),
+    ...(build.cancelGracefully ? { cancelGracefully: true } : {}),
+    ...(build.canceling ? { canceling: true } : {}),
   };
 }
 
@@ -133,6 +150,8 @@ function applyBuildState(build: BuildRecord, state: BuildStateData, files: Build
   if (state.coverage !== undefined) build.coverage = state.coverage;
   if (state.dotenv) build.dotenv = state.dotenv;
   if (state.exitCode !== undefined) build.exitCode = state.exitCode;
+  build.cancelGracefully = state.cancelGracefully === true ? true : undefined;
+  build.canceling = state.canceling === true ? true : undefined;
 }
 
 /** Applies one snapshot or journal entry to `store`. Returns false for an entry it does not know. */
@@ -142,7 +161,16 @@ export function applyEntry(store: Store, entry: Entry, files: BuildFiles): boole
       return true;
     case 'runner': {
       const previous = store.runners.get(entry.runner.id);
-      store.runners.set(entry.runner.id, { ...entry.runner, contactedAt: previous?.contactedAt ?? null, queueValue: undefined });
+      const { managers, ...runner } = entry.runner;
+      const contacted = (systemId: string): Date | null => previous?.managers?.find((m) => m.systemId === systemId)?.contactedAt ?? null;
+      store.runners.set(entry.runner.id, {
+        ...runner,
+        contactedAt: previous?.contactedAt ?? null,
+        queueValue: undefined,
+        ...(managers ? { managers: managers.map((m) => ({ ...m, contactedAt: contacted(m.systemId) })) } : {}),
+        ...(previous?.api ? { api: previous.api } : {}),
+        ...(previous?.features ? { features: previous.features } : {}),
+      });
       bump(store.nextIds, 'runner', entry.runner.id);
       return true;
     }

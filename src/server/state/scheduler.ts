@@ -4,19 +4,39 @@
  * turn of the event loop, so two polls arriving together can never get the same build.
  */
 import { queueValue } from '../tokens.js';
+import { missingFeatures } from './runner-features.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
 import { setLongTimeout } from '../../timers.js';
 
-/** May `runner` take `build`? Tags, `run_untagged`, and project ownership of specific runners. */
-export function canRun(runner: RunnerRecord, build: BuildRecord): boolean {
+/**
+ * May `runner` take `build`? Tags, `run_untagged`, project ownership of specific runners, a
+ * `ref_protected` runner's protected refs (given `store` to look the pipeline up), and the features a
+ * v4 runner announced (`runner-features.ts`).
+ */
+export function canRun(runner: RunnerRecord, build: BuildRecord, store?: Store): boolean {
   // A trigger job is the server's to run (state/bridges.ts), never a runner's.
   if (build.job.trigger) return false;
   // A specific runner serves its own project only. `locked` means "never assign to other projects",
   // which with one project per specific runner changes nothing; shared runners are not locked to any.
   if (runner.projectId !== null && runner.projectId !== build.projectId) return false;
+  if (!fitsTags(runner, build)) return false;
+  if (runner.accessLevel === 'ref_protected' && store && !onProtectedRef(store, build)) return false;
+  return missingFeatures(runner, build).length === 0;
+}
+
+/** The runner has every tag of the job, or the job has none and the runner takes untagged jobs. */
+export function fitsTags(runner: RunnerRecord, build: BuildRecord): boolean {
   const tags = build.job.tags;
-  if (tags.length === 0) return runner.runUntagged;
-  return tags.every((tag) => runner.tags.includes(tag));
+  return tags.length === 0 ? runner.runUntagged : tags.every((tag) => runner.tags.includes(tag));
+}
+
+/**
+ * Whether `build` runs for a protected ref. This server protects what GitLab protects by default:
+ * the project's default branch (the branch its HEAD named when the pipeline was created).
+ */
+export function onProtectedRef(store: Store, build: BuildRecord): boolean {
+  const pipeline = store.pipelines.get(build.pipelineId);
+  return pipeline !== undefined && !pipeline.tag && pipeline.defaultBranch !== undefined && pipeline.ref === pipeline.defaultBranch;
 }
 
 export class Scheduler {
@@ -41,10 +61,13 @@ export class Scheduler {
     for (const wake of waiters) wake();
   }
 
-  /** Chooses a pending build for `runner` and assigns it (pending → running), or returns undefined. */
-  pick(runner: RunnerRecord): BuildRecord | undefined {
+  /**
+   * Chooses a pending build for `runner` and assigns it (pending → running), or returns undefined.
+   * `assign` sets more of the build in the same recorded change (what the runner's API knows).
+   */
+  pick(runner: RunnerRecord, assign?: (build: BuildRecord) => void): BuildRecord | undefined {
     const candidates = [...this.store.builds.values()].filter(
-      (build) => build.status === 'pending' && build.runnerId === null && canRun(runner, build),
+      (build) => build.status === 'pending' && build.runnerId === null && canRun(runner, build, this.store),
     );
     if (candidates.length === 0) return undefined;
     let chosen: BuildRecord | undefined;
@@ -66,6 +89,7 @@ export class Scheduler {
       build.runnerId = runner.id;
       build.startedAt = new Date();
       build.lastActivityAt = Date.now();
+      assign?.(build);
     });
     return chosen;
   }

@@ -5,7 +5,7 @@
  */
 import type { ServerContext } from '../context.js';
 import { sweepStuck } from './stuck.js';
-import { finishBuild } from './transitions.js';
+import { cancelBuild, finishBuild } from './transitions.js';
 
 /** Starts the periodic sweep; returns a function that stops it. */
 export function startStaleSweeper(ctx: ServerContext): () => void {
@@ -18,7 +18,9 @@ export function startStaleSweeper(ctx: ServerContext): () => void {
     for (const build of ctx.store.builds.values()) {
       // A trigger job sends no updates: it waits for its child pipeline, which has its own jobs.
       if (build.status === 'running' && !build.job.trigger && now - build.lastActivityAt > timeoutMs) {
-        finishBuild(ctx, build, 'failed', `no update for ${timeoutMs} ms`, { failureReason: 'stuck_or_timeout_failure' });
+        // A build being canceled whose runner went silent was going to end canceled anyway.
+        if (build.canceling) cancelBuild(ctx, build, { force: true });
+        else finishBuild(ctx, build, 'failed', `no update for ${timeoutMs} ms`, { failureReason: 'stuck_or_timeout_failure' });
       }
     }
   }, everyMs);

@@ -8,7 +8,7 @@
 import type { BuildStatus } from '../../protocol/types.js';
 import type { JobOutcome } from '../pipeline/select.js';
 import type { JobSpec } from '../pipeline/spec.js';
-import { randomToken, runnerToken } from '../tokens.js';
+import { randomToken, runnerToken, shortToken } from '../tokens.js';
 
 export interface RunnerRecord {
   id: number;
@@ -24,6 +24,34 @@ export interface RunnerRecord {
   contactedAt: Date | null;
   /** The `last_update` queue value (§4.4.1); minted lazily. */
   queueValue: string | undefined;
+  /**
+   * How the runner came to be: `registration` (a registration token, API v1 `runners/register` or
+   * v4 `POST /runners`) or `created` (the admin API or the web page, a `glrt-` token). Absent in
+   * records from before API v4: `registration`.
+   */
+  registration?: RunnerRegistration;
+  /** v4 `access_level`: `ref_protected` runners take jobs of protected refs only. Absent: `not_protected`. */
+  accessLevel?: RunnerAccessLevel;
+  /** v4 `maximum_timeout` in seconds: caps the timeout of every job the runner takes. */
+  maximumTimeout?: number;
+  /** v4 `maintenance_note`: free text for admins. */
+  maintenanceNote?: string;
+  /** The hosts using this runner's token, by `system_id` (API v4 runner managers). */
+  managers?: RunnerManager[];
+  /** Which API the runner last asked for a job through, and the `info.features` it announced then (in memory only). */
+  api?: RunnerApi;
+  features?: Record<string, boolean>;
+}
+
+export type RunnerRegistration = 'registration' | 'created';
+export type RunnerAccessLevel = 'not_protected' | 'ref_protected';
+export type RunnerApi = 'v1' | 'v4';
+
+/** One host of a runner (GitLab's runner manager): what it said of itself and when. */
+export interface RunnerManager {
+  systemId: string;
+  info: Record<string, string>;
+  contactedAt: Date | null;
 }
 
 export interface ProjectRecord {
@@ -44,6 +72,8 @@ export interface PipelineRecord {
   beforeSha: string;
   /** Variables given with the admin request: sent as non-public secrets. */
   variables: Record<string, string>;
+  /** How some of `variables` are sent (absent: masked, not a file, expanded). */
+  variableFlags?: Record<string, VariableFlags>;
   stages: string[];
   buildIds: number[];
   createdAt: Date;
@@ -56,6 +86,16 @@ export interface PipelineRecord {
   outcomes?: JobOutcome[];
   /** A child pipeline: the pipeline and trigger job that created it. */
   parent?: { pipelineId: number; bridgeId: number };
+}
+
+/** API v4's variable attributes a pipeline variable can be given. */
+export interface VariableFlags {
+  /** Default true: the runner masks the value in the log. */
+  masked?: boolean;
+  /** The runner writes the value to a file and puts the file's path in the variable. */
+  file?: boolean;
+  /** The value is taken literally: `$NAME` in it is not expanded. */
+  raw?: boolean;
 }
 
 export interface ArtifactsRecord {
@@ -95,6 +135,13 @@ export interface BuildRecord {
   exitCode?: number;
   /** Variables from the job's `artifacts:reports:dotenv` file, for the jobs that take its artifacts. */
   dotenv?: Array<{ key: string; value: string }>;
+  /**
+   * The runner announced `cancel_gracefully` when it took the build (API v4): a cancel then asks it
+   * to stop the script and still run `after_script` (`canceling`) instead of killing the job.
+   */
+  cancelGracefully?: boolean;
+  /** A graceful cancel was asked for: the build still runs (after_script) until its runner reports; it then ends `canceled`. */
+  canceling?: boolean;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
@@ -123,19 +170,40 @@ export class Store {
   readonly nextIds: IdCounters = { runner: 1, project: 1, pipeline: 1, build: 1 };
   sink: StoreSink | undefined;
 
-  addRunner(fields: Omit<RunnerRecord, 'id' | 'token' | 'contactedAt' | 'queueValue' | 'active'>): RunnerRecord {
-    const prefixes = new Set([...this.runners.values()].map((runner) => runner.token.slice(0, 8)));
+  /**
+   * A new runner with a fresh token: a `glrt-` one for runners `created` on the server, else the
+   * legacy kind. `active` defaults to true.
+   */
+  addRunner(fields: Omit<RunnerRecord, 'id' | 'token' | 'contactedAt' | 'queueValue' | 'active'> & { active?: boolean }): RunnerRecord {
     const runner: RunnerRecord = {
       ...fields,
       id: this.nextIds.runner++,
-      token: runnerToken(prefixes),
-      active: true,
+      token: this.newRunnerToken(fields.registration ?? 'registration'),
+      active: fields.active ?? true,
       contactedAt: null,
       queueValue: undefined,
     };
     this.sink?.runner(runner);
     this.runners.set(runner.id, runner);
     return runner;
+  }
+
+  /** A token no runner has, unique in its short form (runners name directories after it). */
+  newRunnerToken(kind: RunnerRegistration): string {
+    return runnerToken(new Set([...this.runners.values()].flatMap((runner) => [shortToken(runner.token), runner.token.slice(0, 8)])), kind === 'created');
+  }
+
+  /** Gives `runner` a new token (v4 `reset_authentication_token`); the old one stops working at once. */
+  resetRunnerToken(runner: RunnerRecord): string {
+    const previous = runner.token;
+    runner.token = this.newRunnerToken(runner.registration ?? 'registration');
+    try {
+      this.saveRunner(runner);
+    } catch (error) {
+      runner.token = previous;
+      throw error;
+    }
+    return runner.token;
   }
 
   /** Records a change to a runner's settings (active, info). */
@@ -220,12 +288,12 @@ export class Store {
    * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
    */
   changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
-    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv } = build;
+    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling } = build;
     change(build);
     try {
       this.saveBuild(build);
     } catch (error) {
-      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv });
+      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling });
       throw error;
     }
   }

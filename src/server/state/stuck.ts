@@ -6,21 +6,28 @@
  * changed meanwhile that can take the job makes it an ordinary pending job again.
  */
 import type { ServerContext } from '../context.js';
-import { canRun } from './scheduler.js';
-import type { BuildRecord, RunnerRecord } from './store.js';
+import { missingFeatures } from './runner-features.js';
+import { canRun, fitsTags } from './scheduler.js';
+import type { BuildRecord, RunnerRecord, Store } from './store.js';
 import { finishBuild } from './transitions.js';
 
 /** Why no runner of `runners` can take `build`, or undefined when one can (trigger jobs are the server's own). */
-export function whyNoRunner(build: BuildRecord, runners: Iterable<RunnerRecord>): string | undefined {
+export function whyNoRunner(build: BuildRecord, runners: Iterable<RunnerRecord>, store?: Store): string | undefined {
   if (build.job.trigger) return undefined;
   const active = [...runners].filter((runner) => runner.active);
-  if (active.some((runner) => canRun(runner, build))) return undefined;
+  if (active.some((runner) => canRun(runner, build, store))) return undefined;
   if (active.length === 0) return 'no runner is registered and active';
   const tags = build.job.tags;
-  if (tags.length === 0) return 'it has no tags, and no runner takes untagged jobs (run_untagged)';
   const serving = active.filter((runner) => runner.projectId === null || runner.projectId === build.projectId);
   if (serving.length === 0) return "no runner serves this job's project";
-  return `no runner has all of its tags (${tags.join(', ')}); runners have ${[...new Set(serving.flatMap((runner) => runner.tags))].join(', ') || 'no tags'}`;
+  const fitting = serving.filter((runner) => fitsTags(runner, build));
+  if (fitting.length === 0) {
+    if (tags.length === 0) return 'it has no tags, and no runner takes untagged jobs (run_untagged)';
+    return `no runner has all of its tags (${tags.join(', ')}); runners have ${[...new Set(serving.flatMap((runner) => runner.tags))].join(', ') || 'no tags'}`;
+  }
+  const lacking = [...new Set(fitting.flatMap((runner) => missingFeatures(runner, build)))];
+  if (lacking.length > 0) return `the runners that fit it do not support ${lacking.join(', ')} (a newer runner does)`;
+  return 'the runners that fit it take jobs of protected refs only (access_level ref_protected), and its ref is not protected';
 }
 
 /** The pending jobs no runner can take right now, each with why. */
@@ -28,7 +35,7 @@ export function unrunnableBuilds(ctx: ServerContext): Array<{ build: BuildRecord
   const found: Array<{ build: BuildRecord; reason: string }> = [];
   for (const build of ctx.store.builds.values()) {
     if (build.status !== 'pending') continue;
-    const reason = whyNoRunner(build, ctx.store.runners.values());
+    const reason = whyNoRunner(build, ctx.store.runners.values(), ctx.store);
     if (reason !== undefined) found.push({ build, reason });
   }
   return found;

@@ -6,6 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, open, readFile, rename } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { BuildRecord } from './store.js';
@@ -33,6 +34,8 @@ export class TraceStore {
   private readonly lock = new KeyedLock();
   private ready: Promise<unknown> | undefined;
   private readonly watchers = new Set<(buildId: number) => void>();
+  /** CRC-32 of the bytes each build's runner sent (before masking), while it is known from the first byte. */
+  private readonly received = new Map<number, number>();
 
   constructor(private readonly dir: string) {}
 
@@ -67,6 +70,9 @@ export class TraceStore {
       if (bytes.byteLength > 0) {
         await this.ensureDir();
         await appendFile(this.path(build.id), maskSecrets(bytes, secrets));
+        const before = start === 0 ? 0 : this.received.get(build.id);
+        if (before === undefined) this.received.delete(build.id);
+        else this.received.set(build.id, crc32(bytes, before));
         build.traceSize += bytes.byteLength;
         this.changed(build.id);
       }
@@ -91,9 +97,20 @@ export class TraceStore {
         await file.close();
       }
       await rename(temp, path);
+      this.received.set(build.id, crc32(bytes));
       build.traceSize = bytes.byteLength;
       this.changed(build.id);
     });
+  }
+
+  /**
+   * `crc32:<8 hex>` of every byte the build's runner sent, as API v4's final update states it (the
+   * stored bytes differ where secrets were masked). Undefined when not known: nothing sent yet with
+   * the server up since the first byte (a restart forgets it).
+   */
+  receivedChecksum(buildId: number, size: number): string | undefined {
+    const crc = size === 0 ? 0 : this.received.get(buildId);
+    return crc === undefined ? undefined : `crc32:${crc.toString(16).padStart(8, '0')}`;
   }
 
   /** The stored bytes, exactly. */

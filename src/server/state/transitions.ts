@@ -6,9 +6,9 @@
 import type { ServerContext } from '../context.js';
 import { processPipeline } from '../pipeline/process.js';
 import { armDelayedBuilds } from './delayed.js';
-import type { JobOutcome } from './job-outcome.js';
+import { readOutcome, type JobOutcome } from './job-outcome.js';
 import { newAttempt, shouldRetry } from './retry.js';
-import type { BuildRecord } from './store.js';
+import type { BuildRecord, RunnerRecord } from './store.js';
 
 /** Advances the build's pipeline and wakes the scheduler if something was queued. */
 export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
@@ -53,15 +53,75 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
 
 /**
  * Cancels a build that has not finished (created, pending, running, manual, scheduled). A running
- * build learns it from `Build-Status: canceled` on its next PATCH, or a 404 on its next PUT.
+ * build whose runner announced `cancel_gracefully` (API v4) is only marked `canceling` unless `force`:
+ * it goes on running (its `after_script`) and ends `canceled` when its runner reports
+ * (`finishReported`); a second cancel forces it. Any other running build is `canceled` at once, and
+ * its runner learns it from its next trace PATCH (`Build-Status`/`Job-Status: canceled`) or update.
  */
-export function cancelBuild(ctx: ServerContext, build: BuildRecord): boolean {
+export function cancelBuild(ctx: ServerContext, build: BuildRecord, options: { force?: boolean } = {}): boolean {
   if (!['created', 'pending', 'running', 'manual', 'scheduled'].includes(build.status)) return false;
+  if (build.status === 'running' && build.cancelGracefully && !build.canceling && options.force !== true) {
+    ctx.store.changeBuild(build, (b) => {
+      b.canceling = true;
+    });
+    ctx.logger.info({ buildId: build.id }, 'build canceling: its runner stops the script and runs after_script');
+    return true;
+  }
   ctx.store.changeBuild(build, (b) => {
     b.status = 'canceled';
     b.finishedAt = new Date();
+    b.canceling = undefined;
   });
   ctx.logger.info({ buildId: build.id }, 'build canceled');
   advancePipeline(ctx, build.pipelineId);
   return true;
+}
+
+/** What a runner's final update says beyond its state (API v4 sends both; v1 neither). */
+export interface FinalReport {
+  failureReason?: string;
+  exitCode?: number;
+}
+
+/**
+ * Ends a running build as its runner reported it, the one path of both APIs' final update. The
+ * stored trace gives the coverage (and, when the runner did not say, the failure reason and exit
+ * code); a build being canceled gracefully ends `canceled` whatever its script did.
+ */
+export async function finishReported(ctx: ServerContext, build: BuildRecord, state: 'success' | 'failed', report: FinalReport = {}): Promise<void> {
+  const fromTrace: JobOutcome = await readOutcome(ctx, build, state === 'failed').catch((error: unknown) => {
+    ctx.logger.warn({ err: error, buildId: build.id }, 'could not read the trace for the failure reason and coverage');
+    return {};
+  });
+  // The build may have been canceled (or finished by the sweeper) while the trace was read.
+  if (build.status !== 'running') return;
+  if (build.canceling) {
+    ctx.store.changeBuild(build, (b) => {
+      b.status = 'canceled';
+      b.finishedAt = new Date();
+      b.canceling = undefined;
+      if (fromTrace.coverage !== undefined) b.coverage = fromTrace.coverage;
+    });
+    ctx.logger.info({ buildId: build.id, reported: state }, 'build canceled (its runner finished after_script)');
+    advancePipeline(ctx, build.pipelineId);
+    return;
+  }
+  const outcome: JobOutcome = {
+    ...fromTrace,
+    ...(report.failureReason !== undefined ? { failureReason: report.failureReason } : {}),
+    ...(report.exitCode !== undefined ? { exitCode: report.exitCode } : {}),
+  };
+  finishBuild(ctx, build, state, undefined, outcome);
+}
+
+/**
+ * Deletes a runner (either API's unregister, the admin API, the web page). Builds it was running can
+ * never be reported again: they fail now.
+ */
+export function deleteRunner(ctx: ServerContext, runner: RunnerRecord): void {
+  ctx.store.deleteRunner(runner.id);
+  for (const build of ctx.store.builds.values()) {
+    if (build.runnerId === runner.id && build.status === 'running') finishBuild(ctx, build, 'failed', 'runner deleted');
+  }
+  ctx.logger.info({ runnerId: runner.id }, 'runner deleted');
 }
