@@ -9,9 +9,10 @@
  *   bytes the live sender could not deliver are recovered here. If the server refuses the body as
  *   too large (413), the rest goes by PATCH and the state alone.
  * - v4: the rest of the trace goes by PATCH first (v4's update carries none), then
- *   `PUT /jobs/:id` with the state, the trace's CRC-32 and size, the failure reason (one the server
- *   accepts) and the exit code. A 202 ("accepted, not complete") is repeated after the server's
- *   interval; a 412 (the server could not validate the trace) sends the whole trace again first.
+ *   `PUT /jobs/:id` with the state, the whole trace's CRC-32 and size, the failure reason (one the
+ *   server accepts) and the exit code. A 202 ("accepted, not complete") is repeated after the
+ *   server's interval, what it lacks sent first; a 412 (the server could not validate the trace)
+ *   sends the whole trace again first.
  */
 import type { ApiVersion, JobRef, JobUpdateResult, RunnerApi } from '../client/api.js';
 import { retry, type RetryPolicy, type Step } from '../client/retry.js';
@@ -198,13 +199,18 @@ async function v4Update(options: FinalUpdateOptions, stop: AbortSignal, timed: (
   const failureReason = state === 'failed' ? supportedFailureReason(failure?.reason, options.acceptedReasons) : undefined;
   return {
     put: async () => {
-      const output = await checksum.of(sender.acknowledged);
+      // The whole trace as the runner wrote it: a server that has less answers 202 until it has it all.
+      const output = await checksum.of(trace.length);
       return timed((signal) =>
         client.updateJob(job, { state, output, ...(failureReason ? { failureReason } : {}), ...(failure?.exitCode ? { exitCode: failure.exitCode } : {}) }, signal),
       );
     },
     repeat: async (result) => {
-      if (result.status === 202) return { afterMs: result.updateIntervalMs ?? 1000 };
+      if (result.status === 202) {
+        // Accepted, not complete: what the server still lacks goes first, then the same update again.
+        if (sender.acknowledged < trace.length) await drain();
+        return { afterMs: result.updateIntervalMs ?? result.retryAfterMs ?? 1000 };
+      }
       if (result.status !== 412) return undefined;
       logger.warn({ buildId: job.id }, 'the server could not validate the trace (412); sending all of it again');
       sender.restart();

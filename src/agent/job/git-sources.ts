@@ -119,7 +119,7 @@ function refspecLines(options: GitSourcesOptions, url: string, dir: string, dept
   const { build, projectDir } = options;
   const specs = refspecs.map(shellQuote).join(' ');
   const init = [
-    notice(`Fetching changes with git depth set to ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
+    notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
     `git -c init.defaultBranch=main init -q ${dir}`,
     `cd ${dir}`,
     `git remote add origin ${url}`,
@@ -128,7 +128,7 @@ function refspecLines(options: GitSourcesOptions, url: string, dir: string, dept
   if (options.strategy === 'clone') return init;
   return [
     `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
-    notice(`Fetching changes with git depth set to ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
+    notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
     `cd ${dir}`,
     'git clean -ffdx -q',
     'git reset --hard -q',
