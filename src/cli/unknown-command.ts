@@ -16,7 +16,6 @@ const GITLAB_ONLY: Readonly<Record<string, string>> = {
   'health-check': HELPER,
   'read-logs': HELPER,
   'proxy-exec': HELPER,
-  'reset-token': 'needs the coordinator\'s token-reset endpoint, which the v1 runner API does not have; `ci-runner unregister` and `ci-runner register` again give the runner a new token',
   lint: 'is not available: the coordinator checks .gitlab-ci.yml when a pipeline is created (`ci-runner serve` answers 400 with the problem)',
   fleeting: 'manages autoscaling plugins, which ci-runner does not have',
   wrapper: 'is GitLab Runner\'s gRPC process wrapper, which ci-runner does not have',

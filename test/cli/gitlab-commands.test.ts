@@ -56,9 +56,9 @@ describe('the command line a GitLab Runner user types', () => {
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toContain(`\`${name}\` is a command of GitLab Runner's helper image`);
     }
-    const reset = await cli(['reset-token']);
-    expect(reset.exitCode).toBe(2);
-    expect(reset.stderr).toContain('`ci-runner unregister` and `ci-runner register` again');
+    const steps = await cli(['steps']);
+    expect(steps.exitCode).toBe(2);
+    expect(steps.stderr).toContain('runs CI steps, which ci-runner does not support');
   });
 
   it('suggests the nearest flag for a mistyped one (exit 2)', async () => {

@@ -14,7 +14,14 @@ import { readConfigText } from './read.js';
 export interface NewRunnerEntry {
   name: string;
   url: string;
+  /** The runner's id on the server (a record, as GitLab Runner writes it; not read back). */
+  id?: number;
   token: string;
+  /** When the token was obtained and when it expires (records, as GitLab Runner writes them). */
+  token_obtained_at?: Date;
+  token_expires_at?: Date;
+  /** `v4` or `v1` when given at registration; absent: the daemon asks the server. */
+  api?: string;
   executor: string;
   shell?: string;
   builds_dir?: string;
@@ -86,6 +93,33 @@ export async function removeRunners(path: string, drop: (runner: { name: string;
   const kept = lines.filter((_, index) => !cut.has(index + 1)).join('\n').replace(/\n{3,}/g, '\n\n');
   await writeAtomic(path, kept);
   return removed;
+}
+
+/**
+ * Sets keys of the `[[runners]]` entry whose token is `token` (`reset-token` gives a new token): an
+ * existing `key = …` line of the entry is replaced in place, a new key goes after its `token` line;
+ * everything else of the file stays as it was. Returns false when no entry has that token.
+ */
+export async function updateRunner(path: string, token: string, values: Record<string, string | Date>): Promise<boolean> {
+  const text = await readConfigText(path);
+  const raw = parse(text) as { runners?: Array<Record<string, unknown>> };
+  const index = (raw.runners ?? []).findIndex((runner) => runner.token === token);
+  if (index < 0) return false;
+  const layout = tomlLayout(text);
+  const tokenLine = layout.lines.get(`runners.${index}.token`);
+  if (tokenLine === undefined) return false;
+  const lines = text.split('\n');
+  const indentOf = (line: string | undefined): string => /^\s*/.exec(line ?? '')?.[0] ?? '';
+  const added: string[] = [];
+  for (const [key, value] of Object.entries(values)) {
+    const assignment = stringify({ [key]: value }).trim();
+    const at = layout.lines.get(`runners.${index}.${key}`);
+    if (at !== undefined) lines[at - 1] = `${indentOf(lines[at - 1])}${assignment}`;
+    else added.push(`${indentOf(lines[tokenLine - 1])}${assignment}`);
+  }
+  lines.splice(tokenLine, 0, ...added);
+  await writeAtomic(path, lines.join('\n'));
+  return true;
 }
 
 /** The config file's text, or '' when there is none yet; refuses a path that is not a regular file. */

@@ -14,6 +14,7 @@ const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyComm
   ['register', async () => (await import('./register.js')).registerCommand],
   ['unregister', async () => (await import('./unregister.js')).unregisterCommand],
   ['verify', async () => (await import('./verify.js')).verifyCommand],
+  ['reset-token', async () => (await import('./reset-token.js')).resetTokenCommand],
   ['list', async () => (await import('./list.js')).listCommand],
   ['run', async () => (await import('./run.js')).runCommand],
   ['demo', async () => (await import('./demo.js')).demoCommand],

@@ -6,12 +6,15 @@
 import { CommandError, EXIT } from '../../agent/cli-support.js';
 import type { EnvFlag } from '../env-options.js';
 
+const GROUP = 'Settings of the runner on the server (registration tokens only; a glrt- runner has them in GitLab):';
+
 export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
   { flag: 'non-interactive', alias: 'n', env: ['REGISTER_NON_INTERACTIVE'], kind: 'boolean', describe: 'Never prompt: a missing value is an error' },
-  { flag: 'url', alias: 'u', env: ['CI_SERVER_URL'], kind: 'string', describe: 'Coordinator URL' },
-  { flag: 'registration-token', alias: 'r', env: ['REGISTRATION_TOKEN'], kind: 'string', describe: 'Registration token' },
-  { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN'], kind: 'string', describe: 'Instead of registering: the token of a runner that exists on the coordinator, verified and added as it is (tags and locking stay as they are there)' },
+  { flag: 'url', alias: 'u', env: ['CI_SERVER_URL'], kind: 'string', describe: 'Coordinator URL (e.g. https://gitlab.example.com/)' },
+  { flag: 'api', env: ['RUNNER_API'], kind: 'string', choices: ['auto', 'v4', 'v1'], describe: 'Runner API: v4 (/api/v4, GitLab 9.0 and later), v1 (/ci/api/v1, GitLab 8.x) or auto (ask the server; the default). Written to the entry only when given' },
+  { flag: 'registration-token', alias: 'r', env: ['REGISTRATION_TOKEN'], kind: 'string', describe: 'Registration token (legacy flow; GitLab 17+ may have it disabled: create the runner there and use --token glrt-...)' },
+  { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN'], kind: 'string', describe: 'Instead of registering: the token of a runner that exists on the coordinator, verified and added as it is. A glrt- token (a runner created in GitLab, v4) is verified with this host\'s system id; its tags, locking and limits are set in GitLab' },
   { flag: 'name', alias: 'description', env: ['RUNNER_NAME'], kind: 'string', describe: 'Runner name/description (default: host name)' },
   { flag: 'tag-list', env: ['RUNNER_TAG_LIST'], kind: 'string', describe: 'Comma-separated tags' },
   { flag: 'run-untagged', env: ['REGISTER_RUN_UNTAGGED'], kind: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags)' },
@@ -28,17 +31,18 @@ export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'pre-clone-script', env: ['RUNNER_PRE_CLONE_SCRIPT'], kind: 'string', describe: 'Commands run before the clone/fetch of each job' },
   { flag: 'pre-build-script', env: ['RUNNER_PRE_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run before each job\'s script' },
   { flag: 'post-build-script', env: ['RUNNER_POST_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run after each job\'s script' },
-  // GitLab Runner's, for newer coordinators: accepted where the value is what the v1 API does anyway.
-  { flag: 'access-level', env: ['REGISTER_ACCESS_LEVEL'], kind: 'string', choices: ['not_protected', 'ref_protected'], describe: 'Only not_protected: the v1 API cannot restrict a runner to protected refs', group: 'GitLab Runner flags the v1 API cannot carry:' },
-  { flag: 'paused', env: ['REGISTER_PAUSED'], kind: 'boolean', describe: 'Only false: the v1 API registers active runners (pause it on the coordinator afterwards)', group: 'GitLab Runner flags the v1 API cannot carry:' },
-  { flag: 'maximum-timeout', env: ['REGISTER_MAXIMUM_TIMEOUT'], kind: 'int', min: 0, describe: 'Only 0 (none): the v1 API has no per-runner job timeout cap', group: 'GitLab Runner flags the v1 API cannot carry:' },
-  { flag: 'maintenance-note', env: ['REGISTER_MAINTENANCE_NOTE'], kind: 'string', describe: 'Not sent (the v1 API has no note); a warning says so', group: 'GitLab Runner flags the v1 API cannot carry:' },
+  // Sent over v4; over v1 accepted only where the value is what the v1 API does anyway.
+  { flag: 'access-level', env: ['REGISTER_ACCESS_LEVEL'], kind: 'string', choices: ['not_protected', 'ref_protected'], describe: 'ref_protected: jobs of protected refs only (v4; over v1 only not_protected)', group: GROUP },
+  { flag: 'paused', env: ['REGISTER_PAUSED'], kind: 'boolean', describe: 'Register the runner paused (v4; over v1 only false)', group: GROUP },
+  { flag: 'maximum-timeout', env: ['REGISTER_MAXIMUM_TIMEOUT'], kind: 'int', min: 0, describe: 'Cap of the runner\'s job timeout in seconds (v4; over v1 only 0, none)', group: GROUP },
+  { flag: 'maintenance-note', env: ['REGISTER_MAINTENANCE_NOTE'], kind: 'string', describe: 'Free-form note for the server\'s administrators (v4; over v1 not sent, a warning says so)', group: GROUP },
 ];
 
 /**
- * GitLab Runner flags the v1 registration API cannot carry: a value that is what v1 does anyway is
- * accepted (so GitLab Runner's command lines work unchanged), any other is refused, since the runner
- * would not be what was asked for; a maintenance note only costs a warning. Returns the warnings.
+ * Over v1 only: GitLab Runner flags the v1 registration API cannot carry: a value that is what v1
+ * does anyway is accepted (so GitLab Runner's command lines work unchanged), any other is refused,
+ * since the runner would not be what was asked for; a maintenance note only costs a warning.
+ * Returns the warnings.
  */
 export function checkV4OnlyValues(values: RegisterValues): string[] {
   const refuse = (what: string): never => {
@@ -50,11 +54,21 @@ export function checkV4OnlyValues(values: RegisterValues): string[] {
   return values['maintenance-note'] ? ['--maintenance-note is not sent: the v1 runner API has no maintenance note'] : [];
 }
 
+/**
+ * A runner created on the server (`glrt-` token) has its settings there: flags that would set them
+ * are ignored with a warning, as GitLab Runner does. Returns the warnings.
+ */
+export function createdRunnerWarnings(values: RegisterValues): string[] {
+  const given = (['tag-list', 'run-untagged', 'locked', 'access-level', 'maximum-timeout', 'paused', 'maintenance-note'] as const).filter((flag) => values[flag] !== undefined && values[flag] !== '');
+  return given.length === 0 ? [] : [`--${given.join(', --')} ${given.length === 1 ? 'is' : 'are'} ignored for a runner created in GitLab (glrt- token): set ${given.length === 1 ? 'it' : 'them'} on the runner's page there`];
+}
+
 /** `register`'s values once the environment has filled in what the flags left out. */
 export interface RegisterValues {
   config?: string;
   'non-interactive'?: boolean;
   url?: string;
+  api?: string;
   'registration-token'?: string;
   token?: string;
   name?: string;

@@ -1,7 +1,9 @@
 /**
- * `ci-runner register`: E1 with a registration token, then a new `[[runners]]` entry in config.toml
- * (mode 0600). Values come from flags, then environment variables (GitLab Runner's names), then —
- * at a terminal without -n/--non-interactive — prompts.
+ * `ci-runner register`: a new `[[runners]]` entry in config.toml (mode 0600) for a runner registered
+ * with a registration token, or one that exists on the coordinator already (`--token`, a `glrt-`
+ * token of a runner created in GitLab among them); register-flow.ts talks to the coordinator. Values
+ * come from flags, then environment variables (GitLab Runner's names), then — at a terminal without
+ * -n/--non-interactive — prompts.
  */
 import { hostname } from 'node:os';
 import { parse } from 'smol-toml';
@@ -15,9 +17,9 @@ import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/doc
 import { interactive, Prompter } from '../../agent/prompt.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
-import { RunnerApiClient } from '../../client/runner-api.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
-import { checkV4OnlyValues, REGISTER_FLAGS, type RegisterValues } from './register-options.js';
+import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
+import { registerWithCoordinator } from './register-flow.js';
 
 interface RegisterArgs extends RegisterValues {
   'tls-ca-file'?: string;
@@ -32,11 +34,11 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
     addDockerFlags(addTlsFlags(addEnvOptions(y, REGISTER_FLAGS), { note: ' (written to config.toml)' }))
-      .example('$0 register -n --url https://ci.example.com/ -r TOKEN --executor docker --docker-image alpine:3.20', 'Register without prompts (as `gitlab-runner register -n ...`)')
-      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the registration token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor shell', 'Take a runner created in GitLab (Settings > CI/CD > Runners > New runner) into use')
+      .example('$0 register -n --url https://ci.example.com/ -r TOKEN --executor docker --docker-image alpine:3.20', 'Register with a registration token, without prompts (as `gitlab-runner register -n ...`)')
+      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
-    for (const warning of checkV4OnlyValues(values)) process.stderr.write(`WARNING: ${warning}\n`);
     const configPath = resolveConfigPath(values.config);
     // Unusable TLS files are found before any prompt and before the coordinator is asked anything.
     const tls = tlsFromFlags(argv);
@@ -62,32 +64,8 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       throw new CommandError(EXIT.usage, error instanceof ConfigError ? error.message : `cannot read ${configPath}: ${(error as Error).message}`);
     });
     warnAboveConcurrent(existing, entry);
-    let client: RunnerApiClient;
-    try {
-      client = new RunnerApiClient({ url, tls: tlsMaterial });
-    } catch (error) {
-      throw new CommandError(EXIT.usage, `--url ${url}: ${(error as Error).message}`);
-    }
-    try {
-      if (runnerToken) {
-        // GitLab Runner's `register --token`: a runner created on the coordinator is only verified and added.
-        await verifyExisting(client, url, runnerToken);
-        await saveOrUndo(client, configPath, { ...entry, token: runnerToken }, 'keep-existing');
-        process.stdout.write(`Runner "${name}" (token ${runnerToken.slice(0, 8)}...) verified and added to ${configPath}\n`);
-      } else {
-        const result = await client.registerRunner({ token: token ?? '', description: name, tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
-        if (!result.runner) {
-          if (result.status === 403) throw new CommandError(EXIT.coordinator, `the coordinator refused the registration token (403); check it in the project's or instance's CI settings`);
-          const detail = result.error ? result.error.message : `status ${result.status}`;
-          throw new CommandError(EXIT.coordinator, `registering at ${url} failed: ${detail}`);
-        }
-        await saveOrUndo(client, configPath, { ...entry, token: result.runner.token }, values['leave-runner'] === true ? 'leave' : 'unregister');
-        process.stdout.write(`Runner "${name}" registered (id ${result.runner.id}, token ${result.runner.token.slice(0, 8)}...) and added to ${configPath}\n`);
-      }
-      process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
-    } finally {
-      await client.close();
-    }
+    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
+    process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
   },
 };
 
@@ -96,6 +74,7 @@ function newEntry(values: RegisterValues, fixed: { name: string; url: string; ex
   return {
     name: fixed.name,
     url: fixed.url,
+    ...(values.api && values.api !== 'auto' ? { api: values.api } : {}),
     token: '',
     executor: fixed.executor,
     shell: values.shell,
@@ -154,33 +133,6 @@ function warnAboveConcurrent(configText: string, entry: NewRunnerEntry): void {
       process.stderr.write(`WARNING: ${flag} ${value} is more than concurrent = ${concurrent} in config.toml, which caps the jobs of all runners together; raise concurrent for it to take effect\n`);
     }
   }
-}
-
-/**
- * Writes the entry. When that fails a newly registered runner would exist on the server with no
- * config knowing it: it is deleted again, or with --leave-runner kept and its token printed so it
- * can be used. A runner that existed before (`--token`) is never deleted.
- */
-async function saveOrUndo(client: RunnerApiClient, configPath: string, entry: NewRunnerEntry, onFailure: 'unregister' | 'leave' | 'keep-existing'): Promise<void> {
-  try {
-    await appendRunner(configPath, entry);
-  } catch (error) {
-    const why = `cannot write ${configPath}: ${(error as Error).message}`;
-    if (onFailure === 'keep-existing') throw new CommandError(EXIT.usage, `${why}; the runner is unchanged on the coordinator`);
-    if (onFailure === 'leave') {
-      throw new CommandError(EXIT.usage, `${why}; the runner stays registered (--leave-runner): add it to a config yourself with url = "${entry.url}" and token = "${entry.token}"`);
-    }
-    await client.deleteRunner(entry.token).catch(() => undefined);
-    throw new CommandError(EXIT.usage, `${why}; the runner was unregistered again`);
-  }
-}
-
-/** E3 for a runner token given with --token: only a token the coordinator knows is added. */
-async function verifyExisting(client: RunnerApiClient, url: string, token: string): Promise<void> {
-  const result = await client.verifyRunner(token);
-  if (result.alive === true) return;
-  if (result.alive === false) throw new CommandError(EXIT.coordinator, `the coordinator at ${url} does not know this runner token; create the runner there first, or register a new one with --registration-token`);
-  throw new CommandError(EXIT.coordinator, `verifying the runner token at ${url} failed: ${result.error?.message ?? `status ${result.status}`}`);
 }
 
 /** Refuses, before anything is registered, a docker table the config loader would refuse later. */

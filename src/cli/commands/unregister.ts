@@ -1,9 +1,17 @@
-/** `ci-runner unregister`: E2 for one runner (by name, or url+token) or all, and drop it from config.toml. */
+/**
+ * `ci-runner unregister`: deletes one runner (by name, or url+token) or all on the coordinator, and
+ * drops it from config.toml. A runner created in GitLab (`glrt-` token, v4) is not deleted: only this
+ * host's manager of it is (`DELETE /runners/managers`), as GitLab Runner does; delete the runner
+ * itself in GitLab.
+ */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
 import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
-import { RunnerApiClient } from '../../client/runner-api.js';
+import { loadSystemId } from '../../agent/config/system-id.js';
+import { connectRunnerApi, type ApiChoice } from '../../client/connect.js';
+import type { ApiResult } from '../../client/api-call.js';
+import { RunnerApiV4Client } from '../../client/v4/client.js';
 
 interface UnregisterArgs {
   config?: string;
@@ -40,7 +48,7 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
       ? [...config.runners]
       : argv.name !== undefined
         ? config.runners.filter((r) => r.name === argv.name)
-        : [{ name: argv.url ?? '', url: argv.url ?? '', token: argv.token ?? '' }];
+        : [{ name: argv.url ?? '', url: argv.url ?? '', token: argv.token ?? '', api: 'auto' as ApiChoice }];
     if (targets.length === 0) throw new CommandError(EXIT.usage, argv.name !== undefined ? `no runner named "${argv.name}" in ${configPath}` : `no runners in ${configPath}`);
     // The environment names count only for --url/--token: an entry's own files are not replaced by them.
     const flags = tlsFromFlags(argv, argv.url !== undefined ? process.env : {});
@@ -48,12 +56,24 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
     const tls = targets.map((target) => entryTls(target, flags));
     const gone = new Set<string>();
     let failed = 0;
+    // Only a runner created in GitLab needs this host's id (its manager is what is removed).
+    const systemId = targets.some((target) => target.token.startsWith('glrt-')) ? (await loadSystemId(configPath)).id : '';
     for (const [i, target] of targets.entries()) {
-      const client = new RunnerApiClient({ url: target.url, tls: tls[i] ?? {} });
+      const client = await connectRunnerApi({ url: target.url, api: target.api, tls: tls[i] ?? {}, ...(systemId ? { systemId } : {}) }).catch((error: unknown) => error as Error);
+      if (client instanceof Error) {
+        failed += 1;
+        process.stderr.write(`Could not unregister runner "${target.name}": ${client.message}; keeping it in the config\n`);
+        continue;
+      }
       try {
-        const result = await client.deleteRunner(target.token);
-        if (result.status === 200) {
-          process.stdout.write(`Unregistered runner "${target.name}" (${target.token.slice(0, 8)}...)\n`);
+        const created = client instanceof RunnerApiV4Client && target.token.startsWith('glrt-');
+        const result: ApiResult = created && client instanceof RunnerApiV4Client ? await client.deleteManager(target.token, systemId) : await client.deleteRunner(target.token);
+        if (result.outcome === 'ok') {
+          const what = created ? `this host's manager (system id ${systemId}) of runner "${target.name}"; the runner stays in GitLab` : `runner "${target.name}"`;
+          process.stdout.write(`Unregistered ${what} (${target.token.slice(0, 8)}...)\n`);
+          gone.add(target.token);
+        } else if (created && result.status === 404) {
+          process.stdout.write(`This host was not a manager of runner "${target.name}" (${target.token.slice(0, 8)}...) on the coordinator; removing it\n`);
           gone.add(target.token);
         } else if (result.status === 403) {
           process.stdout.write(`Runner "${target.name}" (${target.token.slice(0, 8)}...) was already unknown to the coordinator; removing it\n`);

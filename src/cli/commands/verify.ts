@@ -1,9 +1,14 @@
-/** `ci-runner verify`: E3 for every runner in config.toml; `--delete` drops those the coordinator no longer knows. */
+/**
+ * `ci-runner verify`: asks the coordinator about every runner in config.toml (v4
+ * `POST /runners/verify` with this host's system id, or v1's E3); `--delete` drops those it no
+ * longer knows.
+ */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
 import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
-import { RunnerApiClient } from '../../client/runner-api.js';
+import { loadSystemId } from '../../agent/config/system-id.js';
+import { connectRunnerApi } from '../../client/connect.js';
 
 interface VerifyArgs {
   config?: string;
@@ -32,11 +37,17 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     const tls = runners.map((runner) => entryTls(runner, flags));
     const removed = new Set<string>();
     let problems = 0;
+    const systemId = runners.length > 0 ? (await loadSystemId(configPath)).id : '';
     for (const [i, runner] of runners.entries()) {
-      const client = new RunnerApiClient({ url: runner.url, tls: tls[i] ?? {} });
+      const label = `runner "${runner.name}" (${runner.token.slice(0, 8)}...) at ${runner.url}`;
+      const client = await connectRunnerApi({ url: runner.url, api: runner.api, tls: tls[i] ?? {}, systemId }).catch((error: unknown) => error as Error);
+      if (client instanceof Error) {
+        problems += 1;
+        process.stdout.write(`Could not verify ${label}: ${client.message}\n`);
+        continue;
+      }
       try {
         const result = await client.verifyRunner(runner.token);
-        const label = `runner "${runner.name}" (${runner.token.slice(0, 8)}...) at ${runner.url}`;
         if (result.alive === true) process.stdout.write(`Verified ${label}: is alive\n`);
         else if (result.alive === false) {
           process.stdout.write(`Verified ${label}: is removed (the coordinator does not know its token)\n`);
