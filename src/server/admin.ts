@@ -13,7 +13,9 @@ import { PIPELINE_SOURCES, type PipelineSource } from './pipeline/context.js';
 import { PipelineConfigError } from './pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
+import type { VariableFlags } from './state/store.js';
 import { cancelBuild } from './state/transitions.js';
+import { createRunnerReply, runnerAction, runnerAdminView } from './runner-admin.js';
 import { jobView, pipelineView } from './views.js';
 
 const CONFIG_LIMIT = 4 * 1024 * 1024;
@@ -47,20 +49,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
     const builds = [...ctx.store.builds.values()].filter((build) => !status || build.status === status);
     return json(200, builds.map(jobView));
   }
-  if (resource === 'runners' && idText === undefined && method === 'GET') {
-    return json(
-      200,
-      [...ctx.store.runners.values()].map((r) => ({ id: r.id, description: r.description, tags: r.tags, run_untagged: r.runUntagged, locked: r.locked, active: r.active, project_id: r.projectId, contacted_at: r.contactedAt?.toISOString() ?? null })),
-    );
-  }
-  if (resource === 'runners' && (action === 'pause' || action === 'resume') && method === 'POST') {
-    const runner = ctx.store.runners.get(id(idText));
-    if (!runner) return errorReply(404, '404 Runner Not Found');
-    runner.active = action === 'resume';
-    ctx.store.saveRunner(runner);
-    if (runner.active) ctx.scheduler.buildsQueued();
-    return json(200, { id: runner.id, active: runner.active });
-  }
+  if (resource === 'runners') return runnersAdmin(ctx, req, method, idText, action, signal);
   if (resource === 'projects' && idText === undefined && method === 'GET') {
     return json(
       200,
@@ -75,7 +64,8 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
     return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: await ctx.traces.read(build.id) };
   }
   if (action === 'cancel' && method === 'POST') {
-    cancelBuild(ctx, build);
+    // A job whose runner cancels gracefully is `canceling` (after_script runs); `force` ends it at once.
+    cancelBuild(ctx, build, { force: /^(1|true|yes)$/i.test(query.get('force') ?? '') });
     return json(200, jobView(build));
   }
   if ((action === 'play' || action === 'retry') && method === 'POST') {
@@ -93,6 +83,52 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
   return errorReply(404);
 }
 
+/**
+ * Pipeline variables: `{NAME: value}` (a string, number or boolean; sent masked) or
+ * `{NAME: {value, masked?, file?, raw?}}`. A string saying what is wrong when one is not.
+ */
+function readPipelineVariables(given: Record<string, unknown>): { values: Record<string, string>; flags: Record<string, VariableFlags> } | string {
+  const values: Record<string, string> = {};
+  const flags: Record<string, VariableFlags> = {};
+  for (const [key, raw] of Object.entries(given)) {
+    const form = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { value: raw };
+    const { value, masked, file, raw: literal, ...rest } = form;
+    const extra = Object.keys(rest);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || !['string', 'number', 'boolean'].includes(typeof value) || extra.length > 0) {
+      return `variable "${key}" must have a name like MY_VAR and a string value, or {"value", "masked", "file", "raw"}${extra.length > 0 ? ` (not ${extra.join(', ')})` : ''}`;
+    }
+    for (const [name, flag] of [['masked', masked], ['file', file], ['raw', literal]] as const) {
+      if (flag !== undefined && typeof flag !== 'boolean') return `variable "${key}": "${name}" must be true or false`;
+    }
+    values[key] = String(value);
+    const set: VariableFlags = { ...(masked === false ? { masked: false } : {}), ...(file === true ? { file: true } : {}), ...(literal === true ? { raw: true } : {}) };
+    if (Object.keys(set).length > 0) flags[key] = set;
+  }
+  return { values, flags };
+}
+
+/**
+ * `GET /runners`, `POST /runners` (a new runner: its `glrt-` token in this answer only),
+ * `DELETE /runners/:id`, `POST /runners/:id/pause|resume|reset_token`.
+ */
+async function runnersAdmin(ctx: ServerContext, req: IncomingMessage, method: string, idText: string | undefined, action: string | undefined, signal: AbortSignal): Promise<Reply> {
+  if (idText === undefined) {
+    if (method === 'GET') return json(200, [...ctx.store.runners.values()].map((runner) => runnerAdminView(ctx, runner)));
+    if (method === 'POST') return createRunnerReply(ctx, await formParams(ctx, req, signal));
+    return errorReply(405);
+  }
+  const verb = action ?? (method === 'DELETE' ? 'delete' : undefined);
+  if (verb === undefined || (verb === 'delete') !== (method === 'DELETE') || (verb !== 'delete' && method !== 'POST')) return errorReply(404);
+  const result = runnerAction(ctx, id(idText), verb);
+  if (!result.ok) return result.reply;
+  if (result.deleted) return { status: 204 };
+  return json(200, { ...runnerAdminView(ctx, result.runner), ...(result.token ? { token: result.token, token_expires_at: null } : {}) });
+}
+
+async function formParams(ctx: ServerContext, req: IncomingMessage, signal: AbortSignal): Promise<Record<string, unknown>> {
+  return bodyParams(req, await readBudgetedBody(req, 64 * 1024, ctx.bodies.main, signal));
+}
+
 async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URLSearchParams, signal: AbortSignal): Promise<Reply> {
   const params = mergeParams(query, await bodyParams(req, await readBudgetedBody(req, CONFIG_LIMIT, ctx.bodies.main, signal)));
   const { project, ref, config, variables, source } = params;
@@ -107,11 +143,8 @@ async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URL
   if (variables !== undefined && (variables === null || typeof variables !== 'object' || Array.isArray(variables))) {
     return errorReply(400, '400 Bad Request - "variables" must be an object of strings');
   }
-  for (const [key, value] of Object.entries((variables ?? {}) as Record<string, unknown>)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || !['string', 'number', 'boolean'].includes(typeof value)) {
-      return errorReply(400, `400 Bad Request - variable "${key}" must have a name like MY_VAR and a string value`);
-    }
-  }
+  const read = readPipelineVariables((variables ?? {}) as Record<string, unknown>);
+  if (typeof read === 'string') return errorReply(400, `400 Bad Request - ${read}`);
   try {
     const pipeline = await createPipeline(
       ctx,
@@ -119,7 +152,7 @@ async function postPipeline(ctx: ServerContext, req: IncomingMessage, query: URL
         project: projectName,
         config,
         ...(ref ? { ref } : {}),
-        ...(variables ? { variables: variables as Record<string, string> } : {}),
+        ...(variables ? { variables: read.values, variableFlags: read.flags } : {}),
         ...(source ? { source: source as PipelineSource } : {}),
       },
       signal,

@@ -64,7 +64,11 @@ export interface ReferenceServer {
   getPipeline(id: number): PipelineView | undefined;
   getJob(id: number): JobView | undefined;
   listJobs(status?: string): JobView[];
-  cancelJob(id: number): JobView | undefined;
+  /**
+   * Same as POST /admin/api/jobs/:id/cancel: a job whose runner cancels gracefully becomes `canceling`
+   * (its after_script runs) unless `force`; canceling it again forces it.
+   */
+  cancelJob(id: number, options?: { force?: boolean }): JobView | undefined;
   /** Same as POST /admin/api/jobs/:id/play; throws CiRunnerError 'JOB_NOT_PLAYABLE' when it is not manual or delayed. */
   playJob(id: number): JobView | undefined;
   /** Same as POST /admin/api/jobs/:id/retry: the new job; throws CiRunnerError 'JOB_NOT_RETRYABLE' when it is not finished. */
@@ -243,10 +247,10 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       return build ? jobView(build) : undefined;
     },
     listJobs: (status) => [...store.builds.values()].filter((b) => !status || b.status === status).map(jobView),
-    cancelJob: (id) => {
+    cancelJob: (id, cancelOptions) => {
       const build = store.buildById(id);
       if (!build) return undefined;
-      cancelBuild(ctx, build);
+      cancelBuild(ctx, build, cancelOptions);
       return jobView(build);
     },
     playJob: (id) => {

@@ -6,10 +6,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { VERSION } from '../version.js';
-import { matchRunnerRoute } from './api/routes.js';
+import { matchApiPath } from './api/match.js';
 import type { ServerContext } from './context.js';
 
-const API_PREFIX = '/ci/api/v1';
 
 export class ServerStatus {
   private readonly requests = new Map<string, { route: string; method: string; status: string; count: number }>();
@@ -97,9 +96,11 @@ export class ServerStatus {
 /** A bounded name for a request's route: the runner API endpoint, or its area. */
 function routeOf(method: string, url: string): string {
   const path = url.split('?')[0] ?? '/';
-  if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
-    const match = matchRunnerRoute(method, path.slice(API_PREFIX.length));
-    return match.kind === 'found' ? match.endpoint : 'api_unmatched';
+  const routed = matchApiPath(method, path);
+  if (routed) {
+    // v1's endpoints keep their names; v4's are prefixed (`v4_request_build`).
+    const prefix = routed.api === 'v4' ? 'v4_' : '';
+    return routed.match.kind === 'found' ? `${prefix}${routed.match.endpoint}` : `${prefix}api_unmatched`;
   }
   if (path.startsWith('/admin/api')) return 'admin';
   if (/\.git(\/|$)/.test(path)) return 'git';

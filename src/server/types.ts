@@ -134,6 +134,8 @@ export interface JobView {
   needs?: Array<{ job: string; artifacts: boolean; optional: boolean }>;
   /** GitLab's failure reason of a failed job (`script_failure`, `runner_system_failure`, …). */
   failure_reason?: string;
+  /** The script's exit status of a failed job (API v4's `exit_code`; over v1, read from the log's failure line). */
+  exit_code?: number;
   /** What the job's `coverage:` regex found in its trace, a percentage. */
   coverage?: number | null;
   /** Replaced by a retry. */

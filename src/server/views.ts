@@ -3,6 +3,7 @@ import type { ServerContext } from './context.js';
 import { pipelineStatus } from './pipeline/process.js';
 import { failureAllowed } from './pipeline/status.js';
 import type { BuildRecord, PipelineRecord } from './state/store.js';
+import { shownStatus } from './state/transitions.js';
 import type { JobView, PipelineView } from './types.js';
 
 export function jobView(build: BuildRecord): JobView {
@@ -10,7 +11,7 @@ export function jobView(build: BuildRecord): JobView {
     id: build.id,
     name: build.job.name,
     stage: build.job.stage,
-    status: build.status,
+    status: shownStatus(build),
     runner_id: build.runnerId,
     created_at: build.createdAt.toISOString(),
     started_at: build.startedAt?.toISOString() ?? null,
@@ -23,6 +24,7 @@ export function jobView(build: BuildRecord): JobView {
     allow_failure: failureAllowed(build),
     ...(build.job.needs ? { needs: build.job.needs.map((need) => ({ ...need })) } : {}),
     ...(build.failureReason && build.status === 'failed' ? { failure_reason: build.failureReason } : {}),
+    ...(build.exitCode !== undefined && build.status === 'failed' ? { exit_code: build.exitCode } : {}),
     ...(build.job.coverage ? { coverage: build.coverage ?? null } : {}),
     ...(build.retried ? { retried: true } : {}),
     attempt: build.attempt ?? 0,
@@ -53,7 +55,7 @@ export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): Pipe
       id: build.id,
       name: build.job.name,
       stage: build.job.stage,
-      status: build.status,
+      status: shownStatus(build),
       when: build.job.when,
       allow_failure: failureAllowed(build),
       rule: reason(build.job.name),

@@ -6,8 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { handleAdmin } from '../admin.js';
-import { matchRunnerRoute } from '../api/routes.js';
-import { matchV4Route } from '../api/v4/routes.js';
+import { matchApiPath } from '../api/match.js';
 import type { ServerContext } from '../context.js';
 import type { FaultEndpoint, FaultRule } from '../types.js';
 import type { ServerStatus } from '../status.js';
@@ -18,8 +17,6 @@ import { writeCutReply, writeReply } from './write.js';
 
 export type GitHandler = (req: IncomingMessage, res: ServerResponse, pathname: string, signal?: AbortSignal) => Promise<boolean>;
 
-const API_PREFIX = '/ci/api/v1';
-const V4_PREFIX = '/api/v4';
 const ADMIN_PREFIX = '/admin/api';
 
 /** Creates the `request` listener of the node:http server. */
@@ -84,10 +81,9 @@ async function dispatch(
   const method = req.method ?? 'GET';
   const path = url.pathname;
 
-  const api = path === API_PREFIX || path.startsWith(`${API_PREFIX}/`) ? API_PREFIX : path === V4_PREFIX || path.startsWith(`${V4_PREFIX}/`) ? V4_PREFIX : undefined;
-  if (api !== undefined) {
-    const rest = path.slice(api.length);
-    const match = api === API_PREFIX ? matchRunnerRoute(method, rest) : matchV4Route(method, rest);
+  const routed = matchApiPath(method, path);
+  if (routed !== undefined) {
+    const { match } = routed;
     if (match.kind === 'none') return writeReply(res, errorReply(404, `404 Not Found - no route ${method} ${path}`));
     if (match.kind === 'method') return writeReply(res, errorReply(405, undefined, { allow: match.allow.join(', ') }));
     const request = { req, query: url.searchParams, signal, ...(match.buildId !== undefined ? { buildId: match.buildId } : {}) };

@@ -77,6 +77,11 @@ export function cancelBuild(ctx: ServerContext, build: BuildRecord, options: { f
   return true;
 }
 
+/** A build's status as runners, the admin API and the web page are told: `canceling` while a graceful cancel runs. */
+export function shownStatus(build: BuildRecord): string {
+  return build.status === 'running' && build.canceling ? 'canceling' : build.status;
+}
+
 /** What a runner's final update says beyond its state (API v4 sends both; v1 neither). */
 export interface FinalReport {
   failureReason?: string;

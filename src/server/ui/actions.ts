@@ -12,6 +12,7 @@ import { createPipeline } from '../pipeline/create.js';
 import { playBuild, retryBuild } from '../state/play-retry.js';
 import type { BuildRecord } from '../state/store.js';
 import { cancelBuild } from '../state/transitions.js';
+import { runnerAction as adminRunnerAction } from '../runner-admin.js';
 import { jobDetail, pipelineDetail, runnerDetail } from './views.js';
 
 const FORM_LIMIT = 64 * 1024;
@@ -34,15 +35,12 @@ export function jobAction(ctx: ServerContext, build: BuildRecord, action: string
   return errorReply(404);
 }
 
-/** pause or resume a runner. */
+/** pause, resume, reset_token or delete a runner; create one (`createRunnerReply`). */
 export function runnerAction(ctx: ServerContext, runnerId: number, action: string): Reply {
-  const runner = ctx.store.runners.get(runnerId);
-  if (!runner) return errorReply(404, `no runner #${runnerId}`);
-  if (action !== 'pause' && action !== 'resume') return errorReply(404);
-  runner.active = action === 'resume';
-  ctx.store.saveRunner(runner);
-  if (runner.active) ctx.scheduler.buildsQueued();
-  return json(200, { runner: runnerDetail(ctx, runner) });
+  const result = adminRunnerAction(ctx, runnerId, action);
+  if (!result.ok) return result.reply;
+  if (result.deleted) return json(200, { deleted: runnerId });
+  return json(200, { runner: runnerDetail(ctx, result.runner), ...(result.token ? { token: result.token } : {}) });
 }
 
 /** The pipeline file of `path` at `ref`, or undefined when the commit has none. */

@@ -6,6 +6,7 @@ import type { ServerContext } from '../context.js';
 import { pipelineStatus } from '../pipeline/process.js';
 import { isFinished } from '../pipeline/status.js';
 import type { BuildRecord, PipelineRecord, RunnerRecord } from '../state/store.js';
+import { shownStatus } from '../state/transitions.js';
 
 /** Newest first, this many per page. */
 export const PIPELINES_PER_PAGE = 50;
@@ -34,7 +35,7 @@ function jobSummary(ctx: ServerContext, build: BuildRecord) {
     id: build.id,
     name: build.job.name,
     stage: build.job.stage,
-    status: build.status,
+    status: shownStatus(build),
     allow_failure: build.job.allowFailure,
     when: build.job.when,
     runner: runnerRef(ctx, build.runnerId),
@@ -68,7 +69,7 @@ function pipelineSummary(ctx: ServerContext, pipeline: PipelineRecord) {
     started_at: iso(started),
     finished_at: iso(finished),
     duration: seconds(started, finished),
-    jobs: builds.map((b) => ({ id: b.id, name: b.job.name, stage: b.job.stage, status: b.status })),
+    jobs: builds.map((b) => ({ id: b.id, name: b.job.name, stage: b.job.stage, status: shownStatus(b) })),
   };
 }
 

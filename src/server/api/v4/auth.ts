@@ -9,6 +9,7 @@ import { stringParam, type Params } from '../../http/body.js';
 import type { TokenGate } from '../../http/guarded-body.js';
 import { errorReply, type Reply } from '../../http/reply.js';
 import type { BuildRecord, RunnerRecord } from '../../state/store.js';
+import { shownStatus } from '../../state/transitions.js';
 import type { ApiRequest } from '../request.js';
 
 function header(request: ApiRequest, name: string): string | undefined {
@@ -45,9 +46,7 @@ export function jobTokenOf(request: ApiRequest, params: Params = {}): string | u
 }
 
 /** The status a runner is told in `Job-Status`: `canceling` while a graceful cancel runs. */
-export function jobStatus(build: BuildRecord): string {
-  return build.status === 'running' && build.canceling ? 'canceling' : build.status;
-}
+export const jobStatus = shownStatus;
 
 export type JobAuth = { ok: true; build: BuildRecord } | { ok: false; reply: Reply };
 
