@@ -18,7 +18,7 @@ afterAll(async () => {
   await t.close();
 });
 
-interface RunnerRow { description: string; tags: string[]; run_untagged: boolean; locked: boolean }
+interface RunnerRow { description: string; tags: string[]; run_untagged: boolean; locked: boolean; access_level: string; maximum_timeout: number | null; paused: boolean; maintenance_note: string | null }
 
 async function serverRunners(): Promise<RunnerRow[]> {
   const response = await fetch(`${t.url}/admin/api/runners`, { headers: { 'PRIVATE-TOKEN': t.server.adminToken } });
@@ -88,6 +88,7 @@ describe('register as GitLab Runner users type it', () => {
       REGISTER_PAUSED: 'false',
       REGISTER_MAXIMUM_TIMEOUT: '0',
       REGISTER_MAINTENANCE_NOTE: 'a note',
+      RUNNER_API: 'auto',
     };
     // The test sets every name the flag table reads (a new flag must be added here too); CI_SERVER_TOKEN: the next test.
     expect([...Object.keys(env), 'CI_SERVER_TOKEN'].sort()).toEqual(envNames(REGISTER_FLAGS).sort());
@@ -97,14 +98,15 @@ describe('register as GitLab Runner users type it', () => {
     // At a terminal, so REGISTER_NON_INTERACTIVE is what keeps it from prompting.
     const result = await atTerminal('register', env);
     expect(result.exitCode, result.stdout).toBe(0);
-    expect(result.stdout).toContain('WARNING: --maintenance-note is not sent');
+    // Over v4 (the server answers it) the note is sent; over v1 a warning would say it is not.
+    expect(result.stdout).not.toContain('maintenance-note');
     const runner = parseConfig(await readFile(config, 'utf8'), config).config.runners[0];
     expect(runner).toMatchObject({
       name: 'from-env', url: t.url, executor: 'shell', shell: 'sh', builds_dir: builds, cache_dir: cache, limit: 4,
       request_concurrency: 2, output_limit: 8192, environment: ['X=1', 'Y=two, three'],
       pre_clone_script: 'echo env-pre-clone', pre_build_script: 'echo env-pre-build', post_build_script: 'echo env-post-build',
     });
-    expect((await serverRunners()).find((r) => r.description === 'from-env')).toMatchObject({ tags: ['env-a', 'env-b'], run_untagged: true, locked: false });
+    expect((await serverRunners()).find((r) => r.description === 'from-env')).toMatchObject({ tags: ['env-a', 'env-b'], run_untagged: true, locked: false, maintenance_note: 'a note' });
   });
 
   it('adds a runner that exists on the coordinator with --token (or CI_SERVER_TOKEN) after verifying it, registering nothing', async () => {
@@ -135,7 +137,7 @@ describe('register as GitLab Runner users type it', () => {
     expect((await serverRunners()).length).toBe(before);
   });
 
-  it('accepts the command line of GitLab Runner\'s docs, and refuses what the v1 API cannot register', async () => {
+  it('accepts the command line of GitLab Runner\'s docs, sends its settings over v4, and refuses over v1 what v1 cannot register', async () => {
     const { root } = await workDirs();
     const config = join(root, 'config.toml');
     const line = [
@@ -146,9 +148,13 @@ describe('register as GitLab Runner users type it', () => {
     const result = await cli(line);
     expect(result.exitCode, result.all).toBe(0);
     expect((await serverRunners()).find((r) => r.description === 'docker-runner')).toMatchObject({ tags: ['docker', 'aws'], run_untagged: true, locked: false });
+    const settings = ['--access-level', 'ref_protected', '--paused', '--maximum-timeout', '3600'];
+    const v4 = await cli([...line.map((arg) => (arg === 'docker-runner' ? 'protected-runner' : arg)), ...settings]);
+    expect(v4.exitCode, v4.all).toBe(0);
+    expect((await serverRunners()).find((r) => r.description === 'protected-runner')).toMatchObject({ access_level: 'ref_protected', paused: true, maximum_timeout: 3600 });
     const before = (await serverRunners()).length;
     for (const extra of [['--access-level', 'ref_protected'], ['--paused'], ['--maximum-timeout', '3600']]) {
-      const refused = await cli([...line, ...extra]);
+      const refused = await cli([...line, '--api', 'v1', ...extra]);
       expect(refused.exitCode, refused.all).toBe(2);
       expect(refused.stderr).toContain('the v1 runner API cannot register it so');
     }
