@@ -82,6 +82,12 @@ export interface Executor {
    */
   buildPath?(hostPath: string): string;
   runStage(request: StageRequest): Promise<StageResult>;
+  /**
+   * Brings what the build stages wrote back to the host's project dir, before the host reads it
+   * (archive_cache, upload_artifacts); absent when the build stages write there directly. Called
+   * only when a host stage will read it.
+   */
+  collect?(signal: AbortSignal): Promise<void>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;
 }

@@ -12,6 +12,7 @@ import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
 import { IGNORED_DOCKER_KEYS, KNOWN_DOCKER_KEYS } from './docker-schema.js';
+import { IGNORED_KUBERNETES_KEYS, KNOWN_KUBERNETES_KEYS } from './kubernetes-schema.js';
 import {
   configSchema,
   IGNORED_GLOBAL_KEYS,
@@ -79,22 +80,24 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
     runners.forEach((entry, i) => {
       if (entry && typeof entry === 'object') {
         sortKeys(entry as Record<string, unknown>, ['runners', i], KNOWN_RUNNER_KEYS, IGNORED_RUNNER_KEYS, where, warnings, problems);
-        const docker = (entry as Record<string, unknown>).docker;
-        if (docker && typeof docker === 'object' && !Array.isArray(docker)) {
-          sortKeys(docker as Record<string, unknown>, ['runners', i, 'docker'], KNOWN_DOCKER_KEYS, IGNORED_DOCKER_KEYS, where, warnings, problems);
+        for (const [table, known, ignored] of [['docker', KNOWN_DOCKER_KEYS, IGNORED_DOCKER_KEYS], ['kubernetes', KNOWN_KUBERNETES_KEYS, IGNORED_KUBERNETES_KEYS]] as const) {
+          const value = (entry as Record<string, unknown>)[table];
+          if (value && typeof value === 'object' && !Array.isArray(value)) {
+            sortKeys(value as Record<string, unknown>, ['runners', i, table], known, ignored, where, warnings, problems);
+          }
         }
       }
     });
   }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
-    // Unknown keys of the top level, of each [[runners]] entry and of its [runners.docker] were
-    // reported above, with their line.
+    // Unknown keys of the top level, of each [[runners]] entry and of its [runners.docker] and
+    // [runners.kubernetes] were reported above, with their line.
     const reported = (issue: z.Issue): boolean =>
       issue.code === 'unrecognized_keys' &&
       (issue.path.length === 0 ||
         (issue.path.length === 2 && issue.path[0] === 'runners') ||
-        (issue.path.length === 3 && issue.path[0] === 'runners' && issue.path[2] === 'docker'));
+        (issue.path.length === 3 && issue.path[0] === 'runners' && (issue.path[2] === 'docker' || issue.path[2] === 'kubernetes')));
     problems.push(...result.error.issues.filter((issue) => !reported(issue)).map((issue) => describeIssue(issue, where)));
   }
   if (problems.length > 0 || !result.success) {

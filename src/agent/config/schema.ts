@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { z } from '../../schema/index.js';
 import { parseSizeBytes } from '../../size.js';
 import { dockerSchema } from './docker-schema.js';
+import { kubernetesTable } from './kubernetes-schema.js';
 import { parseListenAddress } from '../metrics/address.js';
 
 const positiveInt = z.int().min(1);
@@ -40,7 +41,7 @@ export const runnerSchema = z.strictObject({
   /** GitLab Runner's: client certificate (PEM) for a coordinator that asks for one; with `tls-key-file`. */
   'tls-cert-file': z.string().min(1).optional(),
   'tls-key-file': z.string().min(1).optional(),
-  executor: z.enum(['shell', 'docker']).default('shell'),
+  executor: z.enum(['shell', 'docker', 'kubernetes']).default('shell'),
   shell: z.enum(['bash', 'sh']).default('bash'),
   /** Shell executor default: `<daemon cwd>/builds` (§9.4); relative paths resolve against the cwd. */
   builds_dir: z.string().min(1).default('builds').transform((p) => resolve(p)),
@@ -67,6 +68,8 @@ export const runnerSchema = z.strictObject({
   kill_grace_period: z.number().min(0).max(300).default(3),
   /** Always present: `executor = "docker"` without the table gets the defaults. */
   docker: dockerSchema.prefault({}),
+  /** Always present, as `docker`; validated by zod (kubernetes-schema.ts). */
+  kubernetes: z.unknown().optional().transform(kubernetesTable),
   cache: looseTable.optional(),
 });
 
@@ -112,7 +115,7 @@ export const IGNORED_GLOBAL_KEYS = new Set([
 export const IGNORED_RUNNER_KEYS = new Set([
   'id', 'token_obtained_at', 'token_expires_at', 'clone_url', 'debug_trace_disabled', 'referees',
   'unhealthy_requests_limit', 'unhealthy_interval', 'custom_build_dir',
-  'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
+  'ssh', 'parallels', 'virtualbox', 'custom', 'machine', 'autoscaler', 'feature_flags',
   'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
   'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',
 ]);

@@ -132,7 +132,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   }
 
   // 7. archive_cache, 8. upload_artifacts
-  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
+  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, executor, ...(reason ? { reason } : {}) });
   job.dispose();
   return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
 }
@@ -237,9 +237,21 @@ async function archiveAndUpload(
   services: JobServices,
   ctx: StageContext,
   job: JobSignal,
-  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined },
+  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined; executor: Executor },
 ): Promise<{ ok: boolean; reason?: string }> {
   let { ok, reason } = sofar;
+  // Where the build stages ran elsewhere (kubernetes), their files come back first, once.
+  const saveCache = ok && build.options.cache && build.options.cache.policy !== 'pull';
+  if (sofar.executor.collect && sofar.buildRan && (saveCache || build.options.artifacts) && !job.signal.aborted) {
+    try {
+      await sofar.executor.collect(job.signal);
+    } catch (error) {
+      const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
+      // A job that failed already keeps its reason; this one is worth a line.
+      if (!ok) ctx.log(warning(`WARNING: ${message}`));
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message) };
+    }
+  }
   if (ok && build.options.cache && sofar.env && !job.signal.aborted) {
     await services.stages.archiveCache(ctx, cacheRequest(build, services.runner, sofar.env.host)).catch((error: unknown) => {
       ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
