@@ -56,6 +56,8 @@ export class KubernetesExecutor implements Executor {
   readonly marker: string | undefined;
   private job: JobState | undefined;
   private podCreated = false;
+  /** The pod ran: its deletion gives the containers their grace period (one that never ran is removed at once). */
+  private podRan = false;
 
   constructor(private readonly options: KubernetesExecutorOptions) {
     this.host = options.host;
@@ -110,7 +112,7 @@ export class KubernetesExecutor implements Executor {
         if (refused.length > 0) request.warn(`WARNING: service ${s.name}: the alias ${refused.map((a) => `"${a}"`).join(', ')} cannot be a host name in Kubernetes; reach the service by another alias or at localhost`);
         return { ...s, hostnames: valid };
       }),
-      terminationGraceSeconds: o.pod_termination_grace_period_seconds ?? Math.ceil(this.options.killGraceMs / 1000),
+      terminationGraceSeconds: this.graceSeconds(),
     };
     const createSecret = async (secretName: string, body: Parameters<KubeApi['core']['createNamespacedSecret']>[0]['body']): Promise<void> => {
       await api.call(`creating secret ${secretName}`, request.signal, (c) => api.core.createNamespacedSecret({ namespace, body }, c));
@@ -145,6 +147,7 @@ export class KubernetesExecutor implements Executor {
       this.podCreated = true;
       const verdict = await waitForPod(job.api, { namespace: job.namespace, name: job.pod, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: request.log, signal: request.signal });
       if (verdict.kind === 'running') {
+        this.podRan = true;
         request.log(`Running in pod ${job.namespace}/${job.pod} (started in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
         for (const { detail } of verdict.exited) request.warn(`WARNING: service ${detail} before the job started`);
         return;
@@ -205,7 +208,9 @@ export class KubernetesExecutor implements Executor {
   async cleanup(): Promise<void> {
     const job = this.job;
     try {
-      if (job && this.podCreated) await this.deletePod(job, this.options.kubernetes.pod_termination_grace_period_seconds ?? Math.ceil(this.options.killGraceMs / 1000));
+      // A pod that never ran has nothing to stop gracefully; Kubernetes 1.20's kubelet may also hold
+      // one whose image it could not get in Terminating for minutes.
+      if (job && this.podCreated) await this.deletePod(job, this.podRan ? this.graceSeconds() : 0);
       for (const name of job?.secrets ?? []) {
         await job?.api.call(`deleting secret ${name}`, undefined, (c) => job.api.core.deleteNamespacedSecret({ name, namespace: job.namespace }, c)).catch((error: unknown) => {
           if (!isNotFound(error)) this.warn(error, `deleting secret ${name} failed`);
@@ -214,6 +219,11 @@ export class KubernetesExecutor implements Executor {
     } finally {
       await this.host.cleanup();
     }
+  }
+
+  /** `pod_termination_grace_period_seconds`, else the runner's kill_grace_period. */
+  private graceSeconds(): number {
+    return this.options.kubernetes.pod_termination_grace_period_seconds ?? Math.ceil(this.options.killGraceMs / 1000);
   }
 
   private async deletePod(job: JobState, graceSeconds: number): Promise<void> {

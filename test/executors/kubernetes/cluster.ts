@@ -36,6 +36,8 @@ export const K8S_IMAGES = {
   entry: 'ci-runner-test/entry:1',
   /** `USER 1000:1000`. */
   user: 'ci-runner-test/user:1',
+  /** `USER 1000`, ENTRYPOINT `/bin/echo` (never runs the shell it is given). */
+  binentry: 'ci-runner-test/binentry:1',
 } as const;
 
 /** A cluster, or why there is none. */
