@@ -15,7 +15,7 @@ export const REQUIRED_ACCESS: ReadonlyArray<{ resource: string; subresource?: st
 ];
 
 export interface AccessReport {
-  /** Where the settings came from and the server, e.g. `KUBECONFIG /x (https://127.0.0.1:6443)`. */
+  /** The server and where its settings came from, e.g. `https://127.0.0.1:6443 (from KUBECONFIG /x)`. */
   target: string;
   version?: string;
   /** `create pods/exec`, … in the namespace; empty when everything is allowed. */
@@ -26,7 +26,7 @@ export interface AccessReport {
 export async function checkAccess(options: KubernetesOptions, signal?: AbortSignal): Promise<AccessReport> {
   const connection = connect(options);
   const api = new KubeApi(connection);
-  const target = `${connection.source} (${connection.server})`;
+  const target = `${connection.server} (from ${connection.source})`;
   const version = await api.call('asking the API server for its version', signal, (o) => api.version.getCode(o));
   const namespace = options.namespace;
   const checks = REQUIRED_ACCESS.flatMap(({ resource, subresource, verbs }) => verbs.map((verb) => ({ resource, subresource, verb })));

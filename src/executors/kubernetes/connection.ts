@@ -19,7 +19,7 @@ export class KubernetesConfigError extends CiRunnerError {
 
 export interface Connection {
   config: KubeConfig;
-  /** Where the settings came from, for logs and `verify` (`host https://…`, `KUBECONFIG /path`, …). */
+  /** Where the settings came from, for logs and `verify` (`[runners.kubernetes] host`, `KUBECONFIG /path`, …). */
   source: string;
   server: string;
 }
@@ -42,7 +42,7 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
       contexts: [{ name: 'runner', cluster: 'runner', user: 'runner' }],
       currentContext: 'runner',
     });
-    source = `[runners.kubernetes] host ${options.host}`;
+    source = '[runners.kubernetes] host';
   } else if (env.KUBECONFIG) {
     const files = env.KUBECONFIG.split(':').filter(Boolean);
     const missing = files.find((file) => !existsSync(file));
@@ -51,9 +51,9 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
     source = `KUBECONFIG ${env.KUBECONFIG}`;
   } else if (env.KUBERNETES_SERVICE_HOST) {
     load(config, () => config.loadFromCluster(), 'the in-cluster service account');
-    source = `the pod's service account (${config.getCurrentUser()?.name ?? 'inCluster'})`;
+    source = 'the pod\'s service account';
   } else {
-    const file = join(homedir(), '.kube', 'config');
+    const file = join(env.HOME || homedir(), '.kube', 'config');
     if (!existsSync(file)) {
       throw new KubernetesConfigError(`no cluster configured: set [runners.kubernetes] host (with bearer_token or cert_file/key_file, and ca_file), KUBECONFIG, or run the runner in a pod`);
     }
