@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
 import { waitUntil } from '../../cli/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
@@ -49,7 +49,8 @@ async function manifests(image: string): Promise<string> {
   const docs: Array<{ kind?: string }> = [];
   for (const file of kustomization.resources) for (const doc of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) docs.push(doc.toJS() as { kind?: string });
   const config = [
-    'concurrent = 4',
+    // One job at a time per replica: two jobs at once must go to both.
+    'concurrent = 1',
     '[[runners]]',
     '  name = "in-cluster"',
     `  url = "${t.url}"`,
@@ -78,7 +79,7 @@ async function manifests(image: string): Promise<string> {
     delete container.livenessProbe;
     delete container.readinessProbe;
   }
-  return docs.map((d) => JSON.stringify(d)).join('\n---\n');
+  return docs.map((d) => stringify(d)).join('---\n');
 }
 
 afterAll(async () => {
@@ -88,12 +89,14 @@ afterAll(async () => {
 
 describe.skipIf(skipKubernetes)('the runner deployed on Kubernetes', () => {
   it('runs jobs from inside the cluster: two replicas of the project\'s image with the packaged Role, jobs as pods', async () => {
+    // An earlier run's namespace may still be going away.
+    await waitUntil(() => cluster!.core.readNamespace({ name: NAMESPACE }).then((ns) => !ns.metadata?.deletionTimestamp, () => true), 120_000, `namespace ${NAMESPACE} gone`);
     const image = await testImage();
     await loadMissing(cluster!.core, [image.tag]);
     await kubectl(['apply', '-f', '-'], await manifests(image.tag));
     await kubectl(['-n', NAMESPACE, 'rollout', 'status', 'deployment/ci-runner', '--timeout=180s']);
 
-    const pipeline = await t.pipeline('a:\n  script:\n    - echo "job a in $(hostname)"\nb:\n  script:\n    - echo "job b in $(hostname)"\n');
+    const pipeline = await t.pipeline('a:\n  script:\n    - echo "job a in $(hostname)"\n    - sleep 3\nb:\n  script:\n    - echo "job b in $(hostname)"\n    - sleep 3\n');
     for (const job of pipeline.jobs) await t.waitForJob(job.id, (j) => ['success', 'failed', 'canceled'].includes(j.status), 180_000);
     for (const job of pipeline.jobs) {
       const trace = (await t.server.getTrace(job.id)).toString('utf8');
@@ -101,9 +104,10 @@ describe.skipIf(skipKubernetes)('the runner deployed on Kubernetes', () => {
       expect(trace).toContain(`Using Kubernetes namespace: ${NAMESPACE}`);
       expect(trace).toMatch(new RegExp(`job ${job.name} in ci-runner-${job.id}-[0-9a-f]{6}`));
     }
-    // Each replica runs as its own pod name (POD_NAME), so their jobs are told apart.
-    const logs = await kubectl(['-n', NAMESPACE, 'logs', '-l', 'app.kubernetes.io/name=ci-runner', '--tail=200']);
-    expect(logs).toContain('Checking for jobs... received');
+    // Both replicas took one: each its own job pods, labelled with its own pod name (POD_NAME).
+    const replicas = (await kubectl(['-n', NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/name=ci-runner', '-o', 'name'])).trim().split('\n');
+    expect(replicas).toHaveLength(2);
+    for (const replica of replicas) expect(await kubectl(['-n', NAMESPACE, 'logs', replica])).toContain('Checking for jobs... received');
 
     await kubectl(['-n', NAMESPACE, 'delete', 'deployment', 'ci-runner', '--wait=true', '--timeout=120s']);
     await waitUntil(async () => {
