@@ -77,6 +77,12 @@ export interface Executor {
   /** Called once before get_sources; may fail the job with an {@link ExecutorSetupError}. */
   prepare?(request: PrepareRequest): Promise<void>;
   /**
+   * Waits for what `prepare` left starting (kubernetes: the pod), so the host stages run meanwhile;
+   * called once after them, before the first build stage. May fail the job with an
+   * {@link ExecutorSetupError}.
+   */
+  ready?(signal: AbortSignal): Promise<void>;
+  /**
    * The path the build stages see for a host path under the slot dir (docker: `/builds/…`); identity
    * when absent. Used for CI_PROJECT_DIR, CI_BUILDS_DIR, file variables and work dirs.
    */

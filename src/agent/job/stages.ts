@@ -106,6 +106,14 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     const runAs = jobUser(services, executor);
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
+    if (executor.ready) {
+      // What prepare left starting (a pod) while the host fetched the sources.
+      await executor.ready(job.signal).catch((error: unknown) => {
+        job.check();
+        throw error;
+      });
+      job.check();
+    }
     // 5. build_script
     const commands = [...lines(runner.pre_build_script), ...lines(build.commands), ...lines(runner.post_build_script)];
     write(notice('Executing the job script...'));

@@ -4,12 +4,12 @@
  * to the coordinator: get_sources runs on the runner (`host`), artifacts and cache are the runner's,
  * and files cross through exec (transfer.ts): the checkout into the pod with the first stage, the
  * build's work back out before the runner archives it (`collect`). Every stage is one exec (stage.ts).
+ * The pod starts while the runner fetches the sources (`prepare` creates it, `ready` waits for it).
  * The pod and its secrets carry the job's labels and are deleted in `cleanup`, whatever the outcome.
  */
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log.js';
 import { expandName, checkAllowed } from '../docker/image.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
@@ -19,9 +19,9 @@ import { ExecutorSetupError } from '../types.js';
 import { isNotFound, KubeApi } from './api.js';
 import { connect, KubernetesConfigError } from './connection.js';
 import { currentOwner, jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
-import type { KubernetesOptions, KubernetesPullPolicy } from './options.js';
-import { BUILD_CONTAINER, podSpec, POD_BUILDS_DIR, serviceHostnames, type PodPlan } from './pod-spec.js';
-import { waitForPod } from './pod-wait.js';
+import { JobPod } from './job-pod.js';
+import type { KubernetesOptions } from './options.js';
+import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, type PodPlan } from './pod-spec.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
 import { collectProject, packPaths } from './transfer.js';
@@ -41,7 +41,8 @@ export interface KubernetesExecutorOptions {
 interface JobState {
   api: KubeApi;
   namespace: string;
-  pod: string;
+  /** Made at the end of prepare. */
+  pod?: JobPod;
   secrets: string[];
   slotDir: string;
   projectDir: string;
@@ -55,9 +56,6 @@ export class KubernetesExecutor implements Executor {
   readonly host: Executor;
   readonly marker: string | undefined;
   private job: JobState | undefined;
-  private podCreated = false;
-  /** The pod ran: its deletion gives the containers their grace period (one that never ran is removed at once). */
-  private podRan = false;
 
   constructor(private readonly options: KubernetesExecutorOptions) {
     this.host = options.host;
@@ -87,15 +85,15 @@ export class KubernetesExecutor implements Executor {
       throw error;
     }
     const owner = this.options.owner ?? currentOwner();
-    const pod = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
+    const podName = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
     const labels = jobLabels(this.options.runnerToken, build.id, request.slot, owner);
     const namespace = o.namespace;
-    const job: JobState = { api, namespace, pod, secrets: [], slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, synced: false };
+    const job: JobState = { api, namespace, secrets: [], slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, synced: false };
     this.job = job;
     request.log(`Using Kubernetes namespace: ${namespace}`);
     request.log(`Using Kubernetes executor with image ${image} ...`);
     const plan: PodPlan = {
-      name: pod,
+      name: podName,
       namespace,
       labels,
       annotations: {
@@ -120,48 +118,31 @@ export class KubernetesExecutor implements Executor {
     };
     if (services.length > 0) {
       const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
-      plan.serviceEnvSecret = `${pod}-services`;
+      plan.serviceEnvSecret = `${podName}-services`;
       await createSecret(plan.serviceEnvSecret, environmentSecret(plan.serviceEnvSecret, namespace, labels, env));
     }
     const dockerConfig = registryConfig(build.credentials);
     if (dockerConfig) {
-      plan.registrySecret = `${pod}-registry`;
+      plan.registrySecret = `${podName}-registry`;
       await createSecret(plan.registrySecret, registrySecret(plan.registrySecret, namespace, labels, dockerConfig));
     }
-    await this.startPod(job, plan, request);
+    // The pod starts while the runner fetches the sources; `ready` waits for it.
+    job.pod = new JobPod(api, plan, o, { log: request.log, warn: request.warn }, request.signal);
   }
 
-  /** Creates the pod and waits for it, once per pull policy while the image cannot be pulled. */
-  private async startPod(job: JobState, plan: PodPlan, request: PrepareRequest): Promise<void> {
-    const o = this.options.kubernetes;
-    const policies: Array<KubernetesPullPolicy | undefined> = o.pull_policy.length > 0 ? o.pull_policy : [undefined];
-    const started = Date.now();
-    for (const [i, policy] of policies.entries()) {
-      // A retry gets a name of its own: the pod it replaces may still be terminating.
-      job.pod = i === 0 ? plan.name : `${plan.name}-${i}`;
-      const body: V1Pod = podSpec({ ...plan, name: job.pod, ...(policy ? { pullPolicy: policy } : {}) }, o);
-      await job.api.call(`creating pod ${job.pod}`, request.signal, (c) => job.api.core.createNamespacedPod({ namespace: job.namespace, body }, c)).catch((error: unknown) => {
-        request.signal.throwIfAborted();
-        throw new ExecutorSetupError('POD_CREATE', (error as Error).message, { cause: error });
-      });
-      this.podCreated = true;
-      const verdict = await waitForPod(job.api, { namespace: job.namespace, name: job.pod, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: request.log, signal: request.signal });
-      if (verdict.kind === 'running') {
-        this.podRan = true;
-        request.log(`Running in pod ${job.namespace}/${job.pod} (started in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
-        for (const { detail } of verdict.exited) request.warn(`WARNING: service ${detail} before the job started`);
-        return;
-      }
-      const next = policies[i + 1];
-      if (!next) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${job.namespace}/${job.pod}: ${verdict.reason}`);
-      request.warn(`WARNING: ${verdict.reason}; trying again with pull_policy = ${next}`);
-      await this.deletePod(job, 0);
-    }
+  async ready(signal: AbortSignal): Promise<void> {
+    const pod = this.job?.pod;
+    if (!pod) throw new Error('kubernetes executor: ready before prepare');
+    pod.release();
+    signal.throwIfAborted();
+    await pod.started;
   }
 
   async runStage(request: StageRequest): Promise<StageResult> {
     const job = this.job;
-    if (!job) throw new Error('kubernetes executor: runStage before prepare');
+    const pod = job?.pod;
+    if (!job || !pod) throw new Error('kubernetes executor: runStage before prepare');
+    await pod.started;
     const name = `${request.stage}-${randomBytes(4).toString('hex')}`;
     const scriptPath = join(request.scriptDir, `${name}.sh`);
     const tarPath = join(request.scriptDir, `${name}.tar`);
@@ -177,7 +158,7 @@ export class KubernetesExecutor implements Executor {
       return await runPodStage(
         {
           connection: job.api.connection,
-          target: { namespace: job.namespace, pod: job.pod, container: BUILD_CONTAINER },
+          target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER },
           script: this.buildPath(scriptPath),
           pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`,
           input: { path: tarPath, size },
@@ -194,10 +175,10 @@ export class KubernetesExecutor implements Executor {
   /** Brings the build's work back into the runner's project dir (before archive_cache and upload_artifacts). */
   async collect(signal: AbortSignal): Promise<void> {
     const job = this.job;
-    if (!job?.synced) return;
+    if (!job?.synced || !job.pod) return;
     await collectProject({
       connection: job.api.connection,
-      target: { namespace: job.namespace, pod: job.pod, container: BUILD_CONTAINER },
+      target: { namespace: job.namespace, pod: job.pod.name, container: BUILD_CONTAINER },
       podProjectDir: this.buildPath(job.projectDir),
       projectDir: job.projectDir,
       scratchDir: job.stateDir,
@@ -208,9 +189,14 @@ export class KubernetesExecutor implements Executor {
   async cleanup(): Promise<void> {
     const job = this.job;
     try {
-      // A pod that never ran has nothing to stop gracefully; Kubernetes 1.20's kubelet may also hold
-      // one whose image it could not get in Terminating for minutes.
-      if (job && this.podCreated) await this.deletePod(job, this.podRan ? this.graceSeconds() : 0);
+      if (job?.pod) {
+        job.pod.abandon();
+        await job.pod.started.catch(() => undefined);
+        // A pod that never ran has nothing to stop gracefully; Kubernetes 1.20's kubelet may also hold
+        // one whose image it could not get in Terminating for minutes.
+        const failed = await job.pod.delete(this.graceSeconds());
+        if (failed) this.warn(failed, `deleting pod ${job.pod.name} failed`);
+      }
       for (const name of job?.secrets ?? []) {
         await job?.api.call(`deleting secret ${name}`, undefined, (c) => job.api.core.deleteNamespacedSecret({ name, namespace: job.namespace }, c)).catch((error: unknown) => {
           if (!isNotFound(error)) this.warn(error, `deleting secret ${name} failed`);
@@ -224,12 +210,6 @@ export class KubernetesExecutor implements Executor {
   /** `pod_termination_grace_period_seconds`, else the runner's kill_grace_period. */
   private graceSeconds(): number {
     return this.options.kubernetes.pod_termination_grace_period_seconds ?? Math.ceil(this.options.killGraceMs / 1000);
-  }
-
-  private async deletePod(job: JobState, graceSeconds: number): Promise<void> {
-    await job.api.call(`deleting pod ${job.pod}`, undefined, (c) => job.api.core.deleteNamespacedPod({ name: job.pod, namespace: job.namespace, gracePeriodSeconds: graceSeconds }, c)).catch((error: unknown) => {
-      if (!isNotFound(error)) this.warn(error, `deleting pod ${job.pod} failed`);
-    });
   }
 
   private warn(error: unknown, message: string): void {

@@ -2,8 +2,8 @@
  * What the kubernetes tests need from the machine: the single-node Kubernetes kit brought up (its
  * `up.sh` is idempotent: 0.3 s when the cluster is up) and the test images loaded into it (there is no
  * registry; .ci/docker-test-images.sh builds them in docker, `load-image.sh` copies them over). The
- * kit is found at K8S_KIT, else at ../shared/k8s beside the checkout. Where it cannot run (no kit, not
- * root) the tests skip saying why, except under CI=true, where that is a failure.
+ * kit is the directory K8S_KIT names (.ci/run sets it). Where it cannot run (no kit, not root) the
+ * tests skip saying why, except under CI=true, where that is a failure.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { runnerHash } from '../../../src/executors/kubernetes/labels.js';
 
 const run = promisify(execFile);
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-export const KIT = process.env.K8S_KIT ?? resolve(repo, '../shared/k8s');
+const KIT = process.env.K8S_KIT;
 
 export interface Cluster {
   kubeconfig: string;
@@ -42,7 +42,8 @@ export const K8S_IMAGES = {
 
 /** A cluster, or why there is none. */
 async function bringUp(): Promise<Cluster | string> {
-  if (!existsSync(join(KIT, 'up.sh'))) return `the Kubernetes kit is not at ${KIT} (set K8S_KIT)`;
+  if (!KIT) return 'K8S_KIT does not name the Kubernetes kit (.ci/run sets it)';
+  if (!existsSync(join(KIT, 'up.sh'))) return `the Kubernetes kit is not at K8S_KIT=${KIT}`;
   if (process.getuid?.() !== 0) return 'the Kubernetes kit needs root';
   let line: string;
   try {
@@ -71,7 +72,7 @@ export async function loadMissing(core: CoreV1Api, images: readonly string[]): P
   const nodes = await core.listNode();
   const present = new Set(nodes.items.flatMap((n) => n.status?.images ?? []).flatMap((i) => i.names ?? []));
   const missing = images.filter((image) => !present.has(`docker.io/${image}`) && !present.has(image));
-  if (missing.length > 0) await run('bash', [join(KIT, 'load-image.sh'), ...missing], { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
+  if (missing.length > 0 && KIT) await run('bash', [join(KIT, 'load-image.sh'), ...missing], { timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
 }
 
 const result = await bringUp();
