@@ -65,6 +65,9 @@ export function apiError(what: string, error: unknown, server: string): Kubernet
     return new KubernetesApiError(`${what}: ${statusMessage(error.body) ?? `HTTP ${status}`}`, status, { cause: error });
   }
   const cause = error as Error & { cause?: { code?: string; message?: string }; code?: string };
+  // The WebSocket library's words for an upgrade the API refused.
+  const refused = /Unexpected server response: (\d+)/.exec(cause.message ?? '');
+  if (refused) return new KubernetesApiError(`${what}: the API answered HTTP ${refused[1]}`, Number(refused[1]), { cause: error });
   const detail = cause.cause?.message ?? cause.message;
   return new KubernetesApiError(`${what}: cannot reach the Kubernetes API at ${server}: ${detail}`, undefined, { cause: error });
 }

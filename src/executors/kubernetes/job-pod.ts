@@ -1,16 +1,21 @@
 /**
  * The job's pod from creation to deletion. Creating it returns at once: the pod starts (the image is
  * pulled, the sandbox made) while the runner fetches the sources, and `started` settles when it runs
- * or cannot. When the image cannot be pulled and `[runners.kubernetes] pull_policy` lists another
+ * or cannot. Without services, the build container counts as running as soon as an exec into it
+ * works: the kubelet reports a started container only at its next relist (once a second), so the
+ * status would say so up to a second later. When the image cannot be pulled and `[runners.kubernetes] pull_policy` lists another
  * policy, a new pod is made with it (under a new name: the old one may still be terminating). What
  * the start has to say is held back until `release()`, so it does not split get_sources' output.
  */
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ExecutorSetupError } from '../types.js';
 import { isNotFound, type KubeApi } from './api.js';
 import type { KubernetesOptions, KubernetesPullPolicy } from './options.js';
-import { podSpec, type PodPlan } from './pod-spec.js';
-import { waitForPod } from './pod-wait.js';
+import { podExec, type ExecTarget } from './exec.js';
+import { BUILD_CONTAINER, podSpec, type PodPlan } from './pod-spec.js';
+import { waitForPod, type PodVerdict } from './pod-wait.js';
 
 export interface PodOutput {
   log: (line: string) => void;
@@ -68,6 +73,22 @@ export class JobPod {
     );
   }
 
+  /** The status watch, and for a pod without services the exec probe: whichever knows first. */
+  private async wait(signal: AbortSignal): Promise<PodVerdict & { kind: 'running' | 'pull-failed' }> {
+    const o = this.options;
+    const settled = new AbortController();
+    const both = AbortSignal.any([signal, settled.signal]);
+    const watched = waitForPod(this.api, { namespace: this.namespace, name: this.name, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: (line) => this.say('log', line), signal: both });
+    const probed = this.plan.services.length === 0 ? probeExec(this.api, { namespace: this.namespace, pod: this.name, container: BUILD_CONTAINER }, both) : new Promise<never>(() => undefined);
+    try {
+      return await Promise.race([watched, probed]);
+    } finally {
+      settled.abort();
+      watched.catch(() => undefined);
+      probed.catch(() => undefined);
+    }
+  }
+
   private say(kind: 'log' | 'warn', line: string): void {
     if (this.held) this.held.push(() => this.output[kind](line));
     else this.output[kind](line);
@@ -85,10 +106,10 @@ export class JobPod {
         throw new ExecutorSetupError('POD_CREATE', (error as Error).message, { cause: error });
       });
       this.created = true;
-      const verdict = await waitForPod(this.api, { namespace: this.namespace, name: this.name, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: (line) => this.say('log', line), signal });
+      const verdict = await this.wait(signal);
       if (verdict.kind === 'running') {
         this.ran = true;
-        this.say('log', `Running in pod ${this.namespace}/${this.name} (started in ${((Date.now() - began) / 1000).toFixed(1)} s)`);
+        this.say('log', `Running in pod ${this.namespace}/${this.name} (started in ${((Date.now() - began) / 1000).toFixed(2)} s)`);
         for (const { detail } of verdict.exited) this.say('warn', `WARNING: service ${detail} before the job started`);
         return;
       }
@@ -98,4 +119,23 @@ export class JobPod {
       await this.delete(0);
     }
   }
+}
+
+/** How long exec is tried as a sign of life; after that the status watch alone decides. */
+const PROBE_FOR_MS = 15_000;
+
+/** Resolves once `true` runs in the container (tries at growing intervals); never resolves after PROBE_FOR_MS. */
+async function probeExec(api: KubeApi, target: ExecTarget, signal: AbortSignal): Promise<PodVerdict & { kind: 'running' }> {
+  const sink = (): Writable => new Writable({ write: (_chunk, _encoding, callback) => callback() });
+  const until = Date.now() + PROBE_FOR_MS;
+  for (let pause = 50; Date.now() < until; pause = Math.min(1_000, pause * 1.5)) {
+    const ok = await podExec(api.connection, target, { command: ['true'], stdout: sink(), stderr: sink(), signal }).then(
+      (result) => result.exitCode === 0,
+      () => false,
+    );
+    signal.throwIfAborted();
+    if (ok) return { kind: 'running', exited: [] };
+    await sleep(pause, undefined, { signal });
+  }
+  return new Promise<never>(() => undefined);
 }
