@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
+import { KNOWN_KUBERNETES_KEYS } from '../../src/agent/config/kubernetes-schema.js';
 import { connect } from '../../src/executors/kubernetes/connection.js';
 
 const HEAD = `concurrent = 1
@@ -85,5 +87,16 @@ describe('the cluster connection', () => {
     const connection = connect({ host: 'https://k8s.example.com:6443/', bearer_token: 'tok' }, { KUBECONFIG: '/nonexistent' });
     expect(connection.server).toBe('https://k8s.example.com:6443');
     expect(connection.config.getCurrentUser()?.token).toBe('tok');
+  });
+});
+
+describe('config.example.toml', () => {
+  it('documents every [runners.kubernetes] key', async () => {
+    const text = (await readFile(new URL('../../config.example.toml', import.meta.url), 'utf8')).replace(/^(\s*)# (host|bearer_token|ca_file|cert_file|key_file) = /gm, '$1$2 = ');
+    const { config, warnings } = parseConfig(text, 'config.example.toml');
+    expect(warnings).toEqual([]);
+    const kubernetes = config.runners.find((r) => r.executor === 'kubernetes')!.kubernetes;
+    expect(new Set(Object.keys(kubernetes))).toEqual(new Set(KNOWN_KUBERNETES_KEYS));
+    expect(Object.values(kubernetes.volumes).every((list) => list.length > 0)).toBe(true);
   });
 });

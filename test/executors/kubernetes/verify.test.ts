@@ -1,7 +1,7 @@
 /**
  * `ci-runner verify` on kubernetes runners: the cluster asked (SelfSubjectAccessReview) whether the
  * runner's account may do what the executor does, with the Role of packaging/kubernetes/rbac.yaml
- * enough and a Role without exec named as such.
+ * enough and a Role without exec named as such; the agent's check before an entry polls says the same.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { V1PolicyRule, V1Role } from '@kubernetes/client-node';
 import { RbacAuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { runnerSchema } from '../../../src/agent/config/schema.js';
+import { checkExecutor } from '../../../src/agent/executor-check.js';
 import { cli } from '../../cli/cli.js';
 import { waitUntil, workDirs } from '../../cli/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
@@ -70,5 +72,10 @@ describe.skipIf(skipKubernetes)('verify with kubernetes runners', () => {
     expect(result.all).toMatch(/Verified runner "packaged": Kubernetes v1\.20\.\d+ at https:\/\/127\.0\.0\.1:6443 \(from \[runners\.kubernetes\] host\): may run jobs in namespace "ci-runner-test-verify"/);
     expect(result.all).toContain('Could not verify runner "no-exec": the account of https://127.0.0.1:6443 (from [runners.kubernetes] host) may not create pods/exec, get pods/exec in namespace "ci-runner-test-verify"');
     expect(result.exitCode).toBe(3);
+
+    // The agent asks the same before an entry polls: the one without exec takes no jobs, saying why.
+    const options = (token: string) => runnerSchema.parse({ url: t.url, token: 'x', executor: 'kubernetes', kubernetes: { host: cluster!.api, bearer_token: token, ca_file: cluster!.caFile, namespace } });
+    expect(await checkExecutor(options(full))).toMatchObject({ ok: true });
+    expect(await checkExecutor(options(limited))).toEqual({ ok: false, reason: expect.stringContaining('may not create pods/exec, get pods/exec') });
   });
 });
