@@ -19,7 +19,7 @@ import { defaultServices } from '../src/agent/services.js';
 import { silentLogger } from '../src/log.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
-import { percentile, register } from './support.js';
+import { percentile, register, runToEnd } from './support.js';
 
 const IMAGE = 'ci-runner-test/sh:1';
 const NAMESPACE = 'ci-runner-bench';
@@ -103,16 +103,7 @@ async function runPipeline(server: ReferenceServer, kit: Kit, root: string, yaml
     },
   });
   const pipeline = await server.createPipeline({ project, config: yaml });
-  const t0 = performance.now();
-  agent.start();
-  for (;;) {
-    const view = server.getPipeline(pipeline.id);
-    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const wall = performance.now() - t0;
-  agent.shutdown();
-  await agent.done();
+  const wall = await runToEnd(agent, server, pipeline.id);
   await Promise.all(reading);
   return { wall, perJob: perJob.sort((a, b) => a - b), beyondPod: beyondPod.sort((a, b) => a - b) };
 }

@@ -1,31 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
+import { configFailure, configHead, firstRunner } from './config-text.js';
 import { KNOWN_KUBERNETES_KEYS } from '../../src/agent/config/kubernetes-schema.js';
 import { connect } from '../../src/executors/kubernetes/connection.js';
 
-const HEAD = `concurrent = 1
-
-[[runners]]
-  name = "pods"
-  url = "http://127.0.0.1:8080/"
-  token = "abcdef0123456789"
-  executor = "kubernetes"
-`;
+const HEAD = configHead('kubernetes', 'pods');
 
 function runner(text: string) {
-  const { config, warnings } = parseConfig(text, 'c.toml');
-  return { kubernetes: config.runners[0]!.kubernetes, warnings };
+  const { runner: entry, warnings } = firstRunner(text);
+  return { kubernetes: entry.kubernetes, warnings };
 }
 
-function failure(text: string): string {
-  try {
-    parseConfig(text, 'c.toml');
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('the config was accepted');
-}
+const failure = configFailure;
 
 describe('[runners.kubernetes]', () => {
   it('gives a kubernetes runner without the table GitLab Runner defaults', () => {

@@ -113,7 +113,10 @@ export class KubernetesExecutor implements Executor {
       terminationGraceSeconds: this.graceSeconds(),
     };
     const createSecret = async (secretName: string, body: Parameters<KubeApi['core']['createNamespacedSecret']>[0]['body']): Promise<void> => {
-      await api.call(`creating secret ${secretName}`, request.signal, (c) => api.core.createNamespacedSecret({ namespace, body }, c));
+      await api.call(`creating secret ${secretName}`, request.signal, (c) => api.core.createNamespacedSecret({ namespace, body }, c)).catch((error: unknown) => {
+        request.signal.throwIfAborted();
+        throw new ExecutorSetupError('SECRET_CREATE', (error as Error).message, { cause: error });
+      });
       job.secrets.push(secretName);
     };
     if (services.length > 0) {
