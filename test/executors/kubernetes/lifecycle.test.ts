@@ -57,13 +57,14 @@ describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods th
   it('stops a canceled job\'s script with SIGTERM, runs after_script, and deletes the pod', async () => {
     // The server takes no more trace once it canceled the job: what the runner wrote is watched here.
     let local = '';
-    const yaml = 'j:\n  script:\n    - trap "echo got SIGTERM; exit 9" TERM\n    - echo script running\n    - sleep 300 & wait\n  after_script:\n    - echo "after the cancel"\n';
+    // What the trap prints is made at run time: the echoed command lines must not contain it.
+    const yaml = 'j:\n  script:\n    - S=TERM\n    - trap "echo stopped by SIG$S; exit 9" TERM\n    - echo script running\n    - sleep 300 & wait\n  after_script:\n    - A=after; echo "$A the cancel"\n';
     const job = await startKubernetesJob(t, token, yaml, { namespace, runner: { kill_grace_period: 3 }, services: { onOutput: (_build, chunk) => void (local += chunk.toString()) } });
     await waitUntil(() => local.includes('script running'), 60_000, 'the script to start');
     t.server.cancelJob(job.id);
     const { status } = await job.done;
     expect(status).toBe('canceled');
-    expect(local).toContain('got SIGTERM');
+    expect(local).toContain('stopped by SIGTERM');
     expect(local).toContain('after the cancel');
     await allGone(job.id);
   });
@@ -93,10 +94,20 @@ describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods th
     await allGone(id);
   });
 
+  it('stops waiting for a pod when the job is canceled, and deletes it', async () => {
+    const job = await startKubernetesJob(t, token, 'j:\n  script:\n    - echo never\n', { namespace, kubernetes: { node_selector: { 'ci-runner-test/nowhere': 'true' }, poll_timeout: 120 } });
+    await waitUntil(async () => (await t.server.getTrace(job.id)).toString('utf8').includes('to be running, status is Pending'), 60_000, 'the wait for the pod');
+    t.server.cancelJob(job.id);
+    const { status, result } = await job.done;
+    expect(status).toBe('canceled');
+    expect(result.kind === 'job' ? result.outcome.reason : undefined).toBe('canceled');
+    await allGone(job.id);
+  });
+
   it('runs the image\'s ENTRYPOINT first, and fails a job whose entrypoint never starts the shell, saying what to do', async () => {
-    const wrapped = await runKubernetesJob(t, token, `j:\n  image: ${K8S_IMAGES.entry}\n  script:\n    - echo "script ran"\n`, { namespace });
+    const wrapped = await runKubernetesJob(t, token, `j:\n  image: ${K8S_IMAGES.entry}\n  script:\n    - echo "script ran $((20 + 22))"\n`, { namespace });
     expect(wrapped.status, wrapped.trace).toBe('success');
-    expect(wrapped.trace).toContain('script ran');
+    expect(wrapped.trace).toContain('script ran 42');
     const binary = await runKubernetesJob(t, token, `j:\n  image: ${K8S_IMAGES.binentry}\n  script:\n    - echo never\n`, { namespace });
     expect(binary.status).toBe('failed');
     expect(binary.trace).toContain('the build container ended before the job\'s first stage (Completed, exit code 0)');
