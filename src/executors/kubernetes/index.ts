@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
+import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log.js';
 import { expandName, checkAllowed } from '../docker/image.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
@@ -20,7 +21,7 @@ import { isNotFound, KubeApi } from './api.js';
 import { connect, KubernetesConfigError } from './connection.js';
 import { currentOwner, jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import { JobPod } from './job-pod.js';
-import type { KubernetesOptions } from './options.js';
+import type { KubernetesOptions, KubernetesService } from './options.js';
 import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, type PodPlan } from './pod-spec.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
@@ -103,34 +104,32 @@ export class KubernetesExecutor implements Executor {
       },
       image,
       ...(build.options.imageEntrypoint ? { entrypoint: build.options.imageEntrypoint } : {}),
-      services: services.map((s) => {
-        const { valid } = serviceHostnames(serviceAliases(s));
-        // The names made from the image may not be host names (`group__image`); an alias that is not is the user's to know.
-        const refused = serviceHostnames(serviceAliases(s).filter((a) => !serviceAliases({ name: s.name }).includes(a))).refused;
-        if (refused.length > 0) request.warn(`WARNING: service ${s.name}: the alias ${refused.map((a) => `"${a}"`).join(', ')} cannot be a host name in Kubernetes; reach the service by another alias or at localhost`);
-        return { ...s, hostnames: valid };
-      }),
+      services: services.map((s) => withHostnames(s, request.warn)),
       terminationGraceSeconds: this.graceSeconds(),
     };
-    const createSecret = async (secretName: string, body: Parameters<KubeApi['core']['createNamespacedSecret']>[0]['body']): Promise<void> => {
-      await api.call(`creating secret ${secretName}`, request.signal, (c) => api.core.createNamespacedSecret({ namespace, body }, c)).catch((error: unknown) => {
+    await this.createSecrets(job, plan, request);
+    // The pod starts while the runner fetches the sources; `ready` waits for it.
+    job.pod = new JobPod(api, plan, o, { log: request.log, warn: request.warn }, request.signal);
+  }
+
+  /** The services' environment and the job's registry credentials, as Secrets the pod refers to. */
+  private async createSecrets(job: JobState, plan: PodPlan, request: PrepareRequest): Promise<void> {
+    const { build } = request;
+    const { api, namespace } = job;
+    const create = async (name: string, body: V1Secret): Promise<string> => {
+      await api.call(`creating secret ${name}`, request.signal, (c) => api.core.createNamespacedSecret({ namespace, body }, c)).catch((error: unknown) => {
         request.signal.throwIfAborted();
         throw new ExecutorSetupError('SECRET_CREATE', (error as Error).message, { cause: error });
       });
-      job.secrets.push(secretName);
+      job.secrets.push(name);
+      return name;
     };
-    if (services.length > 0) {
+    if (plan.services.length > 0) {
       const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
-      plan.serviceEnvSecret = `${podName}-services`;
-      await createSecret(plan.serviceEnvSecret, environmentSecret(plan.serviceEnvSecret, namespace, labels, env));
+      plan.serviceEnvSecret = await create(`${plan.name}-services`, environmentSecret(`${plan.name}-services`, namespace, plan.labels, env));
     }
     const dockerConfig = registryConfig(build.credentials);
-    if (dockerConfig) {
-      plan.registrySecret = `${podName}-registry`;
-      await createSecret(plan.registrySecret, registrySecret(plan.registrySecret, namespace, labels, dockerConfig));
-    }
-    // The pod starts while the runner fetches the sources; `ready` waits for it.
-    job.pod = new JobPod(api, plan, o, { log: request.log, warn: request.warn }, request.signal);
+    if (dockerConfig) plan.registrySecret = await create(`${plan.name}-registry`, registrySecret(`${plan.name}-registry`, namespace, plan.labels, dockerConfig));
   }
 
   async ready(signal: AbortSignal): Promise<void> {
@@ -218,4 +217,17 @@ export class KubernetesExecutor implements Executor {
   private warn(error: unknown, message: string): void {
     this.options.logger?.warn({ err: error }, message);
   }
+}
+
+/**
+ * A service with the names it answers to: GitLab Runner's aliases where Kubernetes takes them as host
+ * names. The names made from the image often are not (`group__image`); an alias the user gave that is
+ * not gets a warning.
+ */
+function withHostnames(service: KubernetesService, warn: (line: string) => void): KubernetesService & { hostnames: string[] } {
+  const all = serviceAliases(service);
+  const derived = serviceAliases({ name: service.name });
+  const refused = serviceHostnames(all.filter((alias) => !derived.includes(alias))).refused;
+  if (refused.length > 0) warn(`WARNING: service ${service.name}: the alias ${refused.map((a) => `"${a}"`).join(', ')} cannot be a host name in Kubernetes; reach the service by another alias or at localhost`);
+  return { ...service, hostnames: serviceHostnames(all).valid };
 }
