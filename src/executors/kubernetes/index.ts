@@ -14,6 +14,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log.js';
 import { expandName, checkAllowed } from '../docker/image.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
+import { pathUnderBuildsDir } from '../build-path.js';
 import { generateScript } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
@@ -64,10 +65,7 @@ export class KubernetesExecutor implements Executor {
   }
 
   buildPath(hostPath: string): string {
-    const slotDir = this.job?.slotDir;
-    if (slotDir === undefined) return hostPath;
-    if (hostPath === slotDir) return POD_BUILDS_DIR;
-    return hostPath.startsWith(`${slotDir}/`) ? `${POD_BUILDS_DIR}${hostPath.slice(slotDir.length)}` : hostPath;
+    return pathUnderBuildsDir(hostPath, this.job?.slotDir, POD_BUILDS_DIR);
   }
 
   async prepare(request: PrepareRequest): Promise<void> {
