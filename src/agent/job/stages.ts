@@ -134,9 +134,13 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   if (buildRan && env && afterScript.length > 0 && !run.stop.aborted) {
     write(notice('Running after script...'));
     const afterSignal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop]);
-    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace });
-    if (after.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
-    else if (after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
+    // An executor that cannot run it at all (a pod that is gone) costs a warning, as a failing after_script does.
+    const after = await shell(executor, 'after_script', afterScript, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: afterSignal, debug: env.controls.debugTrace }).catch((error: unknown) => {
+      write(warning(`WARNING: after_script could not run: ${(error as Error).message}`));
+      return undefined;
+    });
+    if (after?.aborted) write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
+    else if (after && after.exitCode !== 0) write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
   }
 
   // 7. archive_cache, 8. upload_artifacts

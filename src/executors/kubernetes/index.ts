@@ -155,17 +155,12 @@ export class KubernetesExecutor implements Executor {
       const paths = [...(job.synced ? [] : [job.projectDir]), scriptPath, ...new Set(fileVariables)].map((p) => relative(job.slotDir, p));
       const size = await packPaths(job.slotDir, paths, tarPath);
       job.synced = true;
-      return await runPodStage(
-        {
-          connection: job.api.connection,
-          target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER },
-          script: this.buildPath(scriptPath),
-          pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`,
-          input: { path: tarPath, size },
-          killGraceMs: this.options.killGraceMs,
-        },
-        request,
-      );
+      const run = { connection: job.api.connection, target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER }, script: this.buildPath(scriptPath), pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`, input: { path: tarPath, size }, killGraceMs: this.options.killGraceMs };
+      return await runPodStage(run, request).catch(async (error: unknown) => {
+        // An exec that fails because the container ended (its entrypoint exited, it was OOM-killed) says so.
+        const ended = await pod.whyEnded();
+        throw ended ? new ExecutorSetupError('POD_ENDED', `pod ${job.namespace}/${pod.name}: ${ended}`, { cause: error }) : error;
+      });
     } finally {
       await rm(scriptPath, { force: true });
       await rm(tarPath, { force: true });

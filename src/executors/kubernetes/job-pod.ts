@@ -2,7 +2,8 @@
  * The job's pod from creation to deletion. Creating it returns at once: the pod starts (the image is
  * pulled, the sandbox made) while the runner fetches the sources, and `started` settles when it runs
  * or cannot. Without services, the build container counts as running as soon as an exec into it
- * works: the kubelet reports a started container only at its next relist (once a second), so the
+ * finds the waiting shell's marker (so an ENTRYPOINT that never runs its command is not taken for a
+ * start): the kubelet reports a started container only at its next relist (once a second), so the
  * status would say so up to a second later. When the image cannot be pulled and `[runners.kubernetes] pull_policy` lists another
  * policy, a new pod is made with it (under a new name: the old one may still be terminating). What
  * the start has to say is held back until `release()`, so it does not split get_sources' output.
@@ -14,8 +15,8 @@ import { ExecutorSetupError } from '../types.js';
 import { isNotFound, type KubeApi } from './api.js';
 import type { KubernetesOptions, KubernetesPullPolicy } from './options.js';
 import { podExec, type ExecTarget } from './exec.js';
-import { BUILD_CONTAINER, podSpec, type PodPlan } from './pod-spec.js';
-import { waitForPod, type PodVerdict } from './pod-wait.js';
+import { BUILD_CONTAINER, podSpec, WAITING_MARKER, type PodPlan } from './pod-spec.js';
+import { judgePod, waitForPod, type PodVerdict } from './pod-wait.js';
 
 export interface PodOutput {
   log: (line: string) => void;
@@ -89,6 +90,20 @@ export class JobPod {
     }
   }
 
+  /**
+   * Why the build container is gone, when it is: read from the pod's status for up to a few seconds
+   * (the kubelet reports an ended container at its next relist); undefined when it still runs.
+   */
+  async whyEnded(): Promise<string | undefined> {
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const pod = await this.api.call(`reading pod ${this.name}`, undefined, (c) => this.api.core.readNamespacedPod({ name: this.name, namespace: this.namespace }, c)).catch(() => undefined);
+      const verdict = pod ? judgePod(pod) : undefined;
+      if (verdict?.kind === 'failed') return verdict.reason;
+      await sleep(500);
+    }
+    return undefined;
+  }
+
   private say(kind: 'log' | 'warn', line: string): void {
     if (this.held) this.held.push(() => this.output[kind](line));
     else this.output[kind](line);
@@ -124,12 +139,12 @@ export class JobPod {
 /** How long exec is tried as a sign of life; after that the status watch alone decides. */
 const PROBE_FOR_MS = 15_000;
 
-/** Resolves once `true` runs in the container (tries at growing intervals); never resolves after PROBE_FOR_MS. */
+/** Resolves once the waiting shell's marker is there (tries at growing intervals); never resolves after PROBE_FOR_MS. */
 async function probeExec(api: KubeApi, target: ExecTarget, signal: AbortSignal): Promise<PodVerdict & { kind: 'running' }> {
   const sink = (): Writable => new Writable({ write: (_chunk, _encoding, callback) => callback() });
   const until = Date.now() + PROBE_FOR_MS;
   for (let pause = 50; Date.now() < until; pause = Math.min(1_000, pause * 1.5)) {
-    const ok = await podExec(api.connection, target, { command: ['true'], stdout: sink(), stderr: sink(), signal }).then(
+    const ok = await podExec(api.connection, target, { command: ['sh', '-c', `test -e ${WAITING_MARKER}`], stdout: sink(), stderr: sink(), signal }).then(
       (result) => result.exitCode === 0,
       () => false,
     );

@@ -13,11 +13,15 @@ export const POD_BUILDS_DIR = '/builds';
 export const BUILD_CONTAINER = 'build';
 const BUILDS_VOLUME = 'ci-runner-builds';
 
+/** Made by the waiting shell when it starts: the image's ENTRYPOINT, if any, did run its command. */
+export const WAITING_MARKER = `${POD_BUILDS_DIR}/.ci-runner-waiting`;
+
 /**
- * The build container's first process: waits until the pod is deleted, and exits at once on SIGTERM
- * (a PID 1 without a handler would ignore it and hold the deletion for the whole grace period).
+ * The build container's first process: marks that it started, then waits until the pod is deleted,
+ * and exits at once on SIGTERM (a PID 1 without a handler would ignore it and hold the deletion for
+ * the whole grace period).
  */
-export const WAITING_SHELL = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
+export const WAITING_SHELL = ['sh', '-c', `: > ${WAITING_MARKER}; trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done`];
 
 export interface PodPlan {
   name: string;

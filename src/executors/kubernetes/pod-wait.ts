@@ -29,7 +29,10 @@ export function judgePod(pod: V1Pod): PodVerdict {
   const build = statuses.find((s) => s.name === BUILD_CONTAINER);
   if (build?.state?.terminated) {
     const t = build.state.terminated;
-    return { kind: 'failed', reason: `the build container ended before the job's first stage (${t.reason ?? 'exited'}, exit code ${t.exitCode}${t.message ? `: ${t.message.trim()}` : ''}): the image's ENTRYPOINT must end in exec "$@" to run the job; otherwise replace it in .gitlab-ci.yml: image: { name: ..., entrypoint: [""] }` };
+    const ended = `the build container ended (${t.reason ?? 'exited'}, exit code ${t.exitCode}${t.message ? `: ${t.message.trim()}` : ''})`;
+    // Killed (out of memory, by a signal) it was running; otherwise its ENTRYPOINT did not keep it so.
+    const killed = t.reason === 'OOMKilled' || t.exitCode >= 128;
+    return { kind: 'failed', reason: killed ? ended : `${ended}: an image's ENTRYPOINT must end in exec "$@" to run the job; otherwise replace it in .gitlab-ci.yml: image: { name: ..., entrypoint: [""] }` };
   }
   for (const s of statuses) {
     const waiting = s.state?.waiting;

@@ -110,7 +110,7 @@ describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods th
     expect(wrapped.trace).toContain('script ran 42');
     const binary = await runKubernetesJob(t, token, `j:\n  image: ${K8S_IMAGES.binentry}\n  script:\n    - echo never\n`, { namespace });
     expect(binary.status).toBe('failed');
-    expect(binary.trace).toContain('the build container ended before the job\'s first stage (Completed, exit code 0)');
+    expect(binary.trace).toContain('the build container ended (Completed, exit code 0): an image\'s ENTRYPOINT must end in exec "$@"');
     expect(binary.trace).toContain('entrypoint: [""]');
   });
 
