@@ -1,10 +1,11 @@
 /**
  * `ci-runner verify` on kubernetes runners: the cluster asked (SelfSubjectAccessReview) whether the
  * runner's account may do what the executor does, with the Role of packaging/kubernetes/rbac.yaml
- * enough and a Role without exec named as such; the agent's check before an entry polls says the same.
+ * enough and a Role without exec named as such (and a client certificate as the credentials); the
+ * agent's check before an entry polls says the same.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { V1PolicyRule, V1Role } from '@kubernetes/client-node';
@@ -54,7 +55,7 @@ describe.skipIf(skipKubernetes)('verify with kubernetes runners', () => {
     const full = await account('packaged', packaged);
     const limited = await account('no-exec', packaged.filter((rule) => !rule.resources?.includes('pods/exec')));
     const dirs = await workDirs();
-    const entry = async (name: string, token: string) => [
+    const entry = async (name: string, auth: string[]) => [
       '[[runners]]',
       `  name = "${name}"`,
       `  url = "${t.url}"`,
@@ -62,15 +63,23 @@ describe.skipIf(skipKubernetes)('verify with kubernetes runners', () => {
       '  executor = "kubernetes"',
       '  [runners.kubernetes]',
       `    host = "${cluster!.api}"`,
-      `    bearer_token = "${token}"`,
+      ...auth.map((line) => `    ${line}`),
       `    ca_file = "${cluster!.caFile}"`,
       `    namespace = "${namespace}"`,
     ].join('\n');
+    // The kit's admin client certificate sits beside its CA.
+    const pki = dirname(cluster!.caFile);
     const file = join(dirs.root, 'config.toml');
-    await writeFile(file, `${await entry('packaged', full)}\n${await entry('no-exec', limited)}\n`, { mode: 0o600 });
+    const entries = [
+      await entry('packaged', [`bearer_token = "${full}"`]),
+      await entry('no-exec', [`bearer_token = "${limited}"`]),
+      await entry('client-cert', [`cert_file = "${join(pki, 'admin.crt')}"`, `key_file = "${join(pki, 'admin.key')}"`]),
+    ];
+    await writeFile(file, `${entries.join('\n')}\n`, { mode: 0o600 });
     const result = await cli(['verify', '-c', file]);
     expect(result.all).toMatch(/Verified runner "packaged": Kubernetes v1\.20\.\d+ at https:\/\/127\.0\.0\.1:6443 \(from \[runners\.kubernetes\] host\): may run jobs in namespace "ci-runner-test-verify"/);
     expect(result.all).toContain('Could not verify runner "no-exec": the account of https://127.0.0.1:6443 (from [runners.kubernetes] host) may not create pods/exec, get pods/exec in namespace "ci-runner-test-verify"');
+    expect(result.all).toMatch(/Verified runner "client-cert": Kubernetes v1\.20\.\d+ at https:\/\/127\.0\.0\.1:6443/);
     expect(result.exitCode).toBe(3);
 
     // The agent asks the same before an entry polls: the one without exec takes no jobs, saying why.
