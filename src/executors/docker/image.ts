@@ -43,6 +43,8 @@ export function checkAllowed(image: string, allowed: readonly string[], listName
 export interface EnsureOptions {
   log: (line: string) => void;
   signal: AbortSignal;
+  /** For the pull only: the job's registry logins (`DOCKER_CONFIG`, registry-auth.ts). */
+  env?: Record<string, string>;
 }
 
 /** A present image: its ID and what the build stages need from its config, from one `docker image inspect`. */
@@ -104,7 +106,7 @@ async function localImage(docker: DockerCli, image: string, signal: AbortSignal)
 
 async function pull(docker: DockerCli, image: string, options: EnsureOptions): Promise<void> {
   options.log(`Pulling docker image ${image} ...`);
-  const child = docker.spawn(['pull', image], { signal: options.signal });
+  const child = docker.spawn(['pull', image], { signal: options.signal, ...(options.env ? { env: options.env } : {}) });
   const layers = new Set<string>();
   let pending = '';
   let lastError = '';
@@ -125,4 +127,20 @@ async function pull(docker: DockerCli, image: string, options: EnsureOptions): P
   options.signal.throwIfAborted();
   if (result.exitCode !== 0) throw new Error((pending.trim() || lastError || `exit status ${result.exitCode}`).slice(0, 500));
   if (layers.size > 0) options.log(`Pulled ${layers.size} layer${layers.size === 1 ? '' : 's'}`);
+}
+
+/**
+ * The pull policies for a job's image or service: its own (v4's `pull_policy`) when every one of them
+ * is among the runner's (`[runners.docker] pull_policy`, which lists what the runner allows, as
+ * GitLab Runner's `allowed_pull_policies` defaults to), else the job fails saying so; the runner's
+ * when the job names none.
+ */
+export function pullPolicies(runner: readonly PullPolicy[], job: readonly PullPolicy[] | undefined, what: string): readonly PullPolicy[] {
+  if (!job || job.length === 0) return runner;
+  const allowed = runner.length > 0 ? runner : ['always'];
+  const refused = job.filter((policy) => !allowed.includes(policy));
+  if (refused.length > 0) {
+    throw new ExecutorSetupError('PULL_POLICY_NOT_ALLOWED', `the ${what}'s pull_policy ${refused.join(', ')} is not allowed by [runners.docker] pull_policy (${allowed.join(', ')})`);
+  }
+  return job;
 }

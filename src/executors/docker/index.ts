@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
+import type { ServiceOptions } from '../../protocol/types.js';
 import { writeNewFile } from '../../new-file.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { ShellExecutor } from '../shell/index.js';
@@ -18,11 +19,12 @@ import type { Executor, PrepareRequest, StageRequest, StageResult } from '../typ
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
-import { checkAllowed, checkImageName, ensureImage, expandName, selectImage, type LocalImage } from './image.js';
+import { checkAllowed, checkImageName, ensureImage, expandName, pullPolicies, selectImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
+import { jobDockerConfig } from './registry-auth.js';
 import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 import { runStageContainer } from './stage-container.js';
 
@@ -87,14 +89,21 @@ export class DockerExecutor implements Executor {
     const prefix = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
     const image = selectImage(build.options.image, o.image, request.variables);
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
-    const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
+    // v4 sends services as objects (alias, command, entrypoint, pull_policy); v1 by name.
+    const jobServices = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
+    const services = [...o.services, ...jobServices].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
     for (const s of services) {
       checkImageName(s.name, 'service');
       checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
     }
     this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
+    const imagePolicies = pullPolicies(o.pull_policy, build.options.imagePullPolicy, 'image');
+    const servicePolicies = services.map((s) => pullPolicies(o.pull_policy, (s as ServiceOptions).pull_policy, `service ${s.name}`));
+    // The job's registry logins (v4 `credentials`) reach its pulls only, through a config file.
+    const env = await jobDockerConfig(request.stateDir, build.credentials);
+    if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
     request.log(`Using docker image ${image} ...`);
-    const local = await ensureImage(this.docker, image, o.pull_policy, { log: request.log, signal: request.signal });
+    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env });
     request.log(`Using docker image ${image} with ID ${local.id}`);
     await this.readImageConfig(this.job, local, request);
     if (services.length === 0) return;
@@ -102,19 +111,19 @@ export class DockerExecutor implements Executor {
     const network = `${prefix}-network`;
     await this.docker.run(['network', 'create', ...this.job.labels, network], { signal: request.signal });
     this.job.network = network;
-    const env = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
-    if (env.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${env.skipped.join(', ')}`);
+    const serviceEnv = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
+    if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
     const envFile = join(request.stateDir, 'services.env');
-    if (env.file) await writeNewFile(envFile, env.file, 0o600);
+    if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
     const started: StartedService[] = [];
     try {
       for (const [i, spec] of services.entries()) {
         request.log(`Starting service ${spec.name} ...`);
-        await ensureImage(this.docker, spec.name, o.pull_policy, { log: request.log, signal: request.signal });
+        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env });
         const container = `${prefix}-service-${i}`;
         this.containers.add(container);
-        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(env.file ? { envFile } : {}), byName: Object.keys(env.byName), privileged: o.privileged });
-        await this.docker.run(args, { env: env.byName, signal: request.signal });
+        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), privileged: o.privileged });
+        await this.docker.run(args, { env: serviceEnv.byName, signal: request.signal });
         started.push({ container, image: spec.name });
       }
     } finally {

@@ -8,11 +8,12 @@ import type { FeaturesInfo } from './types.js';
 /** The features for `executor` (`''` while registering: nothing runs jobs yet, so all false). */
 export function runnerFeatures(executor: string): FeaturesInfo {
   const runs = executor !== '';
-  const docker = executor === 'docker';
+  // Executors that run jobs in their image, with services.
+  const containers = executor === 'docker' || executor === 'kubernetes';
   return {
     variables: runs,
-    image: docker,
-    services: docker,
+    image: containers,
+    services: containers,
     artifacts: runs,
     cache: runs,
     // The shell executor's builds dir is shared between jobs of the runner, as GitLab Runner's.
