@@ -1,12 +1,12 @@
 /**
  * The demo behind `npm start`: the reference server in-process with the example project, a runner
- * registered against it, the example pipeline run with live job logs (a header per job) and a
- * summary table at the end. Everything lives in a temp dir removed afterwards.
+ * registered against it over `/api/v4`, the example pipeline run with live job logs (a header per
+ * job) and a summary table at the end. Everything lives in a temp dir removed afterwards.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunnerApiClient } from '../client/runner-api.js';
+import { RunnerApiV4Client } from '../client/v4/client.js';
 import { CiRunnerError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { materializeExampleProject } from '../server/example-project.js';
@@ -52,16 +52,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     server = await createReferenceServer({ projects: [{ name: PROJECT, path: example.path }], dataDir: join(root, 'server') });
     print(`${paint('1', 'ci-runner demo')}: reference server at ${server.url}, project ${PROJECT}\n`);
 
-    const client = new RunnerApiClient({ url: server.url });
-    const registered = await client.registerRunner({ token: server.registrationToken, description: 'demo-runner', runUntagged: true });
+    const client = new RunnerApiV4Client({ url: server.url });
+    const registered = await client.registerRunner({ token: server.registrationToken, description: 'demo-runner', runUntagged: true, locked: false });
     await client.close();
     if (!registered.runner) throw new CiRunnerError('DEMO_FAILED', `registering the demo runner failed (status ${registered.status})`);
-    print(`Registered runner demo-runner (${registered.runner.token.slice(0, 8)})\n`);
+    print(`Registered runner demo-runner (${registered.runner.token.slice(0, 8)}) over /api/v4\n`);
 
     const config = configSchema.parse({
       concurrent: options.concurrent,
       check_interval: 0.2,
-      runners: [{ name: 'demo-runner', url: server.url, token: registered.runner.token, builds_dir: join(root, 'builds'), cache_dir: join(root, 'cache'), trace_update_interval: 0.5 }],
+      runners: [{ name: 'demo-runner', url: server.url, api: 'v4', token: registered.runner.token, builds_dir: join(root, 'builds'), cache_dir: join(root, 'cache'), trace_update_interval: 0.5 }],
     });
     const services = defaultServices(logger);
     const names = new Map<number, string>();

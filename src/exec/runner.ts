@@ -1,11 +1,11 @@
 /**
  * The runner side of `exec`: a runner registered on the in-process server and the same `Agent` that
- * `ci-runner run` uses polling it, with its job output going to the live log.
+ * `ci-runner run` uses polling it over `/api/v4`, with its job output going to the live log.
  */
 import { Agent } from '../agent/agent.js';
 import { configSchema, runnerSchema, type RunnerConfig } from '../agent/config/schema.js';
 import { defaultServices } from '../agent/services.js';
-import { RunnerApiClient } from '../client/runner-api.js';
+import { RunnerApiV4Client } from '../client/v4/client.js';
 import { CiRunnerError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ReferenceServer } from '../server/index.js';
@@ -24,6 +24,7 @@ export function execRunnerConfig(settings: ExecRunnerSettings, url: string, toke
   const parsed = runnerSchema.safeParse({
     name: 'exec',
     url,
+    api: 'v4',
     token,
     executor: settings.executor,
     shell: settings.shell,
@@ -38,11 +39,11 @@ export function execRunnerConfig(settings: ExecRunnerSettings, url: string, toke
   return parsed.data;
 }
 
-/** Registers a runner for every job on `server`; its token. */
+/** Registers a runner for every job on `server` (over v4); its token. */
 export async function registerExecRunner(server: ReferenceServer): Promise<string> {
-  const client = new RunnerApiClient({ url: server.url });
+  const client = new RunnerApiV4Client({ url: server.url });
   try {
-    const registered = await client.registerRunner({ token: server.registrationToken, description: 'exec', runUntagged: true });
+    const registered = await client.registerRunner({ token: server.registrationToken, description: 'exec', runUntagged: true, locked: false });
     if (!registered.runner) throw new CiRunnerError('EXEC_REGISTER', `registering exec's runner failed (status ${registered.status})`);
     return registered.runner.token;
   } finally {
