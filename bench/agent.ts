@@ -1,7 +1,9 @@
 /**
- * Agent benchmark (issue #4): per-job overhead of a trivial job (pickup → final state accepted, minus
- * the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent = 2; then
- * the idle figures of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node).
+ * Agent benchmark (issue #4, #22): per-job overhead of a trivial job (pickup → final state accepted,
+ * minus the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent =
+ * 2 — each over both runner APIs, v1 and v4; how long a cancel of a job that prints nothing takes to
+ * reach the runner (the server's cancel → the script stopped), over both APIs; then the idle figures
+ * of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node).
  * The reference server runs in this process (so it shares the CPU with the agent); the idle daemon is
  * a separate process. Figures are printed, not asserted.
  */
@@ -23,12 +25,14 @@ function jobs(n: number, gitStrategy?: string): string {
   return vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
 }
 
-async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, gitStrategy?: string) {
+type Api = 'v1' | 'v4';
+
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: string) {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent,
     check_interval: 3,
-    runners: [{ name: 'bench', url: server.url, token, builds_dir: join(root, `builds-${concurrent}-${gitStrategy ?? 'default'}`), cache_dir: join(root, 'cache') }],
+    runners: [{ name: 'bench', url: server.url, token, api, builds_dir: join(root, `builds-${concurrent}-${api}-${gitStrategy ?? 'default'}`), cache_dir: join(root, 'cache') }],
   });
   const logger = silentLogger();
   const services = defaultServices(logger);
@@ -78,22 +82,89 @@ export async function run(): Promise<void> {
   const repo = await createGitRepo({ 'README.md': '# bench\n' });
   const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
   try {
-    const single = await runPipeline(server, root, 50, 1);
     const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
-    process.stdout.write(
-      `per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(percentile(single.overhead, 50))}, p95 ${fmt(percentile(single.overhead, 95))}` +
-        ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
-    );
-    const noGit = await runPipeline(server, root, 50, 1, 'none');
-    process.stdout.write(
-      `per-job overhead without git (GIT_STRATEGY none), 50 jobs: p50 ${fmt(percentile(noGit.overhead, 50))}, p95 ${fmt(percentile(noGit.overhead, 95))}\n`,
-    );
-    const pair = await runPipeline(server, root, 20, 2);
-    process.stdout.write(`20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
+    for (const api of ['v1', 'v4'] as const) {
+      const single = await runPipeline(server, root, 50, 1, api);
+      process.stdout.write(
+        `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(percentile(single.overhead, 50))}, p95 ${fmt(percentile(single.overhead, 95))}` +
+          ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
+      );
+    }
+    for (const api of ['v1', 'v4'] as const) {
+      const noGit = await runPipeline(server, root, 50, 1, api, 'none');
+      process.stdout.write(`[${api}] per-job overhead without git (GIT_STRATEGY none), 50 jobs: p50 ${fmt(percentile(noGit.overhead, 50))}, p95 ${fmt(percentile(noGit.overhead, 95))}\n`);
+    }
+    for (const api of ['v1', 'v4'] as const) {
+      const pair = await runPipeline(server, root, 20, 2, api);
+      process.stdout.write(`[${api}] 20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
+    }
+    for (const api of ['v1', 'v4'] as const) {
+      const latency = await cancelLatency(server, root, api, 10);
+      process.stdout.write(`[${api}] cancel of a job that prints nothing, seen by the runner (cancel → script stopped), 10 jobs: p50 ${fmt(percentile(latency, 50))}, p95 ${fmt(percentile(latency, 95))}\n`);
+    }
     await printIdle(server, root);
   } finally {
     await server.close();
     await rm(root, { recursive: true, force: true });
     await rm(repo, { recursive: true, force: true });
   }
+}
+
+/**
+ * Cancels `n` jobs that print nothing (`sleep`), each at a random moment within a second after its
+ * script started (so the cancel falls anywhere between two of the runner's keep-alives), and times
+ * the server's cancel to the end of the script the runner then stops. Sorted, in ms.
+ */
+async function cancelLatency(server: ReferenceServer, root: string, api: Api, n: number): Promise<number[]> {
+  const token = await register(server);
+  const config = configSchema.parse({
+    concurrent: 1,
+    check_interval: 0.2,
+    runners: [{ name: 'bench-cancel', url: server.url, token, api, builds_dir: join(root, `builds-cancel-${api}`), cache_dir: join(root, 'cache') }],
+  });
+  const services = defaultServices(silentLogger());
+  let started: (() => void) | undefined;
+  let stopped: (() => void) | undefined;
+  const agent = new Agent(config, {
+    ...services,
+    createExecutor: async (runner) => {
+      const inner = await services.createExecutor(runner);
+      const timed: Executor = {
+        name: inner.name,
+        cleanup: () => inner.cleanup(),
+        runStage: async (request) => {
+          if (request.stage === 'build_script') started?.();
+          const result = await inner.runStage(request);
+          if (request.stage === 'build_script') stopped?.();
+          return result;
+        },
+      };
+      return timed;
+    },
+  });
+  agent.start();
+  const latencies: number[] = [];
+  try {
+    for (let i = 0; i < n; i += 1) {
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const ended = new Promise<void>((resolve) => (stopped = resolve));
+      const pipeline = await server.createPipeline({ project: 'bench/project', config: 'silent:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - sleep 60\n' });
+      await running;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 1000));
+      const t0 = performance.now();
+      server.cancelJob(pipeline.jobs[0]!.id);
+      await ended;
+      latencies.push(performance.now() - t0);
+      for (;;) {
+        const status = server.getPipeline(pipeline.id)?.status;
+        if (status && ['success', 'failed', 'canceled'].includes(status)) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+  } finally {
+    agent.shutdown();
+    agent.shutdown();
+    await agent.done();
+  }
+  return latencies.sort((a, b) => a - b);
 }
