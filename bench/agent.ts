@@ -20,14 +20,15 @@ import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';
 import { percentile, register, runToEnd } from './support.js';
 
-function jobs(n: number, gitStrategy?: string): string {
-  const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
+/** `git`: `none` (no checkout), `full` (GIT_DEPTH 0 whatever the server's default), or the server's default. */
+function jobs(n: number, git?: 'none' | 'full'): string {
+  const vars = git === 'none' ? 'variables:\n  GIT_STRATEGY: none\n' : git === 'full' ? 'variables:\n  GIT_DEPTH: "0"\n' : '';
   return vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
 }
 
 type Api = 'v1' | 'v4';
 
-async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: string) {
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: 'none' | 'full') {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent,
@@ -89,6 +90,12 @@ export async function run(): Promise<void> {
         `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(percentile(single.overhead, 50))}, p95 ${fmt(percentile(single.overhead, 95))}` +
           ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
       );
+    }
+    // The same checkout on both APIs: the reference server's v4 jobs default to GitLab's shallow depth
+    // 20 (v1's to a full fetch), and a shallow fetch costs git one more round trip.
+    for (const api of ['v1', 'v4'] as const) {
+      const full = await runPipeline(server, root, 50, 1, api, 'full');
+      process.stdout.write(`[${api}] per-job overhead with a full fetch (GIT_DEPTH 0), 50 jobs: p50 ${fmt(percentile(full.overhead, 50))}, p95 ${fmt(percentile(full.overhead, 95))}\n  stages: ${full.stages}\n`);
     }
     for (const api of ['v1', 'v4'] as const) {
       const noGit = await runPipeline(server, root, 50, 1, api, 'none');
