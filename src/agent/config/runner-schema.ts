@@ -60,7 +60,7 @@ export const runnerSchema = z.strictObject({
   post_build_script: z.string().optional(),
   /** Ours: seconds between trace sends. */
   trace_update_interval: z.number().positive().max(3600).default(1),
-  /** Ours: seconds of silence before an empty PATCH doubles as a keep-alive/cancel probe. */
+  /** Ours: seconds of silence before a keep-alive (v1 an empty PATCH, v4 a `running` PUT) doubles as the cancel probe; the server's interval wins. */
   trace_keepalive_interval: z.number().positive().max(3600).default(5),
   /** Ours: archive format of uploaded artifacts. */
   artifacts_format: z.enum(['tar.gz', 'zip']).default('tar.gz'),
