@@ -72,7 +72,8 @@ async function pollUntilStopped(entry: RunnerEntry, context: PollLoopContext): P
     }
     if (got) continue; // poll again at once while slots are free
     const base = context.checkInterval() * 1000;
-    const delay = entry.failures > 0 ? failureDelay(entry, base) : jitter(base);
+    // A healthy answer may still ask for a pause (a 409 race with Retry-After): never sooner than it says.
+    const delay = entry.failures > 0 ? failureDelay(entry, base) : Math.max(jitter(base), Math.min(entry.retryAfterMs ?? 0, MAX_HEALTHY_PAUSE_MS));
     await rest(entry, delay, context);
   }
   return false;
@@ -90,6 +91,9 @@ async function rest(entry: RunnerEntry, ms: number, context: PollLoopContext): P
 function failureDelay(entry: RunnerEntry, baseMs: number): number {
   return retryDelay({ baseMs, maxMs: entry.lastStatus === 403 ? 3_600_000 : 60_000 }, entry.failures, entry.retryAfterMs);
 }
+
+/** Longest `Retry-After` a healthy answer can make an entry wait. */
+const MAX_HEALTHY_PAUSE_MS = 10 * 60_000;
 
 /** ±20 % around `ms`, so many runners do not poll in lockstep. */
 function jitter(ms: number): number {
