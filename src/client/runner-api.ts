@@ -16,6 +16,7 @@ import { decodeBuildResponse, type RequestBuildResult } from './build-response.j
 import { runnerInfo, USER_AGENT } from './info.js';
 import { TRANSPORT_ERROR, type Endpoint } from './retryable.js';
 import type { TlsMaterial } from './tls.js';
+import { sendTracePart } from './trace-part.js';
 import { drain, header, send, Transport, type HttpResponse, type TransportOptions } from './transport.js';
 
 // Callers import the result types along with the client.
@@ -168,20 +169,8 @@ export class RunnerApiClient implements RunnerApi {
     bytes: Uint8Array,
     signal?: AbortSignal,
   ): Promise<PatchTraceResult> {
-    const response = await send(this.context.transport, {
-      method: 'PATCH',
-      url: new URL(`builds/${id}/trace.txt`, this.baseUrl),
-      headers: {
-        'content-type': 'text/plain',
-        'content-range': formatContentRange(start, start + bytes.byteLength),
-        'build-token': buildToken,
-        'user-agent': USER_AGENT,
-      },
-      body: bytes,
-      signal,
-      headersTimeoutMs: this.context.requestTimeoutMs,
-    });
-    await drain(response);
+    const headers = { 'content-range': formatContentRange(start, start + bytes.byteLength), 'build-token': buildToken };
+    const response = await sendTracePart(this.context, new URL(`builds/${id}/trace.txt`, this.baseUrl), headers, bytes, signal);
     const serverLength = parseServerRange(response.headers.range);
     const buildStatus = header(response.headers, 'build-status');
     // §4.6: `canceled` or `failed` stop the job; v1 has no stop-at-once, so after_script still runs.

@@ -3,6 +3,17 @@
  * append `/ci` unless present, then `/api/v1/`. Only http and https are accepted.
  */
 export function apiBaseUrl(url: string): URL {
+  const parsed = coordinatorUrl(url);
+  let path = parsed.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/ci')) path += '/ci';
+  parsed.pathname = `${path}/api/v1/`;
+  parsed.search = '';
+  parsed.hash = '';
+  return parsed;
+}
+
+/** A runner's configured `url`, parsed; only http and https are accepted (TypeError otherwise). */
+export function coordinatorUrl(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -12,10 +23,5 @@ export function apiBaseUrl(url: string): URL {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new TypeError(`invalid coordinator URL ${JSON.stringify(url)}: only http and https are supported`);
   }
-  let path = parsed.pathname.replace(/\/+$/, '');
-  if (!path.endsWith('/ci')) path += '/ci';
-  parsed.pathname = `${path}/api/v1/`;
-  parsed.search = '';
-  parsed.hash = '';
   return parsed;
 }

@@ -36,11 +36,18 @@ const variableSchema = z.looseObject({
   file: z.boolean().optional(),
 });
 
-/** Entries without a key name nothing the job could see; they are dropped, not refused. */
-const variablesSchema = z
-  .array(z.unknown())
-  .transform((entries) => entries.filter((entry) => !(typeof entry === 'object' && entry !== null && !('key' in entry))))
-  .pipe(z.array(variableSchema));
+/**
+ * A list of variables read by `variable`: entries without a key name nothing the job could see; they
+ * are dropped, not refused (v1 and v4 alike).
+ */
+export function keyedVariables<T extends z.ZodType>(variable: T) {
+  return z
+    .array(z.unknown())
+    .transform((entries) => entries.filter((entry) => !(typeof entry === 'object' && entry !== null && !('key' in entry))))
+    .pipe(z.array(variable));
+}
+
+const variablesSchema = keyedVariables(variableSchema);
 
 const artifactsFileSchema = z.looseObject({
   filename: z.string().default(''),

@@ -85,7 +85,7 @@ export function credentialHeader(repoUrl: string): { base: string; header: strin
 
 /** Clone or fetch of the ref's branch or tag (v1, and v4 without refspecs). */
 function refLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string): string[] {
-  const { build, projectDir } = options;
+  const { build } = options;
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
   const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
   // guardCheckout left the project dir empty unless it kept a checkout to fetch into.
@@ -97,16 +97,23 @@ function refLines(options: GitSourcesOptions, url: string, dir: string, depthArg
   const fetchRefs = options.depth > 0
     ? `${depthArgs} ${url} ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
     : ` ${url} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
-  // origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
+  return fetchOrElse(options, dir, `git fetch -q --prune${fetchRefs}`, clone);
+}
+
+/**
+ * The fetch strategy: into the kept checkout, cleaned first, when there is one, else `otherwise`.
+ * origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
+ */
+function fetchOrElse(options: GitSourcesOptions, dir: string, fetch: string, otherwise: string[]): string[] {
   return [
-    `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
-    notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
+    `if [ -d ${shellQuote(`${options.projectDir}/.git`)} ]; then`,
+    notice(`Fetching changes from ${redactUrl(options.build.repo_url)}...`),
     `cd ${dir}`,
     'git clean -ffdx -q',
     'git reset --hard -q',
-    `git fetch -q --prune${fetchRefs}`,
+    fetch,
     'else',
-    ...clone,
+    ...otherwise,
     'fi',
   ];
 }
@@ -116,7 +123,7 @@ function refLines(options: GitSourcesOptions, url: string, dir: string, depthArg
  * fetches, into a new repository (clone) or the kept checkout (fetch), `git_info.depth` deep.
  */
 function refspecLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string, refspecs: readonly string[]): string[] {
-  const { build, projectDir } = options;
+  const { build } = options;
   const specs = refspecs.map(shellQuote).join(' ');
   const init = [
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
@@ -126,15 +133,5 @@ function refspecLines(options: GitSourcesOptions, url: string, dir: string, dept
     `git fetch -q --prune${depthArgs} origin ${specs}`,
   ];
   if (options.strategy === 'clone') return init;
-  return [
-    `if [ -d ${shellQuote(`${projectDir}/.git`)} ]; then`,
-    notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
-    `cd ${dir}`,
-    'git clean -ffdx -q',
-    'git reset --hard -q',
-    `git fetch -q --prune${depthArgs} ${url} ${specs}`,
-    'else',
-    ...init,
-    'fi',
-  ];
+  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} ${url} ${specs}`, init);
 }

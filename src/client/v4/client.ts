@@ -22,7 +22,8 @@ import { decodeBuildResponse, type RequestBuildResult } from '../build-response.
 import { runnerInfo, USER_AGENT } from '../info.js';
 import { TRANSPORT_ERROR } from '../retryable.js';
 import type { TlsMaterial } from '../tls.js';
-import { drain, header, send, Transport, type HttpResponse, type TransportOptions } from '../transport.js';
+import { sendTracePart } from '../trace-part.js';
+import { drain, header, Transport, type HttpResponse, type TransportOptions } from '../transport.js';
 import {
   deleteManagerV4,
   deleteRunnerV4,
@@ -132,20 +133,8 @@ export class RunnerApiV4Client implements RunnerApi {
 
   /** V8: appends `bytes` (never empty) at `start`, with the inclusive `Content-Range` and `JOB-TOKEN`. */
   async patchTrace(id: number, jobToken: string, start: number, bytes: Uint8Array, signal?: AbortSignal): Promise<PatchTraceResult> {
-    const response = await send(this.context.transport, {
-      method: 'PATCH',
-      url: new URL(`jobs/${id}/trace`, this.baseUrl),
-      headers: {
-        'content-type': 'text/plain',
-        'content-range': formatInclusiveRange(start, start + bytes.byteLength),
-        'job-token': jobToken,
-        'user-agent': USER_AGENT,
-      },
-      body: bytes,
-      signal,
-      headersTimeoutMs: this.context.requestTimeoutMs,
-    });
-    await drain(response);
+    const headers = { 'content-range': formatInclusiveRange(start, start + bytes.byteLength), 'job-token': jobToken };
+    const response = await sendTracePart(this.context, new URL(`jobs/${id}/trace`, this.baseUrl), headers, bytes, signal);
     const serverLength = parseServerRange(response.headers.range);
     return { ...apiResult(this.context, 'patchTraceV4', response), ...(serverLength !== undefined ? { serverLength } : {}), ...jobAnswer(response) };
   }

@@ -4,16 +4,10 @@
  * `https://h/`, `https://h/ci` → `https://h/api/v4/`; `https://h/gitlab` → `https://h/gitlab/api/v4/`.
  * Only http and https are accepted.
  */
+import { coordinatorUrl } from '../base-url.js';
+
 export function apiV4BaseUrl(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TypeError(`invalid coordinator URL ${JSON.stringify(url)}: expected http(s)://host[:port][/path]`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new TypeError(`invalid coordinator URL ${JSON.stringify(url)}: only http and https are supported`);
-  }
+  const parsed = coordinatorUrl(url);
   const path = parsed.pathname.replace(/\/+$/, '').replace(/\/ci$/, '');
   parsed.pathname = `${path}/api/v4/`;
   parsed.search = '';

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { schemaMessages } from '../../schema-messages.js';
-import type { BuildPayloadResult } from '../build-payload.js';
+import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
 import { withoutNulls } from '../json-nulls.js';
 import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ServiceOptions } from '../types.js';
 
@@ -36,11 +36,7 @@ const variableSchema = z.looseObject({
   raw: z.boolean().optional(),
 });
 
-/** Entries without a key name nothing the job could see; they are dropped, not refused. */
-const variablesSchema = z
-  .array(z.unknown())
-  .transform((entries) => entries.filter((entry) => !(typeof entry === 'object' && entry !== null && !('key' in entry))))
-  .pipe(z.array(variableSchema));
+const variablesSchema = keyedVariables(variableSchema);
 
 const stepSchema = z.looseObject({
   name: z.string(),
