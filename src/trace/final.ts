@@ -66,9 +66,7 @@ export interface FinalUpdateOptions {
   /** v4: the reasons the server accepts (the job's `features.failure_reasons`). */
   acceptedReasons?: readonly string[];
   trace: TraceSource;
-  /** v4: the job's live sender (it knows what the server has); absent: one starting at `acknowledged`. */
-  sender?: TraceSender;
-  /** v4 without a sender: bytes the server has already. Default 0. */
+  /** v4: bytes of the trace the server has already (what the live sender delivered). Default 0. */
   acknowledged?: number;
   /** Give up after this long. */
   deadlineMs: number;
@@ -186,9 +184,9 @@ function v1Update(options: FinalUpdateOptions, timed: (call: (signal: AbortSigna
 /** v4: the rest of the trace by PATCH, then the state with the trace's checksum and size. */
 async function v4Update(options: FinalUpdateOptions, stop: AbortSignal, timed: (call: (signal: AbortSignal) => Promise<JobUpdateResult>) => Promise<JobUpdateResult>): Promise<ProtocolUpdate> {
   const { client, job, state, trace, logger } = options;
-  const sender =
-    options.sender ??
-    new TraceSender({ client, api: 'v4', job, trace, startOffset: options.acknowledged ?? 0, updateIntervalMs: 3000, keepaliveIntervalMs: 30_000, requestTimeoutMs: options.requestTimeoutMs, signal: stop, logger });
+  // A sender of its own, under the final update's deadline: the live one stops with the daemon, and
+  // the rest of the trace is owed all the same.
+  const sender = new TraceSender({ client, api: 'v4', job, trace, startOffset: options.acknowledged ?? 0, updateIntervalMs: 1000, keepaliveIntervalMs: 30_000, requestTimeoutMs: options.requestTimeoutMs, signal: stop, logger });
   const drain = async (): Promise<void> => {
     const whole = await sender.drain(AbortSignal.any([stop, AbortSignal.timeout(DRAIN_DEADLINE_MS)]));
     if (!whole) logger.warn({ acknowledged: sender.acknowledged, length: trace.length }, 'could not deliver the rest of the trace by PATCH; the server keeps what it has');

@@ -160,7 +160,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       ...(failure ? { failure } : {}),
       ...(build.failure_reasons ? { acceptedReasons: build.failure_reasons } : {}),
       trace,
-      sender,
+      acknowledged: sender.acknowledged,
       deadlineMs: shuttingDown
         ? Math.min(SHUTDOWN_FINAL_DEADLINE_MS, options.finalUpdateDeadlineMs ?? 3_600_000)
         : (options.finalUpdateDeadlineMs ?? 3_600_000),

@@ -10,6 +10,7 @@ export const RUN_ONCE_FLAGS: readonly EnvFlag[] = [
   { flag: 'runner', alias: 'r', env: ['RUNNER_CONFIG_NAME'], kind: 'string', describe: 'Take the runner entry of this name from the config file instead of the flags below (GitLab Runner\'s run-single -r)' },
   { flag: 'url', alias: 'u', env: ['CI_SERVER_URL'], kind: 'string', describe: 'Coordinator URL' },
   { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN', 'RUNNER_TOKEN'], kind: 'string', describe: 'Runner token (from register)' },
+  { flag: 'api', env: ['RUNNER_API'], kind: 'string', default: 'auto', choices: ['auto', 'v4', 'v1'], describe: 'Runner API: v4 (/api/v4, GitLab 9.0 and later), v1 (/ci/api/v1, GitLab 8.x) or auto (ask the server)' },
   { flag: 'name', alias: ['n', 'description'], env: ['RUNNER_NAME'], kind: 'string', default: 'run-once', describe: 'Runner name shown in the trace' },
   { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' },
   { flag: 'shell', env: ['RUNNER_SHELL'], kind: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' },
@@ -37,6 +38,7 @@ export interface RunOnceValues {
   runner?: string;
   url?: string;
   token?: string;
+  api: string;
   name: string;
   executor: string;
   shell: string;

@@ -152,6 +152,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
     ...tlsFromFlags(flags, env).files,
     name: argv.name,
     url,
+    api: argv.api,
     token,
     executor: argv.executor,
     shell: argv.shell,
