@@ -45,21 +45,22 @@ function text(params: Params, name: string): string | undefined {
 /**
  * Creates a runner from an admin's form: `description`, `tags` (a list or comma-separated),
  * `run_untagged` (default: true when it has no tags), `locked`, `project` (a name: a project runner;
- * absent: shared), `paused`, `access_level`, `maximum_timeout` (seconds), `maintenance_note`.
- * Answers 201 with the runner and its `glrt-` token, which nothing shows again.
+ * absent: shared), `paused`, `access_level`, `maximum_timeout` (seconds), `maintenance_note`. Its
+ * `glrt-` token is in the record; the caller shows it this once.
  */
-export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
+export function createRunnerFromForm(ctx: ServerContext, params: Params): { ok: true; runner: RunnerRecord } | { ok: false; reply: Reply } {
+  const refuse = (message: string) => ({ ok: false as const, reply: errorReply(400, `400 Bad Request - ${message}`) });
   const tags = parseTags(params.tags ?? params.tag_list);
   const runUntagged = boolParam(params, 'run_untagged', tags.length === 0);
   const projectName = text(params, 'project');
   const project = projectName ? ctx.store.projectByName(projectName) : undefined;
-  if (projectName && !project) return errorReply(400, `400 Bad Request - unknown project "${projectName}"; leave it out for a shared runner`);
+  if (projectName && !project) return refuse(`unknown project "${projectName}"; leave it out for a shared runner`);
   const accessLevel = text(params, 'access_level') || 'not_protected';
-  if (accessLevel !== 'not_protected' && accessLevel !== 'ref_protected') return errorReply(400, '400 Bad Request - access_level must be not_protected or ref_protected');
+  if (accessLevel !== 'not_protected' && accessLevel !== 'ref_protected') return refuse('access_level must be not_protected or ref_protected');
   const timeoutText = params.maximum_timeout;
   const maximumTimeout = timeoutText === undefined || timeoutText === null || timeoutText === '' ? undefined : Number(timeoutText);
   const problem = runnerSettingsProblem({ tags, runUntagged, ...(maximumTimeout !== undefined ? { maximumTimeout } : {}) });
-  if (problem) return errorReply(400, `400 Bad Request - ${problem}`);
+  if (problem) return refuse(problem);
   const note = text(params, 'maintenance_note');
   const runner = createRunner(ctx, {
     registration: 'created',
@@ -73,7 +74,14 @@ export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
     ...(maximumTimeout !== undefined ? { maximumTimeout } : {}),
     ...(note ? { maintenanceNote: note } : {}),
   });
-  return json(201, { ...runnerAdminView(ctx, runner), token: runner.token, token_expires_at: null });
+  return { ok: true, runner };
+}
+
+/** `POST /admin/api/runners`: 201 with the runner and its `glrt-` token, which nothing shows again. */
+export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
+  const created = createRunnerFromForm(ctx, params);
+  if (!created.ok) return created.reply;
+  return json(201, { ...runnerAdminView(ctx, created.runner), token: created.runner.token, token_expires_at: null });
 }
 
 export type RunnerActionResult =

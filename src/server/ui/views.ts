@@ -96,7 +96,7 @@ export function pipelineDetail(ctx: ServerContext, pipeline: PipelineRecord) {
 }
 
 function actionsFor(build: BuildRecord) {
-  return { cancel: CANCELABLE.has(build.status), retry: RETRYABLE.has(build.status) && !build.retried, play: build.status === 'manual' || build.status === 'scheduled' };
+  return { cancel: CANCELABLE.has(build.status), force_cancel: build.canceling === true, retry: RETRYABLE.has(build.status) && !build.retried, play: build.status === 'manual' || build.status === 'scheduled' };
 }
 
 /** One job: everything but its log and the values of its variables. */
@@ -131,9 +131,17 @@ export function runnerDetail(ctx: ServerContext, runner: RunnerRecord) {
     active: runner.active,
     project: runner.projectId === null ? null : (ctx.store.projects.get(runner.projectId)?.name ?? null),
     contacted_at: iso(runner.contactedAt),
+    name: runner.info.name ?? null,
     version: runner.info.version ?? null,
     platform: runner.info.platform ?? null,
     architecture: runner.info.architecture ?? null,
     executor: runner.info.executor ?? null,
+    /** `registration` (a registration token) or `created` (here or by the admin API: a `glrt-` token). */
+    registration: runner.registration ?? 'registration',
+    /** The API its last job request came through since the server started, if any. */
+    api: runner.api ?? null,
+    access_level: runner.accessLevel ?? 'not_protected',
+    maximum_timeout: runner.maximumTimeout ?? null,
+    managers: (runner.managers ?? []).map((m) => ({ system_id: m.systemId, version: m.info.version ?? null, platform: m.info.platform ?? null, contacted_at: iso(m.contactedAt) })),
   };
 }
