@@ -66,12 +66,16 @@ describe('fault flags', () => {
     expect(parseFaultFlag('request_build:delay')).toEqual({ endpoint: 'request_build', action: 'delay', delayMs: 1000 });
     expect(parseFaultFlag('request_build:delay:250')).toEqual({ endpoint: 'request_build', action: 'delay', delayMs: 250 });
     expect(parseFaultFlag('*:close:5%')).toEqual({ endpoint: '*', action: 'close', percent: 5 });
+    expect(parseFaultFlag('request_build:error:429:50%')).toEqual({ endpoint: 'request_build', action: 'error', status: 429, percent: 50 });
+    expect(parseFaultFlag('verify_runner:error:503')).toEqual({ endpoint: 'verify_runner', action: 'error', status: 503 });
   });
 
   it('names what is wrong', () => {
     expect(() => parseFaultFlag('nowhere:error')).toThrow(/unknown fault endpoint "nowhere"/);
     expect(() => parseFaultFlag('git:explode')).toThrow(/unknown fault action "explode"/);
     expect(() => parseFaultFlag('git:error:lots')).toThrow(/bad fault option "lots"/);
+    expect(() => parseFaultFlag('git:close:429')).toThrow(/bad fault option "429"/);
+    expect(() => parseFaultFlag('git:error:429:1%:2%')).toThrow(/too many options/);
   });
 });
 

@@ -96,7 +96,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
       array: true,
       default: [],
       describe:
-        'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, verify_runner, reset_runner_token, delete_runner_manager (API v1 and v4 alike), git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
+        'Inject faults: ENDPOINT:ACTION[:OPTION][:OPTION], repeatable (OPTION: PERCENT%, a STATUS for error, MS for delay). ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, verify_runner, reset_runner_token, delete_runner_manager (API v1 and v4 alike), git or *. ACTION: error (500, or e.g. error:429 with Retry-After), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
     })
     .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
     .option('tls-cert', { type: 'string', describe: 'Serve https with this PEM certificate (chain); needs --tls-key', group: 'TLS:' })

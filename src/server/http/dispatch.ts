@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { handleAdmin } from '../admin.js';
 import { matchApiPath } from '../api/match.js';
 import type { ServerContext } from '../context.js';
+import { faultHeaders } from '../faults.js';
 import type { FaultEndpoint, FaultRule } from '../types.js';
 import type { ServerStatus } from '../status.js';
 import type { UiHandler } from '../ui/routes.js';
@@ -113,7 +114,7 @@ async function dispatch(
  */
 async function beforeHandler(rule: FaultRule, res: ServerResponse, signal: AbortSignal): Promise<boolean> {
   if (rule.action === 'error') {
-    await writeReply(res, errorReply(rule.status ?? 500, undefined, { connection: 'close' }));
+    await writeReply(res, errorReply(rule.status ?? 500, undefined, { connection: 'close', ...faultHeaders(rule.status ?? 500) }));
     return true;
   }
   if (rule.action === 'hang') {
@@ -144,7 +145,7 @@ async function withFaults(
   const reply = await handler();
   if (rule?.action === 'apply_then_error') {
     if (reply.body && typeof reply.body === 'object' && 'destroy' in reply.body) reply.body.destroy();
-    await writeReply(res, errorReply(rule.status ?? 500));
+    await writeReply(res, errorReply(rule.status ?? 500, undefined, faultHeaders(rule.status ?? 500)));
     return;
   }
   if (rule?.action === 'close') {
