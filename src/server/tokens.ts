@@ -15,7 +15,7 @@ export function randomToken(length = 20): string {
   return out;
 }
 
-/** The prefix of server-created runner authentication tokens (API v4, PROTOCOL-V4 §3). */
+/** The prefix of server-created runner authentication tokens (API v4, docs/protocol-v4.md §2). */
 export const CREATED_RUNNER_PREFIX = 'glrt-';
 
 /**

@@ -1,4 +1,4 @@
-/** PROTOCOL-V4 §9 (V10 upload with artifact_type/format/expire_in, V11 download with a job token) over raw HTTP. */
+/** docs/protocol-v4.md §7 (V10 upload with artifact_type/format/expire_in, V11 download with a job token) over raw HTTP. */
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** PROTOCOL-V4 §5–§7 over raw HTTP: jobs/request (long polling, features), the job document, PUT. */
+/** docs/protocol-v4.md §3–§5 over raw HTTP: jobs/request (long polling, features), the job document, PUT. */
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -1,4 +1,4 @@
-/** PROTOCOL-V4 §8 (PATCH trace: inclusive Content-Range, 416 resync, Job-Status) and cancel over v4 (§8.5). */
+/** docs/protocol-v4.md §6 (PATCH trace: inclusive Content-Range, 416 resync, Job-Status) and cancel over v4 (§5). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { api, LEGACY_INFO } from './raw-http.js';

@@ -1,7 +1,7 @@
 /**
- * Raw HTTP the way GitLab Runner 14.7.1 speaks API v4 (PROTOCOL-V4 §2, §12), for the v4
- * conformance tests: JSON bodies with `token` and `info`, `JOB-TOKEN` on trace and artifacts, an
- * inclusive `Content-Range`.
+ * Raw HTTP the way GitLab Runner 14.7.1 speaks API v4 (docs/protocol-v4.md), for the v4 conformance
+ * tests: JSON bodies with `token` and `info`, `JOB-TOKEN` on trace and artifacts, an inclusive
+ * `Content-Range`.
  */
 import { expect } from 'vitest';
 import type { V4JobPayload } from '../../src/server/api/v4/payload.js';
@@ -13,7 +13,7 @@ import { raw, type RawOptions, type RawResponse } from './raw-http.js';
 
 export const R14_UA = 'gitlab-runner 14.7.1 (v14.7.1; go1.19.8; linux/amd64)';
 
-/** The features GitLab Runner 14.7.1's shell executor announces (PROTOCOL-V4 §5.1). */
+/** The features GitLab Runner 14.7.1's shell executor announces. */
 export const R14_FEATURES = {
   variables: true, image: false, services: false, artifacts: true, cache: true, shared: true, upload_multiple_artifacts: true,
   upload_raw_artifacts: true, session: true, terminal: true, refspecs: true, masking: true, proxy: false, raw_variables: true,

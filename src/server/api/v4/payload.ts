@@ -1,5 +1,5 @@
 /**
- * The job JSON of API v4's `POST /jobs/request` 201 (PROTOCOL-V4 §6), made from the same build
+ * The job JSON of API v4's `POST /jobs/request` 201 (docs/protocol-v4.md §4), made from the same build
  * record the v1 payload is made from. Only this module knows the v4 document's shape.
  */
 import type { ServerContext } from '../../context.js';
@@ -39,7 +39,7 @@ interface V4Artifact {
   artifact_format: string;
 }
 
-/** The v4 job document (the keys this server sends; PROTOCOL-V4 §6). */
+/** The v4 job document (the keys this server sends; docs/protocol-v4.md §4). */
 export interface V4JobPayload {
   id: number;
   token: string;
@@ -179,7 +179,7 @@ function cache(entry: JobCacheSpec, scope: Readonly<Record<string, string>>): V4
 }
 
 /**
- * Fetch refspecs (PROTOCOL-V4 §6 `git_info.refspecs`): the pipeline's branch or tag when shallow,
+ * Fetch refspecs (docs/protocol-v4.md §4 `git_info`): the pipeline's branch or tag when shallow,
  * else every branch and tag. This server keeps no `refs/pipelines/<id>`: it never writes into the
  * projects' repositories.
  */
