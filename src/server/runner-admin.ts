@@ -12,8 +12,8 @@ import { deleteRunner } from './state/transitions.js';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
-/** A runner as the admin API lists it: never its token. */
-export function runnerAdminView(ctx: ServerContext, runner: RunnerRecord) {
+/** What the admin API and the web page both say of a runner: never its token. */
+export function runnerSummary(ctx: ServerContext, runner: RunnerRecord) {
   return {
     id: runner.id,
     description: runner.description,
@@ -21,17 +21,24 @@ export function runnerAdminView(ctx: ServerContext, runner: RunnerRecord) {
     run_untagged: runner.runUntagged,
     locked: runner.locked,
     active: runner.active,
-    paused: !runner.active,
-    project_id: runner.projectId,
     project: runner.projectId === null ? null : (ctx.store.projects.get(runner.projectId)?.name ?? null),
     contacted_at: iso(runner.contactedAt),
     /** `registration`: a registration token; `created`: the admin API or the web page (a `glrt-` token). */
     registration: runner.registration ?? 'registration',
-    access_level: runner.accessLevel ?? 'not_protected',
-    maximum_timeout: runner.maximumTimeout ?? null,
-    maintenance_note: runner.maintenanceNote ?? null,
     /** The API it last asked for a job through (`v1`, `v4`), null before its first request since the server started. */
     api: runner.api ?? null,
+    access_level: runner.accessLevel ?? 'not_protected',
+    maximum_timeout: runner.maximumTimeout ?? null,
+  };
+}
+
+/** A runner as the admin API lists it. */
+export function runnerAdminView(ctx: ServerContext, runner: RunnerRecord) {
+  return {
+    ...runnerSummary(ctx, runner),
+    paused: !runner.active,
+    project_id: runner.projectId,
+    maintenance_note: runner.maintenanceNote ?? null,
     info: runner.info,
     managers: (runner.managers ?? []).map((manager) => ({ system_id: manager.systemId, contacted_at: iso(manager.contactedAt), ...manager.info })),
   };

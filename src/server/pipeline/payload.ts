@@ -192,8 +192,8 @@ export function literal(value: string): string {
   return value.replace(/\$/g, () => '$$');
 }
 
-/** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */
-function newerVariables(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Array<[string, string]> {
+/** The GitLab-era predefined variables of `build` (`CI_COMMIT_*`, `CI_PIPELINE_SOURCE`, `CI_JOB_NAME`, `CI_NODE_INDEX`, …). */
+export function gitlabVariables(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Array<[string, string]> {
   const pipelineWide = pipelineVariables({
     projectPath: project.name,
     ref: pipeline.ref,
@@ -204,8 +204,13 @@ function newerVariables(build: BuildRecord, pipeline: PipelineRecord, project: P
     source: pipeline.source ?? 'push',
     defaultBranch: pipeline.defaultBranch,
   });
+  return Object.entries({ ...pipelineWide, ...jobVariables(build.job) });
+}
+
+/** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */
+function newerVariables(build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Array<[string, string]> {
   const sent = new Set(['CI', 'GITLAB_CI', 'CI_PROJECT_PATH', 'CI_PROJECT_NAME', 'CI_PROJECT_NAMESPACE']);
-  return Object.entries({ ...pipelineWide, ...jobVariables(build.job) }).filter(([key]) => !sent.has(key));
+  return gitlabVariables(build, pipeline, project).filter(([key]) => !sent.has(key));
 }
 
 /** The fields a build and its `depends_on_builds` entries share (§5.1, §5.5). */

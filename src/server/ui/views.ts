@@ -7,6 +7,7 @@ import { pipelineStatus } from '../pipeline/process.js';
 import { isFinished } from '../pipeline/status.js';
 import type { BuildRecord, PipelineRecord, RunnerRecord } from '../state/store.js';
 import { shownStatus } from '../state/transitions.js';
+import { runnerSummary } from '../runner-admin.js';
 
 /** Newest first, this many per page. */
 export const PIPELINES_PER_PAGE = 50;
@@ -123,25 +124,12 @@ export function jobDetail(ctx: ServerContext, build: BuildRecord) {
 
 export function runnerDetail(ctx: ServerContext, runner: RunnerRecord) {
   return {
-    id: runner.id,
-    description: runner.description,
-    tags: runner.tags,
-    run_untagged: runner.runUntagged,
-    locked: runner.locked,
-    active: runner.active,
-    project: runner.projectId === null ? null : (ctx.store.projects.get(runner.projectId)?.name ?? null),
-    contacted_at: iso(runner.contactedAt),
+    ...runnerSummary(ctx, runner),
     name: runner.info.name ?? null,
     version: runner.info.version ?? null,
     platform: runner.info.platform ?? null,
     architecture: runner.info.architecture ?? null,
     executor: runner.info.executor ?? null,
-    /** `registration` (a registration token) or `created` (here or by the admin API: a `glrt-` token). */
-    registration: runner.registration ?? 'registration',
-    /** The API its last job request came through since the server started, if any. */
-    api: runner.api ?? null,
-    access_level: runner.accessLevel ?? 'not_protected',
-    maximum_timeout: runner.maximumTimeout ?? null,
     managers: (runner.managers ?? []).map((m) => ({ system_id: m.systemId, version: m.info.version ?? null, platform: m.info.platform ?? null, contacted_at: iso(m.contactedAt) })),
   };
 }

@@ -4,8 +4,7 @@
  */
 import type { ServerContext } from '../../context.js';
 import { environmentVariables } from '../../pipeline/environment.js';
-import { dependencyBuilds, ownVariables, projectParts, refSlug, repoUrl, type JobVariable } from '../../pipeline/payload.js';
-import { jobVariables, pipelineVariables } from '../../pipeline/predefined.js';
+import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, refSlug, repoUrl, type JobVariable } from '../../pipeline/payload.js';
 import type { JobArtifactsSpec, JobCacheSpec } from '../../pipeline/spec.js';
 import { expandVariables } from '../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
@@ -95,17 +94,7 @@ function predefined(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRe
   ];
   if (build.job.when === 'manual') list.push(['CI_JOB_MANUAL', 'true']);
   if (runner) list.push(['CI_RUNNER_ID', String(runner.id)], ['CI_RUNNER_DESCRIPTION', runner.description], ['CI_RUNNER_TAGS', runner.tags.join(', ')]);
-  const pipelineWide = pipelineVariables({
-    projectPath: project.name,
-    ref: pipeline.ref,
-    refSlug: refSlug(pipeline.ref),
-    tag: pipeline.tag,
-    sha: pipeline.sha,
-    beforeSha: pipeline.beforeSha,
-    source: pipeline.source ?? 'push',
-    defaultBranch: pipeline.defaultBranch,
-  });
-  return [...list, ...Object.entries({ ...pipelineWide, ...jobVariables(build.job) })];
+  return [...list, ...gitlabVariables(build, pipeline, project)];
 }
 
 /**
