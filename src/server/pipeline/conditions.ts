@@ -7,19 +7,10 @@ import picomatch from 'picomatch';
 import type { CommitFiles, RuleContext } from './context.js';
 import { evaluateExpression } from './expression.js';
 import { PipelineConfigError } from './parse-error.js';
-import { DEFAULT_ONLY, type RefPolicy } from './only-except.js';
-import type { RuleSpec, RuleWhen } from './rules.js';
-import type { JobNeed, JobWhen, SpecVariable } from './spec.js';
+import { DEFAULT_ONLY } from './only-except.js';
+import type { JobConditions, JobNeed, JobWhen, RefPolicy, RuleSpec, RuleWhen, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
-/** How a job chooses its pipelines; a job has `rules` or `only`/`except`, never both. */
-export interface JobConditions {
-  rules?: RuleSpec[];
-  only?: RefPolicy;
-  except?: RefPolicy;
-  /** The job's own `allow_failure`, when written: a rule's `when: manual` must not default it. */
-  allowFailure?: boolean;
-}
 
 export interface JobDecision {
   included: boolean;

@@ -8,18 +8,12 @@
 import { createHash } from 'node:crypto';
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readEnum, readString } from './parse-values.js';
+import type { DeploymentTier, EnvironmentAction, JobEnvironmentSpec } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
-export const ENVIRONMENT_ACTIONS = ['start', 'prepare', 'stop', 'verify', 'access'] as const;
-export const DEPLOYMENT_TIERS = ['production', 'staging', 'testing', 'development', 'other'] as const;
+export const ENVIRONMENT_ACTIONS: readonly EnvironmentAction[] = ['start', 'prepare', 'stop', 'verify', 'access'];
+export const DEPLOYMENT_TIERS: readonly DeploymentTier[] = ['production', 'staging', 'testing', 'development', 'other'];
 
-export interface JobEnvironmentSpec {
-  /** As written; variables are expanded per build. */
-  name: string;
-  url?: string;
-  action: (typeof ENVIRONMENT_ACTIONS)[number];
-  tier?: (typeof DEPLOYMENT_TIERS)[number];
-}
 
 /** `environment: production` or `environment: { name, url, action, deployment_tier, on_stop, auto_stop_in, kubernetes }`. */
 export function readEnvironment(value: unknown, path: ConfigPath): JobEnvironmentSpec {
@@ -53,7 +47,7 @@ export function environmentSlug(name: string): string {
 }
 
 /** The tier GitLab guesses from an environment's name when `deployment_tier` is not given. */
-export function guessTier(name: string): (typeof DEPLOYMENT_TIERS)[number] {
+export function guessTier(name: string): DeploymentTier {
   if (/(dev|review|trunk)/i.test(name)) return 'development';
   if (/(test|tst|int|ac(ce|)pt|qa|qc|control|quality)/i.test(name)) return 'testing';
   if (/(st(a|)g|mod(e|)l|pre|demo|non)/i.test(name)) return 'staging';

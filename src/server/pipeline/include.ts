@@ -11,7 +11,8 @@ import type { CommitFiles } from './context.js';
 import { deepMerge } from './merge.js';
 import { PipelineConfigError } from './parse-error.js';
 import { isMap, type YamlMap } from './parse-values.js';
-import { readRules, type RuleSpec } from './rules.js';
+import { readRules } from './rules.js';
+import type { RuleSpec } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 import { loadYaml } from './yaml-load.js';
 

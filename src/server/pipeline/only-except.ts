@@ -6,13 +6,9 @@
 import { parseExpression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readStringList } from './parse-values.js';
-import { readChanges, readExpression, type ParsedExpression } from './rules.js';
+import { readChanges, readExpression } from './rules.js';
+import type { ParsedExpression, RefPolicy } from './spec.js';
 
-export interface RefPolicy {
-  refs?: string[];
-  variables?: ParsedExpression[];
-  changes?: { paths: string[]; compareTo?: string };
-}
 
 /** What `only:` is when a job has neither `rules` nor `only`. */
 export const DEFAULT_ONLY: RefPolicy = { refs: ['branches', 'tags'] };

@@ -3,7 +3,6 @@
  * (`rules`, `only`, `except`) and `parallel` copies. Every problem of the job is reported, not only
  * the first: after a refusal the job is read again without the faulty key.
  */
-import type { JobConditions } from './conditions.js';
 import { readPolicy } from './only-except.js';
 import { applyDefaults, type Defaults } from './parse-defaults.js';
 import { ConfigErrors, PipelineConfigError, type ConfigPath } from './parse-error.js';
@@ -11,7 +10,7 @@ import { parseJob } from './parse-job.js';
 import { expandParallel, readParallel, type ParallelCopy } from './parallel.js';
 import { isMap, readBoolean, type YamlMap } from './parse-values.js';
 import { readRules } from './rules.js';
-import type { JobSpec } from './spec.js';
+import type { JobConditions, JobSpec } from './spec.js';
 
 export interface ParsedEntry {
   /** One job, or its `parallel` copies. */

@@ -14,11 +14,10 @@ import { parseJobEntry } from './parse-entry.js';
 import { configError, ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { readMap, type YamlMap } from './parse-values.js';
 import { resolveReferences } from './reference.js';
-import { readRules, type RuleSpec } from './rules.js';
-import type { JobSpec, PipelineSpec } from './spec.js';
+import { readRules } from './rules.js';
+import type { JobConditions, JobSpec, PipelineSpec, RuleSpec } from './spec.js';
 import { loadYaml } from './yaml-load.js';
 import { resolveJobNeeds, resolveNeeds } from './needs-graph.js';
-import type { JobConditions } from './conditions.js';
 
 export { PipelineConfigError } from './parse-error.js';
 

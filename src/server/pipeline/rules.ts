@@ -2,14 +2,12 @@
  * `rules:` of jobs and of `workflow:` — read and checked when the pipeline is parsed (so an invalid
  * `if` is a config error naming the job), evaluated per pipeline in `conditions.ts`.
  */
-import { ExpressionSyntaxError, parseExpression, type Expression } from './expression.js';
+import { ExpressionSyntaxError, parseExpression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readMap, readString, readStringList, readVariables } from './parse-values.js';
 import { readNeeds, readStartIn } from './parse-runtime.js';
-import type { JobNeed, JobWhen, SpecVariable } from './spec.js';
+import type { ParsedExpression, RuleSpec, RuleWhen } from './spec.js';
 
-/** A rule's `when`: a job's, plus `never` (the job is not created). */
-export type RuleWhen = JobWhen | 'never';
 
 const JOB_RULE_WHEN: readonly RuleWhen[] = ['on_success', 'on_failure', 'always', 'manual', 'delayed', 'never'];
 const WORKFLOW_RULE_WHEN: readonly RuleWhen[] = ['always', 'never'];
@@ -20,26 +18,7 @@ const INCLUDE_RULE_KEYS = ['if', 'changes', 'exists', 'when'];
 /** Whose rules: a job's, `workflow:`'s or an `include:` entry's; each allows its own keys. */
 export type RulesOf = 'job' | 'workflow' | 'include';
 
-/** A condition written as text and parsed once. */
-export interface ParsedExpression {
-  text: string;
-  expression: Expression;
-}
 
-export interface RuleSpec {
-  /** Position in the list (0-based), for outcomes such as `rules:1`. */
-  index: number;
-  if?: ParsedExpression;
-  changes?: { paths: string[]; compareTo?: string };
-  exists?: string[];
-  when?: RuleWhen;
-  allowFailure?: boolean;
-  variables?: SpecVariable[];
-  /** Seconds, with `when: delayed`. */
-  startIn?: number;
-  /** `needs` that replace the job's own when this rule matches (resolved to job names by `parseConfig`). */
-  needs?: JobNeed[];
-}
 
 /** A CI/CD expression, or a config error at `path` saying what is wrong with it. */
 export function readExpression(value: unknown, path: ConfigPath): ParsedExpression {

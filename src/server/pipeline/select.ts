@@ -9,8 +9,7 @@ import type { RuleContext } from './context.js';
 import { keepChosenNeeds } from './needs-graph.js';
 import { ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { jobVariables } from './predefined.js';
-import type { RuleWhen } from './rules.js';
-import type { JobSpec, JobWhen, PipelineSpec, SpecVariable } from './spec.js';
+import type { JobSpec, JobWhen, PipelineSpec, RuleWhen, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
 export interface JobOutcome {

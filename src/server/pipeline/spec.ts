@@ -1,11 +1,10 @@
 /**
  * A parsed pipeline: the subset of `.gitlab-ci.yml` the reference server runs (issue #2). Produced by
- * `parsePipeline` (pure, in this folder) and consumed by the server's pipeline state machine.
+ * `parsePipeline` (pure, in this folder) and consumed by the server's pipeline state machine. Every
+ * type of the parsed file is here, so the readers (`rules.ts`, `environment.ts`, …) and this module
+ * import nothing of each other's but these types.
  */
-import type { JobConditions } from './conditions.js';
-import type { JobEnvironmentSpec } from './environment.js';
-import type { JobTriggerSpec } from './trigger.js';
-import type { RuleSpec } from './rules.js';
+import type { Expression } from './expression.js';
 
 export type JobWhen = 'on_success' | 'on_failure' | 'always' | 'manual' | 'delayed';
 
@@ -137,4 +136,72 @@ export interface PipelineSpec {
   workflow?: RuleSpec[];
   /** Each job's `rules` or `only`/`except`, by job name (every `parallel` copy has an entry). */
   conditions: Record<string, JobConditions>;
+}
+
+/** A rule's `when`: a job's, plus `never` (the job is not created). */
+export type RuleWhen = JobWhen | 'never';
+
+/** A condition written as text and parsed once. */
+export interface ParsedExpression {
+  text: string;
+  expression: Expression;
+}
+
+/** One entry of `rules:` (a job's, `workflow:`'s or an `include:`'s), as `rules.ts` reads it. */
+export interface RuleSpec {
+  /** Position in the list (0-based), for outcomes such as `rules:1`. */
+  index: number;
+  if?: ParsedExpression;
+  changes?: { paths: string[]; compareTo?: string };
+  exists?: string[];
+  when?: RuleWhen;
+  allowFailure?: boolean;
+  variables?: SpecVariable[];
+  /** Seconds, with `when: delayed`. */
+  startIn?: number;
+  /** `needs` that replace the job's own when this rule matches (resolved to job names by `parseConfig`). */
+  needs?: JobNeed[];
+}
+
+/** `only:` or `except:` (`only-except.ts`). */
+export interface RefPolicy {
+  refs?: string[];
+  variables?: ParsedExpression[];
+  changes?: { paths: string[]; compareTo?: string };
+}
+
+/** How a job chooses its pipelines; a job has `rules` or `only`/`except`, never both. */
+export interface JobConditions {
+  rules?: RuleSpec[];
+  only?: RefPolicy;
+  except?: RefPolicy;
+  /** The job's own `allow_failure`, when written: a rule's `when: manual` must not default it. */
+  allowFailure?: boolean;
+}
+
+export type EnvironmentAction = 'start' | 'prepare' | 'stop' | 'verify' | 'access';
+export type DeploymentTier = 'production' | 'staging' | 'testing' | 'development' | 'other';
+
+/** `environment:` (`environment.ts`). */
+export interface JobEnvironmentSpec {
+  /** As written; variables are expanded per build. */
+  name: string;
+  url?: string;
+  action: EnvironmentAction;
+  tier?: DeploymentTier;
+}
+
+export type TriggerInclude = { local: string } | { artifact: string; job: string } | { elsewhere: string };
+
+/** `trigger:` (`trigger.ts`). */
+export interface JobTriggerSpec {
+  /** A child pipeline's files. */
+  include?: TriggerInclude[];
+  /** A multi-project pipeline's project (and branch). */
+  project?: string;
+  branch?: string;
+  /** `strategy: depend`: the trigger job ends with the downstream pipeline's status. */
+  depend: boolean;
+  /** `forward:` — what the downstream pipeline gets: the job's variables (default yes), the pipeline's (default no). */
+  forward: { yamlVariables: boolean; pipelineVariables: boolean };
 }

@@ -8,20 +8,9 @@
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readString } from './parse-values.js';
+import type { JobTriggerSpec, TriggerInclude } from './spec.js';
 
-export type TriggerInclude = { local: string } | { artifact: string; job: string } | { elsewhere: string };
 
-export interface JobTriggerSpec {
-  /** A child pipeline's files. */
-  include?: TriggerInclude[];
-  /** A multi-project pipeline's project (and branch). */
-  project?: string;
-  branch?: string;
-  /** `strategy: depend`: the trigger job ends with the downstream pipeline's status. */
-  depend: boolean;
-  /** `forward:` — what the downstream pipeline gets: the job's variables (default yes), the pipeline's (default no). */
-  forward: { yamlVariables: boolean; pipelineVariables: boolean };
-}
 
 /** Job keys a trigger job may have (it runs no script: no image, cache, artifacts, …). */
 export const TRIGGER_JOB_KEYS = ['trigger', 'stage', 'type', 'variables', 'needs', 'rules', 'only', 'except', 'when', 'allow_failure', 'extends', 'inherit', 'environment', 'parallel', 'start_in'];
