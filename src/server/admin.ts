@@ -8,7 +8,7 @@ import type { ServerContext } from './context.js';
 import { bodyParams, mergeParams } from './http/body.js';
 import { readBudgetedBody } from './http/guarded-body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
-import { createPipeline } from './pipeline/create.js';
+import { createPipeline } from './state/create-pipeline.js';
 import { PIPELINE_SOURCES, type PipelineSource } from './pipeline/context.js';
 import { PipelineConfigError } from './pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';

@@ -20,11 +20,11 @@ import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
 import { createDispatcher, type GitHandler } from './http/dispatch.js';
 import { ServerStatus } from './status.js';
-import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
+import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './state/create-pipeline.js';
 
 /** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
 export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
-export type { CreatePipelineRequest } from './pipeline/create.js';
+export type { CreatePipelineRequest } from './state/create-pipeline.js';
 export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
 export { plannedJobs } from './pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';

@@ -12,7 +12,7 @@ import { applyDotenvReport } from '../state/dotenv-report.js';
 import { parseDurationSeconds } from '../../duration.js';
 import { PRE_AUTH_LIMIT } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { buildPayload } from '../pipeline/payload.js';
+import { buildPayload } from './payload.js';
 import { liveArtifacts } from '../state/artifacts.js';
 import type { BuildRecord } from '../state/store.js';
 import { buildGate, buildTokenOf, readParams, type ApiRequest } from './request.js';

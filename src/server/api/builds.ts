@@ -5,7 +5,7 @@
 import type { ServerContext } from '../context.js';
 import { stringParam } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { buildPayload } from '../pipeline/payload.js';
+import { buildPayload } from './payload.js';
 import { readOutcome } from '../state/job-outcome.js';
 import { finishBuild } from '../state/transitions.js';
 import type { RunnerRecord } from '../state/store.js';

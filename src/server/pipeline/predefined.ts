@@ -1,8 +1,17 @@
 /**
  * Predefined variables of the GitLab era that rules are written against (`$CI_COMMIT_BRANCH`,
  * `$CI_PIPELINE_SOURCE`, …). The same names go to jobs beside the 8.x `CI_BUILD_*` ones
- * (`payload.ts`), so a script and a rule see the same values.
+ * (`server/api/payload.ts`), so a script and a rule see the same values.
  */
+
+/** `CI_COMMIT_REF_SLUG` (8.x: `CI_BUILD_REF_SLUG`): lower-cased, non-alphanumerics to `-`, at most 63 bytes, no edge dashes. */
+export function refSlug(ref: string): string {
+  return ref
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '-')
+    .slice(0, 63)
+    .replace(/^-+|-+$/g, '');
+}
 
 export interface PipelineFacts {
   /** `group/project`. */

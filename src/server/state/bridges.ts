@@ -9,8 +9,8 @@
  */
 import { CiRunnerError, hasCode } from '../../errors.js';
 import type { ServerContext } from '../context.js';
-import { createPipeline } from '../pipeline/create.js';
-import { currentBuilds, pipelineStatus } from '../pipeline/process.js';
+import { createPipeline } from './create-pipeline.js';
+import { currentBuilds, pipelineStatus } from './pipeline-progress.js';
 import type { JobTriggerSpec } from '../pipeline/spec.js';
 import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord, PipelineRecord } from './store.js';

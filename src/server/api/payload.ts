@@ -5,24 +5,15 @@
 import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, CacheOptions, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
 import { liveArtifacts } from '../state/artifacts.js';
-import { environmentVariables } from './environment.js';
-import { jobVariables, pipelineVariables } from './predefined.js';
+import { environmentVariables } from '../pipeline/environment.js';
+import { jobVariables, pipelineVariables, refSlug } from '../pipeline/predefined.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
-import { currentBuilds } from './process.js';
-import type { JobArtifactsSpec, JobCacheSpec } from './spec.js';
-import { expandVariables } from './variables-expand.js';
+import { currentBuilds } from '../state/pipeline-progress.js';
+import type { JobArtifactsSpec, JobCacheSpec } from '../pipeline/spec.js';
+import { expandVariables } from '../pipeline/variables-expand.js';
 
 export const SERVER_VERSION = '8.17.4';
 export const SERVER_REVISION = 'ci-runner';
-
-/** `CI_BUILD_REF_SLUG`: lower-cased, non-alphanumerics to `-`, at most 63 bytes, no edge dashes. */
-export function refSlug(ref: string): string {
-  return ref
-    .toLowerCase()
-    .replace(/[^a-z0-9]/g, '-')
-    .slice(0, 63)
-    .replace(/^-+|-+$/g, '');
-}
 
 /** The clone URL with the build token as Basic credentials. */
 export function repoUrl(baseUrl: string, project: ProjectRecord, token: string): string {

@@ -7,12 +7,12 @@
  */
 import { CiRunnerError } from '../../errors.js';
 import type { ServerContext } from '../context.js';
-import { cancelRedundantPipelines } from '../state/auto-cancel.js';
-import { advancePipeline } from '../state/transitions.js';
-import type { PipelineRecord, ProjectRecord } from '../state/store.js';
-import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from './context.js';
-import type { PipelinePlan } from './select.js';
-import type { PipelineSpec } from './spec.js';
+import { cancelRedundantPipelines } from './auto-cancel.js';
+import { advancePipeline } from './transitions.js';
+import type { PipelineRecord, ProjectRecord } from './store.js';
+import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from '../pipeline/context.js';
+import type { PipelinePlan } from '../pipeline/select.js';
+import type { PipelineSpec } from '../pipeline/spec.js';
 
 export interface CreatePipelineRequest {
   project: string;
@@ -67,18 +67,17 @@ export interface PipelinePreview {
  */
 export function loadPipelineModules() {
   return Promise.all([
-    import('./parse.js'),
-    import('./select.js'),
+    import('../pipeline/parse.js'),
+    import('../pipeline/select.js'),
     import('../git/refs.js'),
     import('../git/commit-files.js'),
-    import('./predefined.js'),
-    import('./payload.js'),
-    import('./cache-key-files.js'),
+    import('../pipeline/predefined.js'),
+    import('../pipeline/cache-key-files.js'),
   ]);
 }
 
 export async function planPipeline(ctx: ServerContext, request: CreatePipelineRequest, signal?: AbortSignal): Promise<PipelinePreview> {
-  const [{ readPipeline }, { selectJobs }, { previousSha, resolveRef, defaultBranch }, { gitCommitFiles, commitMessage }, { pipelineVariables }, { refSlug }] = await loadPipelineModules();
+  const [{ readPipeline }, { selectJobs }, { previousSha, resolveRef, defaultBranch }, { gitCommitFiles, commitMessage }, { pipelineVariables, refSlug }] = await loadPipelineModules();
   const project = ctx.store.projectByName(request.project);
   if (!project) {
     const known = [...ctx.store.projects.values()].map((p) => p.name).join(', ') || 'none';
@@ -133,7 +132,7 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
       `no job runs for ${ref} (source ${preview.source}): the rules, only or except of every job leave it out; nothing was created`,
     );
   }
-  const { resolveCacheKeys } = await import('./cache-key-files.js');
+  const { resolveCacheKeys } = await import('../pipeline/cache-key-files.js');
   const jobs = await resolveCacheKeys(plan.jobs, project.path, preview.sha, signal);
   const pipeline = ctx.store.addPipeline({
     projectId: project.id,

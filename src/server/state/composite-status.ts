@@ -6,7 +6,7 @@
  * (delayed) job has not run yet and holds up what comes after it.
  */
 import type { BuildStatus } from '../../protocol/types.js';
-import type { BuildRecord } from '../state/store.js';
+import type { BuildRecord } from './store.js';
 
 export type CompositeStatus = 'created' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped' | 'manual' | 'scheduled';
 

@@ -8,9 +8,9 @@
  * `skipped`; so is everything after a cancellation. Retried builds are history: only the latest build
  * of each job name counts.
  */
-import type { JobSpec, JobWhen } from './spec.js';
-import type { BuildRecord, PipelineRecord, Store } from '../state/store.js';
-import { compositeStatus, isComplete, type CompositeStatus } from './status.js';
+import type { JobSpec, JobWhen } from '../pipeline/spec.js';
+import type { BuildRecord, PipelineRecord, Store } from './store.js';
+import { compositeStatus, isComplete, type CompositeStatus } from './composite-status.js';
 
 function runsAfter(when: JobWhen, prior: CompositeStatus): boolean {
   switch (when) {
