@@ -4,7 +4,7 @@
  * the summary table and the `--list` table. Colour only when asked (a terminal); otherwise the ANSI
  * codes of the job logs are taken out.
  */
-import type { JobSpec } from '../server/pipeline/spec.js';
+import type { JobSpec } from '../pipeline/spec.js';
 import { needsOf } from './select.js';
 
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;

@@ -5,7 +5,7 @@
  */
 import { CiRunnerError, hasCode } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { PipelineSpec } from '../server/pipeline/spec.js';
+import type { PipelineSpec } from '../pipeline/spec.js';
 import { createReferenceServer, type PipelineView, type ReferenceServer } from '../server/index.js';
 
 export { preloadPipelineModules as preloadServerModules } from '../server/index.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { CiRunnerError, hasCode } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { PipelineSpec } from '../server/pipeline/spec.js';
+import type { PipelineSpec } from '../pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
 import type { RunPipeline } from './wait.js';
 import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';

@@ -6,7 +6,7 @@
  * done) instead of waiting for a job that never comes. Pure: no I/O.
  */
 import { CiRunnerError } from '../errors.js';
-import type { JobNeed, JobSpec, PipelineSpec } from '../server/pipeline/spec.js';
+import type { JobNeed, JobSpec, PipelineSpec } from '../pipeline/spec.js';
 
 export interface JobSelection {
   /** Job names; empty with no stages = every job. */

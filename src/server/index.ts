@@ -25,8 +25,8 @@ import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineR
 /** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
 export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
 export type { CreatePipelineRequest } from './state/create-pipeline.js';
-export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
-export { plannedJobs } from './pipeline/select.js';
+export type { JobOutcome, PipelinePlan, PlannedJob } from '../pipeline/select.js';
+export { plannedJobs } from '../pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { createBridgeRunner } from './state/bridges.js';
 import { buildFilesIn, DurableState } from './state/durable.js';

@@ -6,7 +6,7 @@ import { parseDurationMs, parseDurationSeconds } from '../../src/duration.js';
 import { parseFaultFlag } from '../../src/server/faults.js';
 import { parseByteSize } from '../../src/server/sizes.js';
 import { maskSecrets } from '../../src/server/state/traces.js';
-import { refSlug } from '../../src/server/pipeline/predefined.js';
+import { refSlug } from '../../src/pipeline/predefined.js';
 import { safeFilename } from '../../src/server/state/artifacts.js';
 
 describe('human durations (expire_in)', () => {

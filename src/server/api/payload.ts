@@ -5,12 +5,12 @@
 import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, CacheOptions, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
 import { liveArtifacts } from '../state/artifacts.js';
-import { environmentVariables } from '../pipeline/environment.js';
-import { jobVariables, pipelineVariables, refSlug } from '../pipeline/predefined.js';
+import { environmentVariables } from '../../pipeline/environment.js';
+import { jobVariables, pipelineVariables, refSlug } from '../../pipeline/predefined.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../state/store.js';
 import { currentBuilds } from '../state/pipeline-progress.js';
-import type { JobArtifactsSpec, JobCacheSpec } from '../pipeline/spec.js';
-import { expandVariables } from '../pipeline/variables-expand.js';
+import type { JobArtifactsSpec, JobCacheSpec } from '../../pipeline/spec.js';
+import { expandVariables } from '../../pipeline/variables-expand.js';
 
 export const SERVER_VERSION = '8.17.4';
 export const SERVER_REVISION = 'ci-runner';

@@ -11,7 +11,7 @@ import { CiRunnerError, hasCode } from '../../errors.js';
 import type { BridgeRunner, ServerContext } from '../context.js';
 import { createPipeline } from './create-pipeline.js';
 import { currentBuilds, pipelineStatus } from './pipeline-progress.js';
-import type { JobTriggerSpec } from '../pipeline/spec.js';
+import type { JobTriggerSpec } from '../../pipeline/spec.js';
 import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord, PipelineRecord } from './store.js';
 import { advancePipeline, finishBuild } from './transitions.js';

@@ -10,9 +10,9 @@ import type { ServerContext } from '../context.js';
 import { cancelRedundantPipelines } from './auto-cancel.js';
 import { advancePipeline } from './transitions.js';
 import type { PipelineRecord, ProjectRecord } from './store.js';
-import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from '../pipeline/context.js';
-import type { PipelinePlan } from '../pipeline/select.js';
-import type { PipelineSpec } from '../pipeline/spec.js';
+import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from '../../pipeline/context.js';
+import type { PipelinePlan } from '../../pipeline/select.js';
+import type { PipelineSpec } from '../../pipeline/spec.js';
 
 export interface CreatePipelineRequest {
   project: string;
@@ -67,12 +67,12 @@ export interface PipelinePreview {
  */
 export function loadPipelineModules() {
   return Promise.all([
-    import('../pipeline/parse.js'),
-    import('../pipeline/select.js'),
+    import('../../pipeline/parse.js'),
+    import('../../pipeline/select.js'),
     import('../git/refs.js'),
     import('../git/commit-files.js'),
-    import('../pipeline/predefined.js'),
-    import('../pipeline/cache-key-files.js'),
+    import('../../pipeline/predefined.js'),
+    import('../../pipeline/cache-key-files.js'),
   ]);
 }
 
@@ -132,7 +132,7 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
       `no job runs for ${ref} (source ${preview.source}): the rules, only or except of every job leave it out; nothing was created`,
     );
   }
-  const { resolveCacheKeys } = await import('../pipeline/cache-key-files.js');
+  const { resolveCacheKeys } = await import('../../pipeline/cache-key-files.js');
   const jobs = await resolveCacheKeys(plan.jobs, project.path, preview.sha, signal);
   const pipeline = ctx.store.addPipeline({
     projectId: project.id,

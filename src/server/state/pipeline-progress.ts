@@ -8,7 +8,7 @@
  * `skipped`; so is everything after a cancellation. Retried builds are history: only the latest build
  * of each job name counts.
  */
-import type { JobSpec, JobWhen } from '../pipeline/spec.js';
+import type { JobSpec, JobWhen } from '../../pipeline/spec.js';
 import type { BuildRecord, PipelineRecord, Store } from './store.js';
 import { compositeStatus, isComplete, type CompositeStatus } from './composite-status.js';
 

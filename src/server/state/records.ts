@@ -4,7 +4,7 @@
  * nothing that only matters while the process lives (queue values, last contact, last activity).
  */
 import type { BuildStatus } from '../../protocol/types.js';
-import type { JobSpec } from '../pipeline/spec.js';
+import type { JobSpec } from '../../pipeline/spec.js';
 import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, RunnerRecord, Store } from './store.js';
 
 /** A runner as saved: what only matters while the process lives (last contact, queue value) is not. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateExpression, ExpressionSyntaxError, parseExpression } from '../../src/server/pipeline/expression.js';
+import { evaluateExpression, ExpressionSyntaxError, parseExpression } from '../../src/pipeline/expression.js';
 
 const vars = {
   CI_COMMIT_BRANCH: 'feature/login',

@@ -4,7 +4,7 @@
  * the pipeline produced (`include: artifact` with `job`) runs on this server, as GitLab runs it; a
  * multi-project pipeline (`trigger: group/project`, `project:`) and includes from elsewhere
  * (`template`, `remote`, `project`, `component`) are read, and the job is skipped with a note when it
- * runs (`state/bridges.ts`): this server has this project only.
+ * runs (`server/state/bridges.ts`): the server has this project only.
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readString } from './parse-values.js';

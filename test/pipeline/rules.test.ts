@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CommitFiles, RuleContext } from '../../src/server/pipeline/context.js';
-import { parsePipeline, readPipeline, PipelineConfigError } from '../../src/server/pipeline/parse.js';
-import { pipelineVariables } from '../../src/server/pipeline/predefined.js';
-import { selectJobs, type PipelinePlan } from '../../src/server/pipeline/select.js';
+import type { CommitFiles, RuleContext } from '../../src/pipeline/context.js';
+import { parsePipeline, readPipeline, PipelineConfigError } from '../../src/pipeline/parse.js';
+import { pipelineVariables } from '../../src/pipeline/predefined.js';
+import { selectJobs, type PipelinePlan } from '../../src/pipeline/select.js';
 
 /** The files of a commit held in memory; `changed` maps a base to the paths that differ from it. */
 function memoryFiles(files: Record<string, string>, changed: Record<string, string[]> = {}): CommitFiles {

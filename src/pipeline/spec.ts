@@ -24,7 +24,7 @@ export interface JobNeed {
 
 /**
  * GitLab's failure reasons that `retry:when` can name and the server can tell apart over API v1
- * (see `state/failure-reason.ts` for how a failure gets its reason).
+ * (see `server/state/job-outcome.ts` for how a failure gets its reason).
  */
 export type RetryWhen =
   | 'always'
@@ -119,7 +119,7 @@ export interface JobSpec {
   /** The `coverage:` regex's source and flags (without the slashes). */
   coverage?: { source: string; flags: string };
   environment?: JobEnvironmentSpec;
-  /** A trigger (bridge) job: no script, a downstream pipeline instead (`state/bridges.ts`). */
+  /** A trigger (bridge) job: no script, a downstream pipeline instead (`server/state/bridges.ts`). */
   trigger?: JobTriggerSpec;
 }
 

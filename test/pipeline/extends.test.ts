@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parsePipeline, PipelineConfigError } from '../../src/server/pipeline/parse.js';
-import type { JobSpec } from '../../src/server/pipeline/spec.js';
+import { parsePipeline, PipelineConfigError } from '../../src/pipeline/parse.js';
+import type { JobSpec } from '../../src/pipeline/spec.js';
 
 function job(text: string, name: string): JobSpec {
   const found = parsePipeline(text).jobs.find((candidate) => candidate.name === name);

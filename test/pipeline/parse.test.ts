@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { parsePipeline, PipelineConfigError } from '../../src/server/pipeline/parse.js';
+import { parsePipeline, PipelineConfigError } from '../../src/pipeline/parse.js';
 import { parseDurationSeconds } from '../../src/duration.js';
 
 const parseDuration = (text: string): number | undefined => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { environmentSlug, environmentVariables, guessTier } from '../../src/server/pipeline/environment.js';
-import { parsePipeline } from '../../src/server/pipeline/parse.js';
+import { environmentSlug, environmentVariables, guessTier } from '../../src/pipeline/environment.js';
+import { parsePipeline } from '../../src/pipeline/parse.js';
 
 describe('environment:', () => {
   it('reads the short and the long form', () => {

@@ -1,6 +1,6 @@
 /**
  * What rules, `only`/`except` and `include` need to know about the commit a pipeline runs for. The
- * server fills it from git (`git/commit-files.ts`); tests and `exec` can pass their own.
+ * server fills it from git (`server/git/commit-files.ts`); tests and `exec` can pass their own.
  */
 
 /** The files of the pipeline's commit. Paths are relative to the repository root, with `/`. */
