@@ -1,13 +1,10 @@
 /**
- * Shared pieces of the agent's CLI commands: errors carrying an exit code, duration flags, the
- * two-step signal handling of `run` and `run-once`, and reading config with its warnings shown.
+ * Shared pieces of the agent's CLI commands: errors carrying an exit code, duration flags, and the
+ * two-step signal handling of `run` and `run-once`.
  */
 import { parseDurationMs } from '../duration.js';
 import { CiRunnerError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { loadConfig, type LoadedConfig, type LoadOptions } from './config/index.js';
-import { configLogger } from './config-logger.js';
-import { checkConfigPermissions } from './config/permissions.js';
 
 /** Exit codes (see src/cli/main.ts). */
 export const EXIT = { ok: 0, jobFailed: 1, usage: 2, coordinator: 3, noJob: 4 } as const;
@@ -24,31 +21,6 @@ export function parseDuration(text: string | number, flag: string): number {
   const ms = typeof text === 'number' ? Math.round(text * 1000) : parseDurationMs(text);
   if (ms === undefined || ms < 0) throw new CommandError(EXIT.usage, `--${flag}: "${text}" is not a duration; use e.g. 60s, 2m, 1h30m`);
   return ms;
-}
-
-export interface ConfigReadOptions extends LoadOptions {
-  /**
-   * Look at the file's mode too (config/permissions.ts): `warn` about a file its group or others can
-   * read or write; `refuse` stops (exit 2) on one others can write, and warns about the rest.
-   */
-  permissions?: 'warn' | 'refuse';
-}
-
-/**
- * Loads the config and logs its warnings (on standard error, in the format and at the level the
- * loaded config asks for, or `--log-format`'s).
- */
-export async function loadConfigWithWarnings(path: string, options: ConfigReadOptions = {}): Promise<LoadedConfig> {
-  const loaded = await loadConfig(path, options);
-  const warnings = [...loaded.warnings];
-  const problem = options.permissions ? await checkConfigPermissions(path) : undefined;
-  if (problem?.worldWritable && options.permissions === 'refuse') throw new CommandError(EXIT.usage, `refusing to run: ${problem.message}`, 'CONFIG_WORLD_WRITABLE');
-  if (problem) warnings.push(problem.message);
-  if (warnings.length > 0) {
-    const logger = configLogger(loaded.config);
-    for (const warning of warnings) logger.warn(warning);
-  }
-  return loaded;
 }
 
 export interface StopSignals {

@@ -6,7 +6,7 @@
 import type { Logger } from '../log.js';
 import { configLogger, loggerLevel } from './config-logger.js';
 import { Agent } from './agent.js';
-import { loadConfigWithWarnings } from './cli-support.js';
+import { loadConfigWithWarnings } from './config-read.js';
 import { watchConfig, type ConfigWatcher } from './config-watch.js';
 import { configListenAddress, type Config } from './config/schema.js';
 import { parseListenAddress } from './metrics/address.js';

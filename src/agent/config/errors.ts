@@ -4,7 +4,9 @@ import { CiRunnerError } from '../../errors.js';
 export class ConfigError extends CiRunnerError {
   readonly exitCode = 2;
 
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('CONFIG_INVALID', message, options);
+  /** `code`: CONFIG_INVALID unless the caller tells a more precise one. */
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    const { code = 'CONFIG_INVALID', ...rest } = options ?? {};
+    super(code, message, rest);
   }
 }
