@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CommandError, EXIT, parseDuration } from '../src/agent/cli-support.js';
+import { CommandError, EXIT, parseDuration } from '../src/cli/support.js';
 import { parseDurationMs, parseDurationSeconds } from '../src/duration.js';
 
 describe('durations', () => {

@@ -1,6 +1,6 @@
 /** `ci-runner demo` (what `npm start` runs): the example pipeline on an in-process reference server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { EXIT } from '../../agent/cli-support.js';
+import { EXIT } from '../support.js';
 import { runInterruptible } from '../interrupt.js';
 
 interface DemoArgs {

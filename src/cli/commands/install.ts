@@ -6,7 +6,7 @@ import { mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { lookupUser } from '../../agent/run-as.js';

@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { parse } from 'smol-toml';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
 import { appendRunner, resolveConfigPath, runnerSchema, type NewRunnerEntry } from '../../agent/config/index.js';
 import { ConfigError } from '../../agent/config/errors.js';
 import { readOrEmpty } from '../../agent/config/write.js';

@@ -5,7 +5,7 @@
  * with the environment alone.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';

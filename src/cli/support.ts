@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the agent's CLI commands: errors carrying an exit code, duration flags, and the
+ * Shared pieces of the CLI commands: errors carrying an exit code, duration flags, and the
  * two-step signal handling of `run` and `run-once`.
  */
 import { parseDurationMs } from '../duration.js';
