@@ -11,9 +11,9 @@ import { appendRunner, resolveConfigPath, runnerSchema, type NewRunnerEntry } fr
 import { ConfigError } from '../../agent/config/errors.js';
 import { readOrEmpty } from '../../agent/config/write.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
-import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
-import { interactive, Prompter } from '../../agent/prompt.js';
-import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
+import { interactive, Prompter } from '../prompt.js';
+import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';

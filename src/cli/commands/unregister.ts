@@ -3,7 +3,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
-import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface UnregisterArgs {

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { readTlsMaterial, TlsFileError, type TlsFileKey, type TlsFiles, type TlsLabels, type TlsMaterial } from '../client/tls.js';
-import { CommandError, EXIT } from '../cli/support.js';
+import { CommandError, EXIT } from './support.js';
 
 const FLAGS: ReadonlyArray<{ key: TlsFileKey; env: string; describe: string }> = [
   { key: 'tls-ca-file', env: 'CI_SERVER_TLS_CA_FILE', describe: 'PEM CA bundle trusted for an https coordinator, on top of the system CAs' },

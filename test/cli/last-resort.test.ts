@@ -8,7 +8,7 @@ const dist = (path: string): string => JSON.stringify(fileURLToPath(new URL(`../
 describe('keepRunningOnUnhandledRejection', () => {
   it('logs a rejection nothing handled as a bug and keeps the process running', async () => {
     const script = `
-      const { keepRunningOnUnhandledRejection } = await import(${dist('agent/last-resort.js')});
+      const { keepRunningOnUnhandledRejection } = await import(${dist('cli/last-resort.js')});
       const { createLogger } = await import(${dist('log.js')});
       keepRunningOnUnhandledRejection(createLogger({ format: 'json' }));
       Promise.reject(new Error('nobody listens'));
