@@ -11,9 +11,9 @@ import { CiRunnerError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { materializeExampleProject } from '../server/example-project.js';
 import { createReferenceServer, type JobView, type ReferenceServer } from '../server/index.js';
-import { Agent } from './agent.js';
-import { configSchema } from './config/schema.js';
-import { defaultServices } from './services.js';
+import { Agent } from '../agent/agent.js';
+import { configSchema } from '../agent/config/schema.js';
+import { defaultServices } from '../agent/services.js';
 import { summaryTable } from '../exec/output.js';
 
 export interface DemoOptions {
