@@ -14,7 +14,7 @@ import { createReferenceServer, type JobView, type ReferenceServer } from '../se
 import { Agent } from '../agent/agent.js';
 import { configSchema } from '../agent/config/schema.js';
 import { defaultServices } from '../agent/services.js';
-import { summaryTable } from '../exec/output.js';
+import { createPrinter, LiveLog, summaryTable } from '../exec/output.js';
 
 export interface DemoOptions {
   out: NodeJS.WritableStream;
@@ -32,17 +32,11 @@ export interface DemoResult {
   jobs: JobView[];
 }
 
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 const PROJECT = 'example/hello';
 
 /** Runs the example pipeline end to end; resolves with the pipeline's final status. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
-  const { out } = options;
-  const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
-  const print = (text: string): void => {
-    if (options.signal.aborted) return;
-    out.write(options.color ? text : text.replace(ANSI, ''));
-  };
+  const { paint, print } = createPrinter(options.out, options.color, options.signal);
   const logger = options.logger ?? silentLogger();
   const root = await mkdtemp(join(tmpdir(), 'ci-runner-demo-'));
   let server: ReferenceServer | undefined;
@@ -63,34 +57,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       check_interval: 0.2,
       runners: [{ name: 'demo-runner', url: server.url, token: registered.runner.token, builds_dir: join(root, 'builds'), cache_dir: join(root, 'cache'), trace_update_interval: 0.5 }],
     });
-    const services = defaultServices(logger);
-    const names = new Map<number, string>();
-    const partial = new Map<number, string>();
-    const prefix = (id: number): string => `${paint('2', `[${names.get(id) ?? id}]`)} `;
-    agent = new Agent(config, {
-      ...services,
-      onOutput: (build, chunk) => {
-        const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-        if (options.concurrent <= 1) {
-          print(text);
-          return;
-        }
-        // Whole lines only, each prefixed with the job name: chunks need not end at line ends.
-        const lines = `${partial.get(build.id) ?? ''}${text}`.split('\n');
-        partial.set(build.id, lines.pop() ?? '');
-        for (const line of lines) print(`${prefix(build.id)}${line}\n`);
+    // With more than one job at a time, whole lines each prefixed with the job's name.
+    const live = new LiveLog({ paint, print }, options.concurrent > 1);
+    agent = new Agent(
+      config,
+      { ...defaultServices(logger), onOutput: (build, chunk) => live.output(build.id, chunk) },
+      {
+        jobStarted: (_runner, build) => live.started(build.id, build.name, build.stage),
+        jobFinished: (_runner, build) => live.finished(build.id),
       },
-    }, {
-      jobStarted: (_runner, build) => {
-        names.set(build.id, build.name);
-        print(`\n${paint('1;36', `━━━ job #${build.id} ${build.name} (stage ${build.stage}) ━━━`)}\n`);
-      },
-      jobFinished: (_runner, build) => {
-        const rest = partial.get(build.id);
-        if (rest) print(`${prefix(build.id)}${rest}\n`);
-        partial.delete(build.id);
-      },
-    });
+    );
     agent.start();
 
     const pipeline = await server.createPipeline({ project: PROJECT, config: options.pipeline ?? example.pipeline });
