@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import type { RunAs } from '../../src/agent/run-as.js';
-import { runOnce } from '../../src/agent/run-once.js';
+import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log.js';
 import type { PipelineView } from '../../src/server/index.js';

@@ -6,7 +6,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
-import { runOnce } from '../../src/agent/run-once.js';
+import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log.js';
 import { createGitRepo, git } from '../helpers/git.js';

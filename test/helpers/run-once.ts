@@ -1,12 +1,13 @@
 /**
- * `runOnce`: wait for at most one job (up to the wait timeout), run it, and say how it went. No
- * config file: the runner entry comes from the caller. The one-job case of `runJobs`.
+ * `runOnce` for tests: wait for at most one job (up to the wait timeout), run it, and say how it
+ * went. No config file: the runner entry comes from the caller. The one-job case of `runJobs`, which
+ * `ci-runner run-once` (`run-single`) runs too, so a test of a job goes through the command's path.
  */
-import type { RunnerConfig } from './config/schema.js';
-import { JobStop, type JobOutcome } from './job/run-job.js';
-import { runJobs } from './run-jobs.js';
-import type { SharedServices } from './services.js';
-import type { TlsLabels } from '../client/tls.js';
+import type { RunnerConfig } from '../../src/agent/config/schema.js';
+import type { JobOutcome } from '../../src/agent/job/run-job.js';
+import { runJobs } from '../../src/agent/run-jobs.js';
+import type { SharedServices } from '../../src/agent/services.js';
+import type { TlsLabels } from '../../src/client/tls.js';
 
 export type RunOnceResult =
   | { kind: 'job'; outcome: JobOutcome; buildId: number }
@@ -38,4 +39,3 @@ export async function runOnce(options: RunOnceOptions): Promise<RunOnceResult> {
   return ended.kind === 'max-builds' ? { kind: 'no-job' } : ended;
 }
 
-export { JobStop };
