@@ -17,6 +17,7 @@ import type { Logger } from '../../log.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobTrace } from '../../trace/index.js';
 import { VERSION } from '../../version.js';
+import { expandString } from '../../util/expand.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { RunAs } from '../run-as.js';
 import type { StageContext } from './artifact-stages.js';
@@ -30,7 +31,7 @@ import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './run-job.js';
-import { collectVariables, expandString, expandVariables } from './variables.js';
+import { collectVariables, expandVariables } from './variables.js';
 
 /** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
