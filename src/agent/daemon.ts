@@ -14,7 +14,7 @@ import { observedClient, observedServices } from './metrics/instrument.js';
 import type { ObserverSlot } from './metrics/observer.js';
 import type { RunnerMetrics } from './metrics/registry.js';
 import type { StatusServer } from './metrics/server.js';
-import type { RunAs } from './run-as.js';
+import type { RunAs } from '../executors/run-as.js';
 import { defaultServices } from './services.js';
 
 export interface DaemonOptions {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
-import type { RunAs } from '../../src/agent/run-as.js';
+import type { RunAs } from '../../src/executors/run-as.js';
 import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log.js';

@@ -13,7 +13,7 @@ import type { BuildPayload } from '../../protocol/types.js';
 import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { ArtifactStages } from './artifact-stages.js';
-import type { RunAs } from '../run-as.js';
+import type { RunAs } from '../../executors/run-as.js';
 import { jobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';

@@ -19,7 +19,7 @@ import type { JobTrace } from '../../trace/index.js';
 import { VERSION } from '../../version.js';
 import { expandString } from '../../util/expand.js';
 import type { RunnerConfig } from '../config/schema.js';
-import type { RunAs } from '../run-as.js';
+import type { RunAs } from '../../executors/run-as.js';
 import type { StageContext } from './artifact-stages.js';
 import type { JobDirs } from './build-dir.js';
 import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';

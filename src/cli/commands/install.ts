@@ -9,7 +9,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
-import { lookupUser } from '../../agent/run-as.js';
+import { lookupUser } from '../../executors/run-as.js';
 import { requireSystemd, SYSTEM_UNIT_DIR, systemctl } from '../../service/systemd.js';
 import { renderUnit, stopTimeoutFor } from '../../service/unit.js';
 import { SERVICE_EXIT_NOTE, serviceName, withServiceOption, type ServiceArgs } from './service-options.js';
