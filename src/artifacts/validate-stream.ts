@@ -18,7 +18,7 @@
  */
 import type { Unzip } from 'minizlib';
 import type { Parser, ReadEntry } from 'tar';
-import { sniffFormat, type ArchiveFormat } from './extract.js';
+import { sniffFormat, type ArchiveFormat } from './format.js';
 import { ExtractionGuard } from './guard.js';
 import { ArtifactsError } from './errors.js';
 import type { ExtractBudget, ExtractTally } from './budget.js';

@@ -79,7 +79,8 @@ async function removeReportFiles(ctx: ServerContext, build: BuildRecord, files: 
   const { default: picomatch } = await import('picomatch');
   const drop = reportOnlyFiles(build.job.artifacts?.paths ?? [], files, (pattern) => picomatch(pattern, { dot: true }));
   if (drop.length === 0) return;
-  const [{ detectFormat, extractArchive }, { createArchive }, { selectFiles }] = await Promise.all([
+  const [{ detectFormat }, { extractArchive }, { createArchive }, { selectFiles }] = await Promise.all([
+    import('../../artifacts/format.js'),
     import('../../artifacts/extract.js'),
     import('../../artifacts/create.js'),
     import('../../artifacts/select.js'),
