@@ -8,7 +8,7 @@ import { CiRunnerError } from '../errors.js';
 import type { RunnerConfig } from './config/schema.js';
 import type { RunAs } from '../executors/run-as.js';
 import { artifactStages } from './job/artifact-stages.js';
-import type { JobServices } from './job/run-job.js';
+import type { JobServices } from './job/services.js';
 
 export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
 

@@ -30,7 +30,7 @@ import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { errorLine, header, notice, warning } from './messages.js';
-import type { JobServices } from './run-job.js';
+import type { JobServices } from './services.js';
 import { collectVariables, expandVariables } from './variables.js';
 
 /** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
