@@ -18,8 +18,12 @@ COPY src ./src
 RUN npm run -s build && chmod 755 dist/cli/main.js
 
 # Production dependencies only, pruned offline from the full tree: depends on the lockfile, not on src/.
+# Type declarations and source maps are never read at run time: @kubernetes/client-node alone ships
+# ~35 MB of them, and @types packages as dependencies.
 FROM deps AS prod-deps
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=warn \
+ && rm -rf node_modules/@types \
+ && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
  && find node_modules -mindepth 1 -maxdepth 1 -type d -empty -delete
 
 FROM ${NODE_IMAGE}

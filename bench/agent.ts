@@ -16,7 +16,7 @@ import { silentLogger } from '../src/log.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';
-import { percentile, register } from './support.js';
+import { percentile, register, runToEnd } from './support.js';
 
 function jobs(n: number, gitStrategy?: string): string {
   const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
@@ -68,16 +68,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
     },
   );
   const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n, gitStrategy) });
-  const t0 = performance.now();
-  agent.start();
-  for (;;) {
-    const view = server.getPipeline(pipeline.id);
-    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const wall = performance.now() - t0;
-  agent.shutdown();
-  await agent.done();
+  const wall = await runToEnd(agent, server, pipeline.id);
   const stages = [...stageMs].map(([name, list]) => `${name} p50 ${percentile(list.sort((a, b) => a - b), 50).toFixed(0)} ms`).join(', ');
   return { wall, stages, overhead: overhead.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
 }

@@ -16,7 +16,7 @@ import { defaultServices } from '../src/agent/services.js';
 import { silentLogger } from '../src/log.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
-import { percentile, register } from './support.js';
+import { percentile, register, runToEnd } from './support.js';
 
 const IMAGE = 'ci-runner-test/sh:1';
 const IMAGES_SCRIPT = fileURLToPath(new URL('../.ci/docker-test-images.sh', import.meta.url));
@@ -54,16 +54,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
   const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
   const yaml = vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
   const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });
-  const t0 = performance.now();
-  agent.start();
-  for (;;) {
-    const view = server.getPipeline(pipeline.id);
-    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const wall = performance.now() - t0;
-  agent.shutdown();
-  await agent.done();
+  const wall = await runToEnd(agent, server, pipeline.id);
   return { wall, perJob: perJob.sort((a, b) => a - b) };
 }
 

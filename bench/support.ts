@@ -1,6 +1,7 @@
 /** Shared by the benchmarks (no `run` export, so `bench/run.ts` does not run it as one). */
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import type { TlsMaterial } from '../src/client/tls.js';
+import type { Agent } from '../src/agent/agent.js';
 import type { ReferenceServer } from '../src/server/index.js';
 
 /** The `p`th percentile of ascending `sorted`. */
@@ -15,4 +16,19 @@ export async function register(server: ReferenceServer, tls?: TlsMaterial): Prom
   await client.close();
   if (!result.runner) throw new Error(`registration failed: ${result.status}`);
   return result.runner.token;
+}
+
+/** Starts `agent`, waits until pipeline `id` has ended, stops the agent; the wall time in ms. */
+export async function runToEnd(agent: Agent, server: ReferenceServer, id: number): Promise<number> {
+  const t0 = performance.now();
+  agent.start();
+  for (;;) {
+    const view = server.getPipeline(id);
+    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const wall = performance.now() - t0;
+  agent.shutdown();
+  await agent.done();
+  return wall;
 }

@@ -1,7 +1,8 @@
 /**
  * Whether a runner entry's executor can run jobs on this machine right now. The agent asks before an
  * entry polls, so a job is never taken only to fail it: a docker entry whose CLI is missing or whose
- * engine does not answer waits (and is asked again) instead. The shell executor needs nothing.
+ * engine does not answer waits (and is asked again) instead, as does a kubernetes entry whose cluster
+ * does not answer or whose account lacks a permission the executor needs. The shell executor needs nothing.
  */
 import { lastLine, runCommand } from '../command.js';
 import { sleep } from '../timers.js';
@@ -17,6 +18,7 @@ export const DOCKER_CHECK_TIMEOUT_MS = 5_000;
 
 /** Checks the executor of `runner`; never throws. */
 export const checkExecutor: CheckExecutor = async (runner, signal) => {
+  if (runner.executor === 'kubernetes') return (await import('../executors/kubernetes/access.js')).kubernetesCheck(runner.kubernetes, signal);
   if (runner.executor !== 'docker') return { ok: true };
   return checkDocker(runner.docker.cli, runner.docker.host, signal);
 };

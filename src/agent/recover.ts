@@ -95,9 +95,11 @@ const LEFTOVER_SWEEP_TIMEOUT_MS = 60_000;
 
 /**
  * Removes what the entry's executor left from an earlier process (docker: its labelled containers and
- * networks). Never rejects: a failure is logged and the entry goes on.
+ * networks; kubernetes: its labelled pods and secrets). Never rejects: a failure is logged and the
+ * entry goes on.
  */
 export async function removeExecutorLeftovers(runner: RunnerConfig, logger: Logger): Promise<void> {
+  if (runner.executor === 'kubernetes') return removeKubernetesLeftovers(runner, logger);
   if (runner.executor !== 'docker') return;
   try {
     const [{ removeDockerLeftovers }, { dockerOptionsOf }] = await Promise.all([import('../executors/docker/leftovers.js'), import('../executors/docker/defaults.js')]);
@@ -105,5 +107,16 @@ export async function removeExecutorLeftovers(runner: RunnerConfig, logger: Logg
     if (removed.containers + removed.networks > 0) logger.info({ runner: runner.name, ...removed }, 'removed containers and networks left by an earlier run');
   } catch (error) {
     logger.warn({ err: error, runner: runner.name }, 'could not remove containers and networks left by an earlier run');
+  }
+}
+
+/** The kubernetes executor's labelled pods and secrets from an earlier process (leftovers.ts says which). */
+async function removeKubernetesLeftovers(runner: RunnerConfig, logger: Logger): Promise<void> {
+  try {
+    const { removeKubernetesLeftovers: remove } = await import('../executors/kubernetes/leftovers.js');
+    const removed = await remove(runner.kubernetes, runner.token, AbortSignal.timeout(LEFTOVER_SWEEP_TIMEOUT_MS));
+    if (removed.pods + removed.secrets > 0) logger.info({ runner: runner.name, namespace: runner.kubernetes.namespace, ...removed }, 'removed pods and secrets left by an earlier run');
+  } catch (error) {
+    logger.warn({ err: error, runner: runner.name }, 'could not remove pods and secrets left by an earlier run');
   }
 }

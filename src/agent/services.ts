@@ -1,5 +1,5 @@
 /**
- * The default wiring of a job: the executor the entry names (shell or docker), the trace streamer and the artifact stages. Tests
+ * The default wiring of a job: the executor the entry names (shell, docker or kubernetes), the trace streamer and the artifact stages. Tests
  * and the benchmark replace parts of it.
  */
 import type { Logger } from '../log.js';
@@ -26,6 +26,13 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
       hostShell: runner.shell,
       ...(logger ? { logger } : {}),
     });
+  }
+  if (runner.executor === 'kubernetes') {
+    const [{ KubernetesExecutor }, { ShellExecutor }] = await Promise.all([import('../executors/kubernetes/index.js'), import('../executors/shell/index.js')]);
+    const killGraceMs = runner.kill_grace_period * 1000;
+    // get_sources runs on the runner, as for docker.
+    const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
+    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, killGraceMs, host, ...(logger ? { logger } : {}) });
   }
   if (runner.executor !== 'shell') {
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);

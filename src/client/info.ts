@@ -5,7 +5,8 @@ import { RUNNER_NAME, VERSION } from '../version.js';
 /** The `info` object for E1–E5 (§4.10). During registration (no executor yet) every feature is false. */
 export function runnerInfo(executor?: string): RunnerInfo {
   const known = executor !== undefined && executor !== '';
-  const docker = executor === 'docker';
+  // Executors that run jobs in their image, with services.
+  const docker = executor === 'docker' || executor === 'kubernetes';
   return {
     name: RUNNER_NAME,
     version: VERSION,

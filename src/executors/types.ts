@@ -79,11 +79,23 @@ export interface Executor {
   /** Called once before get_sources; may fail the job with an {@link ExecutorSetupError}. */
   prepare?(request: PrepareRequest): Promise<void>;
   /**
+   * Waits for what `prepare` left starting (kubernetes: the pod), so the host stages run meanwhile;
+   * called once after them, before the first build stage. May fail the job with an
+   * {@link ExecutorSetupError}.
+   */
+  ready?(signal: AbortSignal): Promise<void>;
+  /**
    * The path the build stages see for a host path under the slot dir (docker: `/builds/…`); identity
    * when absent. Used for CI_PROJECT_DIR, CI_BUILDS_DIR, file variables and work dirs.
    */
   buildPath?(hostPath: string): string;
   runStage(request: StageRequest): Promise<StageResult>;
+  /**
+   * Brings what the build stages wrote back to the host's project dir, before the host reads it
+   * (archive_cache, upload_artifacts); absent when the build stages write there directly. Called
+   * only when a host stage will read it.
+   */
+  collect?(signal: AbortSignal): Promise<void>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;
 }

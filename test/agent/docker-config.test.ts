@@ -1,28 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/agent/config/index.js';
+import { configFailure, configHead, firstRunner } from './config-text.js';
 
-const HEAD = `concurrent = 1
-
-[[runners]]
-  name = "box"
-  url = "http://127.0.0.1:8080/"
-  token = "abcdef0123456789"
-  executor = "docker"
-`;
+const HEAD = configHead('docker');
 
 function runner(text: string) {
-  const { config, warnings } = parseConfig(text, 'c.toml');
-  return { docker: config.runners[0]!.docker, warnings };
+  const { runner: entry, warnings } = firstRunner(text);
+  return { docker: entry.docker, warnings };
 }
 
-function failure(text: string): string {
-  try {
-    parseConfig(text, 'c.toml');
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('the config was accepted');
-}
+const failure = configFailure;
 
 describe('[runners.docker]', () => {
   it('gives a docker runner without the table GitLab Runner defaults', () => {

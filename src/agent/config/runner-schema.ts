@@ -9,10 +9,11 @@ import { z } from 'zod';
 import { parseSizeBytes } from '../../size.js';
 import { cacheSection } from './cache-schema.js';
 import { dockerSection } from './docker-schema.js';
+import { kubernetesSection } from './kubernetes-schema.js';
 import { sectionsShape } from './section.js';
 
 /** The tables of an entry, each in its own module; a new one is added here. */
-export const RUNNER_SECTIONS = [dockerSection, cacheSection] as const;
+export const RUNNER_SECTIONS = [dockerSection, kubernetesSection, cacheSection] as const;
 
 const nonNegativeInt = z.int().min(0);
 
@@ -37,7 +38,7 @@ export const runnerSchema = z.strictObject({
   /** GitLab Runner's: client certificate (PEM) for a coordinator that asks for one; with `tls-key-file`. */
   'tls-cert-file': z.string().min(1).optional(),
   'tls-key-file': z.string().min(1).optional(),
-  executor: z.enum(['shell', 'docker']).default('shell'),
+  executor: z.enum(['shell', 'docker', 'kubernetes']).default('shell'),
   shell: z.enum(['bash', 'sh']).default('bash'),
   /** Shell executor default: `<daemon cwd>/builds` (§9.4); relative paths resolve against the cwd. */
   builds_dir: z.string().min(1).default('builds').transform((p) => resolve(p)),

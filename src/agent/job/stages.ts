@@ -112,6 +112,14 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     await downloadAndRestore(build, services, ctx, job, env);
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
+    if (executor.ready) {
+      // What prepare left starting (a pod) while the host fetched the sources.
+      await executor.ready(job.signal).catch((error: unknown) => {
+        job.check();
+        throw error;
+      });
+      job.check();
+    }
     // 5. build_script
     // The server's `script` entries when it sends them: an entry spanning lines stays one command.
     const script = build.options.script ?? lines(build.commands);
@@ -140,7 +148,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     reason ??= `runner error: ${taken.message}`;
     buildRan = false;
   }
-  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, ...(reason ? { reason } : {}) });
+  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan, env, executor, ...(reason ? { reason } : {}) });
   job.dispose();
   return final.ok ? { state: 'success' } : { state: 'failed', ...(final.reason ? { reason: final.reason } : {}) };
 }
@@ -264,12 +272,27 @@ async function archiveAndUpload(
   services: JobServices,
   ctx: StageContext,
   job: JobSignal,
-  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined },
+  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined; executor: Executor },
 ): Promise<{ ok: boolean; reason?: string }> {
   let { ok, reason } = sofar;
-  for (const cache of cachesOf(build)) {
+  const caches = cachesOf(build).filter((cache) => {
     const when = cache.when ?? 'on_success';
-    if (!sofar.env || job.signal.aborted || !(when === 'always' || (when === 'on_success') === ok)) continue;
+    return when === 'always' || (when === 'on_success') === ok;
+  });
+  // Where the build stages ran elsewhere (kubernetes), their files come back first, once.
+  const wanted = caches.some((cache) => cache.policy !== 'pull') || build.options.artifacts !== undefined;
+  if (sofar.executor.collect && sofar.buildRan && wanted && !job.signal.aborted) {
+    try {
+      await sofar.executor.collect(job.signal);
+    } catch (error) {
+      const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
+      // A job that failed already keeps its reason; this one is worth a line.
+      if (!ok) ctx.log(warning(`WARNING: ${message}`));
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message) };
+    }
+  }
+  for (const cache of caches) {
+    if (!sofar.env || job.signal.aborted) continue;
     await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, sofar.env.host)).catch((error: unknown) => {
       ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
     });

@@ -4,6 +4,7 @@ import { EXIT } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
 import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
+import type { RunnerConfig } from '../../agent/config/schema.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface VerifyArgs {
@@ -17,13 +18,13 @@ interface VerifyArgs {
 
 export const verifyCommand: CommandModule<object, VerifyArgs> = {
   command: 'verify',
-  describe: 'Check that the coordinator still knows the configured runners',
+  describe: 'Check that the coordinator still knows the configured runners (and that kubernetes runners may run pods)',
   builder: (y: Argv) =>
     addTlsFlags(y, { note: ' (instead of the runners\' own)', env: false })
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
       .option('name', { alias: 'n', type: 'string', describe: 'Only this runner' })
       .option('delete', { type: 'boolean', default: false, describe: 'Remove runners the coordinator no longer knows from config.toml' })
-      .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 2 bad config or an unusable TLS file; 3 a runner is unknown to its coordinator, or a coordinator could not be reached.') as unknown as Argv<VerifyArgs>,
+      .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 2 bad config or an unusable TLS file; 3 a runner is unknown to its coordinator, a coordinator could not be reached, or a kubernetes runner\'s cluster could not be reached or refuses a permission the executor needs.') as unknown as Argv<VerifyArgs>,
   handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
     const configPath = resolveConfigPath(argv.config);
     const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false, permissions: 'warn' });
@@ -49,6 +50,7 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
       } finally {
         await client.close();
       }
+      if (runner.executor === 'kubernetes') problems += await verifyKubernetes(runner);
     }
     if (argv.delete && removed.size > 0) {
       const names = await removeRunners(configPath, (r) => removed.has(r.token));
@@ -57,3 +59,17 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     if (problems > 0) process.exitCode = EXIT.coordinator;
   },
 };
+
+/** A kubernetes entry's cluster and permissions (SelfSubjectAccessReview); 1 when something is wrong. */
+async function verifyKubernetes(runner: RunnerConfig): Promise<number> {
+  const { checkAccess, describeAccess } = await import('../../executors/kubernetes/access.js');
+  const label = `runner "${runner.name}"`;
+  try {
+    const report = await checkAccess(runner.kubernetes, AbortSignal.timeout(30_000));
+    process.stdout.write(`${report.missing.length === 0 ? 'Verified' : 'Could not verify'} ${label}: ${describeAccess(report, runner.kubernetes.namespace)}\n`);
+    return report.missing.length === 0 ? 0 : 1;
+  } catch (error) {
+    process.stdout.write(`Could not verify ${label}: ${(error as Error).message}\n`);
+    return 1;
+  }
+}

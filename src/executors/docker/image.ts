@@ -34,10 +34,10 @@ export function checkImageName(name: string, what: 'image' | 'service'): void {
 }
 
 /** GitLab Runner semantics: an empty list allows anything; otherwise one glob must match. */
-export function checkAllowed(image: string, allowed: readonly string[], listName: 'allowed_images' | 'allowed_services', what: string): void {
+export function checkAllowed(image: string, allowed: readonly string[], listName: 'allowed_images' | 'allowed_services', what: string, table = '[runners.docker]'): void {
   if (allowed.length === 0) return;
   if (allowed.some((glob) => picomatch.isMatch(image, glob, { dot: true }))) return;
-  throw new ExecutorSetupError('IMAGE_NOT_ALLOWED', `the ${what} "${image}" is not allowed by [runners.docker] ${listName} (${allowed.map((g) => `"${g}"`).join(', ')})`);
+  throw new ExecutorSetupError('IMAGE_NOT_ALLOWED', `the ${what} "${image}" is not allowed by ${table} ${listName} (${allowed.map((g) => `"${g}"`).join(', ')})`);
 }
 
 export interface EnsureOptions {

@@ -11,6 +11,7 @@ import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { writeNewFile } from '../../new-file.js';
+import { pathUnderBuildsDir } from '../build-path.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
@@ -77,10 +78,7 @@ export class DockerExecutor implements Executor {
   }
 
   buildPath(hostPath: string): string {
-    const slotDir = this.job?.slotDir;
-    if (slotDir === undefined) return hostPath;
-    if (hostPath === slotDir) return CONTAINER_BUILDS_DIR;
-    return hostPath.startsWith(`${slotDir}/`) ? `${CONTAINER_BUILDS_DIR}${hostPath.slice(slotDir.length)}` : hostPath;
+    return pathUnderBuildsDir(hostPath, this.job?.slotDir, CONTAINER_BUILDS_DIR);
   }
 
   async prepare(request: PrepareRequest): Promise<void> {

@@ -1,0 +1,156 @@
+/**
+ * The job's pod from creation to deletion. Creating it returns at once: the pod starts (the image is
+ * pulled, the sandbox made) while the runner fetches the sources, and `started` settles when it runs
+ * or cannot. Without services, the build container counts as running as soon as an exec into it
+ * finds the waiting shell's marker (so an ENTRYPOINT that never runs its command is not taken for a
+ * start): the kubelet reports a started container only at its next relist (once a second), so the
+ * status would say so up to a second later. When the image cannot be pulled and `[runners.kubernetes] pull_policy` lists another
+ * policy, a new pod is made with it (under a new name: the old one may still be terminating). What
+ * the start has to say is held back until `release()`, so it does not split get_sources' output.
+ */
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Pod } from '@kubernetes/client-node';
+import { ExecutorSetupError } from '../types.js';
+import { isNotFound, type KubeApi } from './api.js';
+import type { KubernetesOptions, KubernetesPullPolicy } from './options.js';
+import { podExec, type ExecTarget } from './exec.js';
+import { BUILD_CONTAINER, podSpec, WAITING_MARKER, type PodPlan } from './pod-spec.js';
+import { judgePod, waitForPod, type PodVerdict } from './pod-wait.js';
+
+export interface PodOutput {
+  log: (line: string) => void;
+  warn: (line: string) => void;
+}
+
+export class JobPod {
+  /** The current pod's name. */
+  name: string;
+  /** A pod was created (and may need deleting). */
+  created = false;
+  /** It ran: its deletion gives the containers their grace period. */
+  ran = false;
+  readonly started: Promise<void>;
+  private readonly stopping = new AbortController();
+  private held: Array<() => void> | undefined = [];
+
+  constructor(
+    private readonly api: KubeApi,
+    private readonly plan: PodPlan,
+    private readonly options: KubernetesOptions,
+    private readonly output: PodOutput,
+    signal: AbortSignal,
+  ) {
+    this.name = plan.name;
+    this.started = this.start(AbortSignal.any([signal, this.stopping.signal]));
+    // Observed by whoever awaits `started`; a start abandoned with the job must not count as unhandled.
+    this.started.catch(() => undefined);
+  }
+
+  get namespace(): string {
+    return this.plan.namespace;
+  }
+
+  /** From now on the start's lines go out as they come (those held so far first). */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const line of held) line();
+  }
+
+  /** Stops waiting for the start (the job ended before it needed the pod). */
+  abandon(): void {
+    this.stopping.abort(new Error('the job no longer needs its pod'));
+  }
+
+  /** Deletes the current pod; one that never ran at once, else with `graceSeconds`. Never rejects: returns the failure. */
+  async delete(graceSeconds: number): Promise<Error | undefined> {
+    if (!this.created) return undefined;
+    const name = this.name;
+    const grace = this.ran ? graceSeconds : 0;
+    return this.api.call(`deleting pod ${name}`, undefined, (c) => this.api.core.deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: grace }, c)).then(
+      () => undefined,
+      (error: unknown) => (isNotFound(error) ? undefined : (error as Error)),
+    );
+  }
+
+  /** The status watch, and for a pod without services the exec probe: whichever knows first. */
+  private async wait(signal: AbortSignal): Promise<PodVerdict & { kind: 'running' | 'pull-failed' }> {
+    const o = this.options;
+    const settled = new AbortController();
+    const both = AbortSignal.any([signal, settled.signal]);
+    const watched = waitForPod(this.api, { namespace: this.namespace, name: this.name, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: (line) => this.say('log', line), signal: both });
+    const probed = this.plan.services.length === 0 ? probeExec(this.api, { namespace: this.namespace, pod: this.name, container: BUILD_CONTAINER }, both) : new Promise<never>(() => undefined);
+    try {
+      return await Promise.race([watched, probed]);
+    } finally {
+      settled.abort();
+      watched.catch(() => undefined);
+      probed.catch(() => undefined);
+    }
+  }
+
+  /**
+   * Why the build container is gone, when it is: read from the pod's status for up to a few seconds
+   * (the kubelet reports an ended container at its next relist); undefined when it still runs.
+   */
+  async whyEnded(): Promise<string | undefined> {
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const pod = await this.api.call(`reading pod ${this.name}`, undefined, (c) => this.api.core.readNamespacedPod({ name: this.name, namespace: this.namespace }, c)).catch(() => undefined);
+      const verdict = pod ? judgePod(pod) : undefined;
+      if (verdict?.kind === 'failed') return verdict.reason;
+      await sleep(500);
+    }
+    return undefined;
+  }
+
+  private say(kind: 'log' | 'warn', line: string): void {
+    if (this.held) this.held.push(() => this.output[kind](line));
+    else this.output[kind](line);
+  }
+
+  private async start(signal: AbortSignal): Promise<void> {
+    const o = this.options;
+    const policies: Array<KubernetesPullPolicy | undefined> = o.pull_policy.length > 0 ? o.pull_policy : [undefined];
+    const began = Date.now();
+    for (const [i, policy] of policies.entries()) {
+      this.name = i === 0 ? this.plan.name : `${this.plan.name}-${i}`;
+      const body: V1Pod = podSpec({ ...this.plan, name: this.name, ...(policy ? { pullPolicy: policy } : {}) }, o);
+      await this.api.call(`creating pod ${this.name}`, signal, (c) => this.api.core.createNamespacedPod({ namespace: this.namespace, body }, c)).catch((error: unknown) => {
+        signal.throwIfAborted();
+        throw new ExecutorSetupError('POD_CREATE', (error as Error).message, { cause: error });
+      });
+      this.created = true;
+      const verdict = await this.wait(signal);
+      if (verdict.kind === 'running') {
+        this.ran = true;
+        this.say('log', `Running in pod ${this.namespace}/${this.name} (started in ${((Date.now() - began) / 1000).toFixed(2)} s)`);
+        for (const { detail } of verdict.exited) this.say('warn', `WARNING: service ${detail} before the job started`);
+        return;
+      }
+      const next = policies[i + 1];
+      if (!next) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`);
+      this.say('warn', `WARNING: ${verdict.reason}; trying again with pull_policy = ${next}`);
+      await this.delete(0);
+    }
+  }
+}
+
+/** How long exec is tried as a sign of life; after that the status watch alone decides. */
+const PROBE_FOR_MS = 15_000;
+
+/** Resolves once the waiting shell's marker is there (tries at growing intervals); never resolves after PROBE_FOR_MS. */
+async function probeExec(api: KubeApi, target: ExecTarget, signal: AbortSignal): Promise<PodVerdict & { kind: 'running' }> {
+  const sink = (): Writable => new Writable({ write: (_chunk, _encoding, callback) => callback() });
+  const until = Date.now() + PROBE_FOR_MS;
+  for (let pause = 50; Date.now() < until; pause = Math.min(1_000, pause * 1.5)) {
+    const ok = await podExec(api.connection, target, { command: ['sh', '-c', `test -e ${WAITING_MARKER}`], stdout: sink(), stderr: sink(), signal }).then(
+      (result) => result.exitCode === 0,
+      () => false,
+    );
+    signal.throwIfAborted();
+    if (ok) return { kind: 'running', exited: [] };
+    await sleep(pause, undefined, { signal });
+  }
+  return new Promise<never>(() => undefined);
+}

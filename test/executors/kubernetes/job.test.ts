@@ -1,0 +1,68 @@
+/**
+ * Kubernetes jobs end to end on the reference server and the kit's real cluster: the pod in the job's
+ * image with a service sidecar reached by its alias, the checkout streamed into the pod and artifacts
+ * brought back and passed to the next job, the runner's default image, and a failing script's status.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TestServer } from '../../helpers/server.js';
+import { cluster, K8S_IMAGES, labelled, skipKubernetes } from './cluster.js';
+import { runKubernetesJob, useKubernetesTestServer, useNamespace } from './jobs.js';
+import { waitUntil } from '../../cli/helpers.js';
+
+let t: TestServer;
+let token: string;
+useKubernetesTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
+}, { 'README.md': '# from the repository\n' });
+
+const namespace = await useNamespace('ci-runner-test-jobs');
+
+describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
+  it('runs the job in its image with a service sidecar reached by its alias, checkout in, artifacts out to the next job', async () => {
+    const yaml = [
+      'stages: [build, use]',
+      'build:',
+      '  stage: build',
+      `  image: ${K8S_IMAGES.bash}`,
+      '  script:',
+      '    - echo "bash $BASH_VERSION in $CI_PROJECT_DIR pwd=$(pwd)"',
+      '    - cat README.md',
+      '    - for host in web ci-runner-test-httpd localhost; do printf "GET / HTTP/1.0\\r\\n\\r\\n" | nc $host 80 | tail -n 1; done',
+      '    - mkdir -p out && echo "made in the pod" > out/result.txt',
+      '  artifacts:',
+      '    paths: [out/]',
+      'use:',
+      '  stage: use',
+      '  script:',
+      '    - cat out/result.txt',
+    ].join('\n');
+    // The job's own services come without aliases in API v1: the alias is the runner's.
+    const first = await runKubernetesJob(t, token, `${yaml}\n`, { namespace, kubernetes: { services: [{ name: K8S_IMAGES.httpd, alias: 'web' }] } });
+    expect(first.status, first.trace).toBe('success');
+    expect(first.trace).toContain(`Using Kubernetes executor with image ${K8S_IMAGES.bash}`);
+    expect(first.trace).toMatch(/bash 5\.\d.* in \/builds\/group\/project pwd=\/builds\/group\/project/);
+    expect(first.trace).toContain('# from the repository');
+    expect(first.trace.match(/hello from the service/g)).toHaveLength(3);
+    const second = await runKubernetesJob(t, token, { pipeline: first.pipeline, job: 1 }, { namespace });
+    expect(second.status, second.trace).toBe('success');
+    expect(second.trace).toContain('made in the pod');
+  });
+
+  it('runs a job without an image in the runner default image, and reports a failing script with its exit status', async () => {
+    const { status, trace } = await runKubernetesJob(t, token, 'j:\n  script:\n    - \'echo "default image here, bash at $(command -v bash || echo none)"\'\n    - exit 7\n', { namespace });
+    expect(status).toBe('failed');
+    expect(trace).toContain(`Using Kubernetes executor with image ${K8S_IMAGES.sh}`);
+    expect(trace).toContain('default image here, bash at none');
+    expect(trace).toContain('ERROR: Job failed: exit status 7');
+  });
+
+  it('leaves no pod or secret behind', async () => {
+    const { status, trace, id } = await runKubernetesJob(t, token, `j:\n  services: [${K8S_IMAGES.httpd}]\n  script:\n    - "true"\n`, { namespace });
+    expect(status, trace).toBe('success');
+    await waitUntil(async () => {
+      const left = await labelled(cluster!.core, namespace, token, id);
+      return left.pods.length === 0 && left.secrets.length === 0;
+    }, 60_000, 'the job\'s pod and secret gone');
+  });
+});
