@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTlsMaterial } from '../src/client/tls.js';
 import { silentLogger } from '../src/log.js';
-import { DAEMON_NODE_FLAGS } from '../src/node-flags.js';
+import { DAEMON_NODE_FLAGS } from '../src/util/node-flags.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { createPki } from '../test/helpers/pki.js';

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '../log.js';
 import type { Executor } from '../executors/types.js';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { RunnerConfig } from './config/schema.js';
 import type { RunAs } from '../executors/run-as.js';
 import { artifactStages } from './job/artifact-stages.js';

@@ -5,7 +5,7 @@
  * nothing to poll.
  */
 import type { Logger } from '../log.js';
-import { setLongTimeout, type LongTimer } from '../timers.js';
+import { setLongTimeout, type LongTimer } from '../util/timers.js';
 import { JobStop } from './job/run-job.js';
 
 export class ShutdownSteps {

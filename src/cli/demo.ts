@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunnerApiClient } from '../client/runner-api.js';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { materializeExampleProject } from '../server/example-project.js';
 import { createReferenceServer, type JobView, type ReferenceServer } from '../server/index.js';

@@ -5,7 +5,7 @@
  * `run-once` parses it with the same schema as the file, so both mean the same as the file does.
  */
 import type { Argv } from 'yargs';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { DockerOptions } from '../executors/docker/options.js';
 
 type Kind = 'string' | 'list' | 'boolean' | 'number' | 'tmpfs';

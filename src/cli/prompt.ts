@@ -1,6 +1,6 @@
 /** Asking for missing values at a terminal (`register` without --non-interactive). */
 import { createInterface } from 'node:readline';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /** True when both stdin and stdout are terminals. */
 export function interactive(): boolean {

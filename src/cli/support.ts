@@ -2,8 +2,8 @@
  * Shared pieces of the CLI commands: errors carrying an exit code, duration flags, and the
  * two-step signal handling of `run` and `run-once`.
  */
-import { parseDurationMs } from '../duration.js';
-import { CiRunnerError } from '../errors.js';
+import { parseDurationMs } from '../util/duration.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { Logger } from '../log.js';
 
 /** Exit codes (see src/cli/main.ts). */

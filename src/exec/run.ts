@@ -9,7 +9,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { CiRunnerError, hasCode } from '../errors.js';
+import { CiRunnerError, hasCode } from '../util/errors.js';
 import type { Logger } from '../log.js';
 import type { PipelineSpec } from '../pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';

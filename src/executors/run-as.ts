@@ -5,8 +5,8 @@
  */
 import { lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../command.js';
-import { CiRunnerError } from '../errors.js';
+import { runCommand } from '../util/command.js';
+import { CiRunnerError } from '../util/errors.js';
 
 export interface RunAs {
   name: string;

@@ -3,7 +3,7 @@
  * how it ended. Stages are separate processes (PROTOCOL.md §9.2); the executor owns killing them.
  */
 
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { BuildPayload } from '../protocol/types.js';
 
 /** One exported variable, already expanded (values are literal from here on). */

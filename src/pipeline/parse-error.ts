@@ -1,4 +1,4 @@
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /**
  * A `.gitlab-ci.yml` the reference server cannot run. The message names the job and the key

@@ -4,7 +4,7 @@
  * it sits and returns the normalised value or throws a `PipelineConfigError` naming that place.
  * Checks that need the other jobs (unknown needs, cycles) are in `needs-graph.ts`.
  */
-import { parseDurationSeconds } from '../duration.js';
+import { parseDurationSeconds } from '../util/duration.js';
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readString } from './parse-values.js';
 import type { JobNeed, JobRetrySpec, JobWhen, RetryWhen } from './spec.js';

@@ -4,7 +4,7 @@
  * or throws a `PipelineConfigError` naming that place.
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
-import { parseDurationSeconds } from '../duration.js';
+import { parseDurationSeconds } from '../util/duration.js';
 import type { JobArtifactsSpec, JobCacheSpec, SpecVariable } from './spec.js';
 
 export type YamlMap = Record<string, unknown>;

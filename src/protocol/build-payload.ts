@@ -18,7 +18,7 @@
  * - A dependency's `id` and `token` are needed only when its artifacts are downloaded.
  */
 import { z } from 'zod';
-import { schemaMessages } from '../schema-messages.js';
+import { schemaMessages } from '../util/schema-messages.js';
 import { optionsSchema } from './build-options.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';

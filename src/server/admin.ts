@@ -3,7 +3,7 @@
  * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
  */
 import type { IncomingMessage } from 'node:http';
-import { hasCode } from '../errors.js';
+import { hasCode } from '../util/errors.js';
 import type { ServerContext } from './context.js';
 import { bodyParams, mergeParams } from './http/body.js';
 import { readBudgetedBody } from './http/guarded-body.js';

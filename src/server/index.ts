@@ -12,7 +12,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import { silentLogger } from '../log.js';
 import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';

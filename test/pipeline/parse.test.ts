@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parsePipeline, PipelineConfigError } from '../../src/pipeline/parse.js';
-import { parseDurationSeconds } from '../../src/duration.js';
+import { parseDurationSeconds } from '../../src/util/duration.js';
 
 const parseDuration = (text: string): number | undefined => {
   const seconds = parseDurationSeconds(text);
   return seconds !== undefined && seconds > 0 ? Math.round(seconds) : undefined;
 };
-import { hasCode } from '../../src/errors.js';
+import { hasCode } from '../../src/util/errors.js';
 
 /** Parses `text` expecting a refusal, and returns the error for inspection. */
 function refusal(text: string): PipelineConfigError {

@@ -1,6 +1,6 @@
 /** The runtime job keys (needs, when/start_in, retry, interruptible, coverage, cache/artifacts extras) as parsed. */
 import { describe, expect, it } from 'vitest';
-import { hasCode } from '../../src/errors.js';
+import { hasCode } from '../../src/util/errors.js';
 import { parsePipeline, PipelineConfigError } from '../../src/pipeline/parse.js';
 
 function refusal(text: string): PipelineConfigError {

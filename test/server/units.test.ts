@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseContentRange } from '../../src/server/api/trace.js';
 import { expiryFrom } from '../../src/server/api/artifacts.js';
-import { parseDurationMs, parseDurationSeconds } from '../../src/duration.js';
+import { parseDurationMs, parseDurationSeconds } from '../../src/util/duration.js';
 import { parseFaultFlag } from '../../src/server/faults.js';
 import { parseByteSize } from '../../src/server/sizes.js';
 import { maskSecrets } from '../../src/server/state/traces.js';

@@ -1,4 +1,4 @@
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 
 /** A config file that cannot be used; the CLI exits with 2 (usage/configuration). */
 export class ConfigError extends CiRunnerError {

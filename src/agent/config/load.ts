@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
-import { schemaMessages } from '../../schema-messages.js';
+import { schemaMessages } from '../../util/schema-messages.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';

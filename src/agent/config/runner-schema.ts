@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { parseSizeBytes } from '../../size.js';
+import { parseSizeBytes } from '../../util/size.js';
 import { cacheSection } from './cache-schema.js';
 import { dockerSection } from './docker-schema.js';
 import { kubernetesSection } from './kubernetes-schema.js';

@@ -3,7 +3,7 @@
  * to the job user, and the variables the stage may see.
  */
 import { mkdir } from 'node:fs/promises';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import { guardCheckout } from '../../git/checkout-guard.js';
 import type { BuildPayload } from '../../protocol/types.js';

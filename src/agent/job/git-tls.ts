@@ -7,7 +7,7 @@
  * dir is mounted) never sees the client key.
  */
 import { rm } from 'node:fs/promises';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 import { join } from 'node:path';
 import type { TlsMaterial } from '../../client/tls.js';
 import type { RunAs } from '../../executors/run-as.js';

@@ -16,7 +16,7 @@ import { ExecutorSetupError } from '../../executors/types.js';
 import type { Logger } from '../../log.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobTrace } from '../../trace/index.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../util/version.js';
 import { expandString } from '../../util/expand.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { RunAs } from '../../executors/run-as.js';

@@ -5,7 +5,7 @@
  */
 import type { BuildPayload } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';
-import { RUNNER_NAME, VERSION } from '../../version.js';
+import { RUNNER_NAME, VERSION } from '../../util/version.js';
 
 export interface JobVariable {
   key: string;

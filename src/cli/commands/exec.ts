@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import { requestedLogLevel } from '../global-options.js';
 import { runInterruptible } from '../interrupt.js';
 

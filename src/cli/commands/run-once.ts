@@ -13,8 +13,8 @@ import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags
 import { keepRunningOnUnhandledRejection } from '../last-resort.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { RunJobsResult } from '../../agent/run-jobs.js';
-import { parseDurationMs } from '../../duration.js';
-import { setLongTimeout, type LongTimer } from '../../timers.js';
+import { parseDurationMs } from '../../util/duration.js';
+import { setLongTimeout, type LongTimer } from '../../util/timers.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 import { RUN_ONCE_FLAGS, type RunOnceValues } from './run-once-options.js';

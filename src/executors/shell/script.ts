@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 import type { ExportedVariable, StageRequest } from '../types.js';
 import { isExportableName, shellQuote } from './quote.js';
 

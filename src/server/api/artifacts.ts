@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import busboy from 'busboy';
 import type { ServerContext } from '../context.js';
 import { applyDotenvReport } from '../state/dotenv-report.js';
-import { parseDurationSeconds } from '../../duration.js';
+import { parseDurationSeconds } from '../../util/duration.js';
 import { PRE_AUTH_LIMIT } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from './payload.js';

@@ -7,7 +7,7 @@
  * run (another project's, a template's) makes the job `skipped`, with a note in its log saying why.
  * What a trigger job did is written to its log, which is all a person sees of it.
  */
-import { CiRunnerError, hasCode } from '../../errors.js';
+import { CiRunnerError, hasCode } from '../../util/errors.js';
 import type { BridgeRunner, ServerContext } from '../context.js';
 import { createPipeline } from './create-pipeline.js';
 import { currentBuilds, pipelineStatus } from './pipeline-progress.js';

@@ -5,7 +5,7 @@
  * one makes redundant (`interruptible`), and let processing queue the first jobs. `planPipeline` is
  * the same without creating anything (`exec --list`).
  */
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
 import { cancelRedundantPipelines } from './auto-cancel.js';
 import { advancePipeline } from './transitions.js';

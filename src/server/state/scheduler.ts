@@ -5,7 +5,7 @@
  */
 import { queueValue } from '../tokens.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
-import { setLongTimeout } from '../../timers.js';
+import { setLongTimeout } from '../../util/timers.js';
 
 /** May `runner` take `build`? Tags, `run_untagged`, and project ownership of specific runners. */
 export function canRun(runner: RunnerRecord, build: BuildRecord): boolean {

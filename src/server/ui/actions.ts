@@ -3,7 +3,7 @@
  * here) answering JSON: what changed, or `{message}` with a 4xx saying why nothing did.
  */
 import type { IncomingMessage } from 'node:http';
-import { hasCode } from '../../errors.js';
+import { hasCode } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
 import { bodyParams } from '../http/body.js';
 import { readBudgetedBody } from '../http/guarded-body.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_MS, setLongTimeout, sleep } from '../src/timers.js';
+import { MAX_TIMER_MS, setLongTimeout, sleep } from '../../src/util/timers.js';
 
 const DAY = 86_400_000;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { schemaMessages } from '../src/schema-messages.js';
+import { schemaMessages } from '../../src/util/schema-messages.js';
 
 const messagesOf = (schema: z.ZodType, input: unknown, options?: Parameters<typeof schemaMessages>[0]): string[] => {
   const result = schema.safeParse(input, { error: schemaMessages(options) });

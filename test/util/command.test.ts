@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lastLine, runCommand } from '../src/command.js';
+import { lastLine, runCommand } from '../../src/util/command.js';
 
 async function until(predicate: () => boolean): Promise<void> {
   const deadline = Date.now() + 20_000;

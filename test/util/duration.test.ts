@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CommandError, EXIT, parseDuration } from '../src/cli/support.js';
-import { parseDurationMs, parseDurationSeconds } from '../src/duration.js';
+import { CommandError, EXIT, parseDuration } from '../../src/cli/support.js';
+import { parseDurationMs, parseDurationSeconds } from '../../src/util/duration.js';
 
 describe('durations', () => {
   it('reads milliseconds, calendar units and a form-encoded expire_in', () => {

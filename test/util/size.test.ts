@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSizeBytes } from '../src/size.js';
+import { parseSizeBytes } from '../../src/util/size.js';
 
 describe('parseSizeBytes', () => {
   it.each([
