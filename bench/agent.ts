@@ -12,7 +12,7 @@ import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import type { Executor } from '../src/executors/types.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';

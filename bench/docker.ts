@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { percentile, register, runToEnd } from './support.js';

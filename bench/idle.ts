@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTlsMaterial } from '../src/client/tls.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { DAEMON_NODE_FLAGS } from '../src/util/node-flags.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';

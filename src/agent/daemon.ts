@@ -3,7 +3,7 @@
  * metrics, and reloads (SIGHUP or a change of config.toml on disk) that apply the whole new file:
  * entries, limits, intervals, logging and the status server's address. Reloads run one at a time.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { configLogger, loggerLevel } from './config-logger.js';
 import { Agent } from './agent.js';
 import { loadConfigWithWarnings } from './config-read.js';

@@ -6,7 +6,7 @@
  */
 import { lastLine, runCommand } from '../util/command.js';
 import { sleep } from '../util/timers.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { RunnerConfig } from './config/schema.js';
 
 export type ExecutorCheck = { ok: true; detail?: string } | { ok: false; reason: string };

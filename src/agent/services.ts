@@ -2,7 +2,7 @@
  * The default wiring of a job: the executor the entry names (shell, docker or kubernetes), the trace streamer and the artifact stages. Tests
  * and the benchmark replace parts of it.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { Executor } from '../executors/types.js';
 import { CiRunnerError } from '../util/errors.js';
 import type { RunnerConfig } from './config/schema.js';

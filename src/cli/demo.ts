@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunnerApiClient } from '../client/runner-api.js';
 import { CiRunnerError } from '../util/errors.js';
-import { silentLogger, type Logger } from '../log.js';
+import { silentLogger, type Logger } from '../log/index.js';
 import { materializeExampleProject } from '../server/example-project.js';
 import { createReferenceServer, type JobView, type ReferenceServer } from '../server/index.js';
 import { Agent } from '../agent/agent.js';

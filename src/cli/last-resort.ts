@@ -9,7 +9,7 @@
  * default. Uncaught exceptions are left to Node: after a synchronous throw escaped, the process's
  * state is unknown, and ending it (for systemd to restart) is the safer answer.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 
 /** Logs every unhandled rejection as an error and keeps the process running. Returns the remover. */
 export function keepRunningOnUnhandledRejection(logger: Logger): () => void {

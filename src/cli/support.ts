@@ -4,7 +4,7 @@
  */
 import { parseDurationMs } from '../util/duration.js';
 import { CiRunnerError } from '../util/errors.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 
 /** Exit codes (see src/cli/main.ts). */
 export const EXIT = { ok: 0, jobFailed: 1, usage: 2, coordinator: 3, noJob: 4 } as const;

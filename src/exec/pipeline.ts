@@ -4,7 +4,7 @@
  * jobs the engine produced. An invalid file becomes `ExecPipelineError` listing every problem.
  */
 import { CiRunnerError, hasCode } from '../util/errors.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { PipelineSpec } from '../pipeline/spec.js';
 import { createReferenceServer, type PipelineView, type ReferenceServer } from '../server/index.js';
 

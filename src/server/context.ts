@@ -1,5 +1,5 @@
 /** What every request handler of the reference server can reach. */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { FaultRegistry } from './faults.js';
 import type { BodyPools } from './http/guarded-body.js';
 import type { ArtifactStore } from './state/artifacts.js';

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CiRunnerError } from '../util/errors.js';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../log/index.js';
 import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';

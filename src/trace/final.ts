@@ -12,7 +12,7 @@ import type { ApiResult } from '../client/api-call.js';
 import { retry, type RetryPolicy, type Step } from '../client/retry.js';
 import { TRANSPORT_ERROR, worthRetrying } from '../client/retryable.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 
 const RETRY_POLICY: RetryPolicy = { baseMs: 1_000, maxMs: 10_000 };
 

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { RunnerApiClient } from '../client/runner-api.js';
-import { silentLogger, type Logger } from '../log.js';
+import { silentLogger, type Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { TraceCapture } from './capture.js';
 import { sendFinalUpdate } from './final.js';

@@ -10,7 +10,7 @@
  */
 import { Backoff, retry, type RetryPolicy, type Step } from '../client/retry.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { JobAbortedError } from './errors.js';
 import type { SentTrace } from './view.js';
 

@@ -11,7 +11,7 @@ import { runnerSchema } from '../../src/agent/config/schema.js';
 import type { RunAs } from '../../src/executors/run-as.js';
 import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import type { PipelineView } from '../../src/server/index.js';
 import { workDirs } from '../cli/helpers.js';
 import { ensureTestUser, isRoot } from '../helpers/job-user.js';

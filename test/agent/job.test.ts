@@ -7,7 +7,7 @@ import { recoverDeliveries } from '../../src/agent/recover.js';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import { createGitRepo, git } from '../helpers/git.js';
 import { makeTrap } from '../helpers/planted-git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

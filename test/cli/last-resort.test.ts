@@ -9,7 +9,7 @@ describe('keepRunningOnUnhandledRejection', () => {
   it('logs a rejection nothing handled as a bug and keeps the process running', async () => {
     const script = `
       const { keepRunningOnUnhandledRejection } = await import(${dist('cli/last-resort.js')});
-      const { createLogger } = await import(${dist('log.js')});
+      const { createLogger } = await import(${dist('log/index.js')});
       keepRunningOnUnhandledRejection(createLogger({ format: 'json' }));
       Promise.reject(new Error('nobody listens'));
       setTimeout(() => process.stdout.write('still running\\n'), 300);

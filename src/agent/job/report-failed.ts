@@ -1,5 +1,5 @@
 import type { RunnerApiClient } from '../../client/runner-api.js';
-import { silentLogger, type Logger } from '../../log.js';
+import { silentLogger, type Logger } from '../../log/index.js';
 import { sendFinalUpdate, textTrace } from '../../trace/final.js';
 import { VERSION } from '../../util/version.js';
 import type { RunnerConfig } from '../config/schema.js';

@@ -6,7 +6,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { classify } from '../../client/retryable.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { jobDirs } from './build-dir.js';

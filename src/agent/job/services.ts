@@ -6,7 +6,7 @@
 import type { RunnerApiClient } from '../../client/runner-api.js';
 import type { RunAs } from '../../executors/run-as.js';
 import type { Executor } from '../../executors/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobTrace } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';

@@ -60,7 +60,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       import('../../agent/job/run-job.js'),
       import('../../agent/run-jobs.js'),
       import('../../agent/services.js'),
-      import('../../log.js'),
+      import('../../log/index.js'),
       import('../job-output.js'),
     ]);
     const logger = createLogger({ level: requestedLogLevel(argv) ?? 'warn' });

@@ -6,7 +6,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CiRunnerError } from '../../util/errors.js';
-import { createLogger } from '../../log.js';
+import { createLogger } from '../../log/index.js';
 import { parseDurationMs } from '../../util/duration.js';
 import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer, type ServerTls } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';

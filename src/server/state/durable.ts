@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CiRunnerError } from '../../util/errors.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import { Journal, loadState, writeFileAtomic } from './journal.js';
 import { applyEntry, applySnapshot, buildData, buildStateData, pipelineData, runnerData, snapshotOf, type BuildFiles, type Entry, type SettingsData, type Snapshot } from './records.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord, Store, StoreSink } from './store.js';

@@ -1,18 +1,18 @@
 /**
  * One pino root logger per process; each part takes a `child({ component, runner, jobId })`.
- * Records are printed in GitLab Runner's formats (`runner`, `text`, `json`; log/format.ts) by a
- * formatting destination (log/stream.ts) and written synchronously to standard error, so standard
+ * Records are printed in GitLab Runner's formats (`runner`, `text`, `json`; format.ts) by a
+ * formatting destination (stream.ts) and written synchronously to standard error, so standard
  * output stays for job logs and results. Tokens and the credentials in URLs are redacted by pino's
- * `redact` (log/redact.ts). A level or format change (a config reload) makes a new root logger.
+ * `redact` (redact.ts). A level or format change (a config reload) makes a new root logger.
  */
 import { fstatSync } from 'node:fs';
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 'pino';
-import type { LogFormat } from './log/format.js';
-import { REDACT } from './log/redact.js';
-import { formattingStream } from './log/stream.js';
+import type { LogFormat } from './format.js';
+import { REDACT } from './redact.js';
+import { formattingStream } from './stream.js';
 
 export type { LevelWithSilent, Logger } from 'pino';
-export type { LogFormat, LogLevel } from './log/format.js';
+export type { LogFormat, LogLevel } from './format.js';
 export const LOG_FORMATS: readonly LogFormat[] = ['runner', 'text', 'json'];
 
 export interface LoggerOptions {

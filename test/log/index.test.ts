@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, type LogFormat } from '../src/log.js';
+import { createLogger, type LogFormat } from '../../src/log/index.js';
 
 /** A destination that records what is written; `isTTY` as a terminal's stream has it. */
 function sink(isTTY: boolean): { stream: Writable & { isTTY?: boolean }; text: () => string } {
