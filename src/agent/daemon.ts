@@ -9,7 +9,7 @@ import { Agent } from './agent.js';
 import { loadConfigWithWarnings } from './config-read.js';
 import { watchConfig, type ConfigWatcher } from './config-watch.js';
 import { configListenAddress, type Config } from './config/schema.js';
-import { parseListenAddress } from './metrics/address.js';
+import { parseListenAddress } from './config/listen-address.js';
 import { observedClient, observedServices } from './metrics/instrument.js';
 import type { ObserverSlot } from './metrics/observer.js';
 import type { RunnerMetrics } from './metrics/registry.js';

@@ -18,7 +18,7 @@ import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
-import { createDispatcher, type GitHandler } from './http/dispatch.js';
+import { createDispatcher, type GitHandler } from './dispatch.js';
 import { ServerStatus } from './status.js';
 import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './state/create-pipeline.js';
 

@@ -6,7 +6,7 @@
  * misspelling of one of ours).
  */
 import { z } from 'zod';
-import { parseListenAddress } from '../metrics/address.js';
+import { parseListenAddress } from './listen-address.js';
 import { runnerSchema } from './runner-schema.js';
 
 export { IGNORED_RUNNER_KEYS, KNOWN_RUNNER_KEYS, REGISTRATION_RECORD_KEYS, RUNNER_SECTIONS, runnerSchema, type RunnerConfig } from './runner-schema.js';

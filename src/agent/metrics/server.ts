@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../log/index.js';
 import type { RunnerReadiness } from '../readiness.js';
-import { formatListenAddress, type ListenAddress } from './address.js';
+import { formatListenAddress, type ListenAddress } from '../config/listen-address.js';
 import type { RunningJob } from './registry.js';
 
 export interface StatusSource {

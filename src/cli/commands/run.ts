@@ -10,7 +10,7 @@ import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../executors/run-as.js';
-import { parseListenAddress } from '../../agent/metrics/address.js';
+import { parseListenAddress } from '../../agent/config/listen-address.js';
 import { addEnvOptions, type EnvFlag } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 

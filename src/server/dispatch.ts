@@ -5,15 +5,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { handleAdmin } from '../admin.js';
-import { matchRunnerRoute } from '../api/routes.js';
-import type { ServerContext } from '../context.js';
-import type { FaultEndpoint, FaultRule } from '../types.js';
-import type { ServerStatus } from '../status.js';
-import type { UiHandler } from '../ui/routes.js';
-import { errorReply, HttpError, type Reply } from './reply.js';
-import { discardUnreadBody } from './unread-body.js';
-import { writeCutReply, writeReply } from './write.js';
+import { handleAdmin } from './admin.js';
+import { matchRunnerRoute } from './api/routes.js';
+import type { ServerContext } from './context.js';
+import type { FaultEndpoint, FaultRule } from './types.js';
+import type { ServerStatus } from './status.js';
+import type { UiHandler } from './ui/routes.js';
+import { errorReply, HttpError, type Reply } from './http/reply.js';
+import { discardUnreadBody } from './http/unread-body.js';
+import { writeCutReply, writeReply } from './http/write.js';
 
 export type GitHandler = (req: IncomingMessage, res: ServerResponse, pathname: string, signal?: AbortSignal) => Promise<boolean>;
 
