@@ -71,13 +71,17 @@ export interface KeptJob {
   name: string;
   log: string;
   artifacts?: string;
+  /** Why the job's artifacts could not be kept (the run goes on; the summary says so). */
+  artifactsError?: string;
 }
 
 /**
  * Copies each job's log (as stored by the server) and artifacts archive (over the admin API, as any
  * client would fetch it) into the run dir: `logs/<id>-<job>.log`, `artifacts/<id>-<job>/<filename>`.
+ * An archive that cannot be fetched whole is not kept (no partial file): the job's entry says why,
+ * and the other jobs' files are kept all the same.
  */
-export async function keepJobFiles(server: ReferenceServer, jobIds: readonly number[], runDir: string, signal: AbortSignal): Promise<KeptJob[]> {
+export async function keepJobFiles(server: KeepSource, jobIds: readonly number[], runDir: string, signal: AbortSignal): Promise<KeptJob[]> {
   await mkdir(join(runDir, 'logs'), { recursive: true });
   const kept: KeptJob[] = [];
   for (const id of jobIds) {
@@ -90,18 +94,32 @@ export async function keepJobFiles(server: ReferenceServer, jobIds: readonly num
     if (job.artifacts) {
       const dir = join(runDir, 'artifacts', stem);
       await mkdir(dir, { recursive: true });
-      entry.artifacts = join(dir, fileSafe(job.artifacts.filename));
-      await downloadArtifacts(server, id, entry.artifacts, signal);
+      const file = join(dir, fileSafe(job.artifacts.filename));
+      try {
+        await downloadArtifacts(server, id, file, signal);
+        entry.artifacts = file;
+      } catch (error) {
+        if (signal.aborted) throw error;
+        await rm(file, { force: true });
+        entry.artifactsError = (error as Error).message;
+      }
     }
     kept.push(entry);
   }
   return kept;
 }
 
-async function downloadArtifacts(server: ReferenceServer, id: number, file: string, signal: AbortSignal): Promise<void> {
+/** The server's handle on what exec keeps: its admin API and the jobs' stored logs. */
+export type KeepSource = Pick<ReferenceServer, 'url' | 'adminToken' | 'getJob' | 'getTrace'>;
+
+async function downloadArtifacts(server: KeepSource, id: number, file: string, signal: AbortSignal): Promise<void> {
   const response = await fetch(`${server.url}/admin/api/jobs/${id}/artifacts`, { headers: { 'PRIVATE-TOKEN': server.adminToken }, signal });
   if (!response.ok || !response.body) throw new CiRunnerError('EXEC_ARTIFACTS', `could not fetch the artifacts of job ${id}: HTTP ${response.status}`);
-  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(file), { signal });
+  try {
+    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(file), { signal });
+  } catch (error) {
+    throw new CiRunnerError('EXEC_ARTIFACTS', `could not fetch the artifacts of job ${id}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**

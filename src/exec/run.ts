@@ -202,6 +202,7 @@ async function finishPipeline(
   await printTriggerNotes(server, tree, printer);
   const runDir = await newRunDir(stateRoot);
   const kept = await keepJobFiles(server, tree.flatMap((pipeline) => pipeline.view.jobs.map((j) => j.id)), runDir, options.signal);
+  for (const job of kept) if (job.artifactsError) note(`the artifacts of job ${job.name} were not kept: ${job.artifactsError}`);
   printer.print(`\n${summaryTable(summaryRows(server, tree), printer.paint)}\n`);
   const root = tree[0]?.view;
   if (!root) throw new CiRunnerError('EXEC_INTERNAL', `pipeline #${pipelineId} disappeared from the server`);

@@ -35,7 +35,7 @@ export class PlayError extends CiRunnerError {
 }
 
 /** Plays build `id` over the admin API. */
-export async function playJob(server: ReferenceServer, id: number, name: string, signal: AbortSignal): Promise<void> {
+export async function playJob(server: Pick<ReferenceServer, 'url' | 'adminToken'>, id: number, name: string, signal: AbortSignal): Promise<void> {
   const response = await fetch(`${server.url}/admin/api/jobs/${id}/play`, { method: 'POST', headers: { 'PRIVATE-TOKEN': server.adminToken }, signal });
   if (response.ok) return;
   const body = (await response.text()).slice(0, 500);
