@@ -1,5 +1,5 @@
 /**
- * Kubernetes executor benchmark (issue #23) on the kit's single-node cluster: per-job time of a trivial
+ * Kubernetes executor benchmark on the kit's single-node cluster: per-job time of a trivial
  * job in a small image (pickup → final state accepted), p50/p95 over 20 jobs, next to the floor
  * measured in the same run (a pod running `true`, created → Succeeded as the API reports it, median of
  * 10 before and 10 after); with git (fetched on the runner, streamed into the pod) and without

@@ -1,5 +1,5 @@
 /**
- * Artifacts and cache for a job (issue #5): the four stage functions the agent calls, in stage
+ * Artifacts and cache for a job (docs/protocol-v1.md §8): the four stage functions the agent calls, in stage
  * order download_artifacts → restore_cache → (build) → archive_cache → upload_artifacts (§9.1).
  */
 export type { ArtifactsContext } from './context.js';

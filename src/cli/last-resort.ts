@@ -2,7 +2,7 @@
  * The daemon's last line against a promise that rejects with nothing listening. Node's default is
  * to end the process, which in a runner means every running job dies mid-build, its trace stops
  * and its slot's next job may not start. Each such rejection is a bug to be fixed where it arises
- * (the artifacts download's full-disk rejection was one: issue 13); this handler only keeps the
+ * (the artifacts download's rejection on a full disk was one); this handler only keeps the
  * daemon and its jobs alive meanwhile and logs the bug loudly enough to be reported.
  *
  * Installed by `run` and `run-once` only: library users and the reference server keep Node's

@@ -1,6 +1,6 @@
 /**
  * What the job runner asks of an executor: run one stage's commands in the job's environment and say
- * how it ended. Stages are separate processes (PROTOCOL.md §9.2); the executor owns killing them.
+ * how it ended. Stages are separate processes (docs/protocol-v1.md §9.2); the executor owns killing them.
  */
 
 import { CiRunnerError } from '../util/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Validation of the E4 `201` body (PROTOCOL.md §5.1): the legacy client decoded into typed fields and
+ * Validation of the E4 `201` body (docs/protocol-v1.md §5.1): the legacy client decoded into typed fields and
  * dropped builds whose JSON did not fit. Ours validates, and the caller reports an invalid build as
  * `failed` instead of dropping it (§12 item 22).
  *

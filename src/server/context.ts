@@ -34,7 +34,7 @@ export interface ServerContext {
   readonly traces: TraceStore;
   readonly artifacts: ArtifactStore;
   readonly faults: FaultRegistry;
-  /** Memory for request bodies, shared by every request (issue 13 item 7). */
+  /** Memory for request bodies, shared by every request: many clients together cannot make it buffer without bound. */
   readonly bodies: BodyPools;
   readonly settings: ServerSettings;
   readonly logger: Logger;

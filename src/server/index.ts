@@ -1,5 +1,5 @@
 /**
- * The embedded reference CI server: the runner API `/ci/api/v1` (PROTOCOL.md §4), an admin API,
+ * The embedded reference CI server: the runner API `/ci/api/v1` (docs/protocol-v1.md §4), an admin API,
  * pipelines from `.gitlab-ci.yml` text and projects served over git smart HTTP. One process, state
  * in memory, traces and artifacts on disk under `dataDir`. Given a `dataDir`, the state is durable
  * too (`state/durable.ts`): runners, pipelines and builds survive a restart; without one, a temp

@@ -1,4 +1,4 @@
-/** Admin-facing views of pipelines and jobs (TEAM.md `PipelineView`, `JobView`). */
+/** Admin-facing views of pipelines and jobs (`PipelineView`, `JobView` in types.ts). */
 import type { ServerContext } from './context.js';
 import { pipelineStatus } from './state/pipeline-progress.js';
 import { failureAllowed } from './state/composite-status.js';

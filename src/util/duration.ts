@@ -1,7 +1,7 @@
 /**
  * Human durations, the one parser for every place that reads them: `.gitlab-ci.yml` (`timeout: 1h 30m`,
  * `expire_in: 2 weeks`), the artifacts upload's `expire_in` query ("3 mins 4 sec", "2h20min",
- * "47 yrs 6 mos and 4d", `+` for spaces as a form encoder writes them, PROTOCOL.md §4.7) and command-line
+ * "47 yrs 6 mos and 4d", `+` for spaces as a form encoder writes them, docs/protocol-v1.md §4.7) and command-line
  * flags (`--long-poll 30s`, `--wait-timeout 1500ms`). A bare number is seconds. Calendar units follow
  * GitLab's parser: a month is 30 days, a year 365.25 days.
  */

@@ -1,4 +1,4 @@
-/** PROTOCOL.md §4.7–§4.9 (E7 upload, E8 download, E9 delete), §8.4, over raw HTTP. */
+/** docs/protocol-v1.md §4.7–§4.9 (E7 upload, E8 download, E9 delete), §8.4, over raw HTTP. */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -156,7 +156,7 @@ function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<Propert
 }
 
 /**
- * GitLab Runner's default CA location (PROTOCOL.md §2.2): an entry without `tls-ca-file` trusts
+ * GitLab Runner's default CA location (docs/protocol-v1.md §2.2): an entry without `tls-ca-file` trusts
  * `<config dir>/certs/<coordinator host name>.crt` when that file exists.
  */
 function defaultCaFiles(config: Config, path: string): void {

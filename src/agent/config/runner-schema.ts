@@ -1,5 +1,5 @@
 /**
- * One `[[runners]]` entry: GitLab Runner's keys that apply here, with their meanings (PROTOCOL.md
+ * One `[[runners]]` entry: GitLab Runner's keys that apply here, with their meanings (docs/protocol-v1.md
  * §10.11; `output_limit` is KiB), this runner's own keys, and the tables inside an entry, one module
  * each (RUNNER_SECTIONS). GitLab Runner writes zero values for keys left unset (`request_concurrency
  * = 0`): where it reads a zero as its default, so does this schema.

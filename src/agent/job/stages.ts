@@ -1,5 +1,5 @@
 /**
- * The one stage sequence of a job, for every executor (PROTOCOL.md §9.1): prepare → get_sources →
+ * The one stage sequence of a job, for every executor (docs/protocol-v1.md §9.1): prepare → get_sources →
  * download_artifacts → restore_cache → build_script → after_script → archive_cache → upload_artifacts.
  *
  * Where each runs: get_sources on the host through the executor's host shell (`executor.host`, the

@@ -1,5 +1,5 @@
 /**
- * The variables a job sees (PROTOCOL.md §10.10), lowest precedence first: the runner's `environment`,
+ * The variables a job sees (docs/protocol-v1.md §10.10), lowest precedence first: the runner's `environment`,
  * the runner's defaults (GL1 `CI_BUILD_*` names plus the modern `CI_JOB_*`/`CI_COMMIT_*` aliases), then
  * the payload's `variables` in order. Each value is then expanded once against the whole list.
  */

@@ -1,5 +1,5 @@
 /**
- * `ci-runner serve`: runs the embedded reference CI server (issue #2) until SIGINT/SIGTERM. Prints
+ * `ci-runner serve`: runs the embedded reference CI server (docs/architecture.md) until SIGINT/SIGTERM. Prints
  * one block with the URL, tokens and projects on standard output; request logs go to standard error.
  */
 import { mkdir, readFile } from 'node:fs/promises';

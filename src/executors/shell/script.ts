@@ -1,5 +1,5 @@
 /**
- * Builds one stage's script (PROTOCOL.md §9.2): strict mode, exported variables, `cd` into the work
+ * Builds one stage's script (docs/protocol-v1.md §9.2): strict mode, exported variables, `cd` into the work
  * dir, then each command — echoed in green as `$ cmd` first when it is a user command. Values are
  * exported literally (the runner expanded them already), so nothing in a value is re-interpreted.
  */

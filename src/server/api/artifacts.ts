@@ -1,5 +1,5 @@
 /**
- * E7 upload, E8 download, E9 delete of a build's artifacts (PROTOCOL.md §4.7–§4.9, §8.4). Uploads are
+ * E7 upload, E8 download, E9 delete of a build's artifacts (docs/protocol-v1.md §4.7–§4.9, §8.4). Uploads are
  * parsed as a stream (chunked or with Content-Length) and written to a temp file under the data dir;
  * the moment the file part reaches the size limit the server answers 413 and stops storing — an
  * upload is never held in memory.

@@ -1,6 +1,6 @@
 /**
  * E4 (request a build, with the `last_update` short-circuit and optional long polling) and E5/E3
- * (update a build; `PUT /builds/-1` is the legacy verify trick), PROTOCOL.md §4.3–§4.5.
+ * (update a build; `PUT /builds/-1` is the legacy verify trick), docs/protocol-v1.md §4.3–§4.5.
  */
 import type { ServerContext } from '../context.js';
 import { stringParam } from '../http/body.js';

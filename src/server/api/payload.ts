@@ -1,5 +1,5 @@
 /**
- * The build JSON of E4's 201 and E7's 201 (PROTOCOL.md §5), in the field order the real server
+ * The build JSON of E4's 201 and E7's 201 (docs/protocol-v1.md §5), in the field order the real server
  * emitted. Only this module knows how a build record becomes wire JSON.
  */
 import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, CacheOptions, DependencyBuild } from '../../protocol/types.js';

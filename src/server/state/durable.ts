@@ -1,5 +1,5 @@
 /**
- * A durable data dir (issue 13 item 9): the store's records survive a restart, a SIGKILL or a crash.
+ * A durable data dir (`serve --data-dir`): the store's records survive a restart, a SIGKILL or a crash.
  * At start the snapshot and journal are loaded (a torn journal tail is dropped and kept aside), then
  * compacted into a new snapshot; afterwards every change is journaled, on disk before the client
  * hears of it. Trace and artifact files already live in the data dir; their records point at them by
