@@ -1,5 +1,5 @@
 /**
- * Agent benchmark (issue #4): per-job overhead of a trivial job (pickup → final state accepted, minus
+ * Agent benchmark: per-job overhead of a trivial job (pickup → final state accepted, minus
  * the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent = 2; then
  * the idle figures of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node).
  * The reference server runs in this process (so it shares the CPU with the agent); the idle daemon is
@@ -12,7 +12,7 @@ import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import type { Executor } from '../src/executors/types.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';

@@ -1,6 +1,6 @@
 /**
- * Reference server figures: time from `ci-runner serve` being spawned to its ready block (issue #2
- * aims under 1 s), idle E4 polls per second (the last_update short-circuit), and how long a
+ * Reference server figures: time from `ci-runner serve` being spawned to its ready block (the aim:
+ * under 1 s), idle E4 polls per second (the last_update short-circuit), and how long a
  * long-polling runner takes to receive a build after it is queued.
  */
 import { spawn } from 'node:child_process';

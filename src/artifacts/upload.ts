@@ -1,5 +1,5 @@
 /**
- * Stage `upload_artifacts` (PROTOCOL.md §4.7, §8.2, §9.3): select, archive to a file in the state
+ * Stage `upload_artifacts` (docs/protocol-v1.md §4.7, §8.2, §9.3): select, archive to a file in the state
  * dir, upload with E7. The archive is built once; a retry re-reads it from disk. Unlike the legacy
  * runner, nothing is uploaded when nothing matched (§12 item 23).
  */

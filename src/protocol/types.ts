@@ -1,9 +1,9 @@
 /**
- * Wire types of the CI runner API v1 (`/ci/api/v1`), as PROTOCOL.md §4–§5 describe them.
+ * Wire types of the CI runner API v1 (`/ci/api/v1`), as docs/protocol-v1.md §4–§5 describe them.
  * These are the shapes on the wire; nothing here does I/O.
  */
 
-/** States a build can have on the server (PROTOCOL.md §6.1). */
+/** States a build can have on the server (docs/protocol-v1.md §6.1). */
 export type BuildStatus =
   | 'created'
   | 'pending'
@@ -16,7 +16,7 @@ export type BuildStatus =
   /** A `when: delayed` job waiting for its `start_in` (GitLab 11.4+; the reference server's only). */
   | 'scheduled';
 
-/** States the runner reports in E5 (PROTOCOL.md §6.2). */
+/** States the runner reports in E5 (docs/protocol-v1.md §6.2). */
 export type RunnerBuildState = 'running' | 'success' | 'failed';
 
 /** Feature flags sent in `info.features` (§4.10). */

@@ -1,16 +1,16 @@
 /**
- * The admin API under `/admin/api` (issue #2), for tests, the demo and scripts. Authenticated with
+ * The admin API under `/admin/api` (README, "The reference server"), for tests, the demo and scripts. Authenticated with
  * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
  */
 import type { IncomingMessage } from 'node:http';
-import { hasCode } from '../errors.js';
+import { hasCode } from '../util/errors.js';
 import type { ServerContext } from './context.js';
 import { bodyParams, mergeParams } from './http/body.js';
 import { readBudgetedBody } from './http/guarded-body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
-import { createPipeline } from './pipeline/create.js';
-import { PIPELINE_SOURCES, type PipelineSource } from './pipeline/context.js';
-import { PipelineConfigError } from './pipeline/parse-error.js';
+import { createPipeline } from './state/create-pipeline.js';
+import { PIPELINE_SOURCES, type PipelineSource } from '../pipeline/context.js';
+import { PipelineConfigError } from '../pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
 import type { VariableFlags } from './state/store.js';

@@ -1,7 +1,7 @@
 /**
- * Fault injection (TEAM.md `FaultRule`): rules are checked in the order they were added; the first
- * one that matches the endpoint and build, has firings left and passes its percentage fires. The
- * percentage draws from a seeded PRNG so tests are repeatable.
+ * Fault injection (`FaultRule` in types.ts; `serve --fault`, the admin API): rules are checked in the
+ * order they were added; the first one that matches the endpoint and build, has firings left and
+ * passes its percentage fires. The percentage draws from a seeded PRNG so tests are repeatable.
  */
 import type { FaultEndpoint, FaultRule } from './types.js';
 

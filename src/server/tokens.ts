@@ -1,5 +1,5 @@
 /**
- * Token minting (PROTOCOL.md §11.2). Runner tokens are 30 hex characters and unique in their first 8
+ * Token minting (docs/protocol-v1.md §11.2). Runner tokens are 30 hex characters and unique in their first 8
  * (the runner names directories after the prefix); build and registration tokens are 20 URL-safe
  * characters.
  */

@@ -1,5 +1,5 @@
 /**
- * The final update (PROTOCOL.md §7.6), the one path by which a job's end reaches the server — a job
+ * The final update (docs/protocol-v1.md §7.6), the one path by which a job's end reaches the server — a job
  * that ran, one recovered after a restart, and one that could not run at all (report-failed.ts):
  * `PUT /builds/:id` with the state and the whole trace, which replaces the server's copy, so bytes
  * the live sender could not deliver are recovered here. Retried (retry.ts) until 200 (delivered) or
@@ -12,7 +12,7 @@ import type { ApiResult } from '../client/api-call.js';
 import { retry, type RetryPolicy, type Step } from '../client/retry.js';
 import { TRANSPORT_ERROR, worthRetrying } from '../client/retryable.js';
 import type { RunnerApiClient } from '../client/runner-api.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 
 const RETRY_POLICY: RetryPolicy = { baseMs: 1_000, maxMs: 10_000 };
 

@@ -5,7 +5,7 @@
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeNewFile } from '../new-file.js';
+import { writeNewFile } from '../util/new-file.js';
 import type { RunnerBuildState } from '../protocol/types.js';
 
 export const STATE_FILE = 'trace-state.json';

@@ -1,4 +1,4 @@
-/** Fault injection (TEAM.md `FaultRule`): every action, percentages, counts, build filters. */
+/** Fault injection (`FaultRule`): every action, percentages, counts, build filters. */
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';

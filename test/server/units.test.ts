@@ -2,11 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseContentRange } from '../../src/server/api/trace.js';
 import { expiryFrom } from '../../src/server/api/artifacts.js';
-import { parseDurationMs, parseDurationSeconds } from '../../src/duration.js';
+import { parseDurationMs, parseDurationSeconds } from '../../src/util/duration.js';
 import { parseFaultFlag } from '../../src/server/faults.js';
 import { parseByteSize } from '../../src/server/sizes.js';
 import { maskSecrets } from '../../src/server/state/traces.js';
-import { refSlug } from '../../src/server/pipeline/payload.js';
+import { refSlug } from '../../src/pipeline/predefined.js';
 import { safeFilename } from '../../src/server/state/artifacts.js';
 
 describe('human durations (expire_in)', () => {

@@ -1,7 +1,7 @@
 import type { RunnerApiClient } from '../../client/runner-api.js';
-import { silentLogger, type Logger } from '../../log.js';
+import { silentLogger, type Logger } from '../../log/index.js';
 import { sendFinalUpdate, textTrace } from '../../trace/final.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../util/version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { errorLine, header } from './messages.js';
 

@@ -1,13 +1,13 @@
 /**
- * `ci-runner serve`: runs the embedded reference CI server (issue #2) until SIGINT/SIGTERM. Prints
+ * `ci-runner serve`: runs the embedded reference CI server (docs/architecture.md) until SIGINT/SIGTERM. Prints
  * one block with the URL, tokens and projects on standard output; request logs go to standard error.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CiRunnerError } from '../../errors.js';
-import { createLogger } from '../../log.js';
-import { parseDurationMs } from '../../duration.js';
+import { CiRunnerError } from '../../util/errors.js';
+import { createLogger } from '../../log/index.js';
+import { parseDurationMs } from '../../util/duration.js';
 import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer, type ServerTls } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';
 import { readTlsMaterial } from '../../client/tls.js';

@@ -1,8 +1,9 @@
 /** `ci-runner unregister`: E2 for one runner (by name, or url+token) or all, and drop it from config.toml. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
-import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 
 interface UnregisterArgs {

@@ -1,8 +1,9 @@
 /** `ci-runner verify`: E3 for every runner in config.toml; `--delete` drops those the coordinator no longer knows. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { EXIT } from '../support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
-import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import type { RunnerConfig } from '../../agent/config/schema.js';
 import { RunnerApiClient } from '../../client/runner-api.js';
 

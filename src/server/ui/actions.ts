@@ -3,12 +3,12 @@
  * here) answering JSON: what changed, or `{message}` with a 4xx saying why nothing did.
  */
 import type { IncomingMessage } from 'node:http';
-import { hasCode } from '../../errors.js';
+import { hasCode } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
 import { bodyParams } from '../http/body.js';
 import { readBudgetedBody } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { createPipeline } from '../pipeline/create.js';
+import { createPipeline } from '../state/create-pipeline.js';
 import { playBuild, retryBuild } from '../state/play-retry.js';
 import type { BuildRecord } from '../state/store.js';
 import { cancelBuild } from '../state/transitions.js';

@@ -3,8 +3,8 @@
  * and neither build, runner nor project tokens are included.
  */
 import type { ServerContext } from '../context.js';
-import { pipelineStatus } from '../pipeline/process.js';
-import { isFinished } from '../pipeline/status.js';
+import { pipelineStatus } from '../state/pipeline-progress.js';
+import { isFinished } from '../state/composite-status.js';
 import type { BuildRecord, PipelineRecord, RunnerRecord } from '../state/store.js';
 import { shownStatus } from '../state/transitions.js';
 import { runnerSummary } from '../runner-admin.js';

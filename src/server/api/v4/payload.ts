@@ -3,10 +3,11 @@
  * record the v1 payload is made from. Only this module knows the v4 document's shape.
  */
 import type { ServerContext } from '../../context.js';
-import { environmentVariables } from '../../pipeline/environment.js';
-import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, refSlug, repoUrl, type JobVariable } from '../../pipeline/payload.js';
-import type { JobArtifactsSpec, JobCacheSpec } from '../../pipeline/spec.js';
-import { expandVariables } from '../../pipeline/variables-expand.js';
+import { environmentVariables } from '../../../pipeline/environment.js';
+import { refSlug } from '../../../pipeline/predefined.js';
+import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
+import type { JobArtifactsSpec, JobCacheSpec } from '../../../pipeline/spec.js';
+import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
 import { onProtectedRef } from '../../state/scheduler.js';
