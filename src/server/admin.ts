@@ -14,7 +14,7 @@ import { PipelineConfigError } from '../pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
 import type { VariableFlags } from './state/store.js';
-import { cancelBuild } from './state/transitions.js';
+import { cancelBuild, shownStatus } from './state/transitions.js';
 import { createRunnerReply, runnerAction, runnerAdminView } from './runner-admin.js';
 import { jobView, pipelineView } from './views.js';
 
@@ -46,7 +46,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
   }
   if (resource === 'jobs' && idText === undefined && method === 'GET') {
     const status = query.get('status');
-    const builds = [...ctx.store.builds.values()].filter((build) => !status || build.status === status);
+    const builds = [...ctx.store.builds.values()].filter((build) => !status || shownStatus(build) === status);
     return json(200, builds.map(jobView));
   }
   if (resource === 'runners') return runnersAdmin(ctx, req, method, idText, action, signal);

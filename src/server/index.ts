@@ -36,7 +36,7 @@ import { startStaleSweeper } from './state/stale.js';
 import { failStuck, unrunnableBuilds } from './state/stuck.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
-import { advancePipeline, cancelBuild } from './state/transitions.js';
+import { advancePipeline, cancelBuild, shownStatus } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
 import { ChangeHub } from './ui/events.js';
@@ -246,7 +246,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       const build = store.buildById(id);
       return build ? jobView(build) : undefined;
     },
-    listJobs: (status) => [...store.builds.values()].filter((b) => !status || b.status === status).map(jobView),
+    listJobs: (status) => [...store.builds.values()].filter((b) => !status || shownStatus(b) === status).map(jobView),
     cancelJob: (id, cancelOptions) => {
       const build = store.buildById(id);
       if (!build) return undefined;
