@@ -9,9 +9,11 @@ import {
   readCache,
   readImage,
   readImageEntrypoint,
+  readImagePullPolicy,
   readMap,
   readScript,
   readServices,
+  readServiceSpecs,
   readString,
   readStringList,
   readTimeout,
@@ -114,6 +116,11 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   if (image !== undefined) spec.image = image;
   const entrypoint = has('image') ? readImageEntrypoint(job.image, at('image')) : undefined;
   if (entrypoint !== undefined) spec.imageEntrypoint = entrypoint;
+  const pullPolicy = has('image') ? readImagePullPolicy(job.image, at('image')) : undefined;
+  if (pullPolicy !== undefined) spec.imagePullPolicy = pullPolicy;
+  // The services' map keys matter to API v4 only; kept when some entry has more than a name.
+  const serviceSpecs = has('services') ? readServiceSpecs(job.services, at('services')) : [];
+  if (serviceSpecs.some((service) => Object.keys(service).length > 1)) spec.serviceSpecs = serviceSpecs;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
   const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;
   if (cache !== undefined) spec.cache = cache.map((entry) => ({ ...entry }));

@@ -5,7 +5,7 @@
  */
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { parseDurationSeconds } from '../util/duration.js';
-import type { JobArtifactsSpec, JobCacheSpec, SpecVariable } from './spec.js';
+import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec, PullPolicy, SpecVariable } from './spec.js';
 
 export type YamlMap = Record<string, unknown>;
 
@@ -111,7 +111,8 @@ function variableText(value: unknown, path: ConfigPath): string {
 /** `image: ruby:3` or `image: { name: ruby:3 }`. */
 export function readImage(value: unknown, path: ConfigPath): string {
   if (isMap(value)) {
-    checkKeys(value, ['name', 'entrypoint'], path);
+    checkKeys(value, ['name', 'entrypoint', 'pull_policy'], path);
+    if (value.pull_policy !== undefined && value.pull_policy !== null) readPullPolicy(value.pull_policy, childPath(path, 'pull_policy'));
     return readString(value.name, childPath(path, 'name'));
   }
   if (typeof value !== 'string' || value === '') configError(path, 'must be an image name or a map with name');
@@ -121,21 +122,48 @@ export function readImage(value: unknown, path: ConfigPath): string {
 /** `image: { name, entrypoint: [...] }`'s entrypoint (`[""]`: none); undefined when not given. */
 export function readImageEntrypoint(value: unknown, path: ConfigPath): string[] | undefined {
   if (!isMap(value) || value.entrypoint === undefined || value.entrypoint === null) return undefined;
-  const at = childPath(path, 'entrypoint');
-  if (!Array.isArray(value.entrypoint) || !value.entrypoint.every((item) => typeof item === 'string')) configError(at, 'must be a list of strings');
-  return value.entrypoint as string[];
+  return readArgv(value.entrypoint, childPath(path, 'entrypoint'));
+}
+
+const PULL_POLICIES = ['always', 'if-not-present', 'never'] as const;
+
+/** `pull_policy: always` or a list of them. */
+export function readPullPolicy(value: unknown, path: ConfigPath): PullPolicy[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((item, index) => readEnum(item, PULL_POLICIES, Array.isArray(value) ? childPath(path, String(index)) : path));
+}
+
+/** An entrypoint or command: a list of strings, empty ones included (`[""]` clears an entrypoint). */
+function readArgv(value: unknown, path: ConfigPath): string[] {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) configError(path, 'must be a list of strings');
+  return value as string[];
+}
+
+/** `image: { pull_policy }`, when given. */
+export function readImagePullPolicy(value: unknown, path: ConfigPath): PullPolicy[] | undefined {
+  if (!isMap(value) || value.pull_policy === undefined || value.pull_policy === null) return undefined;
+  return readPullPolicy(value.pull_policy, childPath(path, 'pull_policy'));
 }
 
 /** `services: [postgres:15, { name: redis:7, alias: cache }]` → image names. */
 export function readServices(value: unknown, path: ConfigPath): string[] {
+  return readServiceSpecs(value, path).map((service) => service.name);
+}
+
+/** `services:` entry by entry: a name, or a map with `alias`, `entrypoint`, `command`, `pull_policy`. */
+export function readServiceSpecs(value: unknown, path: ConfigPath): JobServiceSpec[] {
   if (!Array.isArray(value)) configError(path, 'must be a list of image names');
-  return value.map((item, index) => {
+  return value.map((item, index): JobServiceSpec => {
     const at = childPath(path, String(index));
-    if (isMap(item)) {
-      checkKeys(item, ['name', 'alias', 'entrypoint', 'command'], at);
-      return readString(item.name, childPath(at, 'name'));
-    }
-    return readString(item, at);
+    if (!isMap(item)) return { name: readString(item, at) };
+    checkKeys(item, ['name', 'alias', 'entrypoint', 'command', 'pull_policy'], at);
+    const given = (key: string): boolean => item[key] !== undefined && item[key] !== null;
+    const spec: JobServiceSpec = { name: readString(item.name, childPath(at, 'name')) };
+    if (given('alias')) spec.alias = readString(item.alias, childPath(at, 'alias'));
+    if (given('entrypoint')) spec.entrypoint = readArgv(item.entrypoint, childPath(at, 'entrypoint'));
+    if (given('command')) spec.command = readArgv(item.command, childPath(at, 'command'));
+    if (given('pull_policy')) spec.pullPolicy = readPullPolicy(item.pull_policy, childPath(at, 'pull_policy'));
+    return spec;
   });
 }
 

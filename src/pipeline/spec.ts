@@ -79,6 +79,18 @@ export interface SpecVariable {
   raw?: boolean;
 }
 
+/** `image:pull_policy` / `services:pull_policy`: when the runner pulls the image. */
+export type PullPolicy = 'always' | 'if-not-present' | 'never';
+
+/** A `services:` entry written as a map: what API v4 sends of it (API v1 sends names only). */
+export interface JobServiceSpec {
+  name: string;
+  alias?: string;
+  entrypoint?: string[];
+  command?: string[];
+  pullPolicy?: PullPolicy[];
+}
+
 export interface JobSpec {
   name: string;
   stage: string;
@@ -92,7 +104,12 @@ export interface JobSpec {
   image?: string;
   /** `image:entrypoint`, sent in the payload's image map. */
   imageEntrypoint?: string[];
+  /** `image: { pull_policy }`. */
+  imagePullPolicy?: PullPolicy[];
+  /** Image names of `services:`. */
   services: string[];
+  /** `services:` as written, one per entry of `services`, when any entry is a map with more than a name. */
+  serviceSpecs?: JobServiceSpec[];
   artifacts?: JobArtifactsSpec;
   /** One entry per cache (GitLab allows up to four). */
   cache?: JobCacheSpec[];

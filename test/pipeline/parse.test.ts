@@ -308,6 +308,8 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['image a number', 'b:\n  script: x\n  image: 5\n', 'jobs:b image must be an image name'],
     ['services a string', 'b:\n  script: x\n  services: postgres\n', 'jobs:b services must be a list of image names'],
     ['image entrypoint a string', 'b:\n  script: x\n  image: { name: a, entrypoint: /bin/sh }\n', 'jobs:b image:entrypoint must be a list of strings'],
+    ['image pull_policy unknown', 'b:\n  script: x\n  image: { name: a, pull_policy: sometimes }\n', 'jobs:b image:pull_policy'],
+    ['service command a string', 'b:\n  script: x\n  services: [{ name: a, command: run }]\n', 'jobs:b services:0:command must be a list of strings'],
     ['stage and type', 'b:\n  script: x\n  stage: test\n  type: test\n', 'jobs:b type cannot be used together with stage'],
     ['unknown stage', 'b:\n  script: x\n  stage: lint\n', "jobs:b stage 'lint' is not one of the pipeline's stages (build, test, deploy)"],
     ['dependency on a later stage', 'a:\n  stage: test\n  script: x\n  dependencies: [b]\nb:\n  stage: deploy\n  script: x\n', "jobs:a dependencies names 'b', which is not in a stage before 'test'"],

@@ -121,8 +121,8 @@ describe('the job document (§6)', () => {
         '  script: [echo main]',
         '  after_script: [echo after]',
         '  timeout: 2h',
-        '  image: { name: alpine, entrypoint: [""] }',
-        '  services: [postgres]',
+        '  image: { name: alpine, entrypoint: [""], pull_policy: if-not-present }',
+        '  services: [postgres, { name: "redis:7", alias: cache, entrypoint: [""], command: [redis-server, --port, "6380"], pull_policy: [always, if-not-present] }]',
         '  cache: { key: k, paths: [c/], policy: pull, fallback_keys: [main] }',
         '  artifacts: { name: out, paths: [o/], exclude: [o/*.tmp], expire_in: 1 week, reports: { dotenv: a.env } }',
         '',
@@ -139,8 +139,11 @@ describe('the job document (§6)', () => {
     expect(job.runner_info.timeout).toBe(7200);
     expect(job.git_info).toMatchObject({ ref: 'main', ref_type: 'branch', depth: 20, refspecs: ['+refs/heads/main:refs/remotes/origin/main'] });
     expect(job.git_info.repo_url).toContain(`gitlab-ci-token:${job.token}@`);
-    expect(job.image).toEqual({ name: 'alpine', entrypoint: [''], ports: [] });
-    expect(job.services).toEqual([{ name: 'postgres', ports: [] }]);
+    expect(job.image).toEqual({ name: 'alpine', entrypoint: [''], ports: [], pull_policy: ['if-not-present'] });
+    expect(job.services).toEqual([
+      { name: 'postgres', ports: [] },
+      { name: 'redis:7', alias: 'cache', entrypoint: [''], command: ['redis-server', '--port', '6380'], ports: [], pull_policy: ['always', 'if-not-present'] },
+    ]);
     expect(job.cache).toEqual([{ key: 'k', untracked: false, paths: ['c/'], policy: 'pull', when: 'on_success', fallback_keys: ['main'] }]);
     expect(job.artifacts).toEqual([
       { name: 'out', untracked: false, paths: ['o/'], exclude: ['o/*.tmp'], when: 'on_success', expire_in: '1 week', artifact_type: 'archive', artifact_format: 'zip' },

@@ -6,7 +6,7 @@ import type { ServerContext } from '../../context.js';
 import { environmentVariables } from '../../../pipeline/environment.js';
 import { refSlug } from '../../../pipeline/predefined.js';
 import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
-import type { JobArtifactsSpec, JobCacheSpec } from '../../../pipeline/spec.js';
+import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
 import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
@@ -26,6 +26,13 @@ export interface V4Variable {
   masked: boolean;
   file?: true;
   raw?: true;
+}
+
+interface V4Image {
+  name: string;
+  entrypoint?: string[];
+  ports: [];
+  pull_policy?: string[];
 }
 
 interface V4Artifact {
@@ -49,8 +56,8 @@ export interface V4JobPayload {
   runner_info: { timeout: number; runner_session_url: null };
   variables: V4Variable[];
   steps: Array<{ name: string; script: string[]; timeout: number; when: string; allow_failure: boolean }>;
-  image: { name: string; entrypoint?: string[]; ports: [] } | null;
-  services: Array<{ name: string; ports: [] }>;
+  image: V4Image | null;
+  services: Array<V4Image & { alias?: string; command?: string[] }>;
   artifacts: V4Artifact[] | null;
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
@@ -168,6 +175,19 @@ function cache(entry: JobCacheSpec, scope: Readonly<Record<string, string>>): V4
   };
 }
 
+/** `services[]` as objects, with what the file gave beyond the name (alias, entrypoint, command, pull_policy). */
+function services(job: BuildRecord['job']): V4JobPayload['services'] {
+  const specs: JobServiceSpec[] = job.serviceSpecs ?? job.services.map((name) => ({ name }));
+  return specs.map((service) => ({
+    name: service.name,
+    ...(service.alias !== undefined ? { alias: service.alias } : {}),
+    ...(service.entrypoint ? { entrypoint: [...service.entrypoint] } : {}),
+    ...(service.command ? { command: [...service.command] } : {}),
+    ports: [],
+    ...(service.pullPolicy ? { pull_policy: [...service.pullPolicy] } : {}),
+  }));
+}
+
 /**
  * Fetch refspecs (docs/protocol-v4.md §4 `git_info`): the pipeline's branch or tag when shallow,
  * else every branch and tag. This server keeps no `refs/pipelines/<id>`: it never writes into the
@@ -227,8 +247,8 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       { name: 'script', script: [...job.commands], timeout, when: 'on_success', allow_failure: false },
       ...(job.afterScript.length > 0 ? [{ name: 'after_script', script: [...job.afterScript], timeout, when: 'always', allow_failure: true }] : []),
     ],
-    image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [] },
-    services: job.services.map((name) => ({ name, ports: [] })),
+    image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [], ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}) },
+    services: services(job),
     artifacts: artifacts(job.artifacts),
     cache: (job.cache ?? []).map((entry) => cache(entry, scope)),
     credentials: [],
