@@ -1,5 +1,5 @@
 /**
- * Agent benchmark (issue #4, #22): per-job overhead of a trivial job (pickup → final state accepted,
+ * Agent benchmark: per-job overhead of a trivial job (pickup → final state accepted,
  * minus the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent =
  * 2 — each over both runner APIs, v1 and v4; how long a cancel of a job that prints nothing takes to
  * reach the runner (the server's cancel → the script stopped), over both APIs; then the idle figures
@@ -14,7 +14,7 @@ import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import type { Executor } from '../src/executors/types.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';

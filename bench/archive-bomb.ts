@@ -2,7 +2,7 @@
  * Archive bombs through the download stage: a tar.gz and a zip of BENCH_BOMB_MB (default 1024) MiB
  * of zeros (~1 MB each) uploaded to the reference server, then downloaded, validated and extracted
  * by src/artifacts in a worker process, whose peak RSS and the disk it took at most are printed
- * next to an idle worker's and the inflated size (issue 13: memory must stay flat, one copy on disk).
+ * next to an idle worker's and the inflated size (the aim: memory stays flat, one copy on disk).
  * Figures are printed, never asserted.
  *
  * This module is also its own worker: with BENCH_BOMB_WORKER set it runs one download and prints

@@ -1,5 +1,5 @@
 /**
- * Docker executor benchmark (issue #8): per-job time of a trivial job in a small image (pickup → final
+ * Docker executor benchmark: per-job time of a trivial job in a small image (pickup → final
  * state accepted; the script `true` itself takes ~nothing), p50/p95 over 20 jobs, next to the floor
  * measured in the same run (`docker run --rm IMAGE true`, median of 10); with git (fetch into the slot)
  * and without (GIT_STRATEGY none); then the wall of 20 trivial jobs at concurrent = 4. The reference
@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { percentile, register, runToEnd } from './support.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { JOB_KEYS } from '../src/server/pipeline/parse-job.js';
+import { JOB_KEYS } from '../src/pipeline/parse-job.js';
 import { compareWithGitlabCiLocal } from './exec-compare.js';
 import { percentile } from './support.js';
 

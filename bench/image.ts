@@ -1,5 +1,5 @@
 /**
- * Container image benchmark (issue #14): size of the image the Dockerfile builds and its build time,
+ * Container image benchmark: size of the image the Dockerfile builds and its build time,
  * cold (`--no-cache`, every stage from the base: npm ci, tsc, apt-get) and cached (nothing changed).
  * The base is the local stand-in of .ci/node-base-standin.sh (made first when missing; not timed), so
  * the size above the base is the figure that carries over to the official node:20-bookworm-slim.

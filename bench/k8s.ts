@@ -1,5 +1,5 @@
 /**
- * Kubernetes executor benchmark (issue #23) on the kit's single-node cluster: per-job time of a trivial
+ * Kubernetes executor benchmark on the kit's single-node cluster: per-job time of a trivial
  * job in a small image (pickup → final state accepted), p50/p95 over 20 jobs, next to the floor
  * measured in the same run (a pod running `true`, created → Succeeded as the API reports it, median of
  * 10 before and 10 after); with git (fetched on the runner, streamed into the pod) and without
@@ -16,7 +16,7 @@ import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-nod
 import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { percentile, register, runToEnd } from './support.js';

@@ -1,5 +1,5 @@
 /**
- * What a durable data dir costs (issue 13 item 9): builds run through the server (queue, assign,
+ * What a durable data dir (`serve --data-dir`) costs: builds run through the server (queue, assign,
  * trace part, finish) per second in memory and with `dataDir` (every change journaled and synced),
  * and how long a restart takes to load the resulting state.
  */

@@ -1,10 +1,11 @@
 /**
- * Reference server figures: time from `ci-runner serve` being spawned to its ready block (issue #2
- * aims under 1 s), idle E4 polls per second (the last_update short-circuit), and how long a
- * long-polling runner takes to receive a build after it is queued.
+ * Reference server figures: time from `ci-runner serve` being spawned to its ready block (the aim:
+ * under 1 s), idle E4 polls per second (the last_update short-circuit), and how long a
+ * long-polling runner takes to receive a build after it is queued; the last two over API v4 too.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import { createReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
@@ -31,6 +32,44 @@ async function timeToReady(): Promise<number> {
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
   return elapsed;
+}
+
+/** POSTs JSON to `/api/v4` with undici (no client code: the server's figures alone). */
+async function v4Post(base: string, path: string, body: unknown): Promise<{ status: number; lastUpdate?: string; json?: { id: number; token: string } }> {
+  const response = await request(`${base}/api/v4${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await response.body.text();
+  const lastUpdate = response.headers['x-gitlab-last-update'];
+  return { status: response.statusCode, ...(typeof lastUpdate === 'string' ? { lastUpdate } : {}), ...(response.statusCode === 201 ? { json: JSON.parse(text) as { id: number; token: string } } : {}) };
+}
+
+/** The same over API v4: idle job requests per second, and the long-poll pickup as Workhorse holds it. */
+async function v4Figures(server: Awaited<ReturnType<typeof createReferenceServer>>): Promise<void> {
+  const { token } = (await v4Post(server.url, '/runners', { token: server.registrationToken, run_untagged: true })).json ?? { token: '' };
+  const plain = await createReferenceServer({});
+  try {
+    const plainToken = (await v4Post(plain.url, '/runners', { token: plain.registrationToken, run_untagged: true })).json?.token ?? '';
+    const lastUpdate = (await v4Post(plain.url, '/jobs/request', { token: plainToken })).lastUpdate;
+    const count = 2000;
+    const started = performance.now();
+    for (let i = 0; i < count; i++) await v4Post(plain.url, '/jobs/request', { token: plainToken, last_update: lastUpdate });
+    console.log(`idle job requests over v4 (204, sequential): ${(count / ((performance.now() - started) / 1000)).toFixed(0)} req/s`);
+  } finally {
+    await plain.close();
+  }
+  const pickups: number[] = [];
+  let lastUpdate = (await v4Post(server.url, '/jobs/request', { token })).lastUpdate;
+  for (let i = 0; i < 20; i++) {
+    const waiting = v4Post(server.url, '/jobs/request', { token, last_update: lastUpdate });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const queued = performance.now();
+    await server.createPipeline({ project: 'bench/app', config: 'job:\n  script: [exit 0]\n' });
+    const got = await waiting;
+    pickups.push(performance.now() - queued);
+    if (!got.json) throw new Error(`expected a job, got ${got.status}`);
+    await request(`${server.url}/api/v4/jobs/${got.json.id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: got.json.token, state: 'success' }) }).then((r) => r.body.text());
+    lastUpdate = (await v4Post(server.url, '/jobs/request', { token })).lastUpdate;
+  }
+  console.log(`long-poll pickup over v4 (queued → job received, held with last_update), 20 jobs: p50 ${percentile(pickups, 50).toFixed(1)} ms, p95 ${percentile(pickups, 95).toFixed(1)} ms`);
 }
 
 export async function run(): Promise<void> {
@@ -74,6 +113,7 @@ export async function run(): Promise<void> {
       await client.updateBuild(got.build.id, token, { state: 'success', trace: '' });
     }
     console.log(`long-poll pickup (queued → build received), 20 builds: p50 ${percentile(pickups, 50).toFixed(1)} ms, p95 ${percentile(pickups, 95).toFixed(1)} ms`);
+    await v4Figures(server);
   } finally {
     await client.close();
     await server.close();

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { RunnerApiClient } from '../src/client/runner-api.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger } from '../src/log/index.js';
 import { TraceCapture } from '../src/trace/capture.js';
 import { withSecretLines } from '../src/trace/secrets.js';
 import { SpoolWriter } from '../src/trace/spool.js';

@@ -15,7 +15,7 @@
  */
 import type { RunnerApi } from '../client/api.js';
 import { processContainment } from '../executors/cgroup/containment.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { ClientPool } from './clients.js';
 import type { Config, RunnerConfig } from './config/schema.js';

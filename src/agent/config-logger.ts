@@ -1,5 +1,5 @@
 /** Loggers made from config.toml's `log_level` and `log_format` (GitLab Runner's `panic` is our `fatal`). */
-import { createLogger, type LevelWithSilent, type Logger } from '../log.js';
+import { createLogger, type LevelWithSilent, type Logger } from '../log/index.js';
 import type { Config } from './config/schema.js';
 
 export function loggerLevel(level: Config['log_level'] | 'silent'): LevelWithSilent {

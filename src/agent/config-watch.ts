@@ -6,7 +6,7 @@
  */
 import { basename, dirname, resolve } from 'node:path';
 import type { FSWatcher } from 'chokidar';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 
 export interface ConfigWatcher {
   close(): Promise<void>;

@@ -3,18 +3,18 @@
  * metrics, and reloads (SIGHUP or a change of config.toml on disk) that apply the whole new file:
  * entries, limits, intervals, logging and the status server's address. Reloads run one at a time.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { configLogger, loggerLevel } from './config-logger.js';
 import { Agent } from './agent.js';
-import { loadConfigWithWarnings } from './cli-support.js';
+import { loadConfigWithWarnings } from './config-read.js';
 import { watchConfig, type ConfigWatcher } from './config-watch.js';
 import { configListenAddress, type Config } from './config/schema.js';
-import { parseListenAddress } from './metrics/address.js';
+import { parseListenAddress } from './config/listen-address.js';
 import { observedClient, observedServices } from './metrics/instrument.js';
 import type { ObserverSlot } from './metrics/observer.js';
 import type { RunnerMetrics } from './metrics/registry.js';
 import type { StatusServer } from './metrics/server.js';
-import type { RunAs } from './run-as.js';
+import type { RunAs } from '../executors/run-as.js';
 import { defaultServices } from './services.js';
 
 export interface DaemonOptions {

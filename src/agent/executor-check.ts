@@ -4,9 +4,9 @@
  * engine does not answer waits (and is asked again) instead, as does a kubernetes entry whose cluster
  * does not answer or whose account lacks a permission the executor needs. The shell executor needs nothing.
  */
-import { lastLine, runCommand } from '../command.js';
-import { sleep } from '../timers.js';
-import type { Logger } from '../log.js';
+import { lastLine, runCommand } from '../util/command.js';
+import { sleep } from '../util/timers.js';
+import type { Logger } from '../log/index.js';
 import type { RunnerConfig } from './config/schema.js';
 
 export type ExecutorCheck = { ok: true; detail?: string } | { ok: false; reason: string };

@@ -6,7 +6,7 @@
  * `Retry-After` asks.
  */
 import { retryDelay } from '../client/retry.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { RunnerEntry } from './entry.js';
 import type { JobCapacity } from './job-capacity.js';
 import type { Waits } from './waits.js';

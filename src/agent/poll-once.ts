@@ -4,7 +4,7 @@
  * a build that cannot be read is reported failed to the server; 409 (another runner won) is healthy.
  */
 import type { RunnerApi } from '../client/api.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { RunnerConfig } from './config/schema.js';
 import { reportBuildFailed } from './job/run-job.js';

@@ -8,7 +8,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { RunnerApi } from '../client/api.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { killRecordedCgroup } from '../executors/cgroup/job-cgroup.js';
 import { sweepMarked } from '../executors/shell/process-group.js';
 import type { RunnerConfig } from './config/schema.js';

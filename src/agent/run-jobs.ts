@@ -18,7 +18,7 @@ import { SlotAllocator } from './job/slots.js';
 import { runnerTls } from './runner-tls.js';
 import type { TlsLabels } from '../client/tls.js';
 import type { SharedServices } from './services.js';
-import { sleep } from '../timers.js';
+import { sleep } from '../util/timers.js';
 
 export interface RunJobsOptions {
   runner: RunnerConfig;

@@ -2,13 +2,13 @@
  * The default wiring of a job: the executor the entry names (shell, docker or kubernetes), the trace streamer and the artifact stages. Tests
  * and the benchmark replace parts of it.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { Executor } from '../executors/types.js';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { RunnerConfig } from './config/schema.js';
-import type { RunAs } from './run-as.js';
+import type { RunAs } from '../executors/run-as.js';
 import { artifactStages } from './job/artifact-stages.js';
-import type { JobServices } from './job/run-job.js';
+import type { JobServices } from './job/services.js';
 
 export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
 

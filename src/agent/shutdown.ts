@@ -4,8 +4,8 @@
  * once and abandons in-flight polls. Until the first step the process is kept alive, even with
  * nothing to poll.
  */
-import type { Logger } from '../log.js';
-import { setLongTimeout, type LongTimer } from '../timers.js';
+import type { Logger } from '../log/index.js';
+import { setLongTimeout, type LongTimer } from '../util/timers.js';
 import { JobStop } from './job/run-job.js';
 
 export class ShutdownSteps {

@@ -2,7 +2,7 @@
  * The poll loops' pauses: a timer that shutdown or a reload can end early, and a shared set of loops
  * waiting for a slot that `wakeAll` ends (a job finished, a poll released its reservation).
  */
-import { setLongTimeout } from '../timers.js';
+import { setLongTimeout } from '../util/timers.js';
 
 export class Waits {
   private readonly waiters = new Set<() => void>();

@@ -1,5 +1,5 @@
 /**
- * Stages `restore_cache` and `archive_cache` (PROTOCOL.md §9.1, §10.8): a local tar.gz per
+ * Stages `restore_cache` and `archive_cache` (docs/protocol-v1.md §9.1, §10.8): a local tar.gz per
  * `<cacheDir>/<runner>/<project>/<key>.tar.gz`. Cache problems never fail a job: a miss, a broken
  * or refused archive, or a failed write is a warning line. A cache file is written to a temp file
  * in the same directory and renamed over the old one, so a job restoring at the same time reads

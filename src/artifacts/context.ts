@@ -2,7 +2,7 @@ import type { RunnerApi } from '../client/api.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { ExtractBudget } from './budget.js';
 
-/** What every artifacts/cache stage gets from the job (see TEAM.md, "Artifacts"). */
+/** What every artifacts/cache stage gets from the job (agent/job/artifact-stages.ts passes it). */
 export interface ArtifactsContext {
   build: BuildPayload;
   client: RunnerApi;

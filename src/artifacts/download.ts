@@ -1,5 +1,5 @@
 /**
- * Stage `download_artifacts` (PROTOCOL.md §4.8, §5.5, §8.3): for every dependency build with an
+ * Stage `download_artifacts` (docs/protocol-v1.md §4.8, §5.5, §8.3): for every dependency build with an
  * artifacts file (filtered by `options.dependencies`: absent = all, [] = none), download it with E8
  * and that build's token into the state dir, check its size, and extract it safely over the project
  * dir. The format is told by magic bytes, so legacy zip artifacts work as well as our tar.gz.

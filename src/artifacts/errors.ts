@@ -3,7 +3,7 @@
  * `JOB_FORBIDDEN` means the server stopped the job; the others fail the stage with a message that
  * says what to do next.
  */
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 export type ArtifactsErrorCode =
   /** E7 answered 413: the archive is over the server's size limit. */

@@ -1,5 +1,5 @@
 /**
- * Which files go into an artifacts or cache archive (PROTOCOL.md §5.4): `paths` (files, directories
+ * Which files go into an artifacts or cache archive (docs/protocol-v1.md §5.4): `paths` (files, directories
  * recursively, globs with `**`) and `untracked` (files git neither tracks nor ignores), relative to
  * the project dir. Nothing outside the project dir is taken: a path that leads out (absolute, `..`,
  * or through a symlinked parent) or a symlink whose target leads out is refused with a line in the
@@ -12,7 +12,7 @@ import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
-import { lastLine, runCommand } from '../command.js';
+import { lastLine, runCommand } from '../util/command.js';
 import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 import { linkTargetProblem } from './guard.js';
 

@@ -1,5 +1,5 @@
 /**
- * Stage `upload_artifacts` (PROTOCOL.md §4.7, §8.2, §9.3): per artifacts entry (v1 has one, v4 one
+ * Stage `upload_artifacts` (docs/protocol-v1.md §4.7, §8.2, §9.3): per artifacts entry (v1 has one, v4 one
  * for the archive and one per report), select, archive to a file in the state dir, upload (E7/V10,
  * with the entry's type and format over v4). Each archive is built once; a retry re-reads it from
  * disk. Unlike the legacy runner, nothing is uploaded when nothing matched (§12 item 23).

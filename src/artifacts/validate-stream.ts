@@ -13,12 +13,12 @@
  *
  * Nothing inflated is kept: the extraction pass inflates the archive again. Keeping the inflated
  * tar would save that CPU but cost the disk the whole uncompressed size a second time, and a 1 MB
- * archive can inflate to a gigabyte (issue 13). Memory stays flat whatever the archive inflates
+ * archive can inflate to a gigabyte. Memory stays flat whatever the archive inflates
  * to: the inflater is fed in small slices (see `feedInflater`) and entry bodies are dropped unread.
  */
 import type { Unzip } from 'minizlib';
 import type { Parser, ReadEntry } from 'tar';
-import { sniffFormat, type ArchiveFormat } from './extract.js';
+import { sniffFormat, type ArchiveFormat } from './format.js';
 import { ExtractionGuard } from './guard.js';
 import { ArtifactsError } from './errors.js';
 import type { ExtractBudget, ExtractTally } from './budget.js';

@@ -9,7 +9,7 @@
  * and the environment must win over a default but lose to the command line.
  */
 import type { Argv, Options } from 'yargs';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /**
  * `list`: repeatable flag; its environment value is one item, or several on separate lines (items

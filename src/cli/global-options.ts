@@ -4,7 +4,7 @@
  * names. Given either way they win over `log_level` in config.toml, as there.
  */
 import type { Argv } from 'yargs';
-import { LOG_FORMATS } from '../log.js';
+import { LOG_FORMATS } from '../log/index.js';
 import { addEnvOptions, resolveEnvOptions, type EnvFlag } from './env-options.js';
 
 /** pino's levels plus GitLab Runner's `panic` (read as fatal). */

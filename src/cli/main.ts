@@ -5,12 +5,12 @@
  * Exit codes: 0 success; 1 a job or pipeline failed; 2 bad usage or configuration; 3 the coordinator
  * refused or could not be reached; 130/143 stopped by a signal. The service commands add LSB's status
  * codes (`status`: 3 not running, 4 not installed) and 69 where systemd is not available.
- * The shebang passes DAEMON_NODE_FLAGS (src/node-flags.ts; `env -S` splits them off).
+ * The shebang passes DAEMON_NODE_FLAGS (src/util/node-flags.ts; `env -S` splits them off).
  */
 import { COMMAND_NAMES, loadCommands } from './commands/index.js';
 import { buildProgram } from './program.js';
 import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
-import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log.js';
+import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log/index.js';
 
 /** `--log-format`, else LOG_FORMAT (GitLab Runner's flag and variable), for every logger made from now on. */
 function applyLogFormat(argv: Record<string, unknown>): void {

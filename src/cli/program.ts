@@ -5,7 +5,7 @@
 import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import { addGlobalOptions } from './global-options.js';
 import { skipHelpPrerender } from './help-prerender.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../util/version.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
 type AnyCommand = CommandModule<any, any>;

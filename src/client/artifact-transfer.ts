@@ -1,6 +1,6 @@
 /**
  * The two artifact endpoints, both streamed so an archive is never held in memory: E7 uploads an
- * archive from disk as a multipart body, E8 downloads one straight to a file (PROTOCOL.md §4.7, §4.8).
+ * archive from disk as a multipart body, E8 downloads one straight to a file (docs/protocol-v1.md §4.7, §4.8).
  * The v4 endpoints (V10, V11) are the same exchange at other paths with other headers: the caller
  * names them in an `ArtifactRoute`. A v4 download may be redirected (object storage): the redirect is
  * followed once, without the job token.

@@ -1,5 +1,5 @@
 /**
- * E4's answer (PROTOCOL.md §4.4) turned into what the poll loop acts on: no build (204, with the next
+ * E4's answer (docs/protocol-v1.md §4.4) turned into what the poll loop acts on: no build (204, with the next
  * `X-GitLab-Last-Update`), a refused token, a failure to back off from, a build, or a 201 whose body
  * cannot be run. An unrunnable build keeps its id and token when they can be read, so the runner can
  * report it failed instead of leaving it running on the server (§12 item 22).

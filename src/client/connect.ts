@@ -5,7 +5,7 @@
  * (404). `DetectingRunnerApi` asks on its first call, remembers the answer, and retries the question
  * on the next call while it has none (server down, 5xx).
  */
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { ApiVersion, JobRef, JobUpdate, JobUpdateResult, PatchTraceResult, RunnerApi } from './api.js';
 import type { ApiResult } from './api-call.js';
 import type { ArtifactDownloadOptions, ArtifactUpload } from './artifact-transfer.js';

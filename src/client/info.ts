@@ -1,6 +1,6 @@
 import { arch, platform, version as nodeVersion } from 'node:process';
 import type { RunnerInfo } from '../protocol/types.js';
-import { RUNNER_NAME, VERSION } from '../version.js';
+import { RUNNER_NAME, VERSION } from '../util/version.js';
 
 /** The `info` object for E1–E5 (§4.10). During registration (no executor yet) every feature is false. */
 export function runnerInfo(executor?: string): RunnerInfo {

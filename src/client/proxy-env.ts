@@ -8,7 +8,7 @@
  * it would disagree with git and with GitLab Runner.
  */
 import { BlockList, isIP } from 'node:net';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /** The proxy for `url`, or undefined to connect directly. A proxy given without a scheme is http. */
 export function proxyFor(url: URL, env: NodeJS.ProcessEnv = process.env): URL | undefined {

@@ -5,7 +5,7 @@
  * schedule for loops that wait in their own way (poll loops, the live trace sender). What counts as
  * worth retrying is decided from the table in `retryable.ts`, by the caller's step.
  */
-import { sleep as abortableSleep } from '../timers.js';
+import { sleep as abortableSleep } from '../util/timers.js';
 
 export interface RetryPolicy {
   /** First delay before jitter, in ms. */

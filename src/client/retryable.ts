@@ -1,5 +1,5 @@
 /**
- * The one table of what is done, retried, or final (PROTOCOL.md §4, §12; docs/protocol-v4.md for
+ * The one table of what is done, retried, or final (docs/protocol-v1.md §4, §12; docs/protocol-v4.md for
  * the v4 endpoints, named `…V4` where v1 has one of the same purpose): per endpoint, which HTTP
  * statuses succeed and which will not change on a retry; which transport errors are worth another
  * try; and how long a server asks to be left alone (`Retry-After`). Every retry in the runner (poll

@@ -1,5 +1,5 @@
 /**
- * The runner side of `/ci/api/v1` (PROTOCOL.md §4): one method per endpoint, each returning the
+ * The runner side of `/ci/api/v1` (docs/protocol-v1.md §4): one method per endpoint, each returning the
  * HTTP status (or -1 for transport errors) with its classification from `retryable.ts`, plus what the
  * endpoint answers. Methods never throw for server or network failures; they reject only when the
  * caller's signal aborts. Retrying is the caller's decision (trace sender, poll loop, uploader), made

@@ -4,7 +4,7 @@
  * certificate hangs up, only "socket hang up" or a TLS alert; the message a user sees should name the setting
  * that fixes it.
  */
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { TlsMaterial } from './tls.js';
 
 /** A transport error explained; `code` is the original's, `cause` the original error. */

@@ -8,7 +8,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /** File paths as configured; each may be absent. */
 export interface TlsFiles {

@@ -4,7 +4,7 @@
  * table and the TLS hints branch on it; only the message changes, and the original is the `cause`.
  * A proxy's refusal, which undici reports only in a message, gets a code of its own.
  */
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /** A transport failure explained; `cause` is undici's or Node's error. */
 export class TransportError extends CiRunnerError {}

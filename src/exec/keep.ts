@@ -12,7 +12,7 @@ import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { ReferenceServer } from '../server/index.js';
 
 export const KEPT_RUNS = 10;

@@ -4,10 +4,9 @@
  * the summary table and the `--list` table. Colour only when asked (a terminal); otherwise the ANSI
  * codes of the job logs are taken out.
  */
-import type { JobSpec } from '../server/pipeline/spec.js';
+import { stripVTControlCharacters } from 'node:util';
+import type { JobSpec } from '../pipeline/spec.js';
 import { needsOf } from './select.js';
-
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 export type Paint = (code: string, text: string) => string;
 
@@ -21,7 +20,7 @@ export function createPrinter(out: NodeJS.WritableStream, color: boolean, signal
   return {
     paint: (code, text) => (color ? `\u001b[${code}m${text}\u001b[0m` : text),
     print: (text) => {
-      if (!signal.aborted) out.write(color ? text : text.replace(ANSI, ''));
+      if (!signal.aborted) out.write(color ? text : stripVTControlCharacters(text));
     },
   };
 }

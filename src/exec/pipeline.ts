@@ -3,9 +3,9 @@
  * created on it through `createPipeline` like any client's, with `exec`'s job selection applied to the
  * jobs the engine produced. An invalid file becomes `ExecPipelineError` listing every problem.
  */
-import { CiRunnerError, hasCode } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { PipelineSpec } from '../server/pipeline/spec.js';
+import { CiRunnerError, hasCode } from '../util/errors.js';
+import type { Logger } from '../log/index.js';
+import type { PipelineSpec } from '../pipeline/spec.js';
 import { createReferenceServer, type PipelineView, type ReferenceServer } from '../server/index.js';
 
 export { preloadPipelineModules as preloadServerModules } from '../server/index.js';

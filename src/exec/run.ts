@@ -9,9 +9,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { CiRunnerError, hasCode } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { PipelineSpec } from '../server/pipeline/spec.js';
+import { CiRunnerError, hasCode } from '../util/errors.js';
+import type { Logger } from '../log/index.js';
+import type { PipelineSpec } from '../pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
 import type { RunPipeline } from './wait.js';
 import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
@@ -35,7 +35,7 @@ async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import
     }),
     import('./runner.js'),
     import('./wait.js'),
-    import('../log.js'),
+    import('../log/index.js'),
   ]);
   return [pipeline, runner, wait, createLogger({ level: level ?? 'silent' })];
 }

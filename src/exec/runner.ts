@@ -6,8 +6,8 @@ import { Agent } from '../agent/agent.js';
 import { configSchema, runnerSchema, type RunnerConfig } from '../agent/config/schema.js';
 import { defaultServices } from '../agent/services.js';
 import { RunnerApiV4Client } from '../client/v4/client.js';
-import { CiRunnerError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { CiRunnerError } from '../util/errors.js';
+import type { Logger } from '../log/index.js';
 import type { ReferenceServer } from '../server/index.js';
 import type { LiveLog } from './output.js';
 

@@ -5,8 +5,8 @@
  * `needs` and `dependencies` of the jobs that stay, so they start without it (as a job whose needs are
  * done) instead of waiting for a job that never comes. Pure: no I/O.
  */
-import { CiRunnerError } from '../errors.js';
-import type { JobNeed, JobSpec, PipelineSpec } from '../server/pipeline/spec.js';
+import { CiRunnerError } from '../util/errors.js';
+import type { JobNeed, JobSpec, PipelineSpec } from '../pipeline/spec.js';
 
 export interface JobSelection {
   /** Job names; empty with no stages = every job. */

@@ -14,8 +14,8 @@
  */
 import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { runCommand } from '../command.js';
-import { CiRunnerError } from '../errors.js';
+import { runCommand } from '../util/command.js';
+import { CiRunnerError } from '../util/errors.js';
 import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 
 export interface Snapshot {

@@ -6,7 +6,7 @@
  * cut at ` #`.
  */
 import { readFile } from 'node:fs/promises';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

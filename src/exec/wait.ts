@@ -9,7 +9,7 @@
  * (a child pipeline's tags are added as they appear); a pending job that still no runner can take is
  * failed with the reason in its log; and a runner that stopped while jobs wait ends the wait.
  */
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { PipelineView, ReferenceServer } from '../server/index.js';
 
 const TICK_MS = 25;

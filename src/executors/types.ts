@@ -1,9 +1,9 @@
 /**
  * What the job runner asks of an executor: run one stage's commands in the job's environment and say
- * how it ended. Stages are separate processes (PROTOCOL.md §9.2); the executor owns killing them.
+ * how it ended. Stages are separate processes (docs/protocol-v1.md §9.2); the executor owns killing them.
  */
 
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 import type { BuildPayload } from '../protocol/types.js';
 
 /** One exported variable, already expanded (values are literal from here on). */

@@ -23,7 +23,7 @@
 import type { Dirent } from 'node:fs';
 import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
-import { writeNewFile } from '../new-file.js';
+import { writeNewFile } from '../util/new-file.js';
 
 export interface CheckoutGuardOptions {
   /** origin's URL (without credentials: they travel in git's environment). */

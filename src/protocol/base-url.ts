@@ -1,5 +1,5 @@
 /**
- * Builds the API base from a runner's configured `url` (PROTOCOL.md §2.1): strip trailing slashes,
+ * Builds the API base from a runner's configured `url` (docs/protocol-v1.md §2.1): strip trailing slashes,
  * append `/ci` unless present, then `/api/v1/`. Only http and https are accepted.
  */
 export function apiBaseUrl(url: string): URL {

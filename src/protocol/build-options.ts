@@ -1,5 +1,5 @@
 /**
- * Schema of the build payload's `options` (PROTOCOL.md §5.3, §5.4), applied after `null`s were
+ * Schema of the build payload's `options` (docs/protocol-v1.md §5.3, §5.4), applied after `null`s were
  * dropped (json-nulls.ts). Keys the shell runner acts on (`artifacts`, `cache`, `dependencies`,
  * `after_script`) must have their documented types: a wrong one refuses the build, naming the key,
  * because running the job without them would do something the user did not ask for. Keys it does not

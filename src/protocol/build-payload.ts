@@ -1,5 +1,5 @@
 /**
- * Validation of the E4 `201` body (PROTOCOL.md §5.1): the legacy client decoded into typed fields and
+ * Validation of the E4 `201` body (docs/protocol-v1.md §5.1): the legacy client decoded into typed fields and
  * dropped builds whose JSON did not fit. Ours validates, and the caller reports an invalid build as
  * `failed` instead of dropping it (§12 item 22).
  *
@@ -18,7 +18,7 @@
  * - A dependency's `id` and `token` are needed only when its artifacts are downloaded.
  */
 import { z } from 'zod';
-import { schemaMessages } from '../schema-messages.js';
+import { schemaMessages } from '../util/schema-messages.js';
 import { optionsSchema } from './build-options.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';

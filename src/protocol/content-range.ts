@@ -1,5 +1,5 @@
 /**
- * The trace protocol's range headers (PROTOCOL.md §4.6, §7.3, §12 item 3).
+ * The trace protocol's range headers (docs/protocol-v1.md §4.6, §7.3, §12 item 3).
  *
  * `Content-Range` on E6 is `<start>-<end>`: decimal bytes, `end` exclusive, no `bytes ` unit and no
  * `/total`. The server answers with `Range: 0-<stored length>` on 202 and 416. These are not RFC 7233

@@ -1,12 +1,12 @@
 /**
- * Wire types of the CI runner API v1 (`/ci/api/v1`), as PROTOCOL.md §4–§5 describe them, and the one
+ * Wire types of the CI runner API v1 (`/ci/api/v1`), as docs/protocol-v1.md §4–§5 describe them, and the one
  * job model of the runner: `BuildPayload` is v1's E4 body as `parseBuildPayload` returns it, plus
  * optional fields only v4 fills (`parseJobPayload` in v4/payload.ts maps a v4 job onto it). The
  * executors, the trace, artifacts and cache read this model only, whichever API the job came by.
  * Nothing here does I/O.
  */
 
-/** States a build can have on the server (PROTOCOL.md §6.1). */
+/** States a build can have on the server (docs/protocol-v1.md §6.1). */
 export type BuildStatus =
   | 'created'
   | 'pending'
@@ -19,7 +19,7 @@ export type BuildStatus =
   /** A `when: delayed` job waiting for its `start_in` (GitLab 11.4+; the reference server's only). */
   | 'scheduled';
 
-/** States the runner reports in E5 (PROTOCOL.md §6.2). */
+/** States the runner reports in E5 (docs/protocol-v1.md §6.2). */
 export type RunnerBuildState = 'running' | 'success' | 'failed';
 
 /** Feature flags sent in `info.features` (§4.10). */

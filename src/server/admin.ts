@@ -1,20 +1,20 @@
 /**
- * The admin API under `/admin/api` (issue #2), for tests, the demo and scripts. Authenticated with
+ * The admin API under `/admin/api` (README, "The reference server"), for tests, the demo and scripts. Authenticated with
  * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
  */
 import type { IncomingMessage } from 'node:http';
-import { hasCode } from '../errors.js';
+import { hasCode } from '../util/errors.js';
 import type { ServerContext } from './context.js';
 import { bodyParams, mergeParams } from './http/body.js';
 import { readBudgetedBody } from './http/guarded-body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
-import { createPipeline } from './pipeline/create.js';
-import { PIPELINE_SOURCES, type PipelineSource } from './pipeline/context.js';
-import { PipelineConfigError } from './pipeline/parse-error.js';
+import { createPipeline } from './state/create-pipeline.js';
+import { PIPELINE_SOURCES, type PipelineSource } from '../pipeline/context.js';
+import { PipelineConfigError } from '../pipeline/parse-error.js';
 import { artifactsFileReply } from './api/artifacts.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
 import type { VariableFlags } from './state/store.js';
-import { cancelBuild } from './state/transitions.js';
+import { cancelBuild, shownStatus } from './state/transitions.js';
 import { createRunnerReply, runnerAction, runnerAdminView } from './runner-admin.js';
 import { jobView, pipelineView } from './views.js';
 
@@ -46,7 +46,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
   }
   if (resource === 'jobs' && idText === undefined && method === 'GET') {
     const status = query.get('status');
-    const builds = [...ctx.store.builds.values()].filter((build) => !status || build.status === status);
+    const builds = [...ctx.store.builds.values()].filter((build) => !status || shownStatus(build) === status);
     return json(200, builds.map(jobView));
   }
   if (resource === 'runners') return runnersAdmin(ctx, req, method, idText, action, signal);

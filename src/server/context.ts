@@ -1,12 +1,22 @@
 /** What every request handler of the reference server can reach. */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import type { FaultRegistry } from './faults.js';
 import type { BodyPools } from './http/guarded-body.js';
 import type { ArtifactStore } from './state/artifacts.js';
-import type { BridgeRunner } from './state/bridges.js';
 import type { Scheduler } from './state/scheduler.js';
-import type { Store } from './state/store.js';
+import type { BuildRecord, PipelineRecord, Store } from './state/store.js';
 import type { TraceStore } from './state/traces.js';
+
+/**
+ * Runs trigger jobs (`state/bridges.ts` makes one). Declared here, not there, because bridges are
+ * built from the context they are part of.
+ */
+export interface BridgeRunner {
+  /** Starts a pending trigger job (once; later calls for it, and calls for other jobs, do nothing). */
+  start(build: BuildRecord): void;
+  /** A child pipeline moved: a `strategy: depend` trigger job takes its status when it ends. */
+  childMoved(pipeline: PipelineRecord): void;
+}
 
 export interface ServerSettings {
   registrationToken: string;
@@ -29,7 +39,7 @@ export interface ServerContext {
   readonly traces: TraceStore;
   readonly artifacts: ArtifactStore;
   readonly faults: FaultRegistry;
-  /** Memory for request bodies, shared by every request (issue 13 item 7). */
+  /** Memory for request bodies, shared by every request: many clients together cannot make it buffer without bound. */
   readonly bodies: BodyPools;
   readonly settings: ServerSettings;
   readonly logger: Logger;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /** The pipeline file of the example project, relative to its root. */
 export const EXAMPLE_PIPELINE_FILE = '.gitlab-ci.yml';

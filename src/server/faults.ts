@@ -1,7 +1,7 @@
 /**
- * Fault injection (TEAM.md `FaultRule`): rules are checked in the order they were added; the first
- * one that matches the endpoint and build, has firings left and passes its percentage fires. The
- * percentage draws from a seeded PRNG so tests are repeatable.
+ * Fault injection (`FaultRule` in types.ts; `serve --fault`, the admin API): rules are checked in the
+ * order they were added; the first one that matches the endpoint and build, has firings left and
+ * passes its percentage fires. The percentage draws from a seeded PRNG so tests are repeatable.
  */
 import type { FaultEndpoint, FaultRule } from './types.js';
 
@@ -72,23 +72,36 @@ export const FAULT_ENDPOINTS: readonly string[] = [
 ];
 
 /**
- * Parses the CLI form `ENDPOINT:ACTION[:PERCENT%]` (e.g. `patch_trace:apply_then_error:20%`,
- * `upload_artifacts:error`, `request_build:delay`). `delay` waits 1 s unless `ENDPOINT:delay:MS`
- * (a bare number, no `%`) is given.
+ * Parses the CLI form `ENDPOINT:ACTION[:OPTION][:OPTION]` (e.g. `patch_trace:apply_then_error:20%`,
+ * `upload_artifacts:error`, `request_build:error:429:50%`, `request_build:delay:250`). An option is a
+ * percentage, an HTTP status (400–599) for `error` and `apply_then_error`, or milliseconds for
+ * `delay` (1 s unless given).
  */
 export function parseFaultFlag(text: string): FaultRule {
-  const [endpoint = '', action = '', extra] = text.split(':');
+  const [endpoint = '', action = '', ...options] = text.split(':');
   const endpoints = FAULT_ENDPOINTS;
   const actions = ['error', 'delay', 'hang', 'apply_then_error', 'close'];
   if (!endpoints.includes(endpoint)) throw new Error(`unknown fault endpoint "${endpoint}" in "${text}"; use one of ${endpoints.join(', ')}`);
   if (!actions.includes(action)) throw new Error(`unknown fault action "${action}" in "${text}"; use one of ${actions.join(', ')}`);
+  if (options.length > 2) throw new Error(`too many options in "${text}"; expected ENDPOINT:ACTION[:OPTION][:OPTION]`);
   const rule: FaultRule = { endpoint: endpoint as FaultEndpoint, action: action as FaultRule['action'] };
   if (action === 'delay') rule.delayMs = 1000;
-  if (extra !== undefined) {
-    const percent = /^(\d+(?:\.\d+)?)%$/.exec(extra);
+  for (const option of options) {
+    const percent = /^(\d+(?:\.\d+)?)%$/.exec(option);
     if (percent) rule.percent = Number(percent[1]);
-    else if (action === 'delay' && /^\d+$/.test(extra)) rule.delayMs = Number(extra);
-    else throw new Error(`bad fault option "${extra}" in "${text}"; expected a percentage such as 25%`);
+    else if (action === 'delay' && /^\d+$/.test(option)) rule.delayMs = Number(option);
+    else if ((action === 'error' || action === 'apply_then_error') && /^[45]\d\d$/.test(option)) rule.status = Number(option);
+    else throw new Error(`bad fault option "${option}" in "${text}"; expected a percentage such as 25%${action === 'error' || action === 'apply_then_error' ? ' or a status such as 429' : ''}`);
   }
   return rule;
+}
+
+/**
+ * Headers a faulted answer carries: a 429 says when to come back as GitLab does (`Retry-After`, and
+ * `RateLimit-ResetTime`, which GitLab Runner waits for), a 503 `Retry-After`.
+ */
+export function faultHeaders(status: number, now = Date.now()): Record<string, string> {
+  if (status === 429) return { 'retry-after': '1', 'ratelimit-resettime': new Date(now + 1000).toUTCString() };
+  if (status === 503) return { 'retry-after': '1' };
+  return {};
 }

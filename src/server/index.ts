@@ -1,5 +1,5 @@
 /**
- * The embedded reference CI server: the runner API `/ci/api/v1` (PROTOCOL.md §4), an admin API,
+ * The embedded reference CI server: the runner API `/ci/api/v1` (docs/protocol-v1.md §4), an admin API,
  * pipelines from `.gitlab-ci.yml` text and projects served over git smart HTTP. One process, state
  * in memory, traces and artifacts on disk under `dataDir`. Given a `dataDir`, the state is durable
  * too (`state/durable.ts`): runners, pipelines and builds survive a restart; without one, a temp
@@ -12,21 +12,21 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CiRunnerError } from '../errors.js';
-import { silentLogger } from '../log.js';
+import { CiRunnerError } from '../util/errors.js';
+import { silentLogger } from '../log/index.js';
 import type { ServerContext, ServerSettings } from './context.js';
 import { FaultRegistry } from './faults.js';
 import type { GitHttpHandlerOptions } from './git/http-backend.js';
 import { ByteBudget } from './http/byte-budget.js';
-import { createDispatcher, type GitHandler } from './http/dispatch.js';
+import { createDispatcher, type GitHandler } from './dispatch.js';
 import { ServerStatus } from './status.js';
-import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './pipeline/create.js';
+import { createPipeline, loadPipelineModules, planPipeline, type CreatePipelineRequest, type PipelinePreview } from './state/create-pipeline.js';
 
 /** `planPipeline`'s answer: the ref as resolved, and the plan (`plan.outcomes`: every job and why it runs or not). */
 export type PipelinePlanResult = Omit<PipelinePreview, 'project'>;
-export type { CreatePipelineRequest } from './pipeline/create.js';
-export type { JobOutcome, PipelinePlan, PlannedJob } from './pipeline/select.js';
-export { plannedJobs } from './pipeline/select.js';
+export type { CreatePipelineRequest } from './state/create-pipeline.js';
+export type { JobOutcome, PipelinePlan, PlannedJob } from '../pipeline/select.js';
+export { plannedJobs } from '../pipeline/select.js';
 import { ArtifactStore } from './state/artifacts.js';
 import { createBridgeRunner } from './state/bridges.js';
 import { buildFilesIn, DurableState } from './state/durable.js';
@@ -36,7 +36,7 @@ import { startStaleSweeper } from './state/stale.js';
 import { failStuck, unrunnableBuilds } from './state/stuck.js';
 import { Store } from './state/store.js';
 import { TraceStore } from './state/traces.js';
-import { advancePipeline, cancelBuild } from './state/transitions.js';
+import { advancePipeline, cancelBuild, shownStatus } from './state/transitions.js';
 import { randomToken } from './tokens.js';
 import type { FaultRule, JobView, PipelineView, ReferenceServerOptions, ServerTls } from './types.js';
 import { ChangeHub } from './ui/events.js';
@@ -246,7 +246,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       const build = store.buildById(id);
       return build ? jobView(build) : undefined;
     },
-    listJobs: (status) => [...store.builds.values()].filter((b) => !status || b.status === status).map(jobView),
+    listJobs: (status) => [...store.builds.values()].filter((b) => !status || shownStatus(b) === status).map(jobView),
     cancelJob: (id, cancelOptions) => {
       const build = store.buildById(id);
       if (!build) return undefined;

@@ -12,8 +12,8 @@ import { deleteRunner } from './state/transitions.js';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
-/** A runner as the admin API lists it: never its token. */
-export function runnerAdminView(ctx: ServerContext, runner: RunnerRecord) {
+/** What the admin API and the web page both say of a runner: never its token. */
+export function runnerSummary(ctx: ServerContext, runner: RunnerRecord) {
   return {
     id: runner.id,
     description: runner.description,
@@ -21,17 +21,24 @@ export function runnerAdminView(ctx: ServerContext, runner: RunnerRecord) {
     run_untagged: runner.runUntagged,
     locked: runner.locked,
     active: runner.active,
-    paused: !runner.active,
-    project_id: runner.projectId,
     project: runner.projectId === null ? null : (ctx.store.projects.get(runner.projectId)?.name ?? null),
     contacted_at: iso(runner.contactedAt),
     /** `registration`: a registration token; `created`: the admin API or the web page (a `glrt-` token). */
     registration: runner.registration ?? 'registration',
-    access_level: runner.accessLevel ?? 'not_protected',
-    maximum_timeout: runner.maximumTimeout ?? null,
-    maintenance_note: runner.maintenanceNote ?? null,
     /** The API it last asked for a job through (`v1`, `v4`), null before its first request since the server started. */
     api: runner.api ?? null,
+    access_level: runner.accessLevel ?? 'not_protected',
+    maximum_timeout: runner.maximumTimeout ?? null,
+  };
+}
+
+/** A runner as the admin API lists it. */
+export function runnerAdminView(ctx: ServerContext, runner: RunnerRecord) {
+  return {
+    ...runnerSummary(ctx, runner),
+    paused: !runner.active,
+    project_id: runner.projectId,
+    maintenance_note: runner.maintenanceNote ?? null,
     info: runner.info,
     managers: (runner.managers ?? []).map((manager) => ({ system_id: manager.systemId, contacted_at: iso(manager.contactedAt), ...manager.info })),
   };
@@ -45,21 +52,22 @@ function text(params: Params, name: string): string | undefined {
 /**
  * Creates a runner from an admin's form: `description`, `tags` (a list or comma-separated),
  * `run_untagged` (default: true when it has no tags), `locked`, `project` (a name: a project runner;
- * absent: shared), `paused`, `access_level`, `maximum_timeout` (seconds), `maintenance_note`.
- * Answers 201 with the runner and its `glrt-` token, which nothing shows again.
+ * absent: shared), `paused`, `access_level`, `maximum_timeout` (seconds), `maintenance_note`. Its
+ * `glrt-` token is in the record; the caller shows it this once.
  */
-export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
+export function createRunnerFromForm(ctx: ServerContext, params: Params): { ok: true; runner: RunnerRecord } | { ok: false; reply: Reply } {
+  const refuse = (message: string) => ({ ok: false as const, reply: errorReply(400, `400 Bad Request - ${message}`) });
   const tags = parseTags(params.tags ?? params.tag_list);
   const runUntagged = boolParam(params, 'run_untagged', tags.length === 0);
   const projectName = text(params, 'project');
   const project = projectName ? ctx.store.projectByName(projectName) : undefined;
-  if (projectName && !project) return errorReply(400, `400 Bad Request - unknown project "${projectName}"; leave it out for a shared runner`);
+  if (projectName && !project) return refuse(`unknown project "${projectName}"; leave it out for a shared runner`);
   const accessLevel = text(params, 'access_level') || 'not_protected';
-  if (accessLevel !== 'not_protected' && accessLevel !== 'ref_protected') return errorReply(400, '400 Bad Request - access_level must be not_protected or ref_protected');
+  if (accessLevel !== 'not_protected' && accessLevel !== 'ref_protected') return refuse('access_level must be not_protected or ref_protected');
   const timeoutText = params.maximum_timeout;
   const maximumTimeout = timeoutText === undefined || timeoutText === null || timeoutText === '' ? undefined : Number(timeoutText);
   const problem = runnerSettingsProblem({ tags, runUntagged, ...(maximumTimeout !== undefined ? { maximumTimeout } : {}) });
-  if (problem) return errorReply(400, `400 Bad Request - ${problem}`);
+  if (problem) return refuse(problem);
   const note = text(params, 'maintenance_note');
   const runner = createRunner(ctx, {
     registration: 'created',
@@ -73,7 +81,14 @@ export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
     ...(maximumTimeout !== undefined ? { maximumTimeout } : {}),
     ...(note ? { maintenanceNote: note } : {}),
   });
-  return json(201, { ...runnerAdminView(ctx, runner), token: runner.token, token_expires_at: null });
+  return { ok: true, runner };
+}
+
+/** `POST /admin/api/runners`: 201 with the runner and its `glrt-` token, which nothing shows again. */
+export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
+  const created = createRunnerFromForm(ctx, params);
+  if (!created.ok) return created.reply;
+  return json(201, { ...runnerAdminView(ctx, created.runner), token: created.runner.token, token_expires_at: null });
 }
 
 export type RunnerActionResult =

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { VERSION } from '../version.js';
+import { VERSION } from '../util/version.js';
 import { matchApiPath } from './api/match.js';
 import type { ServerContext } from './context.js';
 

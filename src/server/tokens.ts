@@ -1,5 +1,5 @@
 /**
- * Token minting (PROTOCOL.md §11.2). Runner tokens are 30 hex characters and unique in their first 8
+ * Token minting (docs/protocol-v1.md §11.2). Runner tokens are 30 hex characters and unique in their first 8
  * (the runner names directories after the prefix); build and registration tokens are 20 URL-safe
  * characters.
  */
@@ -15,7 +15,7 @@ export function randomToken(length = 20): string {
   return out;
 }
 
-/** The prefix of server-created runner authentication tokens (API v4, PROTOCOL-V4 §3). */
+/** The prefix of server-created runner authentication tokens (API v4, docs/protocol-v4.md §2). */
 export const CREATED_RUNNER_PREFIX = 'glrt-';
 
 /**

@@ -1,8 +1,8 @@
 /**
- * Public shapes of the reference server (TEAM.md interfaces): options, fault rules and the views the
+ * Public shapes of the reference server: options, fault rules and the views the
  * admin API and `ReferenceServer` methods return. `index.ts` re-exports them.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 
 export type FaultEndpoint =
   | 'register_runner'

@@ -1,7 +1,7 @@
-/** Admin-facing views of pipelines and jobs (TEAM.md `PipelineView`, `JobView`). */
+/** Admin-facing views of pipelines and jobs (`PipelineView`, `JobView` in types.ts). */
 import type { ServerContext } from './context.js';
-import { pipelineStatus } from './pipeline/process.js';
-import { failureAllowed } from './pipeline/status.js';
+import { pipelineStatus } from './state/pipeline-progress.js';
+import { failureAllowed } from './state/composite-status.js';
 import type { BuildRecord, PipelineRecord } from './state/store.js';
 import { shownStatus } from './state/transitions.js';
 import type { JobView, PipelineView } from './types.js';

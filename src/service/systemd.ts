@@ -6,7 +6,7 @@
 import { access, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 /** Exit code of every service command when systemd is not there (sysexits' EX_UNAVAILABLE). */
 export const NO_SYSTEMD_EXIT_CODE = 69;

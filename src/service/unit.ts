@@ -7,7 +7,7 @@
  * sudo, ptrace, unshare, mount, write anywhere): see the comments in the template for what was left out
  * and why.
  */
-import { DAEMON_NODE_FLAGS } from '../node-flags.js';
+import { DAEMON_NODE_FLAGS } from '../util/node-flags.js';
 
 export interface UnitOptions {
   /** Service name, without `.service`. */

@@ -4,7 +4,7 @@
  * bytes are on disk (in the page cache) when `write` returns.
  */
 import { Writable } from 'node:stream';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { OutputLimiter } from './limit.js';
 import { Masker } from './mask.js';
 import type { SpoolWriter } from './spool.js';

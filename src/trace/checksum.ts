@@ -5,7 +5,7 @@
  * not read its whole log again each time.
  */
 import { TraceChecksum } from '../protocol/v4/trace-codecs.js';
-import type { TraceSource } from './final.js';
+import type { TraceSource } from './source.js';
 
 /** Largest piece read at once. */
 const PIECE = 1024 * 1024;

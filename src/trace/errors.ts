@@ -1,5 +1,5 @@
 /** Why the trace stopped a job: the server canceled or failed it, or refused the job token. */
-import { CiRunnerError } from '../errors.js';
+import { CiRunnerError } from '../util/errors.js';
 
 export type JobAbortCode = 'JOB_CANCELED' | 'JOB_FORBIDDEN';
 

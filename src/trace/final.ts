@@ -1,5 +1,5 @@
 /**
- * The final update (PROTOCOL.md §7.6; docs/protocol-v4.md §7.4), the one path by which a job's end
+ * The final update (docs/protocol-v1.md §7.6; docs/protocol-v4.md §7.4), the one path by which a job's end
  * reaches the server — a job that ran, one recovered after a restart, and one that could not run at
  * all (report-failed.ts). Retried (retry.ts) until the server has it (200) or refuses it for good
  * (401/403/404: the job is gone or was canceled). Unlike the legacy runner's endless retry (§12 item
@@ -17,36 +17,17 @@
 import type { ApiVersion, JobRef, JobUpdateResult, RunnerApi } from '../client/api.js';
 import { retry, type RetryPolicy, type Step } from '../client/retry.js';
 import { TRANSPORT_ERROR, worthRetrying } from '../client/retryable.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { supportedFailureReason, type FailureReason } from '../protocol/v4/failure-reason.js';
 import { PrefixChecksum } from './checksum.js';
 import { TraceSender } from './sender.js';
+import type { TraceSource } from './source.js';
 
 const RETRY_POLICY: RetryPolicy = { baseMs: 1_000, maxMs: 10_000 };
 /** How long the rest of a v4 trace may take to go out by PATCH before the state is sent anyway. */
 const DRAIN_DEADLINE_MS = 10 * 60_000;
 
-/** The trace a final update carries or completes: its length in bytes, its bytes, its text. */
-export interface TraceSource {
-  readonly length: number;
-  read(start: number, end: number): Promise<Uint8Array>;
-  text(length: number): AsyncIterable<string>;
-}
-
-/** @deprecated the name before v4: the same interface. */
-export type FinalTrace = TraceSource;
-
-/** A short trace held in memory (a job that never ran has only a few lines to say why). */
-export function textTrace(text: string): TraceSource {
-  const bytes = Buffer.from(text);
-  return {
-    length: bytes.length,
-    read: (start, end) => Promise.resolve(bytes.subarray(start, end)),
-    async *text() {
-      yield text;
-    },
-  };
-}
+export { textTrace, type TraceSource } from './source.js';
 
 /** Why a job failed, as v4's final update says it. */
 export interface JobFailure {

@@ -1,5 +1,5 @@
 /**
- * The trace streamer (issue #3, PROTOCOL.md §7): every byte of a job's log, in order, exactly once,
+ * The trace streamer (docs/protocol-v1.md §7): every byte of a job's log, in order, exactly once,
  * live. Output is sanitised, masked and appended to a spool file in the job's state directory (the
  * truth); a sender streams it to the server as a cursor over that file; `finish` sends the final
  * state with the whole trace and records the delivery so a restarted runner can complete it.
@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { RunnerApi } from '../client/api.js';
-import { silentLogger, type Logger } from '../log.js';
+import { silentLogger, type Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { TraceCapture } from './capture.js';
 import { sendFinalUpdate, type JobFailure } from './final.js';

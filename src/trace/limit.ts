@@ -1,5 +1,5 @@
 /**
- * The output limit (PROTOCOL.md §7.1, issue #3). Once the job's log exceeds `limit` bytes, what is
+ * The output limit (docs/protocol-v1.md §7.1). Once the job's log exceeds `limit` bytes, what is
  * sent stops at a character boundary at or below the limit and one notice line follows; the full log
  * stays on disk. Unlike the legacy runner (which cut at the first boundary at or above the limit), the
  * sent trace never exceeds `limit` + the notice. Output of exactly `limit` bytes gets no notice.

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunnerApi } from '../client/api.js';
-import { silentLogger, type Logger } from '../log.js';
+import { silentLogger, type Logger } from '../log/index.js';
 import { sendFinalUpdate } from './final.js';
 import { interruptedNotice } from './interrupted.js';
 import { SpoolReader } from './spool.js';

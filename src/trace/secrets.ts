@@ -1,5 +1,5 @@
 /**
- * Which values the runner masks in a job's trace (issue #3): the build token, the runner token, the
+ * Which values the runner masks in a job's trace (docs/protocol-v1.md §7.1, docs/protocol-v4.md §8.4): the build token, the runner token, the
  * values of masked variables (v4's `masked`; over v1, those that are not public), dependency build tokens, registry passwords, passwords in URLs,
  * and any extra values the caller names. A multi-line value (a PEM key, a JSON credentials file) is
  * masked whole and also line by line, so a job that prints one line of it does not leak that line.

@@ -1,5 +1,5 @@
 /**
- * The live trace sender (PROTOCOL.md §7.2–§7.5; docs/protocol-v4.md §8): a cursor over the sent
+ * The live trace sender (docs/protocol-v1.md §7.2–§7.5; docs/protocol-v4.md §8): a cursor over the sent
  * trace, never a copy of it.
  *
  * New output goes out as soon as it appears when the sender was idle, then in batches every update
@@ -15,12 +15,12 @@
  */
 import type { ApiVersion, CancelRequest, JobRef, RunnerApi } from '../client/api.js';
 import { Backoff, retry, type RetryPolicy, type Step } from '../client/retry.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/index.js';
 import { PrefixChecksum } from './checksum.js';
 import { JobAbortedError } from './errors.js';
-import type { TraceSource } from './final.js';
+import type { TraceSource } from './source.js';
 
-/** Largest PATCH body (issue #3). */
+/** Largest PATCH body: a runner far behind catches up in several requests, none of them large to retry. */
 export const MAX_PATCH_BYTES = 1024 * 1024;
 /** Consecutive 416s within one tick before it counts as a failure (then backoff, fresh round-trip). */
 const MAX_MISMATCHES = 2;

@@ -7,7 +7,7 @@
  */
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeNewFile } from '../new-file.js';
+import { writeNewFile } from '../util/new-file.js';
 import type { RunnerBuildState } from '../protocol/types.js';
 import type { JobFailure } from './final.js';
 

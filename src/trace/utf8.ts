@@ -1,5 +1,5 @@
 /**
- * UTF-8 sanitising for the trace (PROTOCOL.md §7.1): the trace is always valid UTF-8 and its offsets
+ * UTF-8 sanitising for the trace (docs/protocol-v1.md §7.1): the trace is always valid UTF-8 and its offsets
  * are bytes. Invalid input becomes U+FFFD, one per maximal invalid subpart (the WHATWG/Unicode
  * "substitution of maximal subparts" practice, so the result equals what `TextDecoder` would give for
  * the whole input at once). A character split across two chunks is held back, never replaced.

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { configSchema } from '../../src/agent/config/schema.js';
@@ -160,6 +160,7 @@ describe('reload', () => {
     const fault = t.server.faults.add({ endpoint: 'request_build', action: 'delay', delayMs: 300 });
     let inFlight = 0;
     let most = 0;
+    let answered = 0;
     const { logger } = captureLogger();
     const agent = new Agent(configWith(1), defaultServices(logger), {}, {
       wrapClient: (client) =>
@@ -174,22 +175,28 @@ describe('reload', () => {
                 return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
               } finally {
                 inFlight -= 1;
+                answered += 1;
               }
             };
           },
         }),
     });
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
+    // Three more requests answered: with one loop they came one after another.
+    const threeMore = async (what: string) => {
+      const from = answered;
+      await waitUntil(() => answered >= from + 3, 30_000, what);
+    };
     agent.start();
     try {
-      await settle();
+      await threeMore('three requests of one loop');
       expect(most).toBe(1);
       agent.reload(configWith(3));
       await waitUntil(() => most === 3, 30_000, 'three requests in flight');
       agent.reload(configWith(1));
-      await settle(); // surplus loops finish the request they hold, then end
+      // The surplus loops finish the request they hold, then end.
+      await waitUntil(() => inFlight <= 1, 30_000, 'the surplus requests answered');
       most = inFlight;
-      await settle();
+      await threeMore('three requests after lowering it');
       expect(most).toBe(1);
     } finally {
       agent.shutdown();

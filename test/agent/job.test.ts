@@ -5,9 +5,9 @@ import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { pruneKeptLogs } from '../../src/agent/job/kept-logs.js';
 import { recoverDeliveries } from '../../src/agent/recover.js';
 import { runnerSchema } from '../../src/agent/config/schema.js';
-import { runOnce } from '../../src/agent/run-once.js';
+import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 

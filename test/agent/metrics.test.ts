@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseListenAddress } from '../../src/agent/metrics/address.js';
+import { parseListenAddress } from '../../src/agent/config/listen-address.js';
 import { failureReasonClass } from '../../src/agent/metrics/failure-reason.js';
 import { entryReadiness } from '../../src/agent/readiness.js';
 

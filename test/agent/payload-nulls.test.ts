@@ -8,9 +8,9 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
-import { runOnce } from '../../src/agent/run-once.js';
+import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 

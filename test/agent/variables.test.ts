@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { jobDirs, projectSlug, redactUrl } from '../../src/agent/job/build-dir.js';
 import { readControls } from '../../src/agent/job/control-variables.js';
 import { SlotAllocator } from '../../src/agent/job/slots.js';
-import { collectVariables, expandString, expandVariables, refSlug, variableValue } from '../../src/agent/job/variables.js';
+import { collectVariables, expandVariables, refSlug, variableValue } from '../../src/agent/job/variables.js';
+import { expandString } from '../../src/util/expand.js';
 import { HOST_GIT_SETTINGS } from '../../src/git/host-config.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runDemo } from '../../src/agent/demo.js';
+import { runDemo } from '../../src/cli/demo.js';
 import { cli } from './cli.js';
 
 describe('demo (npm start)', () => {

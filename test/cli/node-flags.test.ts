@@ -3,7 +3,7 @@ import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { DAEMON_NODE_FLAGS } from '../../src/node-flags.js';
+import { DAEMON_NODE_FLAGS } from '../../src/util/node-flags.js';
 import { DEFAULT_UNIT_OPTIONS, renderUnit } from '../../src/service/unit.js';
 import { CLI } from './cli.js';
 import { waitUntil, workDirs } from './helpers.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
-import { DOCKER_FLAGS } from '../../src/agent/docker-flags.js';
+import { DOCKER_FLAGS } from '../../src/cli/docker-flags.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
 import { workDirs } from './helpers.js';

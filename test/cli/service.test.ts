@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { systemdMissingReason } from '../../src/service/systemd.js';
-import { DAEMON_NODE_FLAGS } from '../../src/node-flags.js';
+import { DAEMON_NODE_FLAGS } from '../../src/util/node-flags.js';
 import { cli, CLI } from './cli.js';
 
 // These tests run where systemd is not PID 1 (containers, CI); on a systemd machine the

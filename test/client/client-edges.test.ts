@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { errors } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reportBuildFailed } from '../../src/agent/job/report-failed.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/index.js';
 import { sendFinalUpdate, textTrace } from '../../src/trace/final.js';
 import { API, bodyText, mockCoordinator, type MockCoordinator } from '../helpers/mock-coordinator.js';
 

@@ -3,7 +3,7 @@
  * limits, aborts, and which answers and transport errors are worth another try.
  */
 import { describe, expect, it } from 'vitest';
-import { CiRunnerError } from '../../src/errors.js';
+import { CiRunnerError } from '../../src/util/errors.js';
 import { Backoff, retry, retryDelay, type Step } from '../../src/client/retry.js';
 import { classify, retryAfterMs, worthRetrying } from '../../src/client/retryable.js';
 

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectRunnerApi, createRunnerApi } from '../../src/client/connect.js';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import { RunnerApiV4Client } from '../../src/client/v4/client.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import { sendFinalUpdate, textTrace } from '../../src/trace/final.js';
 import { TraceSender } from '../../src/trace/sender.js';
 import { bodyText, MOCK_ORIGIN } from '../helpers/mock-coordinator.js';

@@ -10,6 +10,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { execa } from 'execa';
 import { fileSafe } from '../../src/exec/keep.js';
 
@@ -141,14 +142,13 @@ export async function runCase(testCase: CorpusCase, root: string, state: string)
   };
 }
 
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 /** `logs/<id>-<job>.log` → the job's lines (a retried job's later log wins). */
 async function readLogs(dir: string): Promise<Map<string, string[]>> {
   const logs = new Map<string, string[]>();
   const files = (await readdir(dir).catch(() => [] as string[])).sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
   for (const file of files) {
-    const text = (await readFile(join(dir, file), 'utf8')).replace(ANSI, '');
+    const text = stripVTControlCharacters(await readFile(join(dir, file), 'utf8'));
     // A line rewritten in place (`\r`) shows its last form, as in a terminal.
     const lines = text.split('\n').map((line) => (line.split('\r').at(-1) ?? '').trimEnd());
     logs.set(file.replace(/^\d+-/, '').replace(/\.log$/, ''), lines);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobSelectionError, needsOf, selectJobs } from '../../src/exec/select.js';
-import type { JobSpec, PipelineSpec } from '../../src/server/pipeline/spec.js';
+import type { JobSpec, PipelineSpec } from '../../src/pipeline/spec.js';
 
 function job(name: string, stage: string, extra: Record<string, unknown> = {}): JobSpec {
   return { name, stage, commands: ['true'], afterScript: [], variables: [], services: [], tags: [], when: 'on_success', allowFailure: false, ...extra } as JobSpec;

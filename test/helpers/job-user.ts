@@ -3,7 +3,7 @@
  * with a supplementary group (as `docker` would be). Needs root; `isRoot` says whether tests can.
  */
 import { execa } from 'execa';
-import { lookupUser, type RunAs } from '../../src/agent/run-as.js';
+import { lookupUser, type RunAs } from '../../src/executors/run-as.js';
 
 export const isRoot = process.getuid?.() === 0;
 export const TEST_USER = 'ci-runner-test-job';

@@ -19,7 +19,7 @@ const NEEDED = new Map<string, RegExp>([
 const every = positions(examplePayload()).map((path) => path.join('.'));
 
 describe('build payload: null means absent', () => {
-  it('accepts the complete example of PROTOCOL.md §5.7', () => {
+  it('accepts the complete example of docs/protocol-v1.md §5.7', () => {
     const result = parseBuildPayload(examplePayload());
     expect(result.ok).toBe(true);
   });

@@ -1,4 +1,4 @@
-/** The complete build payload of PROTOCOL.md §5.7, as a GitLab 8.17 server sends it. */
+/** The complete build payload of docs/protocol-v1.md §5.7, as a GitLab 8.17 server sends it. */
 export function examplePayload(): Record<string, unknown> {
   return {
     id: 1042,

@@ -1,4 +1,4 @@
-/** The pieces behind issue 13 item 7: finding a body's token early, and the shared byte pool. */
+/** Reading a body only as far as its sender is trusted: finding a body's token early, and the shared byte pool. */
 import { describe, expect, it } from 'vitest';
 import { ByteBudget } from '../../src/server/http/byte-budget.js';
 import { FormTokenSniffer, JsonTokenSniffer, type TokenSniffer } from '../../src/server/http/token-sniffer.js';

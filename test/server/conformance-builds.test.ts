@@ -1,4 +1,4 @@
-/** PROTOCOL.md §4.4 (E4 request a build, §4.4.1 last_update), §4.5 (E5 update), §11.1 scheduling. */
+/** docs/protocol-v1.md §4.4 (E4 request a build, §4.4.1 last_update), §4.5 (E5 update), §11.1 scheduling. */
 import { rm } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';

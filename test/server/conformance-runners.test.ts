@@ -1,4 +1,4 @@
-/** PROTOCOL.md §2, §4.1–§4.3 (E1 register, E2 delete, E3 verify) over raw HTTP. */
+/** docs/protocol-v1.md §2, §4.1–§4.3 (E1 register, E2 delete, E3 verify) over raw HTTP. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { api, LEGACY_INFO, raw } from './raw-http.js';

@@ -1,4 +1,4 @@
-/** PROTOCOL.md §4.6 (E6 append to the trace), §7.7–§7.8, §12 items 3, 4, 7. */
+/** docs/protocol-v1.md §4.6 (E6 append to the trace), §7.7–§7.8, §12 items 3, 4, 7. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -1,4 +1,4 @@
-/** PROTOCOL-V4 §3–§4 over raw HTTP: registration tokens and glrt- tokens, verify, managers, delete, reset. */
+/** docs/protocol-v4.md §1–§2 over raw HTTP: registration tokens and glrt- tokens, verify, managers, delete, reset. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { api, LEGACY_INFO, raw } from './raw-http.js';

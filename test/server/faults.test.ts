@@ -1,10 +1,10 @@
-/** Fault injection (TEAM.md `FaultRule`): every action, percentages, counts, build filters. */
+/** Fault injection (`FaultRule`): every action, percentages, counts, build filters. */
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { LegacyRunner } from './legacy-client.js';
-import { api, LEGACY_INFO } from './raw-http.js';
+import { api, LEGACY_INFO, raw } from './raw-http.js';
 
 let t: TestServer;
 let runner: LegacyRunner;
@@ -147,6 +147,17 @@ describe('fault injection', () => {
     t.server.faults.add({ endpoint: '*', action: 'error', status: 503 });
     expect((await api(t.url, 'PUT', '/builds/-1', { json: { token: runner.token } })).status).toBe(503);
     expect((await api(t.url, 'POST', '/runners/register.json', { json: { token: t.server.registrationToken } })).status).toBe(503);
+  });
+
+  it('answers a faulted 429 with Retry-After and RateLimit-ResetTime, on API v4 as on v1', async () => {
+    t.server.faults.add({ endpoint: 'request_build', action: 'error', status: 429, count: 2 });
+    for (const path of ['/ci/api/v1/builds/register.json', '/api/v4/jobs/request']) {
+      const response = await raw(t.url, 'POST', path, { json: { token: runner.token } });
+      expect(response.status).toBe(429);
+      expect(response.headers['retry-after']).toBe('1');
+      expect(Date.parse(String(response.headers['ratelimit-resettime']))).toBeGreaterThan(Date.now() - 2000);
+    }
+    expect((await raw(t.url, 'POST', '/api/v4/jobs/request', { json: { token: runner.token } })).status).toBe(204);
   });
 
   it('git: an error rule refuses clones until it is removed', async () => {

@@ -1,7 +1,7 @@
 /**
  * Throws seeded random bodies and headers at every route, then checks that the server never answered
- * 5xx, still serves a full build correctly, and that its state is consistent (issue #2: "bad input
- * never crashes it and never corrupts state").
+ * 5xx, still serves a full build correctly, and that its state is consistent: bad input
+ * never crashes it and never corrupts state.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { materializeExampleProject, packageRoot } from '../../src/server/example-project.js';
-import { parsePipeline } from '../../src/server/pipeline/parse.js';
+import { parsePipeline } from '../../src/pipeline/parse.js';
 import { resolveRef, ZERO_SHA, previousSha } from '../../src/server/git/refs.js';
-import { hasCode } from '../../src/errors.js';
+import { hasCode } from '../../src/util/errors.js';
 
 const cleanup: string[] = [];
 

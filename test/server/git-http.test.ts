@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitHttpHandler } from '../../src/server/git/http-backend.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 
 const TOKEN = 'build-token-1234';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultBranch, previousSha, resolveRef, ZERO_SHA } from '../../src/server/git/refs.js';
-import { hasCode } from '../../src/errors.js';
+import { hasCode } from '../../src/util/errors.js';
 
 const identity = ['-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', '-c', 'tag.gpgsign=false'];
 

@@ -1,4 +1,4 @@
-/** The state journal's framing (issue 13 item 9): whole records load, a torn or damaged tail stops the read. */
+/** The state journal's framing (`serve --data-dir`): whole records load, a torn or damaged tail stops the read. */
 import { describe, expect, it } from 'vitest';
 import { decodeRecords, encodeRecord } from '../../src/server/state/journal.js';
 

@@ -1,4 +1,4 @@
-/** Pipelines end to end through the admin API, driven by a raw-HTTP legacy runner (issue #2 "done when"). */
+/** Pipelines end to end through the admin API, driven by a raw-HTTP legacy runner. */
 import { readFile, rm, writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 /** Stage progression and composite statuses (GitLab 8.x rules), without a network. */
 import { describe, expect, it } from 'vitest';
 import type { BuildStatus } from '../../src/protocol/types.js';
-import { pipelineStatus, processPipeline } from '../../src/server/pipeline/process.js';
-import type { JobSpec, JobWhen } from '../../src/server/pipeline/spec.js';
+import { pipelineStatus, processPipeline } from '../../src/server/state/pipeline-progress.js';
+import type { JobSpec, JobWhen } from '../../src/pipeline/spec.js';
 import { Store, type BuildRecord, type PipelineRecord } from '../../src/server/state/store.js';
 
 function job(name: string, stage: string, extra: Partial<JobSpec> = {}): JobSpec {

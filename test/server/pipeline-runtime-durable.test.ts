@@ -1,5 +1,5 @@
 /**
- * The runtime state of issue 11 in a data dir: retried builds, failure reasons, coverage and
+ * The runtime state of pipelines in a data dir: retried builds, failure reasons, coverage and
  * delayed jobs survive a restart, and a delayed job is still queued at its time afterwards.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /** Trigger jobs as the file gives them, and jobs no runner can take (GitLab's stuck jobs) on the server. */
 import { describe, expect, it } from 'vitest';
-import { parsePipeline } from '../../src/server/pipeline/parse.js';
+import { parsePipeline } from '../../src/pipeline/parse.js';
 import { startTestServer } from '../helpers/server.js';
 
 describe('trigger:', () => {

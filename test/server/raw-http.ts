@@ -1,4 +1,4 @@
-/** Raw HTTP the way the legacy v1.11.5 client speaks it (PROTOCOL.md §2.2), for conformance tests. */
+/** Raw HTTP the way the legacy v1.11.5 client speaks it (docs/protocol-v1.md §2.2), for conformance tests. */
 import { request } from 'undici';
 
 export const LEGACY_UA = 'gitlab-ci-multi-runner 1.11.5 (1-11-stable; go1.7.5; linux/amd64)';

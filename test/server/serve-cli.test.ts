@@ -65,7 +65,7 @@ describe('ci-runner serve', () => {
   it('documents --fault in --help', async () => {
     const help = await serve(['--help']);
     expect(help.exitCode).toBe(0);
-    expect(help.all).toContain('ENDPOINT:ACTION[:PERCENT%]');
+    expect(help.all).toContain('ENDPOINT:ACTION[:OPTION][:OPTION]');
     expect(help.all).toContain('apply_then_error');
   });
 });

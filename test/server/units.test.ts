@@ -2,11 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseContentRange } from '../../src/server/api/trace.js';
 import { expiryFrom } from '../../src/server/api/artifacts.js';
-import { parseDurationMs, parseDurationSeconds } from '../../src/duration.js';
+import { parseDurationMs, parseDurationSeconds } from '../../src/util/duration.js';
 import { parseFaultFlag } from '../../src/server/faults.js';
 import { parseByteSize } from '../../src/server/sizes.js';
 import { maskSecrets } from '../../src/server/state/traces.js';
-import { refSlug } from '../../src/server/pipeline/payload.js';
+import { refSlug } from '../../src/pipeline/predefined.js';
 import { safeFilename } from '../../src/server/state/artifacts.js';
 
 describe('human durations (expire_in)', () => {
@@ -66,12 +66,16 @@ describe('fault flags', () => {
     expect(parseFaultFlag('request_build:delay')).toEqual({ endpoint: 'request_build', action: 'delay', delayMs: 1000 });
     expect(parseFaultFlag('request_build:delay:250')).toEqual({ endpoint: 'request_build', action: 'delay', delayMs: 250 });
     expect(parseFaultFlag('*:close:5%')).toEqual({ endpoint: '*', action: 'close', percent: 5 });
+    expect(parseFaultFlag('request_build:error:429:50%')).toEqual({ endpoint: 'request_build', action: 'error', status: 429, percent: 50 });
+    expect(parseFaultFlag('verify_runner:error:503')).toEqual({ endpoint: 'verify_runner', action: 'error', status: 503 });
   });
 
   it('names what is wrong', () => {
     expect(() => parseFaultFlag('nowhere:error')).toThrow(/unknown fault endpoint "nowhere"/);
     expect(() => parseFaultFlag('git:explode')).toThrow(/unknown fault action "explode"/);
     expect(() => parseFaultFlag('git:error:lots')).toThrow(/bad fault option "lots"/);
+    expect(() => parseFaultFlag('git:close:429')).toThrow(/bad fault option "429"/);
+    expect(() => parseFaultFlag('git:error:429:1%:2%')).toThrow(/too many options/);
   });
 });
 

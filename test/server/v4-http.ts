@@ -1,16 +1,19 @@
 /**
- * Raw HTTP the way GitLab Runner 14.7.1 speaks API v4 (PROTOCOL-V4 §2, §12), for the v4
- * conformance tests: JSON bodies with `token` and `info`, `JOB-TOKEN` on trace and artifacts, an
- * inclusive `Content-Range`.
+ * Raw HTTP the way GitLab Runner 14.7.1 speaks API v4 (docs/protocol-v4.md), for the v4 conformance
+ * tests: JSON bodies with `token` and `info`, `JOB-TOKEN` on trace and artifacts, an inclusive
+ * `Content-Range`.
  */
 import { expect } from 'vitest';
 import type { V4JobPayload } from '../../src/server/api/v4/payload.js';
 import type { TestServer } from '../helpers/server.js';
+
+/** Where the server is (all the request helpers need). */
+export type At = Pick<TestServer, 'url'>;
 import { raw, type RawOptions, type RawResponse } from './raw-http.js';
 
 export const R14_UA = 'gitlab-runner 14.7.1 (v14.7.1; go1.19.8; linux/amd64)';
 
-/** The features GitLab Runner 14.7.1's shell executor announces (PROTOCOL-V4 §5.1). */
+/** The features GitLab Runner 14.7.1's shell executor announces. */
 export const R14_FEATURES = {
   variables: true, image: false, services: false, artifacts: true, cache: true, shared: true, upload_multiple_artifacts: true,
   upload_raw_artifacts: true, session: true, terminal: true, refspecs: true, masking: true, proxy: false, raw_variables: true,
@@ -36,12 +39,12 @@ export async function registerV4(t: TestServer, fields: Record<string, unknown> 
 }
 
 /** `POST /jobs/request` as the runner sends it. */
-export function requestJob(t: TestServer, token: string, extra: Record<string, unknown> = {}, signal?: AbortSignal): Promise<RawResponse> {
+export function requestJob(t: At, token: string, extra: Record<string, unknown> = {}, signal?: AbortSignal): Promise<RawResponse> {
   return v4(t.url, 'POST', '/jobs/request', { json: { info: r14Info(), token, ...extra }, ...(signal ? { signal } : {}) });
 }
 
 /** Takes a job (expects 201) and returns its document. */
-export async function takeJob(t: TestServer, token: string, extra: Record<string, unknown> = {}): Promise<V4JobPayload> {
+export async function takeJob(t: At, token: string, extra: Record<string, unknown> = {}): Promise<V4JobPayload> {
   const response = await requestJob(t, token, extra);
   expect(response.status).toBe(201);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
@@ -49,7 +52,7 @@ export async function takeJob(t: TestServer, token: string, extra: Record<string
 }
 
 /** `PATCH /jobs/:id/trace` with `JOB-TOKEN` and an inclusive Content-Range from `start` (unless `range` is given). */
-export function patchTrace(t: TestServer, job: { id: number; token: string }, start: number, body: string | Buffer, range?: string | null): Promise<RawResponse> {
+export function patchTrace(t: At, job: { id: number; token: string }, start: number, body: string | Buffer, range?: string | null): Promise<RawResponse> {
   const length = Buffer.byteLength(body);
   const contentRange = range === undefined ? `${start}-${start + length - 1}` : range;
   return v4(t.url, 'PATCH', `/jobs/${job.id}/trace`, {
@@ -59,6 +62,6 @@ export function patchTrace(t: TestServer, job: { id: number; token: string }, st
 }
 
 /** `PUT /jobs/:id` with the job token in JSON. */
-export function updateJob(t: TestServer, job: { id: number; token: string }, fields: Record<string, unknown>): Promise<RawResponse> {
+export function updateJob(t: At, job: { id: number; token: string }, fields: Record<string, unknown>): Promise<RawResponse> {
   return v4(t.url, 'PUT', `/jobs/${job.id}`, { json: { info: r14Info(), token: job.token, ...fields } });
 }

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log/index.js';
 import { TraceCapture } from '../../src/trace/capture.js';
 import { limitNotice } from '../../src/trace/limit.js';
 import { SpoolReader, SpoolWriter } from '../../src/trace/spool.js';

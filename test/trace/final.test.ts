@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/index.js';
 import { isPending, readDeliveryState, resumeDelivery } from '../../src/trace/index.js';
 import { runningJob, type RunningJob, sampleOutput, startJobTrace, waitFor } from './job.js';
 

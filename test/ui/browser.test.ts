@@ -251,6 +251,35 @@ describe('the web page in a browser', () => {
     await row.locator('.badge:has-text("online")').waitFor();
   });
 
+  it('creates a runner with "New runner", shows its glrt- token once, and deletes it', async () => {
+    await page.click('nav a[data-nav="runners"]');
+    await page.click('[data-action="new-runner"]');
+    await page.fill('#runner-description', 'made in the browser');
+    await page.fill('#runner-tags', 'gpu');
+    await page.click('form[aria-label="New runner"] button[type="submit"]');
+    const token = (await page.locator('code[data-token]').textContent()) ?? '';
+    expect(token).toMatch(/^glrt-[A-Za-z0-9]{20}$/);
+    await expect.poll(() => page.locator('pre.command').allTextContents()).toEqual([
+      `ci-runner register --url ${served.url} --token ${token}`,
+      `gitlab-runner register --url ${served.url} --token ${token}`,
+    ]);
+    const row = page.locator('tr[data-runner]:has-text("made in the browser")');
+    await row.waitFor();
+    await screenshot(page, 'runner-created');
+    const verify = (value: string) => fetch(`${served.url}/api/v4/runners/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: value }) });
+    expect((await verify(token)).status).toBe(200);
+    // Shown once: neither "Done" nor a reload brings it back.
+    await page.click('[data-action="done"]');
+    expect(await page.locator('code[data-token]').count()).toBe(0);
+    await page.reload();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(token);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.locator('[data-action="delete"]').click();
+    await row.waitFor({ state: 'detached' });
+    expect((await verify(token)).status).toBe(403);
+  });
+
   it('fits a phone-sized screen', async () => {
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });

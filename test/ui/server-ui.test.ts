@@ -142,6 +142,24 @@ describe('the buttons', () => {
     expect(((await (await post(`/-/ui/api/runners/${runnerId}/resume`)).json()) as { runner: { active: boolean } }).runner.active).toBe(true);
   });
 
+  it('creates a runner whose glrt- token is in that answer only, and deletes it (CSRF-checked like every action)', async () => {
+    expect((await post('/-/ui/api/runners', { description: 'from the page', tags: 'gpu, linux' }, { 'x-csrf-token': 'wrong' })).status).toBe(403);
+    const refused = await post('/-/ui/api/runners', { tags: '', run_untagged: false });
+    expect(refused.status).toBe(400);
+    const created = await post('/-/ui/api/runners', { description: 'from the page', tags: 'gpu, linux', run_untagged: false, project: t.projectName, maximum_timeout: '900' });
+    expect(created.status).toBe(201);
+    const { runner, token } = (await created.json()) as { runner: { id: number; tags: string[]; registration: string; project: string; maximum_timeout: number }; token: string };
+    expect(token).toMatch(/^glrt-/);
+    expect(runner).toMatchObject({ tags: ['gpu', 'linux'], registration: 'created', project: t.projectName, maximum_timeout: 900 });
+    const listing = await (await fetch(`${t.url}/-/ui/api/runners`, { headers: { cookie } })).text();
+    expect(listing).toContain('from the page');
+    expect(listing).not.toContain(token);
+    const verify = await fetch(`${t.url}/api/v4/runners/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+    expect(verify.status).toBe(200);
+    expect((await post(`/-/ui/api/runners/${runner.id}/delete`)).status).toBe(200);
+    expect((await fetch(`${t.url}/api/v4/runners/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })).status).toBe(403);
+  });
+
   it('announces changes on the event stream', async () => {
     const events = await openSse(`${t.url}/-/ui/api/events`, { cookie });
     try {

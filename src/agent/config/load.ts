@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
-import { schemaMessages } from '../../schema-messages.js';
+import { schemaMessages } from '../../util/schema-messages.js';
 import { ConfigError } from './errors.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
@@ -156,7 +156,7 @@ function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<Propert
 }
 
 /**
- * GitLab Runner's default CA location (PROTOCOL.md §2.2): an entry without `tls-ca-file` trusts
+ * GitLab Runner's default CA location (docs/protocol-v1.md §2.2): an entry without `tls-ca-file` trusts
  * `<config dir>/certs/<coordinator host name>.crt` when that file exists.
  */
 function defaultCaFiles(config: Config, path: string): void {

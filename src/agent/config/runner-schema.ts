@@ -1,12 +1,12 @@
 /**
- * One `[[runners]]` entry: GitLab Runner's keys that apply here, with their meanings (PROTOCOL.md
+ * One `[[runners]]` entry: GitLab Runner's keys that apply here, with their meanings (docs/protocol-v1.md
  * §10.11; `output_limit` is KiB), this runner's own keys, and the tables inside an entry, one module
  * each (RUNNER_SECTIONS). GitLab Runner writes zero values for keys left unset (`request_concurrency
  * = 0`): where it reads a zero as its default, so does this schema.
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { parseSizeBytes } from '../../size.js';
+import { parseSizeBytes } from '../../util/size.js';
 import { cacheSection } from './cache-schema.js';
 import { dockerSection } from './docker-schema.js';
 import { kubernetesSection } from './kubernetes-schema.js';

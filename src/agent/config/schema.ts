@@ -1,12 +1,12 @@
 /**
  * The config.toml schema: the global keys (GitLab Runner's that apply here, with their meanings,
- * PROTOCOL.md §10.11; `check_interval` ≤ 0 means the default) and the `[[runners]]` entries
+ * docs/protocol-v1.md §10.11; `check_interval` ≤ 0 means the default) and the `[[runners]]` entries
  * (runner-schema.ts, whose tables have a module each). Keys GitLab Runner knows but we do not use are
  * listed separately: they produce a warning, while any other unknown key is an error (most likely a
  * misspelling of one of ours).
  */
 import { z } from 'zod';
-import { parseListenAddress } from '../metrics/address.js';
+import { parseListenAddress } from './listen-address.js';
 import { runnerSchema } from './runner-schema.js';
 
 export { IGNORED_RUNNER_KEYS, KNOWN_RUNNER_KEYS, REGISTRATION_RECORD_KEYS, RUNNER_SECTIONS, runnerSchema, type RunnerConfig } from './runner-schema.js';

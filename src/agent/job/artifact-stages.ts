@@ -1,5 +1,5 @@
 /**
- * The artifact and cache stages, as the job runner calls them (TEAM.md interface of
+ * The artifact and cache stages, as the job runner calls them (the functions of
  * `src/artifacts/index.ts`). Kept behind this small port so the job runner is testable with fakes.
  */
 import type { ArtifactsContext } from '../../artifacts/index.js';

@@ -1,5 +1,5 @@
 /**
- * Where a job's files live (PROTOCOL.md §10.8): the project dir
+ * Where a job's files live (docs/protocol-v1.md §10.8): the project dir
  * `<builds_dir>/<token8>/<slot>/<namespace>/<project>` and, beside it, `<project dir>.tmp/` for the
  * trace spool, generated scripts and file variables — outside the checkout, so `git clean` never
  * touches them and artifacts never include them.

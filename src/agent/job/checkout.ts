@@ -3,11 +3,11 @@
  * to the job user, and the variables the stage may see.
  */
 import { mkdir } from 'node:fs/promises';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import { guardCheckout } from '../../git/checkout-guard.js';
 import type { BuildPayload } from '../../protocol/types.js';
-import type { RunAs } from '../run-as.js';
+import type { RunAs } from '../../executors/run-as.js';
 import { redactUrl, type JobDirs } from './build-dir.js';
 import type { GitStrategy } from './git-sources.js';
 import { giveProjectToUser, takeProject } from './job-user.js';

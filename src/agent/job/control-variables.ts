@@ -1,5 +1,5 @@
 /**
- * The control variables the runner reads from a job's variables (PROTOCOL.md §10.6). A value the
+ * The control variables the runner reads from a job's variables (docs/protocol-v1.md §10.6). A value the
  * runner cannot honour fails the job with a message saying which variable and what it accepts.
  */
 import type { GitStrategy, SubmoduleStrategy } from './git-sources.js';

@@ -1,4 +1,4 @@
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 import { join } from 'node:path';
 import type { ExportedVariable } from '../../executors/types.js';
 import type { JobVariable } from './variables.js';

@@ -1,5 +1,5 @@
 /**
- * The get_sources stage as shell commands (PROTOCOL.md §10.9): clone, fetch into the slot's existing
+ * The get_sources stage as shell commands (docs/protocol-v1.md §10.9): clone, fetch into the slot's existing
  * checkout, or nothing; then check out `sha` and update submodules. The commands run unechoed; the
  * notices they print never contain the repository credentials (the URL is shown redacted). They
  * expect `guardCheckout` (src/git/checkout-guard.ts) to have run on the project dir first.

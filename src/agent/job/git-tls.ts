@@ -7,10 +7,10 @@
  * dir is mounted) never sees the client key.
  */
 import { rm } from 'node:fs/promises';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 import { join } from 'node:path';
 import type { TlsMaterial } from '../../client/tls.js';
-import type { RunAs } from '../run-as.js';
+import type { RunAs } from '../../executors/run-as.js';
 import { giveFilesToUser } from './job-user.js';
 
 /** What git is told: the URL prefix the settings apply to and the files it reads. */

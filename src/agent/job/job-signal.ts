@@ -2,7 +2,7 @@
  * The signal a job's stages run under: the server's cancel (trace), the job timeout and the daemon's
  * stop, combined; whichever fires first names the reason the job stopped.
  */
-import { setLongTimeout } from '../../timers.js';
+import { setLongTimeout } from '../../util/timers.js';
 
 /** Job timeout when the payload has none (≤ 0), as in GitLab Runner (§10.5). */
 export const DEFAULT_JOB_TIMEOUT_S = 7200;

@@ -12,8 +12,8 @@
 import { constants } from 'node:fs';
 import { chmod, mkdir, open, rm, stat, lchown, type FileHandle } from 'node:fs/promises';
 import { dirname, relative, sep, join } from 'node:path';
-import type { RunAs } from '../run-as.js';
-import { giveToUser } from '../run-as.js';
+import type { RunAs } from '../../executors/run-as.js';
+import { giveToUser } from '../../executors/run-as.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { JobDirs } from './build-dir.js';
 

@@ -1,8 +1,8 @@
 import type { RunnerApi } from '../../client/api.js';
 import type { FailureReason } from '../../protocol/v4/failure-reason.js';
-import { silentLogger, type Logger } from '../../log.js';
+import { silentLogger, type Logger } from '../../log/index.js';
 import { sendFinalUpdate, textTrace } from '../../trace/final.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../util/version.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { errorLine, header } from './messages.js';
 

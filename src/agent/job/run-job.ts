@@ -5,20 +5,15 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { RunnerApi } from '../../client/api.js';
-import type { Executor } from '../../executors/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
-import type { JobTrace, StartTraceOptions } from '../../trace/index.js';
 import type { RunnerConfig } from '../config/schema.js';
-import type { ArtifactStages } from './artifact-stages.js';
-import type { RunAs } from '../run-as.js';
 import { jobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, notice } from './messages.js';
 import { reportBuildFailed } from './report-failed.js';
-import type { SlotAllocator } from './slots.js';
+import type { JobServices } from './services.js';
 import { executeStages } from './stages.js';
 
 export { reportBuildFailed };
@@ -28,22 +23,6 @@ export { AFTER_SCRIPT_TIMEOUT_MS } from './stages.js';
 export const MARKER_FILE = 'process-marker';
 /** File in the job's state dir holding the job's cgroup directory, when it has one (for crash recovery). */
 export const CGROUP_FILE = 'process-cgroup';
-
-export interface JobServices {
-  runner: RunnerConfig;
-  client: RunnerApi;
-  slots: SlotAllocator;
-  stages: ArtifactStages;
-  startTrace: (options: StartTraceOptions) => Promise<JobTrace>;
-  createExecutor: (runner: RunnerConfig) => Executor | Promise<Executor>;
-  logger: Logger;
-  /** The user shell jobs run as (global `user`); the job's dirs are made usable by it. */
-  runAs?: RunAs;
-  /** Observes each job's trace writes (the demo prints live logs). */
-  onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
-  /** Told when a job enters a stage (metrics: jobs running by stage). */
-  onStage?: (build: BuildPayload, stage: string) => void;
-}
 
 export interface JobOutcome {
   state: 'success' | 'failed';

@@ -1,5 +1,5 @@
 /**
- * Local concurrency ids (PROTOCOL.md §10.7): each running job of a runner token and project gets the
+ * Local concurrency ids (docs/protocol-v1.md §10.7): each running job of a runner token and project gets the
  * lowest slot number not in use, so a later job of the same project reuses a finished one's build
  * dir (and a `fetch` there is cheap), while two concurrent jobs never share a checkout.
  */

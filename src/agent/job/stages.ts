@@ -1,5 +1,5 @@
 /**
- * The one stage sequence of a job, for every executor (PROTOCOL.md §9.1): prepare → get_sources →
+ * The one stage sequence of a job, for every executor (docs/protocol-v1.md §9.1): prepare → get_sources →
  * download_artifacts → restore_cache → build_script → after_script → archive_cache → upload_artifacts.
  *
  * Where each runs: get_sources on the host through the executor's host shell (`executor.host`, the
@@ -13,12 +13,13 @@ import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobFailure, JobTrace } from '../../trace/index.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../util/version.js';
+import { expandString } from '../../util/expand.js';
 import type { RunnerConfig } from '../config/schema.js';
-import type { RunAs } from '../run-as.js';
+import type { RunAs } from '../../executors/run-as.js';
 import type { StageContext } from './artifact-stages.js';
 import type { JobDirs } from './build-dir.js';
 import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
@@ -30,8 +31,8 @@ import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { failureOf, scriptFailed, StageFailed } from './failure.js';
 import { errorLine, header, notice, warning } from './messages.js';
-import type { JobServices } from './run-job.js';
-import { collectVariables, expandString, expandVariables } from './variables.js';
+import type { JobServices } from './services.js';
+import { collectVariables, expandVariables } from './variables.js';
 
 /** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;

@@ -1,10 +1,11 @@
 /**
- * The variables a job sees (PROTOCOL.md §10.10), lowest precedence first: the runner's `environment`,
+ * The variables a job sees (docs/protocol-v1.md §10.10), lowest precedence first: the runner's `environment`,
  * the runner's defaults (GL1 `CI_BUILD_*` names plus the modern `CI_JOB_*`/`CI_COMMIT_*` aliases), then
  * the payload's `variables` in order. Each value is then expanded once against the whole list.
  */
 import type { BuildPayload } from '../../protocol/types.js';
-import { RUNNER_NAME, VERSION } from '../../version.js';
+import { expandString } from '../../util/expand.js';
+import { RUNNER_NAME, VERSION } from '../../util/version.js';
 
 export interface JobVariable {
   key: string;
@@ -103,17 +104,6 @@ export function expandVariables(list: readonly JobVariable[]): JobVariable[] {
   }
   const lookup = (name: string): string => last.get(name)?.value ?? '';
   return [...last.values()].map((v) => (v.raw ? v : { ...v, value: expandString(v.value, lookup) }));
-}
-
-const REFERENCE = /\$(?:(\$)|\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([0-9*#?@!-]))/g;
-
-/** Expands references in one string with `lookup`. */
-export function expandString(text: string, lookup: (name: string) => string): string {
-  return text.replace(REFERENCE, (_m, dollar: string | undefined, braced: string | undefined, bare: string | undefined) => {
-    if (dollar) return '$';
-    const name = braced ?? bare;
-    return name && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? lookup(name) : '';
-  });
 }
 
 /** Reads a control variable (§10.6) from the expanded list. */

@@ -6,7 +6,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../../metrics/prom.js';
 import type { BuildPayload } from '../../protocol/types.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../util/version.js';
 import type { Config, RunnerConfig } from '../config/schema.js';
 import type { JobOutcome } from '../job/run-job.js';
 import { failureReasonClass } from './failure-reason.js';

@@ -5,9 +5,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { RunnerReadiness } from '../readiness.js';
-import { formatListenAddress, type ListenAddress } from './address.js';
+import { formatListenAddress, type ListenAddress } from '../config/listen-address.js';
 import type { RunningJob } from './registry.js';
 
 export interface StatusSource {

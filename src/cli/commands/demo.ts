@@ -1,6 +1,6 @@
 /** `ci-runner demo` (what `npm start` runs): the example pipeline on an in-process reference server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { EXIT } from '../../agent/cli-support.js';
+import { EXIT } from '../support.js';
 import { runInterruptible } from '../interrupt.js';
 
 interface DemoArgs {
@@ -19,7 +19,7 @@ export const demoCommand: CommandModule<object, DemoArgs> = {
   handler: async (argv: ArgumentsCamelCase<DemoArgs>) => {
     // A closed pipe (`npm start | head`) ends the demo quietly instead of crashing it.
     await runInterruptible('demo', async (signal) => {
-      const { runDemo } = await import('../../agent/demo.js');
+      const { runDemo } = await import('../demo.js');
       const result = await runDemo({
         out: process.stdout,
         color: argv.color ?? process.stdout.isTTY === true,

@@ -1,8 +1,8 @@
 /** `ci-runner exec [JOB…]`: the project's pipeline, from the working tree as it is, run locally. */
 import { availableParallelism } from 'node:os';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
-import { CiRunnerError } from '../../errors.js';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
+import { CiRunnerError } from '../../util/errors.js';
 import { requestedLogLevel } from '../global-options.js';
 import { runInterruptible } from '../interrupt.js';
 

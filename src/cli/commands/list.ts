@@ -1,6 +1,6 @@
 /** `ci-runner list`: the runners in config.toml. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 
 interface ListArgs {

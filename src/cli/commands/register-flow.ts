@@ -9,7 +9,7 @@
  *   happens; a config that cannot be written removes only this host's manager of it;
  * - another runner token: verified, then added as it is.
  */
-import { CommandError, EXIT } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
 import { appendRunner, type NewRunnerEntry } from '../../agent/config/index.js';
 import { loadSystemId } from '../../agent/config/system-id.js';
 import { connectRunnerApi, type ApiChoice, type ConcreteClient } from '../../client/connect.js';

@@ -1,9 +1,9 @@
 /**
  * `register`'s flags with GitLab Runner's names, short forms and environment names (`-n` is
  * `--non-interactive`, as there; the runner's name is `--name` or `--description`). The `--docker-*`
- * flags come from agent/docker-flags.ts, the TLS ones are declared with the command.
+ * flags come from cli/docker-flags.ts, the TLS ones are declared with the command.
  */
-import { CommandError, EXIT } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
 import type { EnvFlag } from '../env-options.js';
 
 const GROUP = 'Settings of the runner on the server (registration tokens only; a glrt- runner has them in GitLab):';

@@ -8,14 +8,14 @@
 import { hostname } from 'node:os';
 import { parse } from 'smol-toml';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
 import { appendRunner, resolveConfigPath, runnerSchema, type NewRunnerEntry } from '../../agent/config/index.js';
 import { ConfigError } from '../../agent/config/errors.js';
 import { readOrEmpty } from '../../agent/config/write.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
-import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
-import { interactive, Prompter } from '../../agent/prompt.js';
-import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
+import { interactive, Prompter } from '../prompt.js';
+import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';

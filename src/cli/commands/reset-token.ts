@@ -6,9 +6,10 @@
  * API has no token reset: such a runner is left alone with a message.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
+import { CommandError, EXIT } from '../support.js';
 import { resolveConfigPath, updateRunner } from '../../agent/config/index.js';
-import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { connectRunnerApi } from '../../client/connect.js';
 import { RunnerApiV4Client } from '../../client/v4/client.js';
 

@@ -5,15 +5,16 @@
  * with the environment alone.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals } from '../support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
-import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../../agent/docker-flags.js';
-import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
-import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
+import { keepRunningOnUnhandledRejection } from '../last-resort.js';
+import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { RunJobsResult } from '../../agent/run-jobs.js';
-import { parseDurationMs } from '../../duration.js';
-import { setLongTimeout, type LongTimer } from '../../timers.js';
+import { parseDurationMs } from '../../util/duration.js';
+import { setLongTimeout, type LongTimer } from '../../util/timers.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 import { RUN_ONCE_FLAGS, type RunOnceValues } from './run-once-options.js';
@@ -59,7 +60,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       import('../../agent/job/run-job.js'),
       import('../../agent/run-jobs.js'),
       import('../../agent/services.js'),
-      import('../../log.js'),
+      import('../../log/index.js'),
       import('../job-output.js'),
     ]);
     const logger = createLogger({ level: requestedLogLevel(argv) ?? 'warn' });

@@ -5,11 +5,12 @@
  * and the old one kept).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { CommandError, EXIT, handleStopSignals } from '../support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
-import { keepRunningOnUnhandledRejection } from '../../agent/last-resort.js';
-import { checkCanSwitchTo, lookupUser, type RunAs } from '../../agent/run-as.js';
-import { parseListenAddress } from '../../agent/metrics/address.js';
+import { keepRunningOnUnhandledRejection } from '../last-resort.js';
+import { checkCanSwitchTo, lookupUser, type RunAs } from '../../executors/run-as.js';
+import { parseListenAddress } from '../../agent/config/listen-address.js';
 import { addEnvOptions, type EnvFlag } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 

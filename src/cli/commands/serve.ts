@@ -1,13 +1,13 @@
 /**
- * `ci-runner serve`: runs the embedded reference CI server (issue #2) until SIGINT/SIGTERM. Prints
+ * `ci-runner serve`: runs the embedded reference CI server (docs/architecture.md) until SIGINT/SIGTERM. Prints
  * one block with the URL, tokens and projects on standard output; request logs go to standard error.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CiRunnerError } from '../../errors.js';
-import { createLogger } from '../../log.js';
-import { parseDurationMs } from '../../duration.js';
+import { CiRunnerError } from '../../util/errors.js';
+import { createLogger } from '../../log/index.js';
+import { parseDurationMs } from '../../util/duration.js';
 import { createReferenceServer, parseFaultFlag, type FaultRule, type PipelineView, type ReferenceServer, type ServerTls } from '../../server/index.js';
 import { parseByteSize } from '../../server/sizes.js';
 import { readTlsMaterial } from '../../client/tls.js';
@@ -96,7 +96,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
       array: true,
       default: [],
       describe:
-        'Inject faults: ENDPOINT:ACTION[:PERCENT%], repeatable. ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, verify_runner, reset_runner_token, delete_runner_manager (API v1 and v4 alike), git or *. ACTION: error (500), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
+        'Inject faults: ENDPOINT:ACTION[:OPTION][:OPTION], repeatable (OPTION: PERCENT%, a STATUS for error, MS for delay). ENDPOINT: register_runner, delete_runner, request_build, update_build, patch_trace, upload_artifacts, download_artifacts, delete_artifacts, verify_runner, reset_runner_token, delete_runner_manager (API v1 and v4 alike), git or *. ACTION: error (500, or e.g. error:429 with Retry-After), delay (1 s, or ENDPOINT:delay:MS), hang, apply_then_error (process, then 500), close (cut the response)',
     })
     .option('fault-seed', { type: 'number', describe: 'Seed for fault percentages (repeatable runs)' })
     .option('tls-cert', { type: 'string', describe: 'Serve https with this PEM certificate (chain); needs --tls-key', group: 'TLS:' })

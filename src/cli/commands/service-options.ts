@@ -1,6 +1,6 @@
 /** Options shared by the service commands (`install`, `uninstall`, `start`, `stop`, `restart`, `status`). */
 import type { Argv } from 'yargs';
-import { CommandError, EXIT } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
 import { validServiceName } from '../../service/unit.js';
 
 export interface ServiceArgs {

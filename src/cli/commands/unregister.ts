@@ -5,9 +5,10 @@
  * itself in GitLab.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { CommandError, EXIT } from '../support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
-import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { loadSystemId } from '../../agent/config/system-id.js';
 import { connectRunnerApi, type ApiChoice } from '../../client/connect.js';
 import type { ApiResult } from '../../client/api-call.js';

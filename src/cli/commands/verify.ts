@@ -4,9 +4,10 @@
  * longer knows.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { EXIT, loadConfigWithWarnings } from '../../agent/cli-support.js';
+import { EXIT } from '../support.js';
+import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
-import { addTlsFlags, entryTls, tlsFromFlags } from '../../agent/tls-flags.js';
+import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { loadSystemId } from '../../agent/config/system-id.js';
 import type { RunnerConfig } from '../../agent/config/schema.js';
 import { connectRunnerApi } from '../../client/connect.js';

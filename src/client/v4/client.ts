@@ -14,7 +14,7 @@ import { runnerFeatures } from '../../protocol/v4/features.js';
 import { parseJobPayload } from '../../protocol/v4/payload.js';
 import { cancelRequest, formatInclusiveRange, parseUpdateInterval } from '../../protocol/v4/trace-codecs.js';
 import type { UpdateJobRequest, VersionInfo } from '../../protocol/v4/types.js';
-import { RUNNER_NAME, VERSION } from '../../version.js';
+import { RUNNER_NAME, VERSION } from '../../util/version.js';
 import type { ApiVersion, JobAnswer, JobRef, JobUpdate, JobUpdateResult, PatchTraceResult, RunnerApi } from '../api.js';
 import { type ApiContext, type ApiResult, apiResult } from '../api-call.js';
 import { type ArtifactDownloadOptions, type ArtifactUpload, downloadArtifactArchive, uploadArtifactArchive } from '../artifact-transfer.js';

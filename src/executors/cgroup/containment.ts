@@ -24,8 +24,8 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { lastLine, runCommand } from '../../command.js';
-import type { Logger } from '../../log.js';
+import { lastLine, runCommand } from '../../util/command.js';
+import type { Logger } from '../../log/index.js';
 import { isPopulated, killCgroup, killMethodOf, listProcs, removeCgroup, type KillMethod } from './kill.js';
 import { ownCgroupDirectory } from './mount.js';
 

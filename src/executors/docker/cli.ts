@@ -3,8 +3,8 @@
  * daemon's environment minus the runner's own secrets, plus DOCKER_HOST when `host` is set.
  */
 import { execa, type ResultPromise } from 'execa';
-import { lastLine } from '../../command.js';
-import { CiRunnerError } from '../../errors.js';
+import { lastLine } from '../../util/command.js';
+import { CiRunnerError } from '../../util/errors.js';
 
 /** A docker command failed; the message carries the CLI's last error line. */
 export class DockerCommandError extends CiRunnerError {

@@ -8,7 +8,7 @@
  * (image-user.ts) always use `--entrypoint /bin/sh`.
  */
 import { readFile, rm } from 'node:fs/promises';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 
 export interface Entrypoint {
   /** Between the flags and the image: `--entrypoint <first>` for a replaced one, else nothing. */

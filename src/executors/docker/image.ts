@@ -4,7 +4,7 @@
  * per-layer lines the CLI prints are counted, not copied.
  */
 import picomatch from 'picomatch';
-import { expandString } from '../../agent/job/variables.js';
+import { expandString } from '../../util/expand.js';
 import type { ExportedVariable } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
 import type { DockerCli } from './cli.js';

@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { ServiceOptions } from '../../protocol/types.js';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';

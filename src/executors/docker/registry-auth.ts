@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { BuildCredential } from '../../protocol/types.js';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 
 const DIR = 'docker-config';
 

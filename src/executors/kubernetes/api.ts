@@ -5,7 +5,7 @@
  * needs to see.
  */
 import { ApiException, AuthorizationV1Api, CoreV1Api, Observable, VersionApi, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { Connection } from './connection.js';
 
 /** A call to the API failed; `status` is the HTTP status (undefined when no answer came). */

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { KubernetesOptions } from './options.js';
 
 /** The cluster cannot be reached as configured (a missing file, no configuration at all). */

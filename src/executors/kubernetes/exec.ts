@@ -15,7 +15,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable, Writable } from 'node:stream';
 import { Exec, type V1Status } from '@kubernetes/client-node';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import { apiError } from './api.js';
 import type { Connection } from './connection.js';
 

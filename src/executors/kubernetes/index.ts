@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import { expandName, checkAllowed } from '../docker/image.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';

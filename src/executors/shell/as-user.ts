@@ -5,7 +5,7 @@
  * shell in place, so the pid (and process group) stays the one we spawned.
  */
 import { lchown } from 'node:fs/promises';
-import type { RunAs } from '../../agent/run-as.js';
+import type { RunAs } from '../run-as.js';
 
 export interface UserCommand {
   file: string;

@@ -3,7 +3,7 @@
  * (nothing can leave it), else each stage's process group plus the /proc marker sweep. The marker
  * sweep runs in both cases, as a second net (a root job can move itself out of its cgroup).
  */
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import { describeContainment, processContainment } from '../cgroup/containment.js';
 import { JobCgroup } from '../cgroup/job-cgroup.js';
 

@@ -13,10 +13,10 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { execa } from 'execa';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
 import { ExecutorSetupError, type Executor, type StageRequest, type StageResult } from '../types.js';
-import type { RunAs } from '../../agent/run-as.js';
+import type { RunAs } from '../run-as.js';
 import { commandAsUser, giveScript } from './as-user.js';
 import { containJob, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';

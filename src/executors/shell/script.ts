@@ -1,11 +1,11 @@
 /**
- * Builds one stage's script (PROTOCOL.md §9.2): strict mode, exported variables, `cd` into the work
+ * Builds one stage's script (docs/protocol-v1.md §9.2): strict mode, exported variables, `cd` into the work
  * dir, then each command — echoed in green as `$ cmd` first when it is a user command. Values are
  * exported literally (the runner expanded them already), so nothing in a value is re-interpreted.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { writeNewFile } from '../../new-file.js';
+import { writeNewFile } from '../../util/new-file.js';
 import type { ExportedVariable, StageRequest } from '../types.js';
 import { isExportableName, shellQuote } from './quote.js';
 

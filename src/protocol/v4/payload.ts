@@ -14,7 +14,7 @@
  * A refused job keeps its id and token when they could be read, so the caller reports it failed.
  */
 import { z } from 'zod';
-import { schemaMessages } from '../../schema-messages.js';
+import { schemaMessages } from '../../util/schema-messages.js';
 import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
 import { withoutNulls } from '../json-nulls.js';
 import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ServiceOptions } from '../types.js';

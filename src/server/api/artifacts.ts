@@ -1,5 +1,5 @@
 /**
- * E7 upload, E8 download, E9 delete of a build's artifacts (PROTOCOL.md §4.7–§4.9, §8.4). Uploads are
+ * E7 upload, E8 download, E9 delete of a build's artifacts (docs/protocol-v1.md §4.7–§4.9, §8.4). Uploads are
  * parsed as a stream (chunked or with Content-Length) and written to a temp file under the data dir;
  * the moment the file part reaches the size limit the server answers 413 and stops storing — an
  * upload is never held in memory.
@@ -9,10 +9,10 @@ import { rm } from 'node:fs/promises';
 import busboy from 'busboy';
 import type { ServerContext } from '../context.js';
 import { applyDotenvReport } from '../state/dotenv-report.js';
-import { parseDurationSeconds } from '../../duration.js';
+import { parseDurationSeconds } from '../../util/duration.js';
 import { PRE_AUTH_LIMIT } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { buildPayload } from '../pipeline/payload.js';
+import { buildPayload } from './payload.js';
 import { liveArtifacts } from '../state/artifacts.js';
 import type { BuildRecord } from '../state/store.js';
 import { buildGate, buildTokenOf, readParams, type ApiRequest } from './request.js';

@@ -1,11 +1,11 @@
 /**
  * E4 (request a build, with the `last_update` short-circuit and optional long polling) and E5/E3
- * (update a build; `PUT /builds/-1` is the legacy verify trick), PROTOCOL.md §4.3–§4.5.
+ * (update a build; `PUT /builds/-1` is the legacy verify trick), docs/protocol-v1.md §4.3–§4.5.
  */
 import type { ServerContext } from '../context.js';
 import { stringParam } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { buildPayload } from '../pipeline/payload.js';
+import { buildPayload } from './payload.js';
 import { finishReported } from '../state/transitions.js';
 import { noteContact } from '../state/runner-contact.js';
 import { readParams, runnerGate, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';

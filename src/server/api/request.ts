@@ -23,7 +23,7 @@ export type ParamsResult = { ok: true; params: Params } | { ok: false; reply: Re
 
 /**
  * Query + body parameters (§2.3), the body read only as far as `gate` trusts the sender: a request
- * without a valid token is refused before its body is buffered (issue 13 item 7).
+ * without a valid token is refused before its body is buffered (http/guarded-body.ts).
  */
 export async function readParams(ctx: ServerContext, request: ApiRequest, gate: TokenGate, limit = SMALL_BODY_LIMIT): Promise<ParamsResult> {
   const read = await readGuardedBody(request.req, limit, ctx.bodies, gate, request.signal);

@@ -1,5 +1,5 @@
 /**
- * The runner API route table (`/ci/api/v1`, PROTOCOL.md §1.1). A trailing `.json` is optional on
+ * The runner API route table (`/ci/api/v1`, docs/protocol-v1.md §1.1). A trailing `.json` is optional on
  * every route; build ids are any integer so that `PUT /builds/-1` reaches the token check (§4.3).
  */
 import type { FaultEndpoint } from '../types.js';

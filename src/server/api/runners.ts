@@ -1,4 +1,4 @@
-/** E1 (register a runner) and E2 (delete a runner), PROTOCOL.md §4.1–§4.2. */
+/** E1 (register a runner) and E2 (delete a runner), docs/protocol-v1.md §4.1–§4.2. */
 import type { ServerContext } from '../context.js';
 import { boolParam, stringParam } from '../http/body.js';
 import { parseInfo } from '../state/runner-contact.js';

@@ -1,5 +1,5 @@
 /**
- * E6: append a part to a build's trace (PROTOCOL.md §4.6, §7.7, §12 items 3, 4, 7). Order of checks:
+ * E6: append a part to a build's trace (docs/protocol-v1.md §4.6, §7.7, §12 items 3, 4, 7). Order of checks:
  * unknown build 404, bad token 403, missing/malformed Content-Range 400, start ≠ stored length 416
  * (with `Range`), else append and 202 with `Range` and `Build-Status`. The build's state is not
  * checked: a canceled build still takes parts and says `Build-Status: canceled`.

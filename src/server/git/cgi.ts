@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { execa } from 'execa';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 
 /** A CGI response head larger than this is a broken program, not a response. */
 const MAX_HEAD_BYTES = 64 * 1024;

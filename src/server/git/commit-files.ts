@@ -3,7 +3,7 @@
  * `include: local`, `rules: exists` and `rules: changes` see.
  */
 import { execa } from 'execa';
-import type { CommitFiles } from '../pipeline/context.js';
+import type { CommitFiles } from '../../pipeline/context.js';
 import { resolveRef } from './refs.js';
 
 /** Included files larger than this are refused by git's reader rather than held in memory. */

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/index.js';
 import { runCgi } from './cgi.js';
 import { routeGitPath, type GitEndpoint } from './route.js';
 

@@ -3,7 +3,7 @@
  * `before_sha`), by asking git in the project's repository.
  */
 import { execa } from 'execa';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 
 export const ZERO_SHA = '0'.repeat(40);
 

@@ -1,5 +1,5 @@
 /**
- * Request bodies and parameters (PROTOCOL.md §2.3): the real server merged the query string, a
+ * Request bodies and parameters (docs/protocol-v1.md §2.3): the real server merged the query string, a
  * form-encoded or multipart body and a JSON body into one `params` map; so does this module. Bodies
  * are read elsewhere (`guarded-body.ts`: size caps, memory pools, the token checked first) and on
  * DELETE too (E2 sends JSON with DELETE).

@@ -1,7 +1,8 @@
 /**
- * Reading a request body only as far as its sender is trusted (issue 13 item 7). A token from the
+ * Reading a request body only as far as its sender is trusted (docs/protocol-v1.md §2.3), so a client
+ * without a valid token cannot make the server buffer large bodies. A token from the
  * query string or a header is checked before any body byte is read. When the token can only be in
- * the body (legacy clients send it in JSON or a form, PROTOCOL.md §2.3), at most `PRE_AUTH_LIMIT`
+ * the body (legacy clients send it in JSON or a form, docs/protocol-v1.md §2.3), at most `PRE_AUTH_LIMIT`
  * bytes are read while it is looked for, from a small pool shared by all such requests; once the
  * token is accepted the rest of the body is read under the route's cap, from the main pool. Every
  * buffered byte is reserved in a pool first and given back when the request ends, so concurrent

@@ -3,7 +3,7 @@
  * cut an answer after the handler has changed state (`apply_then_error`, `close`).
  */
 import type { Readable } from 'node:stream';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 
 export interface Reply {
   status: number;

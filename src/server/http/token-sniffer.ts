@@ -1,6 +1,6 @@
 /**
  * Finds the `token` parameter in the first bytes of a request body while it streams in, so the
- * server can authenticate a legacy client that sends its token only in the body (PROTOCOL.md §2.3:
+ * server can authenticate a legacy client that sends its token only in the body (docs/protocol-v1.md §2.3:
  * a JSON, form-encoded or multipart body) before reading — and holding — the rest of it. Each
  * sniffer keeps only a few bytes of state; the body itself is buffered by the caller.
  *

@@ -13,7 +13,7 @@ export async function filesFromArchive(archive: string, names: readonly string[]
   const found = new Map<string, string>();
   // Loaded on first use: the archive libraries are not needed until a job has a report or a child pipeline.
   const [{ detectFormat }, { readTar }, { readZip }] = await Promise.all([
-    import('../../artifacts/extract.js'),
+    import('../../artifacts/format.js'),
     import('../../artifacts/tar-read.js'),
     import('../../artifacts/zip-read.js'),
   ]);

@@ -10,7 +10,7 @@
  * (every pipeline written for GitLab 8.x, which had no auto-cancel) runs to its end as it always did.
  */
 import type { ServerContext } from '../context.js';
-import { currentBuilds } from '../pipeline/process.js';
+import { currentBuilds } from './pipeline-progress.js';
 import type { PipelineRecord } from './store.js';
 import { cancelBuild } from './transitions.js';
 

@@ -7,11 +7,11 @@
  * run (another project's, a template's) makes the job `skipped`, with a note in its log saying why.
  * What a trigger job did is written to its log, which is all a person sees of it.
  */
-import { CiRunnerError, hasCode } from '../../errors.js';
-import type { ServerContext } from '../context.js';
-import { createPipeline } from '../pipeline/create.js';
-import { currentBuilds, pipelineStatus } from '../pipeline/process.js';
-import type { JobTriggerSpec } from '../pipeline/trigger.js';
+import { CiRunnerError, hasCode } from '../../util/errors.js';
+import type { BridgeRunner, ServerContext } from '../context.js';
+import { createPipeline } from './create-pipeline.js';
+import { currentBuilds, pipelineStatus } from './pipeline-progress.js';
+import type { JobTriggerSpec } from '../../pipeline/spec.js';
 import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord, PipelineRecord } from './store.js';
 import { advancePipeline, finishBuild } from './transitions.js';
@@ -19,13 +19,6 @@ import { advancePipeline, finishBuild } from './transitions.js';
 /** A generated child pipeline file may be this large. */
 const MAX_CHILD_CONFIG_BYTES = 1024 * 1024;
 const FINAL = new Set(['success', 'failed', 'canceled', 'skipped']);
-
-export interface BridgeRunner {
-  /** Starts a pending trigger job (once; later calls for it, and calls for other jobs, do nothing). */
-  start(build: BuildRecord): void;
-  /** A child pipeline moved: a `strategy: depend` trigger job takes its status when it ends. */
-  childMoved(pipeline: PipelineRecord): void;
-}
 
 type BridgeBuild = BuildRecord & { job: { trigger: JobTriggerSpec } };
 

@@ -3,7 +3,7 @@
  * armed whenever its pipeline moves (and at start, for builds a data dir brought back). A build that
  * was played, canceled or retried meanwhile is left alone when its timer fires.
  */
-import { setLongTimeout } from '../../timers.js';
+import { setLongTimeout } from '../../util/timers.js';
 import type { ServerContext } from '../context.js';
 import type { PipelineRecord } from './store.js';
 

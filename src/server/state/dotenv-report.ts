@@ -1,10 +1,10 @@
 /**
  * `artifacts:reports:dotenv` over API v1. The runner protocol has no report upload, so the report
  * travels inside the artifacts archive: the server adds the dotenv files to `artifacts:paths` in the
- * payload (payload.ts), any runner archives and uploads them with E7, and here the server reads them
+ * payload (api/payload.ts), any runner archives and uploads them with E7, and here the server reads them
  * back out of the stored archive (tar.gz, tar or zip, by magic bytes) before answering E7 — that is,
  * before the job's final update, so the variables exist before any later job is queued. They go to
- * the jobs that receive this job's artifacts (payload.ts `dotenvVariables`). GitLab passes a report
+ * the jobs that receive this job's artifacts (api/payload.ts `dotenvVariables`). GitLab passes a report
  * on as variables only: a report file that `artifacts:paths` does not name itself is then taken out
  * of the stored archive, so later jobs do not find it among their files.
  *
@@ -94,7 +94,8 @@ async function removeReportFiles(ctx: ServerContext, build: BuildRecord, files: 
   const { default: picomatch } = await import('picomatch');
   const drop = reportOnlyFiles(build.job.artifacts?.paths ?? [], files, (pattern) => picomatch(pattern, { dot: true }));
   if (drop.length === 0) return;
-  const [{ detectFormat, extractArchive }, { createArchive }, { selectFiles }] = await Promise.all([
+  const [{ detectFormat }, { extractArchive }, { createArchive }, { selectFiles }] = await Promise.all([
+    import('../../artifacts/format.js'),
     import('../../artifacts/extract.js'),
     import('../../artifacts/create.js'),
     import('../../artifacts/select.js'),

@@ -1,5 +1,5 @@
 /**
- * A durable data dir (issue 13 item 9): the store's records survive a restart, a SIGKILL or a crash.
+ * A durable data dir (`serve --data-dir`): the store's records survive a restart, a SIGKILL or a crash.
  * At start the snapshot and journal are loaded (a torn journal tail is dropped and kept aside), then
  * compacted into a new snapshot; afterwards every change is journaled, on disk before the client
  * hears of it. Trace and artifact files already live in the data dir; their records point at them by
@@ -11,8 +11,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CiRunnerError } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { CiRunnerError } from '../../util/errors.js';
+import type { Logger } from '../../log/index.js';
 import { Journal, loadState, writeFileAtomic } from './journal.js';
 import { applyEntry, applySnapshot, buildData, buildStateData, pipelineData, runnerData, snapshotOf, type BuildFiles, type Entry, type SettingsData, type Snapshot } from './records.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord, Store, StoreSink } from './store.js';

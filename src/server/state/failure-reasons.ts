@@ -1,5 +1,5 @@
 /**
- * GitLab's failure reasons that a runner may report in API v4's final update (PROTOCOL-V4 §7.2),
+ * GitLab's failure reasons that a runner may report in API v4's final update (docs/protocol-v4.md §5),
  * sent to it in the payload's `features.failure_reasons`. A reason outside the list is stored as
  * `unknown_failure`, as GitLab does.
  */

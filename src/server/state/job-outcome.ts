@@ -4,6 +4,7 @@
  * `ERROR: Job failed…` line — ours and GitLab Runner 1.x's, which said `Build failed`) and the
  * `coverage:` regex's last match. Read line by line once the whole trace is stored.
  */
+import { stripVTControlCharacters } from 'node:util';
 import type { ServerContext } from '../context.js';
 import type { BuildRecord } from './store.js';
 
@@ -39,8 +40,6 @@ const FAILURE_LINE = /(?:Job|Build) failed/;
  * sits in a short line anyway.
  */
 const COVERAGE_LINE_LIMIT = 4096;
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 /** The percentage in a coverage match: its first group if any, else the first number in it. */
 function percentage(match: RegExpExecArray): number | undefined {
@@ -59,7 +58,7 @@ export async function readOutcome(ctx: ServerContext, build: BuildRecord, failed
   let lastFailure: string | undefined;
   let coverage: number | undefined;
   await ctx.traces.eachLine(build.id, (raw) => {
-    const line = raw.replace(ANSI, '');
+    const line = stripVTControlCharacters(raw);
     if (failed && FAILURE_LINE.test(line) && /ERROR:/.test(line)) lastFailure = line;
     const match = regex?.exec(line.length > COVERAGE_LINE_LIMIT ? line.slice(0, COVERAGE_LINE_LIMIT) : line);
     if (match) coverage = percentage(match) ?? coverage;

@@ -1,5 +1,5 @@
 /**
- * The data dir's state files (issue 13 item 9): a snapshot, replaced atomically (temp file, fsync,
+ * The data dir's state files (durable.ts): a snapshot, replaced atomically (temp file, fsync,
  * rename, fsync of the directory), and an append-only journal of the changes made since it. Each
  * journal record is framed as `length (u32 LE) | crc32 (u32 LE) | JSON`, written and fdatasync'ed
  * before the change is acknowledged to a client. A SIGKILL or a crash can only leave a torn last
@@ -11,7 +11,7 @@
 import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 
 const HEADER_BYTES = 8;
 /** A record longer than this is a torn or corrupt length field, not a record. */

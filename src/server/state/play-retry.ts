@@ -3,7 +3,7 @@
  * and retry a finished one. Both answer `JOB_NOT_PLAYABLE` / `JOB_NOT_RETRYABLE` with a message
  * saying why, when the job is in no state for it.
  */
-import { CiRunnerError } from '../../errors.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
 import { newAttempt } from './retry.js';
 import type { BuildRecord } from './store.js';

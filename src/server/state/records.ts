@@ -1,10 +1,10 @@
 /**
- * The on-disk shapes of the server's records (issue 13 item 9) and their conversion to and from the
+ * The on-disk shapes of the server's records (durable.ts) and their conversion to and from the
  * store's: dates as ISO strings; no paths (artifacts are found by build id, so a data dir can move);
  * nothing that only matters while the process lives (queue values, last contact, last activity).
  */
 import type { BuildStatus } from '../../protocol/types.js';
-import type { JobSpec } from '../pipeline/spec.js';
+import type { JobSpec } from '../../pipeline/spec.js';
 import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, RunnerRecord, Store } from './store.js';
 
 /**
@@ -26,7 +26,7 @@ export interface BuildStateData {
   startedAt: string | null;
   finishedAt: string | null;
   artifacts: { filename: string; size: number; expireAt: string | null } | null;
-  /** The runtime fields of issue 11; absent in records written before them. */
+  /** Retries, failure reasons, coverage and the like; absent in records written before they existed. */
   retried?: boolean;
   scheduledAt?: string | null;
   failureReason?: string;

@@ -4,7 +4,7 @@
  * the old one go back to `created` so that the pipeline runs them if the new attempt allows it.
  */
 import type { ServerContext } from '../context.js';
-import { currentBuilds } from '../pipeline/process.js';
+import { currentBuilds } from './pipeline-progress.js';
 import type { BuildRecord } from './store.js';
 
 /** Does the failed `build`'s `retry:` cover its failure, with attempts left? */

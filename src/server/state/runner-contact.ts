@@ -8,7 +8,7 @@ import type { RunnerApi, RunnerManager, RunnerRecord } from './store.js';
 
 const INFO_KEYS = ['name', 'version', 'revision', 'platform', 'architecture', 'executor', 'shell'];
 
-/** The stored subset of `info`: its string fields (PROTOCOL.md §4.10, PROTOCOL-V4 §5.1). */
+/** The stored subset of `info`: its string fields (docs/protocol-v1.md §4.10, docs/protocol-v4.md §3). */
 export function parseInfo(value: unknown): Record<string, string> {
   if (!isObject(value)) return {};
   const info: Record<string, string> = {};

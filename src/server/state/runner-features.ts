@@ -1,5 +1,5 @@
 /**
- * Which of a runner's announced `info.features` a job needs (PROTOCOL-V4 §10). GitLab drops a job
+ * Which of a runner's announced `info.features` a job needs (docs/protocol-v4.md §3). GitLab drops a job
  * as `runner_unsupported` when the runner that asks lacks one; this server leaves the job pending for
  * a runner that has them (and says so when nobody does, `stuck.ts`). Only runners that last asked
  * through API v4 are held to it: the v1 payload carries what these features stand for differently

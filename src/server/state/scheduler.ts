@@ -1,12 +1,12 @@
 /**
- * Picking a build for E4 (PROTOCOL.md §11.1), the `last_update` queue values (§4.4.1) and the
+ * Picking a build for E4 (docs/protocol-v1.md §11.1), the `last_update` queue values (§4.4.1) and the
  * long-poll waiters. `pick` is synchronous: choosing and marking a build `running` happen in one
  * turn of the event loop, so two polls arriving together can never get the same build.
  */
 import { queueValue } from '../tokens.js';
 import { missingFeatures } from './runner-features.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
-import { setLongTimeout } from '../../timers.js';
+import { setLongTimeout } from '../../util/timers.js';
 
 /**
  * May `runner` take `build`? Tags, `run_untagged`, project ownership of specific runners, a

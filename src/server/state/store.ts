@@ -6,8 +6,8 @@
  * (`durable.ts`), synchronously, before the change is acknowledged to anyone.
  */
 import type { BuildStatus } from '../../protocol/types.js';
-import type { JobOutcome } from '../pipeline/select.js';
-import type { JobSpec } from '../pipeline/spec.js';
+import type { JobOutcome } from '../../pipeline/select.js';
+import type { JobSpec } from '../../pipeline/spec.js';
 import { randomToken, runnerToken, shortToken } from '../tokens.js';
 
 export interface RunnerRecord {

@@ -1,5 +1,5 @@
 /**
- * Build traces on disk (PROTOCOL.md §7.7): one file per build under `<dataDir>/traces`. E6 appends
+ * Build traces on disk (docs/protocol-v1.md §7.7): one file per build under `<dataDir>/traces`. E6 appends
  * after checking its start offset against the stored length; E5 with `trace` replaces the file. Both
  * mask secrets first without changing lengths (§7.8). Per-build operations are serialised so the
  * length check and the write cannot interleave with another request for the same build.

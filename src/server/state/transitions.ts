@@ -4,7 +4,7 @@
  * ticks the queue values and wakes long polls.
  */
 import type { ServerContext } from '../context.js';
-import { processPipeline } from '../pipeline/process.js';
+import { processPipeline } from './pipeline-progress.js';
 import { armDelayedBuilds } from './delayed.js';
 import { readOutcome, type JobOutcome } from './job-outcome.js';
 import { newAttempt, shouldRetry } from './retry.js';

@@ -3,16 +3,16 @@
  * here) answering JSON: what changed, or `{message}` with a 4xx saying why nothing did.
  */
 import type { IncomingMessage } from 'node:http';
-import { hasCode } from '../../errors.js';
+import { hasCode } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
 import { bodyParams } from '../http/body.js';
 import { readBudgetedBody } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { createPipeline } from '../pipeline/create.js';
+import { createPipeline } from '../state/create-pipeline.js';
 import { playBuild, retryBuild } from '../state/play-retry.js';
 import type { BuildRecord } from '../state/store.js';
 import { cancelBuild } from '../state/transitions.js';
-import { runnerAction as adminRunnerAction } from '../runner-admin.js';
+import { createRunnerFromForm, runnerAction as adminRunnerAction } from '../runner-admin.js';
 import { jobDetail, pipelineDetail, runnerDetail } from './views.js';
 
 const FORM_LIMIT = 64 * 1024;
@@ -35,7 +35,15 @@ export function jobAction(ctx: ServerContext, build: BuildRecord, action: string
   return errorReply(404);
 }
 
-/** pause, resume, reset_token or delete a runner; create one (`createRunnerReply`). */
+/** Creates a runner (the modern way): the answer carries its `glrt-` token, which the page shows once. */
+export async function newRunner(ctx: ServerContext, req: IncomingMessage, signal: AbortSignal): Promise<Reply> {
+  const params = await bodyParams(req, await readBudgetedBody(req, FORM_LIMIT, ctx.bodies.main, signal));
+  const created = createRunnerFromForm(ctx, params);
+  if (!created.ok) return created.reply;
+  return json(201, { runner: runnerDetail(ctx, created.runner), token: created.runner.token });
+}
+
+/** pause, resume, reset_token or delete a runner. */
 export function runnerAction(ctx: ServerContext, runnerId: number, action: string): Reply {
   const result = adminRunnerAction(ctx, runnerId, action);
   if (!result.ok) return result.reply;

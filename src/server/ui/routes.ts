@@ -11,7 +11,7 @@ import { readBudgetedBody } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { writeReply } from '../http/write.js';
 import { artifactsFileReply } from '../api/artifacts.js';
-import { jobAction, runnerAction, runPipeline } from './actions.js';
+import { jobAction, newRunner, runnerAction, runPipeline } from './actions.js';
 import { assetReply } from './assets.js';
 import { streamChanges, type ChangeHub } from './events.js';
 import { appPage, safeNext, signInPage } from './page.js';
@@ -102,6 +102,7 @@ async function apiReply(ctx: ServerContext, req: IncomingMessage, method: string
   if (resource === 'runners' && idText === undefined && method === 'GET') {
     return json(200, [...ctx.store.runners.values()].map((r) => runnerDetail(ctx, r)));
   }
+  if (resource === 'runners' && idText === undefined && method === 'POST') return newRunner(ctx, req, signal);
   if (resource === 'runners' && action !== undefined && method === 'POST') return runnerAction(ctx, num(idText), action);
   if (resource === 'pipelines' && idText === undefined) {
     if (method === 'POST') return runPipeline(ctx, req, signal);

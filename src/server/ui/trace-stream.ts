@@ -11,7 +11,7 @@ import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerContext } from '../context.js';
 import type { Reply } from '../http/reply.js';
-import { isFinished } from '../pipeline/status.js';
+import { isFinished } from '../state/composite-status.js';
 import type { BuildRecord } from '../state/store.js';
 import { HEARTBEAT_MS, openEventStream, sendEvent, type ChangeHub } from './events.js';
 

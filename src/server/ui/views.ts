@@ -3,10 +3,11 @@
  * and neither build, runner nor project tokens are included.
  */
 import type { ServerContext } from '../context.js';
-import { pipelineStatus } from '../pipeline/process.js';
-import { isFinished } from '../pipeline/status.js';
+import { pipelineStatus } from '../state/pipeline-progress.js';
+import { isFinished } from '../state/composite-status.js';
 import type { BuildRecord, PipelineRecord, RunnerRecord } from '../state/store.js';
 import { shownStatus } from '../state/transitions.js';
+import { runnerSummary } from '../runner-admin.js';
 
 /** Newest first, this many per page. */
 export const PIPELINES_PER_PAGE = 50;
@@ -96,7 +97,7 @@ export function pipelineDetail(ctx: ServerContext, pipeline: PipelineRecord) {
 }
 
 function actionsFor(build: BuildRecord) {
-  return { cancel: CANCELABLE.has(build.status), retry: RETRYABLE.has(build.status) && !build.retried, play: build.status === 'manual' || build.status === 'scheduled' };
+  return { cancel: CANCELABLE.has(build.status), force_cancel: build.canceling === true, retry: RETRYABLE.has(build.status) && !build.retried, play: build.status === 'manual' || build.status === 'scheduled' };
 }
 
 /** One job: everything but its log and the values of its variables. */
@@ -123,17 +124,12 @@ export function jobDetail(ctx: ServerContext, build: BuildRecord) {
 
 export function runnerDetail(ctx: ServerContext, runner: RunnerRecord) {
   return {
-    id: runner.id,
-    description: runner.description,
-    tags: runner.tags,
-    run_untagged: runner.runUntagged,
-    locked: runner.locked,
-    active: runner.active,
-    project: runner.projectId === null ? null : (ctx.store.projects.get(runner.projectId)?.name ?? null),
-    contacted_at: iso(runner.contactedAt),
+    ...runnerSummary(ctx, runner),
+    name: runner.info.name ?? null,
     version: runner.info.version ?? null,
     platform: runner.info.platform ?? null,
     architecture: runner.info.architecture ?? null,
     executor: runner.info.executor ?? null,
+    managers: (runner.managers ?? []).map((m) => ({ system_id: m.systemId, version: m.info.version ?? null, platform: m.info.platform ?? null, contacted_at: iso(m.contactedAt) })),
   };
 }

@@ -1,8 +1,8 @@
 /** Runs docker jobs of the reference server in-process (run-once), for the docker tests. */
 import { runnerSchema } from '../../../src/agent/config/schema.js';
-import { runOnce } from '../../../src/agent/run-once.js';
+import { runOnce } from '../../helpers/run-once.js';
 import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/log/index.js';
 import { workDirs } from '../../cli/helpers.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,8 @@
 /** Runs kubernetes jobs of the reference server in-process (run-once), for the kubernetes tests. */
 import { runnerSchema } from '../../../src/agent/config/schema.js';
-import { runOnce } from '../../../src/agent/run-once.js';
+import { runOnce } from '../../helpers/run-once.js';
 import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/log/index.js';
 import { workDirs } from '../../cli/helpers.js';
 import type { PipelineView } from '../../../src/server/index.js';
 import { useTestServer, type TestServer } from '../../helpers/server.js';

@@ -1,5 +1,5 @@
 /**
- * V10 upload and V11 download of job artifacts (PROTOCOL-V4 §9), without Workhorse: a plain
+ * V10 upload and V11 download of job artifacts (docs/protocol-v4.md §7), without Workhorse: a plain
  * multipart `file` part, `artifact_type`/`artifact_format`/`expire_in` in the query string. An
  * `archive` becomes the job's artifacts (what later jobs download); a `dotenv` report becomes
  * variables of the jobs that take this job's artifacts. This server's pipelines ask for no other

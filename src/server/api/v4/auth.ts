@@ -1,5 +1,5 @@
 /**
- * Who is calling, for API v4 (PROTOCOL-V4 §3): runner tokens in the JSON `token` (R19 also the
+ * Who is calling, for API v4 (docs/protocol-v4.md §2): runner tokens in the JSON `token` (R19 also the
  * `RUNNER-TOKEN` header), job tokens in the JSON `token` (PUT), the `JOB-TOKEN` header or a `token`
  * parameter (trace, artifacts). A job is only answered while it runs: anything else is 403 with a
  * `Job-Status` header, never 404 (a 404 could come from any proxy; a runner stops a job on 403).

@@ -1,5 +1,5 @@
 /**
- * V7 `PUT /jobs/:id` (PROTOCOL-V4 §7): keep-alives (`state=running`) and the final state. A final
+ * V7 `PUT /jobs/:id` (docs/protocol-v4.md §5): keep-alives (`state=running`) and the final state. A final
  * update whose `output.bytesize` is more than the server has stored is answered 202 with a back-off
  * until the trace is complete (the runner repeats the same PUT), for at most `TRACE_WAIT_MS`; then
  * the job finishes anyway and the gap is logged, as GitLab does after its wait.

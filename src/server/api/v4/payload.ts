@@ -1,13 +1,13 @@
 /**
- * The job JSON of API v4's `POST /jobs/request` 201 (PROTOCOL-V4 §6), made from the same build
+ * The job JSON of API v4's `POST /jobs/request` 201 (docs/protocol-v4.md §4), made from the same build
  * record the v1 payload is made from. Only this module knows the v4 document's shape.
  */
 import type { ServerContext } from '../../context.js';
-import { environmentVariables } from '../../pipeline/environment.js';
-import { dependencyBuilds, ownVariables, projectParts, refSlug, repoUrl, type JobVariable } from '../../pipeline/payload.js';
-import { jobVariables, pipelineVariables } from '../../pipeline/predefined.js';
-import type { JobArtifactsSpec, JobCacheSpec } from '../../pipeline/spec.js';
-import { expandVariables } from '../../pipeline/variables-expand.js';
+import { environmentVariables } from '../../../pipeline/environment.js';
+import { refSlug } from '../../../pipeline/predefined.js';
+import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
+import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
+import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
 import { onProtectedRef } from '../../state/scheduler.js';
@@ -28,6 +28,13 @@ export interface V4Variable {
   raw?: true;
 }
 
+interface V4Image {
+  name: string;
+  entrypoint?: string[];
+  ports: [];
+  pull_policy?: string[];
+}
+
 interface V4Artifact {
   name: string;
   untracked: boolean;
@@ -39,7 +46,7 @@ interface V4Artifact {
   artifact_format: string;
 }
 
-/** The v4 job document (the keys this server sends; PROTOCOL-V4 §6). */
+/** The v4 job document (the keys this server sends; docs/protocol-v4.md §4). */
 export interface V4JobPayload {
   id: number;
   token: string;
@@ -49,8 +56,8 @@ export interface V4JobPayload {
   runner_info: { timeout: number; runner_session_url: null };
   variables: V4Variable[];
   steps: Array<{ name: string; script: string[]; timeout: number; when: string; allow_failure: boolean }>;
-  image: { name: string; entrypoint?: string[]; ports: [] } | null;
-  services: Array<{ name: string; ports: [] }>;
+  image: V4Image | null;
+  services: Array<V4Image & { alias?: string; command?: string[] }>;
   artifacts: V4Artifact[] | null;
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
@@ -95,17 +102,7 @@ function predefined(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRe
   ];
   if (build.job.when === 'manual') list.push(['CI_JOB_MANUAL', 'true']);
   if (runner) list.push(['CI_RUNNER_ID', String(runner.id)], ['CI_RUNNER_DESCRIPTION', runner.description], ['CI_RUNNER_TAGS', runner.tags.join(', ')]);
-  const pipelineWide = pipelineVariables({
-    projectPath: project.name,
-    ref: pipeline.ref,
-    refSlug: refSlug(pipeline.ref),
-    tag: pipeline.tag,
-    sha: pipeline.sha,
-    beforeSha: pipeline.beforeSha,
-    source: pipeline.source ?? 'push',
-    defaultBranch: pipeline.defaultBranch,
-  });
-  return [...list, ...Object.entries({ ...pipelineWide, ...jobVariables(build.job) })];
+  return [...list, ...gitlabVariables(build, pipeline, project)];
 }
 
 /**
@@ -178,8 +175,21 @@ function cache(entry: JobCacheSpec, scope: Readonly<Record<string, string>>): V4
   };
 }
 
+/** `services[]` as objects, with what the file gave beyond the name (alias, entrypoint, command, pull_policy). */
+function services(job: BuildRecord['job']): V4JobPayload['services'] {
+  const specs: JobServiceSpec[] = job.serviceSpecs ?? job.services.map((name) => ({ name }));
+  return specs.map((service) => ({
+    name: service.name,
+    ...(service.alias !== undefined ? { alias: service.alias } : {}),
+    ...(service.entrypoint ? { entrypoint: [...service.entrypoint] } : {}),
+    ...(service.command ? { command: [...service.command] } : {}),
+    ports: [],
+    ...(service.pullPolicy ? { pull_policy: [...service.pullPolicy] } : {}),
+  }));
+}
+
 /**
- * Fetch refspecs (PROTOCOL-V4 §6 `git_info.refspecs`): the pipeline's branch or tag when shallow,
+ * Fetch refspecs (docs/protocol-v4.md §4 `git_info`): the pipeline's branch or tag when shallow,
  * else every branch and tag. This server keeps no `refs/pipelines/<id>`: it never writes into the
  * projects' repositories.
  */
@@ -237,8 +247,8 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       { name: 'script', script: [...job.commands], timeout, when: 'on_success', allow_failure: false },
       ...(job.afterScript.length > 0 ? [{ name: 'after_script', script: [...job.afterScript], timeout, when: 'always', allow_failure: true }] : []),
     ],
-    image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [] },
-    services: job.services.map((name) => ({ name, ports: [] })),
+    image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [], ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}) },
+    services: services(job),
     artifacts: artifacts(job.artifacts),
     cache: (job.cache ?? []).map((entry) => cache(entry, scope)),
     credentials: [],

@@ -1,5 +1,5 @@
 /**
- * V6 `POST /jobs/request` (PROTOCOL-V4 §5), with long polling as GitLab Workhorse does it (§5.3):
+ * V6 `POST /jobs/request` (docs/protocol-v4.md §3), with long polling as GitLab Workhorse does it:
  * a request whose `last_update` equals the runner's current queue value is held until a job is queued
  * for it or the long-poll time ends; one without `last_update` (a runner's first poll) or with another
  * value is answered at once. Every answer without a job says the current value in

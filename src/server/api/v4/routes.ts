@@ -1,5 +1,5 @@
 /**
- * The API v4 route table (PROTOCOL-V4 §1), paths relative to `/api/v4`. Fault rules name the same
+ * The API v4 route table (docs/protocol-v4.md §1), paths relative to `/api/v4`. Fault rules name the same
  * endpoints as v1's where the two do the same thing (`request_build`, `update_build`, `patch_trace`,
  * …), so one `--fault` flag covers a runner on either API.
  */

@@ -1,5 +1,5 @@
 /**
- * API v4's runner endpoints (PROTOCOL-V4 §4): V1 `POST /runners` (register with a registration
+ * API v4's runner endpoints (docs/protocol-v4.md §2): V1 `POST /runners` (register with a registration
  * token), V2 `DELETE /runners`, V3 `DELETE /runners/managers`, V4 `POST /runners/verify` and V5
  * `POST /runners/reset_authentication_token`. Runners created on the server (`glrt-` tokens) never
  * call V1: they verify with their `system_id`.

@@ -1,5 +1,5 @@
 /**
- * V8 `PATCH /jobs/:id/trace` (PROTOCOL-V4 §8): the job token in `JOB-TOKEN` (or `token`), a
+ * V8 `PATCH /jobs/:id/trace` (docs/protocol-v4.md §6): the job token in `JOB-TOKEN` (or `token`), a
  * `Content-Range: <start>-<last>` whose `last` is inclusive and is not used (the body's length is),
  * 416 with `Range: 0-<stored>` when `start` is not the stored length, else 202 with the new
  * `Range: 0-<stored>` (exclusive: a byte count), `Job-Status` and `X-GitLab-Trace-Update-Interval`.

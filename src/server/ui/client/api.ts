@@ -57,6 +57,8 @@ export interface RunnerRef {
 }
 export interface Actions {
   cancel: boolean;
+  /** The job is canceling (its after_script runs): canceling it again stops it at once. */
+  force_cancel: boolean;
   retry: boolean;
   play: boolean;
 }
@@ -110,8 +112,14 @@ export interface RunnerDetail {
   active: boolean;
   project: string | null;
   contacted_at: string | null;
+  name: string | null;
   version: string | null;
   platform: string | null;
   architecture: string | null;
   executor: string | null;
+  registration: 'registration' | 'created';
+  api: 'v1' | 'v4' | null;
+  access_level: string;
+  maximum_timeout: number | null;
+  managers: Array<{ system_id: string; version: string | null; platform: string | null; contacted_at: string | null }>;
 }

@@ -79,6 +79,7 @@ const ICONS: Record<string, string> = {
   success: '✓',
   failed: '✕',
   canceled: '⊘',
+  canceling: '⊘',
   skipped: '»',
   running: '◔',
   pending: '◷',

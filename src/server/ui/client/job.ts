@@ -18,7 +18,7 @@ function buttons(job: JobDetail): HTMLElement {
     'div',
     { class: 'buttons' },
     job.actions.play ? act('play', '▶ Play', 'primary') : null,
-    job.actions.cancel && !job.actions.play ? act('cancel', 'Cancel', 'danger') : null,
+    job.actions.cancel && !job.actions.play ? act('cancel', job.actions.force_cancel ? 'Force cancel' : 'Cancel', 'danger') : null,
     job.actions.retry ? act('retry', '↻ Retry', '') : null,
   );
 }
@@ -44,7 +44,7 @@ function facts(job: JobDetail): HTMLElement {
     h(
       'dl',
       { class: 'facts' },
-      item('Duration', liveDuration(job.duration, job.status === 'running' ? job.started_at : null)),
+      item('Duration', liveDuration(job.duration, job.status === 'running' || job.status === 'canceling' ? job.started_at : null)),
       item('Queued', duration(job.queued_duration)),
       item('Started', time(job.started_at)),
       item('Finished', time(job.finished_at)),

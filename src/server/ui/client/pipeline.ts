@@ -13,7 +13,7 @@ function jobButton(job: Job): HTMLButtonElement | null {
       if (action === 'retry') nav.go(`/jobs/${result.job.id}`);
     }, { 'aria-label': `${label} ${job.name}`, title: `${label} ${job.name}`, 'data-action': action });
   if (job.actions.play) return act('play', 'Play', '▶');
-  if (job.actions.cancel) return act('cancel', 'Cancel', '✕');
+  if (job.actions.cancel) return act('cancel', job.actions.force_cancel ? 'Force cancel' : 'Cancel', '✕');
   if (job.actions.retry) return act('retry', 'Retry', '↻');
   return null;
 }
@@ -27,7 +27,7 @@ function jobCard(job: Job): HTMLElement {
     h(
       'div',
       { class: 'job-meta muted small' },
-      liveDuration(job.duration, job.status === 'running' ? job.started_at : null),
+      liveDuration(job.duration, job.status === 'running' || job.status === 'canceling' ? job.started_at : null),
       job.runner ? h('span', { title: `runner #${job.runner.id}` }, job.runner.description) : null,
       ...notes,
     ),

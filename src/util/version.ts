@@ -1,0 +1,13 @@
+import { readFileSync } from 'node:fs';
+
+/** The package version, read once from package.json next to `src/` or `dist/`. */
+export const VERSION: string = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+})();
+
+export const RUNNER_NAME = 'ci-runner';
