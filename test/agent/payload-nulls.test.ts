@@ -65,7 +65,8 @@ async function runThroughProxy(yaml: string, change: (payload: Payload) => void,
     change(payload);
     return JSON.stringify(payload);
   };
-  const runner = runnerSchema.parse({ name: 'nulls', url: proxyUrl, token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
+  // The proxy rewrites v1's build payloads (GitLab 8.x–9.x wrote those nulls); v4's are unit-tested.
+  const runner = runnerSchema.parse({ name: 'nulls', url: proxyUrl, api: 'v1', token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
   const never = new AbortController().signal;
   const result = await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[jobIndex]!.id;
@@ -140,7 +141,8 @@ describe('build payloads with nulls, sent raw to the real client', () => {
       (dep.artifacts_file as Record<string, unknown>).size = null;
       return JSON.stringify(payload);
     };
-    const runner = runnerSchema.parse({ name: 'nulls', url: proxyUrl, token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
+    // The proxy rewrites v1's build payloads (GitLab 8.x–9.x wrote those nulls); v4's are unit-tested.
+  const runner = runnerSchema.parse({ name: 'nulls', url: proxyUrl, api: 'v1', token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
     const never = new AbortController().signal;
     await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
     const use = first.pipeline.jobs[1]!.id;
