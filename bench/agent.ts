@@ -106,6 +106,10 @@ export async function run(): Promise<void> {
       process.stdout.write(`[${api}] 20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
     }
     for (const api of ['v1', 'v4'] as const) {
+      const pair = await runPipeline(server, root, 20, 2, api, 'full');
+      process.stdout.write(`[${api}] 20 trivial jobs with a full fetch (GIT_DEPTH 0), concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
+    }
+    for (const api of ['v1', 'v4'] as const) {
       const latency = await cancelLatency(server, root, api, 10);
       process.stdout.write(`[${api}] cancel of a job that prints nothing, seen by the runner (cancel → script stopped), 10 jobs: p50 ${fmt(percentile(latency, 50))}, p95 ${fmt(percentile(latency, 95))}\n`);
     }
