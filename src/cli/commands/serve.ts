@@ -189,7 +189,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
   command: 'serve',
-  describe: 'Run the embedded reference CI server (runner API /ci/api/v1, admin API, git over HTTP)',
+  describe: 'Run the embedded reference CI server (runner API /api/v4 and /ci/api/v1, admin API, git over HTTP, web page)',
   builder,
   handler,
 };
