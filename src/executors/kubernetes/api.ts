@@ -6,6 +6,7 @@
  */
 import { ApiException, AuthorizationV1Api, CoreV1Api, Observable, VersionApi, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import { CiRunnerError } from '../../util/errors.js';
+import { sleep } from '../../util/timers.js';
 import type { Connection } from './connection.js';
 
 /** A call to the API failed; `status` is the HTTP status (undefined when no answer came). */
@@ -32,17 +33,39 @@ export class KubeApi {
 
   /**
    * Runs `fn` with per-call options that abort the request with `signal`; maps failures to
-   * {@link KubernetesApiError} saying what was being done (`creating pod x`).
+   * {@link KubernetesApiError} saying what was being done (`creating pod x`). An answer that asks to
+   * be tried again (429 or 5xx with `Retry-After`, as the apiserver sends while a fresh namespace's
+   * service account has no token yet) is retried after the wait it names, as client-go does.
    */
   async call<T>(what: string, signal: AbortSignal | undefined, fn: (options: ConfigurationOptions | undefined) => Promise<T>): Promise<T> {
-    signal?.throwIfAborted();
-    try {
-      return await fn(signal ? signalOptions(signal) : undefined);
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      throw apiError(what, error, this.connection.server);
+    for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
+      try {
+        return await fn(signal ? signalOptions(signal) : undefined);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        const wait = retryAfterMs(error);
+        if (wait === undefined || attempt >= RETRY_ATTEMPTS) throw apiError(what, error, this.connection.server);
+        await sleep(wait, signal);
+      }
     }
   }
+}
+
+/** Attempts of one call whose answers keep asking to be retried, and the longest wait honoured. */
+const RETRY_ATTEMPTS = 10;
+const RETRY_AFTER_MAX_S = 10;
+
+/** The wait a 429 or 5xx answer asks for in `Retry-After` (whole seconds, 1 to 10), else undefined. */
+export function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ApiException)) return undefined;
+  const status = error.code as number;
+  if (status !== 429 && status < 500) return undefined;
+  const headers = (error.headers ?? {}) as Record<string, string | undefined>;
+  const header = Object.entries(headers).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  const seconds = Number(header);
+  if (header === undefined || header.trim() === '' || !Number.isFinite(seconds)) return undefined;
+  return Math.min(Math.max(Math.ceil(seconds), 1), RETRY_AFTER_MAX_S) * 1000;
 }
 
 /** The options that make one request abortable (the middleware runs per call, before the fetch). */

@@ -8,13 +8,24 @@ import type { PipelineView } from '../../../src/server/index.js';
 import { useTestServer, type TestServer } from '../../helpers/server.js';
 import { cluster, K8S_IMAGES, skipKubernetes } from './cluster.js';
 
-/** Each test file its own namespace, so files running at once never see each other's pods. */
+/**
+ * Each test file its own namespace, so files running at once never see each other's pods. Returns
+ * once the namespace's `default` service account has its token (Kubernetes 1.20 refuses pods until
+ * then), so tests that create pods directly do not meet that race.
+ */
 export async function useNamespace(name: string): Promise<string> {
   if (!cluster) return name;
-  await cluster.core.createNamespace({ body: { metadata: { name } } }).catch((error: unknown) => {
+  const core = cluster.core;
+  await core.createNamespace({ body: { metadata: { name } } }).catch((error: unknown) => {
     if ((error as { code?: number }).code !== 409) throw error;
   });
-  return name;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const account = await core.readNamespacedServiceAccount({ name: 'default', namespace: name }).catch(() => undefined);
+    if ((account?.secrets?.length ?? 0) > 0) return name;
+    if (Date.now() > deadline) throw new Error(`namespace ${name}: the default service account has no token after 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 export interface KubernetesJobOptions {
