@@ -6,7 +6,7 @@
  */
 import { ApiException, AuthorizationV1Api, CoreV1Api, Observable, VersionApi, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import { CiRunnerError } from '../../util/errors.js';
-import { sleep } from '../../util/timers.js';
+import { retry, type RetryPolicy, type Step } from '../../client/retry.js';
 import type { Connection } from './connection.js';
 
 /** A call to the API failed; `status` is the HTTP status (undefined when no answer came). */
@@ -38,23 +38,26 @@ export class KubeApi {
    * service account has no token yet) is retried after the wait it names, as client-go does.
    */
   async call<T>(what: string, signal: AbortSignal | undefined, fn: (options: ConfigurationOptions | undefined) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      signal?.throwIfAborted();
+    signal?.throwIfAborted();
+    const step = async (): Promise<Step<T, unknown>> => {
       try {
-        return await fn(signal ? signalOptions(signal) : undefined);
+        return { done: await fn(signal ? signalOptions(signal) : undefined) };
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
-        const wait = retryAfterMs(error);
-        if (wait === undefined || attempt >= RETRY_ATTEMPTS) throw apiError(what, error, this.connection.server);
-        await sleep(wait, signal);
+        const retryAfter = retryAfterMs(error);
+        if (retryAfter === undefined) throw apiError(what, error, this.connection.server);
+        return { failed: error, retryAfterMs: retryAfter };
       }
-    }
+    };
+    const result = await retry(step, { policy: RETRY_POLICY, signal });
+    if (result.ok) return result.value;
+    throw apiError(what, result.failure, this.connection.server);
   }
 }
 
-/** Attempts of one call whose answers keep asking to be retried, and the longest wait honoured. */
-const RETRY_ATTEMPTS = 10;
+/** Answers that keep asking to be retried: 10 tries in all, each wait the one asked for (at most 10 s). */
 const RETRY_AFTER_MAX_S = 10;
+const RETRY_POLICY: RetryPolicy = { baseMs: 200, maxMs: 1_000, attempts: 10, maxRetryAfterMs: RETRY_AFTER_MAX_S * 1000 };
 
 /** The wait a 429 or 5xx answer asks for in `Retry-After` (whole seconds, 1 to 10), else undefined. */
 export function retryAfterMs(error: unknown): number | undefined {
