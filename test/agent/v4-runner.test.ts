@@ -161,7 +161,10 @@ describe('a pipeline over v4', () => {
       const p = await pipeline('j:\n  script:\n    - echo failing\n    - exit 3\n  allow_failure:\n    exit_codes: [3]\n');
       const [job] = await finished(p.id);
       expect(job).toMatchObject({ status: 'failed', failure_reason: 'script_failure', allow_failure: true });
-      const finals = runner.calls.filter((call) => call.method === 'updateJob' && (call.args[1] as { state: string }).state === 'failed');
+      // The server marks the job failed before its answer reaches the runner, where the call is recorded.
+      const isFinal = (call: Call) => call.method === 'updateJob' && (call.args[1] as { state: string }).state === 'failed' && call.status === 200;
+      await waitUntil(() => runner.calls.some(isFinal), 30_000, 'the final update answered');
+      const finals = runner.calls.filter(isFinal);
       expect(finals.at(-1)?.args[1]).toMatchObject({ state: 'failed', failureReason: 'script_failure', exitCode: 3, output: { bytesize: (await t.server.getTrace(job!.id)).length } });
     } finally {
       await runner.stop();
@@ -232,7 +235,9 @@ describe('the trace over v4', () => {
       t.server.faults.add({ endpoint: 'update_build', action: 'error', status: 202, count: 2, buildId: id });
       const [job] = await finished(p.id);
       expect(job?.status).toBe('success');
-      const finals = runner.calls.filter((call) => call.method === 'updateJob' && (call.args[1] as { state: string }).state === 'success');
+      const isFinal = (call: Call) => call.method === 'updateJob' && (call.args[1] as { state: string }).state === 'success';
+      await waitUntil(() => runner.calls.some((call) => isFinal(call) && call.status === 200), 30_000, 'the final update answered');
+      const finals = runner.calls.filter(isFinal);
       expect(finals.map((call) => call.status)).toEqual([202, 202, 200]);
       expect(new Set(finals.map((call) => JSON.stringify(call.args[1]))).size).toBe(1);
     } finally {
