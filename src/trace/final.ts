@@ -1,5 +1,5 @@
 /**
- * The final update (docs/protocol-v1.md §7.6; docs/protocol-v4.md §7.4), the one path by which a job's end
+ * The final update (docs/protocol-v1.md §7.6; docs/protocol-v4.md §8.6), the one path by which a job's end
  * reaches the server — a job that ran, one recovered after a restart, and one that could not run at
  * all (report-failed.ts). Retried (retry.ts) until the server has it (200) or refuses it for good
  * (401/403/404: the job is gone or was canceled). Unlike the legacy runner's endless retry (§12 item

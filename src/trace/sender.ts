@@ -247,7 +247,7 @@ export class TraceSender {
     return 'ok';
   }
 
-  /** v4's keep-alive (§7.4): `running` with the checksum and size of what the server has. */
+  /** v4's keep-alive (docs/protocol-v4.md §8.5): `running` with the checksum and size of what the server has. */
   private async keepAlive(): Promise<TickResult> {
     const { client, job } = this.options;
     const output = await this.checksum.of(this.sentOffset);

@@ -1,6 +1,6 @@
 /**
  * Why a job failed, as v4's final update names it (`failure_reason`, `exit_code`; docs/protocol-v4.md
- * §7.2), from what ended it: a script's exit status is `script_failure` with its exit code, the job
+ * §8.6), from what ended it: a script's exit status is `script_failure` with its exit code, the job
  * timeout `job_execution_timeout`, an image that could not be had `image_pull_failure`, the runner's
  * own errors `runner_system_failure`. A cancel is `unknown_failure`, as GitLab Runner reports it (the
  * server has the job canceled already). The text reason in the trace stays as it was.

@@ -1,5 +1,5 @@
 /**
- * The v4 API base from a runner's configured `url` (docs/protocol-v4.md §2.1): strip trailing
+ * The v4 API base from a runner's configured `url` (docs/protocol-v4.md §8.1): strip trailing
  * slashes and then one trailing `/ci` (so a URL written for v1 keeps working), append `/api/v4/`.
  * `https://h/`, `https://h/ci` → `https://h/api/v4/`; `https://h/gitlab` → `https://h/gitlab/api/v4/`.
  * Only http and https are accepted.

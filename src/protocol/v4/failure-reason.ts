@@ -1,5 +1,5 @@
 /**
- * The `failure_reason` of a final `failed` update (docs/protocol-v4.md §7.2). The runner names why a
+ * The `failure_reason` of a final `failed` update (docs/protocol-v4.md §8.6). The runner names why a
  * job failed with one of its own reasons; before sending, a reason the server did not list in the
  * job's `features.failure_reasons` is mapped to an older equivalent the server knows, else to
  * `unknown_failure`, as GitLab Runner does. Three reasons every server accepts need no listing.

@@ -1,5 +1,5 @@
 /**
- * What this runner announces in `info.features` over v4 (docs/protocol-v4.md §10): exactly what it
+ * What this runner announces in `info.features` over v4 (docs/protocol-v4.md §8.3): exactly what it
  * implements, because the server hands out (or drops) jobs by it. A feature is true when the client,
  * the executor and the job runner together honour it; everything else is false, never left out.
  */

@@ -4,7 +4,7 @@
  * returns it (payload.ts validates and maps it onto the job model). Nothing here does I/O.
  */
 
-/** `info.features` (§10): the whole map is always sent, each key true when this runner implements it. */
+/** `info.features` (docs/protocol-v4.md §8.3): the whole map is always sent, each key true when this runner implements it. */
 export interface FeaturesInfo {
   variables: boolean;
   image: boolean;
