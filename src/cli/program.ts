@@ -21,7 +21,7 @@ export async function buildProgram(args: readonly string[], commands: readonly A
   const { default: yargs } = await import('yargs');
   let program = addGlobalOptions(yargs([...args]))
     .scriptName('ci-runner')
-    .usage('$0 <command> [options]\n\nA CI runner for GitLab's runner API (/api/v4, and the legacy /ci/api/v1), with an embedded reference server.')
+    .usage('$0 <command> [options]\n\nA CI runner for the GitLab runner API (/api/v4, and the legacy /ci/api/v1), with an embedded reference server.')
     .version(VERSION)
     .strict()
     .demandCommand(1, 'Name a command; see --help.')
