@@ -5,9 +5,11 @@
  * external attributes (as the legacy runner, Info-ZIP and yazl write them), which is also how a
  * symlink is recognised: its content is the link target.
  */
-import { open, type Entry, type ZipFile } from 'yauzl';
+import { open } from 'node:fs/promises';
+import { fromRandomAccessReader, type Entry, type ZipFile } from 'yauzl';
 import type { ArchiveEntry, EntryVisitor } from './entry.js';
 import { ArtifactsError } from './errors.js';
+import { WindowedZipReader } from './zip-window.js';
 
 const S_IFMT = 0o170000;
 const TYPES: Record<number, { kind: ArchiveEntry['kind']; detail?: string }> = {
@@ -24,11 +26,7 @@ const MAX_LINK_TARGET = 4096;
 /** Visits every entry of the zip `file`. Rejects with the visitor's error, ARCHIVE_UNSAFE/CORRUPT, or the abort reason. */
 export async function readZip(file: string, visit: EntryVisitor, signal: AbortSignal): Promise<void> {
   if (signal.aborted) throw signal.reason;
-  const zip = await new Promise<ZipFile>((resolve, reject) => {
-    open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (error, opened) =>
-      error ? reject(zipError(file, error)) : resolve(opened),
-    );
-  });
+  const zip = await openZip(file);
   // yauzl may still report an error after the last entry we waited for; without a listener an
   // EventEmitter 'error' would crash the daemon. Errors that matter are caught per entry below.
   zip.on('error', () => undefined);
@@ -38,6 +36,27 @@ export async function readZip(file: string, visit: EntryVisitor, signal: AbortSi
     }
   } finally {
     zip.close();
+  }
+}
+
+/** yauzl over the file through a {@link WindowedZipReader}; the file is closed when `zip.close()` is. */
+async function openZip(file: string): Promise<ZipFile> {
+  const handle = await open(file, 'r').catch((error: unknown) => {
+    throw zipError(file, error as Error);
+  });
+  let reader: WindowedZipReader | undefined;
+  try {
+    const { size } = await handle.stat();
+    reader = new WindowedZipReader(handle, size);
+    const windowed = reader;
+    return await new Promise<ZipFile>((resolve, reject) => {
+      fromRandomAccessReader(windowed, size, { lazyEntries: true, autoClose: false, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (error, opened) =>
+        error ? reject(zipError(file, error)) : resolve(opened),
+      );
+    });
+  } catch (error) {
+    await (reader ? reader.closeFile() : handle.close()).catch(() => undefined);
+    throw error instanceof ArtifactsError ? error : zipError(file, error as Error);
   }
 }
 
