@@ -6,7 +6,7 @@
  * then removes them, so no assigned build is left `running` on the server.
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { RunnerApi } from '../client/api.js';
 import type { Logger } from '../log/index.js';
 import { killRecordedCgroup } from '../executors/cgroup/job-cgroup.js';
@@ -79,7 +79,8 @@ export async function recoverDeliveries(dirs: string[], runner: RunnerConfig, cl
       const killed = inCgroup + marked;
       // A job that never finished gets lines in its trace saying the runner died and when it was recovered.
       const detail = killed > 0 ? `killed ${killed} process${killed === 1 ? '' : 'es'} the job left behind` : undefined;
-      const result = await resumeDelivery(dir, client, runner.token, signal, { unfinishedState: 'failed', logger, ...(detail ? { unfinishedDetail: detail } : {}) });
+      const buildId = Number(basename(dir).slice('build-'.length));
+      const result = await resumeDelivery(dir, client, runner.token, signal, { buildId, unfinishedState: 'failed', logger, ...(detail ? { unfinishedDetail: detail } : {}) });
       if (result) logger.info({ dir, delivered: result.delivered, status: result.status }, 'sent the final update of a job from an earlier run');
       if (!result || result.delivered || result.refused) await rm(dir, { recursive: true, force: true });
     } catch (error) {

@@ -95,7 +95,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   await mkdir(stateDir, { recursive: true });
   const logPath = join(stateDir, SPOOL_FILE);
   const spool = SpoolWriter.create(logPath);
-  const reader = await SpoolReader.open(logPath);
+  const { reader } = await SpoolReader.open(logPath);
   const trace = new SentTrace(spool, reader);
   const api = client.api;
   const job = { id: build.id, token: build.token, runnerToken };

@@ -3,17 +3,18 @@
  * sends the final update that is still owed (crash recovery uses this). A job that never finished
  * gets lines at the end of its trace saying the runner stopped while it ran and when it was recovered.
  */
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunnerApi } from '../client/api.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { sendFinalUpdate } from './final.js';
 import { interruptedNotice } from './interrupted.js';
 import { SpoolReader } from './spool.js';
-import { DeliveryStateStore, isPending, readDeliveryState, SPOOL_FILE } from './state.js';
+import { DeliveryStateStore, isPending, readDeliveryState, SPOOL_FILE, STATE_FILE } from './state.js';
 import { SentTrace } from './view.js';
 
 export interface ResumeDeliveryOptions {
+  /** The job the state dir belongs to (its name says, `build-<id>`): a record of another is refused. */
+  buildId?: number;
   /** Default 1 h. */
   deadlineMs?: number;
   /** Deadline of each attempt. Default 60 s. */
@@ -42,13 +43,15 @@ export async function resumeDelivery(
 ): Promise<{ delivered: boolean; status: number; refused?: true } | undefined> {
   const record = await readDeliveryState(stateDir);
   if (record === undefined) return undefined;
+  if (options.buildId !== undefined && record.buildId !== options.buildId) {
+    throw new Error(`${join(stateDir, STATE_FILE)} is the record of job ${record.buildId}, not ${options.buildId}; it was not written there by the runner`);
+  }
   const state = record.finalState ?? options.unfinishedState;
   if (state === undefined || (record.finalState !== undefined && !isPending(record))) return undefined;
   const logger = (options.logger ?? silentLogger()).child({ component: 'trace', jobId: record.buildId });
 
-  const spoolPath = join(stateDir, SPOOL_FILE);
-  const { size, mtime } = await stat(spoolPath);
-  const reader = await SpoolReader.open(spoolPath);
+  // Never through a link: the spool is read back as root and sent to the server.
+  const { reader, size, mtime } = await SpoolReader.open(join(stateDir, SPOOL_FILE));
   const trace = new SentTrace({ length: size }, reader);
   const cut = record.limitCut !== undefined && record.limitNotice !== undefined ? Math.min(record.limitCut, size) : undefined;
   const store = new DeliveryStateStore(stateDir, { ...record, finalState: state });

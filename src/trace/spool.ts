@@ -7,7 +7,8 @@
  * from a process's pipe gets backpressure from the disk alone. A write never waits on the network.
  */
 import { constants, openSync, writeSync, closeSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { openRegularFile } from '../util/existing-file.js';
 
 export class SpoolWriter {
   private fd: number | undefined;
@@ -55,8 +56,11 @@ export class SpoolWriter {
 export class SpoolReader {
   private constructor(private readonly handle: FileHandle) {}
 
-  static async open(path: string): Promise<SpoolReader> {
-    return new SpoolReader(await open(path, 'r'));
+  /** Opens the spool at `path`, never through a link, and says its size and last write. */
+  static async open(path: string): Promise<{ reader: SpoolReader; size: number; mtime: Date }> {
+    const handle = await openRegularFile(path);
+    const { size, mtime } = await handle.stat();
+    return { reader: new SpoolReader(handle), size, mtime };
   }
 
   /** Reads bytes `[start, end)`; the caller guarantees they have been appended. */

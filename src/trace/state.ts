@@ -5,7 +5,8 @@
  * private state dir: for a v4 job it holds the job token, which v4's final update needs (and which
  * stops working once the job is finished).
  */
-import { readFile, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
+import { openRegularFile } from '../util/existing-file.js';
 import { join } from 'node:path';
 import { writeNewFile } from '../util/new-file.js';
 import type { RunnerBuildState } from '../protocol/types.js';
@@ -52,7 +53,13 @@ export function isPending(state: DeliveryState): boolean {
 export async function readDeliveryState(stateDir: string): Promise<DeliveryState | undefined> {
   let text: string;
   try {
-    text = await readFile(join(stateDir, STATE_FILE), 'utf8');
+    // Never through a link: a restarted daemon reads it as root, and sends what it names.
+    const handle = await openRegularFile(join(stateDir, STATE_FILE));
+    try {
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

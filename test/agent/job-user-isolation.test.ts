@@ -3,11 +3,13 @@
  * its programs (git settings planted in the checkout) or to write where it points (a directory the
  * daemon uses swapped for a symlink). Needs root (a system user, switching to it); skipped otherwise.
  */
-import { chmod, lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, chown, lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
+import { JobProcessInCheckoutError, takeProject } from '../../src/agent/job/job-user.js';
 import type { RunAs } from '../../src/executors/run-as.js';
 import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
@@ -118,5 +120,30 @@ describe.skipIf(!isRoot)('a job user cannot steer the root daemon', () => {
     const run = await runAsUser(p, dirs);
     expect(t.server.getJob(p.jobs[0]!.id)?.artifacts, run.trace).toBeNull();
     expect(await readdir(victim)).toEqual(['secret']);
+  });
+
+  it('the daemon refuses to take back a checkout while a process of the job user is still inside it', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'ci-runner-take-'));
+    onTestFinished(() => rm(base, { recursive: true, force: true }));
+    const project = join(base, 'project');
+    await mkdir(join(project, 'sub'), { recursive: true });
+    await chown(project, runAs.uid, runAs.gid);
+    await chown(join(project, 'sub'), runAs.uid, runAs.gid);
+    // One of the job user's processes has its working directory in the checkout, another is elsewhere.
+    const start = (cwd: string) => {
+      const child = spawn('sleep', ['300'], { cwd, uid: runAs.uid, gid: runAs.gid, stdio: 'ignore' });
+      onTestFinished(() => void child.kill('SIGKILL'));
+      return child;
+    };
+    const inside = start(join(project, 'sub'));
+    start('/');
+    await new Promise((resolve) => inside.once('spawn', resolve));
+    const taking = takeProject(project, runAs);
+    await expect(taking).rejects.toThrow(JobProcessInCheckoutError);
+    await expect(taking).rejects.toThrow(`process ${inside.pid} of the job user`);
+    inside.kill('SIGKILL');
+    await new Promise((resolve) => inside.once('exit', resolve));
+    await takeProject(project, runAs);
+    expect((await lstat(project)).uid).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { selectFiles } from '../../src/artifacts/index.js';
 import { git } from '../helpers/git.js';
+import { makeTrap } from '../helpers/planted-git.js';
 import { removeTempDirs, tempDir, writeFiles } from './fixtures.js';
 
 const signal = new AbortController().signal;
@@ -42,6 +43,24 @@ describe('selecting artifacts paths', () => {
     await writeFiles(project, { 'new.txt': 'n', 'ignored.txt': 'i', 'fresh/dir/file.bin': 'f' });
     const { paths } = await select(project, { untracked: true });
     expect(paths).toEqual(['fresh/dir/file.bin', 'new.txt']);
+  });
+
+  it('lists untracked files without running the fsmonitor a job set in the checkout\'s config, directly or by an include', async () => {
+    const trap = await makeTrap();
+    const project = await tempDir();
+    await writeFiles(project, { 'tracked.txt': 't' });
+    await git(project, ['init', '-q', '-b', 'main']);
+    await git(project, ['add', '-A']);
+    await git(project, ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'init']);
+    // What the job leaves: a checkout whose .git/config (written as the job pleased) names its programs.
+    await git(project, ['config', 'core.fsmonitor', join(trap.dir, 'bin', 'fsmonitor')]);
+    await writeFile(join(project, '.git', 'evil.inc'), `[core]\n\tfsmonitor = ${join(trap.dir, 'bin', 'include')}\n`);
+    await git(project, ['config', 'include.path', 'evil.inc']);
+    await git(project, ['config', 'core.hooksPath', join(trap.dir, 'hooks')]);
+    await writeFiles(project, { 'built/out.bin': 'b' });
+    const { paths } = await select(project, { untracked: true });
+    expect(paths).toEqual(['built/out.bin']);
+    expect(await trap.ran()).toEqual([]);
   });
 
   it('warns when untracked is asked for outside a git repository', async () => {

@@ -33,4 +33,31 @@ describe('exec snapshot', () => {
     await expect(show('local-only.log')).rejects.toThrow();
     expect(await trap.ran()).toEqual([]);
   });
+
+  it('runs no signature program the repository config names when HEAD is signed and log.showSignature is on', async () => {
+    const trap = await makeTrap();
+    const repo = await createGitRepo({ 'a.txt': 'committed\n' });
+    const out = await mkdtemp(join(tmpdir(), 'ci-runner-snapshot-'));
+    onTestFinished(() => Promise.all([rm(repo, { recursive: true, force: true }), rm(out, { recursive: true, force: true })]).then(() => undefined));
+    // A signed HEAD: the signature need not be valid, git hands whatever is there to the program.
+    const tree = await git(repo, ['rev-parse', 'HEAD^{tree}']);
+    const signed = await signedCommit(repo, tree);
+    await git(repo, ['update-ref', 'refs/heads/main', signed]);
+    for (const key of ['gpg.program', 'gpg.openpgp.program', 'gpg.x509.program', 'gpg.ssh.program']) await git(repo, ['config', key, join(trap.dir, 'bin', 'gpg')]);
+    await git(repo, ['config', 'log.showSignature', 'true']);
+
+    const snapshot = await snapshotWorkingTree(repo, out);
+    expect(snapshot).toMatchObject({ dirty: false, sha: signed, message: 'signed' });
+    expect(await trap.ran()).toEqual([]);
+  });
 });
+
+/** A commit of `tree` with a (bogus) OpenPGP signature header, written straight into the object store. */
+async function signedCommit(repo: string, tree: string): Promise<string> {
+  const who = 'Test Author <author@example.com> 1700000000 +0000';
+  const signature = ['-----BEGIN PGP SIGNATURE-----', '', 'iQEzBAABCAAdFiEE', '-----END PGP SIGNATURE-----'].join('\n ');
+  const body = `tree ${tree}\nauthor ${who}\ncommitter ${who}\ngpgsig ${signature}\n\nsigned\n`;
+  const file = join(repo, '.git', 'signed-commit');
+  await writeFile(file, body);
+  return git(repo, ['hash-object', '-t', 'commit', '-w', file]);
+}

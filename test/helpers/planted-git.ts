@@ -28,7 +28,7 @@ export async function makeTrap(): Promise<Trap> {
     await writeFile(path, `#!/bin/sh\necho ${name} >> ${join(dir, 'ran')}\n${tail}\n`);
     await chmod(path, 0o755);
   };
-  for (const name of ['fsmonitor', 'include']) await program(join(dir, 'bin', name), name, 'exit 0');
+  for (const name of ['fsmonitor', 'include', 'gpg']) await program(join(dir, 'bin', name), name, 'exit 0');
   await program(join(dir, 'bin', 'smudge'), 'smudge', 'exec cat');
   await program(join(dir, 'hooks', 'post-checkout'), 'hooks-path', 'exit 0');
   return {

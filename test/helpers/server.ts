@@ -6,6 +6,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll } from 'vitest';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { TlsMaterial } from '../../src/client/tls.js';
+import type { VariableFlags } from '../../src/server/state/store.js';
 import {
   createReferenceServer,
   type JobView,
@@ -23,7 +24,7 @@ export interface TestServer {
   /** E1 through the real client; returns the runner token. */
   registerRunner(opts?: { tags?: string[]; runUntagged?: boolean; locked?: boolean }): Promise<{ id: number; token: string }>;
   /** Queues a pipeline from YAML text on the test project. */
-  pipeline(config: string, variables?: Record<string, string>): Promise<PipelineView>;
+  pipeline(config: string, variables?: Record<string, string>, variableFlags?: Record<string, VariableFlags>): Promise<PipelineView>;
   /** Polls getJob until `predicate` holds or timeoutMs (default 30 s) passes (then throws). */
   waitForJob(id: number, predicate: (job: JobView) => boolean, timeoutMs?: number): Promise<JobView>;
   close(): Promise<void>;
@@ -56,7 +57,7 @@ export async function startTestServer(options: Partial<ReferenceServerOptions> &
       if (!result.runner) throw new Error(`runner registration failed with status ${result.status}`);
       return result.runner;
     },
-    pipeline: (config, variables) => server.createPipeline({ project: projectName, config, ...(variables ? { variables } : {}) }),
+    pipeline: (config, variables, variableFlags) => server.createPipeline({ project: projectName, config, ...(variables ? { variables } : {}), ...(variableFlags ? { variableFlags } : {}) }),
     async waitForJob(id, predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

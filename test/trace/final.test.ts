@@ -1,7 +1,9 @@
+import { readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/index.js';
-import { isPending, readDeliveryState, resumeDelivery } from '../../src/trace/index.js';
+import { isPending, readDeliveryState, resumeDelivery, SPOOL_FILE, STATE_FILE } from '../../src/trace/index.js';
 import { runningJob, type RunningJob, sampleOutput, startJobTrace, waitFor } from './job.js';
 
 let job: RunningJob | undefined;
@@ -160,6 +162,40 @@ describe('recovering a job the runner lost mid-run', () => {
     expect(stored).toContain('recovered the job at 2026-11-23T09:00:00.000Z');
     expect(stored.split('WARNING: The runner stopped').length).toBe(2);
     expect(stored).not.toContain('10:00:00');
+  });
+});
+
+describe('resuming from a state dir a job could have written', () => {
+  /** A job the runner lost after its trace was acknowledged: the record and spool a restart finds. */
+  async function lostJob(): Promise<RunningJob> {
+    const lost = await runningJob();
+    job = lost;
+    const daemon = new AbortController();
+    const trace = await startJobTrace(lost, { signal: daemon.signal });
+    trace.write('working\n');
+    await waitForRecord(async () => ((await readDeliveryState(lost.stateDir))?.sentOffset ?? 0) > 0);
+    daemon.abort();
+    return lost;
+  }
+
+  it.each([SPOOL_FILE, STATE_FILE])('reads no %s through a link', async (name) => {
+    const lost = await lostJob();
+    // The link leads to a copy of the real file with a secret added: followed, it would be sent.
+    const path = join(lost.stateDir, name);
+    const elsewhere = join(lost.stateDir, `${name}.elsewhere`);
+    await writeFile(elsewhere, name === SPOOL_FILE ? 'working\nthe secret\n' : await readFile(path));
+    await rename(path, `${path}.moved`);
+    await symlink(elsewhere, path);
+    await expect(resumeDelivery(lost.stateDir, lost.client, lost.runnerToken, AbortSignal.timeout(30_000), { unfinishedState: 'failed' })).rejects.toThrow(/link|regular file/);
+    expect((await lost.ts.server.getTrace(lost.build.id)).toString()).toBe('working\n');
+    expect(lost.ts.server.getJob(lost.build.id)?.status).toBe('running');
+  });
+
+  it('refuses a record of another job than the one it resumes', async () => {
+    const lost = await lostJob();
+    const other = lost.build.id + 1;
+    await expect(resumeDelivery(lost.stateDir, lost.client, lost.runnerToken, AbortSignal.timeout(30_000), { unfinishedState: 'failed', buildId: other })).rejects.toThrow(`job ${lost.build.id}, not ${other}`);
+    expect(lost.ts.server.getJob(lost.build.id)?.status).toBe('running');
   });
 });
 

@@ -22,7 +22,11 @@ export class CheckoutError extends CiRunnerError {}
  * (closed to it) while the guard works.
  */
 export async function readyCheckout(build: BuildPayload, dirs: JobDirs, strategy: GitStrategy, runAs: RunAs | undefined, write: (chunk: string) => void): Promise<void> {
-  if (runAs) await takeProject(dirs.projectDir);
+  if (runAs) {
+    await takeProject(dirs.projectDir, runAs).catch((error: unknown) => {
+      throw new CheckoutError('CHECKOUT_UNUSABLE', (error as Error).message, { cause: error });
+    });
+  }
   if (strategy === 'none') await mkdir(dirs.projectDir, { recursive: true });
   else {
     const owner = runAs ? { owner: { uid: runAs.uid, gid: runAs.gid } } : {};

@@ -43,11 +43,11 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   // Credentials travel as an HTTP header in git's environment (GIT_CONFIG_*), scoped to the
   // server's URL: they are never on a command line (visible in `ps`), in .git/config, or in output,
   // and submodules on the same server authenticate too.
-  // Every git command of the stage, submodule clones included, also runs with no credential helper
-  // and no prompt, so the runner host's own credentials are never offered to the server, and with
-  // HOST_GIT_SETTINGS, so nothing a job left in the checkout runs (guardCheckout did the rest).
+  // Every git command of the stage, submodule clones included, also runs with no prompt and with
+  // HOST_GIT_SETTINGS (no credential helper or askpass, so the runner host's own credentials are
+  // never offered to the server; nothing a job left in the checkout runs: guardCheckout did the rest).
   const auth = credentialHeader(build.repo_url);
-  const config: GitSetting[] = [['credential.helper', '']];
+  const config: GitSetting[] = [];
   if (auth) config.push([`http.${auth.base}.extraHeader`, auth.header]);
   // The runner's private CA and client certificate reach git the same way, for the coordinator only.
   config.push(...gitTlsConfig(options.tls), ...HOST_GIT_SETTINGS);

@@ -7,7 +7,7 @@
  * extracting artifacts and the cache, archiving them after the job) the project dir is the daemon's
  * and closed (0700): no process of the job user can reach in to swap a file or directory for a link
  * between the daemon's check and its use. Processes the job left behind are gone by then (cgroup,
- * else process group and marker sweep).
+ * else process group and marker sweep); one still inside (user-processes.ts) makes the take fail.
  */
 import { constants } from 'node:fs';
 import { chmod, mkdir, open, rm, stat, lchown, type FileHandle } from 'node:fs/promises';
@@ -15,7 +15,9 @@ import { dirname, relative, sep, join } from 'node:path';
 import type { RunAs } from '../../executors/run-as.js';
 import { giveToUser } from '../../executors/run-as.js';
 import type { BuildPayload } from '../../protocol/types.js';
+import { CiRunnerError } from '../../util/errors.js';
 import type { JobDirs } from './build-dir.js';
+import { processesInside } from './user-processes.js';
 
 const DIR_NO_FOLLOW = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -40,9 +42,22 @@ export async function prepareDirsForUser(runAs: RunAs, buildsDir: string, dirs: 
   await claimDir(dirs.stateDir, 0o711);
 }
 
-/** The project dir becomes the daemon's and closed to others (made when missing); see the module comment. */
-export async function takeProject(projectDir: string): Promise<void> {
+/** A process of the job user is still inside the checkout the daemon is taking back. */
+export class JobProcessInCheckoutError extends CiRunnerError {
+  constructor(projectDir: string, pids: number[]) {
+    super('JOB_PROCESS_IN_CHECKOUT', `process${pids.length === 1 ? '' : 'es'} ${pids.join(', ')} of the job user still work${pids.length === 1 ? 's' : ''} inside ${projectDir}; the runner does not touch a checkout a job process can reach into (contain jobs in a cgroup, or end what they leave running)`);
+  }
+}
+
+/**
+ * The project dir becomes the daemon's and closed to others (made when missing); see the module
+ * comment. Refused (after closing it) while a process of `runAs` is still inside it.
+ */
+export async function takeProject(projectDir: string, runAs: RunAs): Promise<void> {
   await claimDir(projectDir, 0o700);
+  // After the close: from here nobody enters, so whoever is inside is found.
+  const pids = await processesInside(runAs.uid, projectDir);
+  if (pids.length > 0) throw new JobProcessInCheckoutError(projectDir, pids);
 }
 
 /**

@@ -109,7 +109,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   try {
     env = await prepare(build, services, run, job);
     await getSources(build, services, run, job, env, shell);
-    if (runAs) await takeProject(dirs.projectDir);
+    if (runAs) await takeProject(dirs.projectDir, runAs);
     await downloadAndRestore(build, services, ctx, job, env);
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
@@ -144,7 +144,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
 
   // 7. archive_cache, 8. upload_artifacts; with a job user the checkout is the daemon's from here on,
   // also between jobs (nothing is collected from one it could not take back).
-  const taken = runAs ? await takeProject(dirs.projectDir).then(() => undefined, (error: unknown) => error as Error) : undefined;
+  const taken = runAs ? await takeProject(dirs.projectDir, runAs).then(() => undefined, (error: unknown) => error as Error) : undefined;
   if (taken) {
     run.logger.error({ err: taken }, 'cannot take the project dir back from the job user');
     ok = false;

@@ -7,7 +7,7 @@
  * `cleanup`, whatever the outcome.
  */
 import { randomBytes } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log/index.js';
 import type { ServiceOptions } from '../../protocol/types.js';
@@ -159,20 +159,25 @@ export class DockerExecutor implements Executor {
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
     const projectInContainer = this.buildPath(job.projectDir);
-    const jobDirs: Array<[string, string]> = [[job.projectDir, projectInContainer], [request.scriptDir, this.buildPath(request.scriptDir)]];
+    const project: [string, string] = [job.projectDir, projectInContainer];
+    // Of the state dir, a stage gets (and the image user is handed) its script and the job's file
+    // variables, each mounted on its own: the rest (the trace spool and its delivery record, which a
+    // restarted daemon reads again; registry logins) is never in a container, not even the hand-over's,
+    // whose root runs the image's own /bin/sh.
+    const files = [scriptPath, ...(await this.fileVariables(request))].map((path): [string, string] => [path, this.buildPath(path)]);
     try {
       if (job.user) {
         this.needsOwnerFix = true;
-        await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: jobDirs, to: job.user, signal: request.signal });
+        await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: [project, ...files], to: job.user, signal: request.signal });
       }
-      // Made after the hand-over: the image's own programs ran as root on the state dir there, and the
-      // marker is bind-mounted as a file (docker would follow a link at its path on this machine).
+      // Made after the hand-over and bind-mounted as a file (docker would follow a link at its path on
+      // this machine).
       if (job.entrypoint.effective.length > 0) marker = await createStartedMarker(scriptPath);
       const result = await runStageContainer(
         {
           docker: this.docker,
           name,
-          flags: this.stageFlags(job, request.scriptDir, marker),
+          flags: this.stageFlags(job, files, marker),
           image: job.image,
           script: this.buildPath(scriptPath),
           entrypoint: job.entrypoint,
@@ -186,7 +191,8 @@ export class DockerExecutor implements Executor {
       // the files back, and the container may still exist.
       if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
       else this.containers.delete(name);
-      if (job.user) await this.handBack(job, jobDirs);
+      // The files stay the image user's: the runner only removes them, which the state dir allows.
+      if (job.user) await this.handBack(job, [project]);
       if (marker && !result.aborted && result.exitCode !== null && !(await shellStarted(marker))) {
         request.output(Buffer.from(`\n\x1b[31;1m${notStartedMessage(job.entrypoint.effective, job.image, result.exitCode)}\x1b[0;m\n`));
         return { ...result, exitCode: result.exitCode || 1 };
@@ -198,8 +204,24 @@ export class DockerExecutor implements Executor {
     }
   }
 
-  /** Everything between `docker run` and the image for a build stage. */
-  private stageFlags(job: JobState, scriptDir: string, marker: string | undefined): string[] {
+  /**
+   * The host paths of the job's file variables, which the stages see at their build paths (see
+   * materializeFileVariables): a variable whose value is that path for a file of its name in the state dir.
+   */
+  private async fileVariables(request: StageRequest): Promise<string[]> {
+    const found = await Promise.all(
+      request.variables.map(async (v) => {
+        const path = join(request.scriptDir, v.key);
+        if (v.value !== this.buildPath(path)) return undefined;
+        // Only a file: docker would create a directory (as root) at a host path that does not exist.
+        return (await lstat(path).catch(() => undefined))?.isFile() ? path : undefined;
+      }),
+    );
+    return found.filter((path): path is string => path !== undefined);
+  }
+
+  /** Everything between `docker run` and the image for a build stage; `files` are mounted read-only. */
+  private stageFlags(job: JobState, files: Array<[string, string]>, marker: string | undefined): string[] {
     const projectInContainer = this.buildPath(job.projectDir);
     return [
       ...job.labels,
@@ -207,8 +229,8 @@ export class DockerExecutor implements Executor {
       ...containerFlags(this.options.docker),
       ...(this.options.docker.user ? ['--user', this.options.docker.user] : []),
       '--volume', `${job.projectDir}:${projectInContainer}`,
-      '--volume', `${scriptDir}:${this.buildPath(scriptDir)}:ro`,
-      // The one file the wrapper writes outside the checkout, mounted over its place in the read-only dir.
+      ...files.flatMap(([host, inContainer]) => ['--volume', `${host}:${inContainer}:ro`]),
+      // The one file the wrapper writes outside the checkout.
       ...(marker ? ['--volume', `${marker}:${this.buildPath(marker)}`] : []),
       '--workdir', projectInContainer,
     ];
@@ -236,10 +258,8 @@ export class DockerExecutor implements Executor {
 
   /** A stage stopped before its wrapper could hand files back: a short container does it. */
   private async fixOwner(job: JobState, owner: Ids): Promise<void> {
-    // The state dir only if it is still there: a bind mount would create it.
-    const stateDirs: Array<[string, string]> = job.user && (await stat(job.stateDir).catch(() => undefined)) ? [[job.stateDir, this.buildPath(job.stateDir)]] : [];
-    const dirs: Array<[string, string]> = [[job.projectDir, this.buildPath(job.projectDir)], ...stateDirs];
-    await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs, to: owner })
+    // The checkout alone: the state dir was never handed over (see runStage).
+    await chownInImage(this.docker, { image: job.image, labels: job.labels, dirs: [[job.projectDir, this.buildPath(job.projectDir)]], to: owner })
       .catch((error: unknown) => this.warn(error, `handing ${basename(job.projectDir)} back to uid ${owner.uid} failed`));
   }
 

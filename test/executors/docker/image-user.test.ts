@@ -3,11 +3,13 @@
  * script runs as that user and can write the checkout, while the runner's own steps (fetch, cache,
  * artifacts) keep working on it, job after job, as with GitLab Runner.
  */
-import { stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { TestServer } from '../../helpers/server.js';
-import { IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
+import { docker, IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
 import { executorForOwner, runDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
@@ -59,4 +61,38 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     for (const path of ['.', 'late', 'late/file', 'README.md']) expect((await stat(join(project, path))).uid, path).toBe(owner.uid);
     expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 120_000);
+
+  it('gives the hand-over container, which runs the image\'s own /bin/sh as root, the checkout and the stage\'s files, never the state dir', async () => {
+    // An image whose /bin/sh, when root, notes every directory mounted under /builds in the checkout.
+    const image = await imageWithRootSh(`for m in $(/bin/busybox awk '{print $5}' /proc/self/mountinfo); do case "$m" in /builds/*) [ -d "$m" ] && echo "$m" >> /builds/group/project/.root-sh-saw ;; esac; done`);
+    const lines = ['echo "file variable: $(cat "$SECRET_FILE") as $(id -u)"', `echo "beside it: $(ls -A "$(dirname "$SECRET_FILE")" | tr '\\n' ' ')"`];
+    const yaml = `j:\n  image: ${image}\n  script:\n${lines.map((line) => `    - ${JSON.stringify(line)}\n`).join('')}`;
+    const job = await runDockerJob(t, token, yaml, { variables: { SECRET_FILE: 'the secret' }, variableFlags: { SECRET_FILE: { file: true, masked: false } } });
+    expect(job.status, job.trace).toBe('success');
+    expect(job.trace).toContain('file variable: the secret as 1000');
+    // The stage sees its script and file variables; the trace spool and its delivery record stay out.
+    expect(job.trace).toMatch(/beside it: [^\n]*SECRET_FILE/);
+    expect(job.trace).not.toMatch(/beside it: [^\n]*trace/);
+    const project = join(job.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    const saw = (await readFile(join(project, '.root-sh-saw'), 'utf8')).split('\n').filter(Boolean);
+    expect(saw.length).toBeGreaterThan(0);
+    expect(new Set(saw)).toEqual(new Set(['/builds/group/project']));
+  }, 120_000);
 });
+
+const run = promisify(execFile);
+
+/** ci-runner-test/user:1 with a /bin/sh that runs `rootLine` when started as root; removed after the test. */
+async function imageWithRootSh(rootLine: string): Promise<string> {
+  const name = `ci-runner-test/root-sh-${process.pid}-${Date.now()}:1`;
+  const container = `ci-runner-root-sh-${process.pid}-${Date.now()}`;
+  const sh = `#!/bin/busybox sh\nif [ "$(/bin/busybox id -u)" = 0 ]; then ${rootLine}; fi\nexec /bin/busybox sh "$@"\n`;
+  // Through stdin and the image's CMD, so the committed image keeps no entrypoint or environment of ours.
+  const child = run('docker', ['run', '-i', '--name', container, '--user', '0', IMAGES.user, '/bin/busybox', 'sh', '-c', 'rm /bin/sh && cat > /bin/sh && chmod 755 /bin/sh']);
+  child.child.stdin?.end(sh);
+  await child;
+  await docker(['commit', '--change', 'USER 1000:1000', '--change', 'CMD ["sh"]', container, name]);
+  await docker(['rm', container]);
+  onTestFinished(async () => void (await docker(['rmi', name]).catch(() => undefined)));
+  return name;
+}

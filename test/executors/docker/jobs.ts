@@ -12,11 +12,14 @@ import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
 import { DockerExecutor } from '../../../src/executors/docker/index.js';
 import { useTestServer, type TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
+import type { VariableFlags } from '../../../src/server/state/store.js';
 
 export interface DockerJobOptions {
   docker?: Record<string, unknown>;
   runner?: Record<string, unknown>;
   variables?: Record<string, string>;
+  /** Flags of some of `variables` (`file: true`). */
+  variableFlags?: Record<string, VariableFlags>;
   /** Reuse these dirs (a second job in the same slot). */
   dirs?: { builds: string; cache: string };
   stopJob?: AbortSignal;
@@ -27,7 +30,7 @@ export interface DockerJobOptions {
 /** Queues `yaml` and starts its first job on a docker runner; `done` resolves with status and trace. */
 export async function startDockerJob(server: TestServer, token: string, yaml: string, options: DockerJobOptions = {}) {
   const dirs = options.dirs ?? (await workDirs());
-  const p = await server.pipeline(yaml, options.variables);
+  const p = await server.pipeline(yaml, options.variables, options.variableFlags);
   const config = runnerSchema.parse({
     name: 'docker-test', url: server.url, token, executor: 'docker', builds_dir: dirs.builds, cache_dir: dirs.cache, trace_update_interval: 0.2,
     docker: { image: IMAGES.sh, pull_policy: 'if-not-present', ...options.docker },
