@@ -12,6 +12,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from '../../log/index.js';
 import type { ServiceOptions } from '../../protocol/types.js';
 import { writeNewFile } from '../../util/new-file.js';
+import { timed, type MarkStep } from '../../util/timeline.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
@@ -69,11 +70,17 @@ export class DockerExecutor implements Executor {
   /** Containers that may still exist (services, a stage container whose run was interrupted). */
   private readonly containers = new Set<string>();
   private needsOwnerFix = false;
+  /** The job's timeline, from prepare on (the executor is the job's). */
+  private mark: MarkStep | undefined;
 
   constructor(private readonly options: DockerExecutorOptions) {
     this.host = new ShellExecutor({ shell: options.hostShell, killGraceMs: options.killGraceMs, ...(options.logger ? { logger: options.logger } : {}) });
     this.marker = this.host.marker;
-    this.docker = new DockerCli({ cli: options.docker.cli, ...(options.docker.host ? { host: options.docker.host } : {}) });
+    this.docker = new DockerCli({
+      cli: options.docker.cli,
+      ...(options.docker.host ? { host: options.docker.host } : {}),
+      onCall: (args, began, exitCode) => this.mark?.(dockerStep(args), began, { exit_code: exitCode }),
+    });
     const uid = process.getuid?.() ?? 0;
     this.owner = options.owner ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : undefined);
     this.runnerIds = this.owner ?? { uid, gid: process.getgid?.() ?? 0 };
@@ -86,6 +93,7 @@ export class DockerExecutor implements Executor {
   async prepare(request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
     const { build } = request;
+    this.mark = request.mark;
     const prefix = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
     const image = selectImage(build.options.image, o.image, request.variables);
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
@@ -154,7 +162,7 @@ export class DockerExecutor implements Executor {
   async runStage(request: StageRequest): Promise<StageResult> {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
-    const scriptPath = await writeStageScript('sh', request);
+    const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript('sh', request));
     let marker: string | undefined;
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
@@ -246,4 +254,10 @@ export class DockerExecutor implements Executor {
   private warn(error: unknown, message: string): void {
     this.options.logger?.warn({ err: error }, message);
   }
+}
+
+/** A docker call as a timeline step: `docker run`, `docker image inspect`, `docker network create`. */
+function dockerStep(args: readonly string[]): string {
+  const [verb, object] = args;
+  return ['image', 'network', 'container', 'volume'].includes(verb ?? '') ? `docker ${verb} ${object ?? ''}` : `docker ${verb ?? ''}`;
 }
