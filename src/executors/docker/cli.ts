@@ -76,4 +76,9 @@ export class DockerCli {
   get name(): string {
     return this.options.cli;
   }
+
+  /** Which engine the calls reach: the CLI and its DOCKER_HOST (the daemon's own when unset). */
+  get engine(): string {
+    return `${this.options.cli}\u0000${this.options.host ?? process.env.DOCKER_HOST ?? ''}`;
+  }
 }

@@ -20,6 +20,7 @@ import type { Executor, PrepareRequest, StageRequest, StageResult } from '../typ
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
+import { ImageCache } from './image-cache.js';
 import { checkAllowed, checkImageName, ensureImage, expandName, pullPolicies, selectImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
@@ -39,6 +40,8 @@ export interface DockerExecutorOptions {
   killGraceMs: number;
   /** Shell for the host stages (get_sources). */
   hostShell: ShellName;
+  /** The daemon's inspected images, shared by its jobs (image-cache.ts); default: this job's own. */
+  images?: ImageCache;
   /** Uid/gid files written in the project dir are handed back to; default: ours when we are not root. */
   owner?: { uid: number; gid: number };
   logger?: Logger;
@@ -63,6 +66,7 @@ export class DockerExecutor implements Executor {
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
+  private readonly images: ImageCache;
   private readonly owner: Ids | undefined;
   /** Whom files go back to after a stage that ran as the image's user: the owner, else us. */
   private readonly runnerIds: Ids;
@@ -81,6 +85,7 @@ export class DockerExecutor implements Executor {
       ...(options.docker.host ? { host: options.docker.host } : {}),
       onCall: (args, began, exitCode) => this.mark?.(dockerStep(args), began, { exit_code: exitCode }),
     });
+    this.images = options.images ?? new ImageCache();
     const uid = process.getuid?.() ?? 0;
     this.owner = options.owner ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : undefined);
     this.runnerIds = this.owner ?? { uid, gid: process.getgid?.() ?? 0 };
@@ -111,7 +116,7 @@ export class DockerExecutor implements Executor {
     const env = await jobDockerConfig(request.stateDir, build.credentials);
     if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
     request.log(`Using docker image ${image} ...`);
-    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env });
+    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images });
     request.log(`Using docker image ${image} with ID ${local.id}`);
     await this.readImageConfig(this.job, local, request);
     if (services.length === 0) return;
@@ -127,7 +132,7 @@ export class DockerExecutor implements Executor {
     try {
       for (const [i, spec] of services.entries()) {
         request.log(`Starting service ${spec.name} ...`);
-        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env });
+        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env, cache: this.images });
         const container = `${prefix}-service-${i}`;
         this.containers.add(container);
         const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), privileged: o.privileged });
@@ -193,6 +198,8 @@ export class DockerExecutor implements Executor {
       // Killed, stopped or never started (125: docker's own error): the wrapper may not have handed
       // the files back, and the container may still exist.
       if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
+      // 125: the container did not start, perhaps because the image is gone: the next job inspects again.
+      if (result.exitCode === 125) this.images.forget(this.docker.engine, job.image);
       else this.containers.delete(name);
       if (job.user) await this.handBack(job, jobDirs);
       if (marker && !result.aborted && result.exitCode !== null && !(await shellStarted(marker))) {
