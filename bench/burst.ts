@@ -20,8 +20,8 @@ import { percentile, register, runToEnd } from './support.js';
 
 const BYTES = 22_900_000;
 const PEER_S = [2.3, 3.3];
-/** 100-byte lines, as a build's output is lines. */
-const PRINT = `yes '${'x'.repeat(99)}' | head -c ${BYTES}`;
+/** 100-byte lines, as a build's output is lines; `yes` ends by SIGPIPE, which pipefail would report. */
+const PRINT = `(yes '${'x'.repeat(99)}' || true) | head -c ${BYTES}`;
 
 async function burstJobs(server: ReferenceServer, root: string, api: 'v1' | 'v4', n: number): Promise<number[]> {
   const token = await register(server);
