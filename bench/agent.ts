@@ -3,18 +3,24 @@
  * minus the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent =
  * 2 — each over both runner APIs, v1 and v4; how long a cancel of a job that prints nothing takes to
  * reach the runner (the server's cancel → the script stopped), over both APIs; then the idle figures
- * of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node).
+ * of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node). The overhead is
+ * printed beside its floor (one `git fetch` into a kept clone plus one `bash -c true`, same run) and
+ * the 20-job wall beside GitLab Runner 1.11's 29 s (issue 24's rig); a debug-logged run gives the
+ * p50 of each step of the job's timeline (src/agent/job/timeline.ts).
  * The reference server runs in this process (so it shares the CPU with the agent); the idle daemon is
  * a separate process. Figures are printed, not asserted.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
+import { RunnerApiClient } from '../src/client/runner-api.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import type { Executor } from '../src/executors/types.js';
-import { silentLogger } from '../src/log/index.js';
+import { createLogger, silentLogger, type Logger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';
@@ -28,14 +34,55 @@ function jobs(n: number, git?: 'none' | 'full'): string {
 
 type Api = 'v1' | 'v4';
 
-async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: 'none' | 'full') {
+/** GitLab Runner 1.11's wall for 20 trivial jobs at concurrent = 2 on issue 24's rig, in s. */
+const PEER_20_JOBS_S = 29;
+
+/** What a job cannot go below: one `git fetch` into a kept clone and one `bash -c true`, median of `runs`. */
+async function overheadFloor(server: ReferenceServer, root: string, runs: number): Promise<{ fetch: number; bash: number }> {
+  // A job of its own, held running, so its repo_url (with the job's token) lets git in.
+  const token = await register(server);
+  await server.createPipeline({ project: 'bench/project', config: 'floor:\n  script: ["true"]\n' });
+  const client = new RunnerApiClient({ url: server.url });
+  const answer = await client.requestBuild(token, undefined);
+  await client.close();
+  if (answer.kind !== 'build') throw new Error(`no job for the floor (${answer.kind})`);
+  const clone = join(root, 'floor-clone');
+  await execa('git', ['clone', '-q', answer.build.repo_url, clone]);
+  const fetches: number[] = [];
+  const shells: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    let t0 = performance.now();
+    await execa('git', ['fetch', '-q', '--prune', 'origin', '+refs/heads/*:refs/remotes/origin/*'], { cwd: clone });
+    fetches.push(performance.now() - t0);
+    t0 = performance.now();
+    await execa('bash', ['-c', 'true']);
+    shells.push(performance.now() - t0);
+  }
+  return { fetch: percentile(fetches.sort((a, b) => a - b), 50), bash: percentile(shells.sort((a, b) => a - b), 50) };
+}
+
+/** A debug logger whose `timeline` records land in `steps` (step → took_ms list). */
+function timelineLogger(steps: Map<string, number[]>): Logger {
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line.includes('"timeline"')) continue;
+        const record = JSON.parse(line) as { msg?: string; step?: string; took_ms?: number };
+        if (record.msg === 'timeline' && record.step) steps.set(record.step, [...(steps.get(record.step) ?? []), record.took_ms ?? 0]);
+      }
+      done();
+    },
+  });
+  return createLogger({ level: 'debug', format: 'json', destination });
+}
+
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: 'none' | 'full', logger: Logger = silentLogger()) {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent,
     check_interval: 3,
     runners: [{ name: 'bench', url: server.url, token, api, builds_dir: join(root, `builds-${concurrent}-${api}-${gitStrategy ?? 'default'}`), cache_dir: join(root, 'cache') }],
   });
-  const logger = silentLogger();
   const services = defaultServices(logger);
   const scriptMs = new Map<number, number>();
   const picked = new Map<number, number>();
@@ -84,13 +131,20 @@ export async function run(): Promise<void> {
   const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
   try {
     const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
+    const floor = await overheadFloor(server, root, 20);
+    process.stdout.write(`floor: one \`git fetch\` into a kept clone p50 ${fmt(floor.fetch)} + one \`bash -c true\` p50 ${fmt(floor.bash)} = ${fmt(floor.fetch + floor.bash)} (aim: overhead ≤ 60 ms; GitLab Runner 1.11: ~1.6–1.9 s)\n`);
     for (const api of ['v1', 'v4'] as const) {
       const single = await runPipeline(server, root, 50, 1, api);
+      const p50 = percentile(single.overhead, 50);
       process.stdout.write(
-        `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(percentile(single.overhead, 50))}, p95 ${fmt(percentile(single.overhead, 95))}` +
+        `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(p50)} (floor + ${fmt(p50 - floor.fetch - floor.bash)}), p95 ${fmt(percentile(single.overhead, 95))}` +
           ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
       );
     }
+    const steps = new Map<string, number[]>();
+    await runPipeline(server, root, 20, 1, 'v1', undefined, timelineLogger(steps));
+    const p50s = [...steps].map(([step, list]) => `${step} ${percentile(list.sort((a, b) => a - b), 50).toFixed(1)}`);
+    process.stdout.write(`[v1] timeline of 20 trivial jobs (--debug), p50 ms per step:\n  ${p50s.join(', ')}\n`);
     // The same checkout on both APIs: the reference server's v4 jobs default to GitLab's shallow depth
     // 20 (v1's to a full fetch), and a shallow fetch costs git one more round trip.
     for (const api of ['v1', 'v4'] as const) {
@@ -103,7 +157,8 @@ export async function run(): Promise<void> {
     }
     for (const api of ['v1', 'v4'] as const) {
       const pair = await runPipeline(server, root, 20, 2, api);
-      process.stdout.write(`[${api}] 20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s\n`);
+      const ratio = pair.wall / 1000 / PEER_20_JOBS_S;
+      process.stdout.write(`[${api}] 20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s (GitLab Runner 1.11: ${PEER_20_JOBS_S} s, so ${ratio.toFixed(3)}×; aim ≤ 0.04×)\n`);
     }
     for (const api of ['v1', 'v4'] as const) {
       const pair = await runPipeline(server, root, 20, 2, api, 'full');

@@ -159,6 +159,8 @@ export class Agent {
   async done(): Promise<void> {
     await this.steps.stopped;
     while (this.loops.size > 0 || this.jobs.size > 0) await Promise.all([...this.loops, ...this.jobs]);
+    // Jobs clean up after their final update; the process ends after that.
+    await this.slots.settled();
     this.steps.finished();
     await this.clients.close();
   }

@@ -109,6 +109,8 @@ class JobLoop {
       this.options.stopWaiting.removeEventListener('abort', onStop);
     }
     while (this.jobs.size > 0) await Promise.all(this.jobs);
+    // Jobs clean up after their final update (slots.ts); the caller sees the dirs as they are left.
+    await this.slots.settled();
     const ended: RunJobsEnd = this.ended ?? (this.options.stopWaiting.aborted ? { kind: 'stopped' } : { kind: 'max-builds' });
     return { jobs: this.results, ended };
   }

@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../executors/types.js';
+import type { ImageCache } from '../executors/docker/image-cache.js';
 import { CiRunnerError } from '../util/errors.js';
 import type { RunnerConfig } from './config/schema.js';
 import type { RunAs } from '../executors/run-as.js';
@@ -12,14 +13,22 @@ import type { JobServices } from './job/services.js';
 
 export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
 
+/** What the executors of one daemon share across its jobs (each job has its own executor). */
+export interface DaemonShared {
+  /** What `docker image inspect` said, per engine and image (made on the first docker job). */
+  dockerImages?: ImageCache;
+}
+
 /**
  * Creates the executor a runner entry asks for. The executor and trace modules are loaded on the
  * first job, so an idle daemon does not carry them (process and stream libraries cost ~15 MB).
  */
-export async function createExecutor(runner: RunnerConfig, logger?: Logger, runAs?: RunAs): Promise<Executor> {
+export async function createExecutor(runner: RunnerConfig, logger?: Logger, runAs?: RunAs, shared: DaemonShared = {}): Promise<Executor> {
   if (runner.executor === 'docker') {
-    const [{ DockerExecutor }, { dockerOptionsOf }] = await Promise.all([import('../executors/docker/index.js'), import('../executors/docker/defaults.js')]);
+    const [{ DockerExecutor }, { dockerOptionsOf }, { ImageCache }] = await Promise.all([import('../executors/docker/index.js'), import('../executors/docker/defaults.js'), import('../executors/docker/image-cache.js')]);
+    shared.dockerImages ??= new ImageCache();
     return new DockerExecutor({
+      images: shared.dockerImages,
       docker: dockerOptionsOf(runner),
       runnerToken: runner.token,
       killGraceMs: runner.kill_grace_period * 1000,
@@ -43,11 +52,13 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
 
 /** The production services; with `runAs`, shell jobs run as that user. */
 export function defaultServices(logger: Logger, runAs?: RunAs): SharedServices {
+  // One per daemon (these services are made once per process and kept across reloads).
+  const shared: DaemonShared = {};
   return {
     ...(runAs ? { runAs } : {}),
     stages: artifactStages,
     startTrace: async (options) => (await import('../trace/index.js')).startTrace(options),
-    createExecutor: (runner) => createExecutor(runner, logger, runAs),
+    createExecutor: (runner) => createExecutor(runner, logger, runAs, shared),
     logger,
   };
 }

@@ -5,6 +5,7 @@
 
 import { CiRunnerError } from '../util/errors.js';
 import type { BuildPayload } from '../protocol/types.js';
+import type { MarkStep } from '../util/timeline.js';
 
 /** One exported variable, already expanded (values are literal from here on). */
 export interface ExportedVariable {
@@ -30,6 +31,8 @@ export interface StageRequest {
   output: (chunk: Uint8Array) => void;
   /** Aborting kills the stage: SIGTERM to its process group, SIGKILL after the grace period. */
   signal: AbortSignal;
+  /** The job's timeline (`--debug`): the script write and each docker call are steps of it. */
+  mark?: MarkStep;
 }
 
 export interface StageResult {
@@ -57,6 +60,8 @@ export interface PrepareRequest {
   log: (line: string) => void;
   warn: (line: string) => void;
   signal: AbortSignal;
+  /** The job's timeline (`--debug`): each docker call is a step of it. */
+  mark?: MarkStep;
 }
 
 /** A job cannot run on this executor as configured (no image, image refused or not pullable). The

@@ -18,6 +18,7 @@ import { TraceSender } from './sender.js';
 import { SpoolReader, SpoolWriter } from './spool.js';
 import { DeliveryStateStore, SPOOL_FILE } from './state.js';
 import { SentTrace } from './view.js';
+import type { MarkStep } from '../util/timeline.js';
 import type { JobAbortedError } from './errors.js';
 
 export { JobAbortedError, type JobAbortCode } from './errors.js';
@@ -54,6 +55,8 @@ export interface StartTraceOptions {
   logger?: Logger;
   /** Deadline of each trace request. Default 30 s. */
   requestTimeoutMs?: number;
+  /** The job's timeline (`--debug`): the first PATCH is a step of it. */
+  mark?: MarkStep;
 }
 
 export interface JobTrace {
@@ -123,6 +126,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     requestTimeoutMs,
     signal,
     logger,
+    ...(options.mark ? { mark: options.mark } : {}),
     onAbort: (reason: JobAbortedError) => {
       if (cancel.signal.aborted && (reason.graceful || stopNow.signal.aborted)) return;
       logger.warn({ code: reason.code, graceful: reason.graceful }, reason.message);

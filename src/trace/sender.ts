@@ -19,6 +19,7 @@ import type { Logger } from '../log/index.js';
 import { PrefixChecksum } from './checksum.js';
 import { JobAbortedError } from './errors.js';
 import type { TraceSource } from './source.js';
+import type { MarkStep } from '../util/timeline.js';
 
 /** Largest PATCH body: a runner far behind catches up in several requests, none of them large to retry. */
 export const MAX_PATCH_BYTES = 1024 * 1024;
@@ -47,6 +48,8 @@ export interface SenderOptions {
   onAbort?(reason: JobAbortedError): void;
   /** The server has the sent trace up to `offset`. */
   onAck?(offset: number): void;
+  /** The job's timeline (`--debug`): the first accepted PATCH is a step of it. */
+  mark?: MarkStep;
 }
 
 type TickResult = 'ok' | 'failed';
@@ -207,11 +210,13 @@ export class TraceSender {
       const end = Math.min(trace.length, start + MAX_PATCH_BYTES);
       const bytes = await trace.read(start, end);
       this.lastRequestAt = Date.now();
+      const began = performance.now();
       const result = await this.request((signal) => client.patchTrace(job.id, job.token, start, bytes, signal));
       if (result === undefined) return 'failed';
       this.heed(result);
       switch (result.status) {
         case 202:
+          if (start === 0) this.options.mark?.('first PATCH', began, { bytes: end });
           this.advance(end);
           mismatches = 0;
           break;

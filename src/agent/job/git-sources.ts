@@ -25,6 +25,8 @@ export interface GitSourcesOptions {
   preCloneScript?: string;
   /** The runner's CA and client certificate, for the coordinator's URL. */
   tls?: GitTls;
+  /** Where each git command writes when it begins (`--debug`'s timeline, timeline.ts); bash only. */
+  stepFile?: string;
 }
 
 const notice = (text: string): string => `printf '\\033[32;1m%s\\033[0;m\\n' ${shellQuote(text)}`;
@@ -70,7 +72,22 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
     const recursive = options.submodules === 'recursive';
     lines.push(notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`), ...submoduleLines(recursive));
   }
-  return lines;
+  return options.stepFile ? withStepMarks(lines, options.stepFile) : lines;
+}
+
+/**
+ * `lines` with a mark before each git command and at the end: bash's `$EPOCHREALTIME` is read without
+ * a process, and a mark that cannot be written is dropped, never failing the stage (`set -e`).
+ */
+function withStepMarks(lines: string[], stepFile: string): string[] {
+  const file = shellQuote(stepFile);
+  const marked = lines.flatMap((line) => {
+    const words = line.trimStart().split(' ');
+    if (words[0] !== 'git') return [line];
+    const verb = words.slice(1).find((w) => !w.startsWith('-') && !w.includes('=')) ?? '';
+    return [`__ci_step ${shellQuote(`git ${verb}`)}`, line];
+  });
+  return [`__ci_step() { printf '%s %s\\n' "\${EPOCHREALTIME:-}" "$1" 2>/dev/null >> ${file} || :; }`, ...marked, '__ci_step end'];
 }
 
 /** `Authorization: Basic …` for the user:password in `repoUrl`, and the URL base it applies to. */

@@ -1,20 +1,28 @@
 /**
  * One job from pickup to final update: a slot and its dirs, the executor, the trace; then the stage
  * sequence (stages.ts), `Job succeeded` / `ERROR: Job failed: <reason>` and the final PUT through the
- * trace; then the job's state dir is removed (or kept while the final update is still owed).
+ * trace. Then the job is over for the agent (its concurrency slot is free) while its cleanup runs:
+ * the executor's leftovers, then the state dir (or kept while the final update is still owed). The
+ * next job of the same build-dir slot, and a stopping daemon, wait for that cleanup (slots.ts); the
+ * state dir keeps the process marker until the executor has cleaned, so a crash in between is still
+ * swept at the next start (recover.ts).
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
+import type { JobTrace } from '../../trace/index.js';
+import { timed } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
-import { jobDirs } from './build-dir.js';
+import { jobDirs, type JobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { errorLine, notice } from './messages.js';
 import { reportBuildFailed } from './report-failed.js';
 import type { JobServices } from './services.js';
 import { executeStages } from './stages.js';
+import { jobTimeline } from './timeline.js';
 
 export { reportBuildFailed };
 export { DEFAULT_JOB_TIMEOUT_S, JobStop } from './job-signal.js';
@@ -39,14 +47,20 @@ export interface JobOutcome {
 export async function runJob(build: BuildPayload, services: JobServices, stop: AbortSignal): Promise<JobOutcome> {
   const { runner, logger: rootLogger } = services;
   const logger = rootLogger.child({ component: 'job', jobId: build.id, runner: runner.name });
-  const { slot, release } = services.slots.acquire(runner.token, build.project_id);
+  const { slot, previous, release } = services.slots.acquire(runner.token, build.project_id);
   const dirs = jobDirs(runner.builds_dir, runner.token, slot, build);
   const started = Date.now();
+  const mark = jobTimeline(logger, performance.now());
   // GitLab Runner's wording, so an operator's greps and habits carry over; the logger's redaction
   // drops the credentials of repo_url.
   logger.info({ job: build.name, repo_url: build.repo_url, slot }, 'Checking for jobs... received');
+  // What is left to do once the final update is out (or the job could not start).
+  let cleanup: (() => Promise<void>) | undefined;
   try {
-    const executor = await services.createExecutor(runner);
+    // The slot's build dir is the previous job's until that job has cleaned up.
+    await timed(mark, 'previous job of the slot cleaned up', () => previous);
+    const executor = await timed(mark, 'executor created', async () => services.createExecutor(runner));
+    cleanup = () => cleanUpExecutor(executor, logger);
     // With a job user, nothing between builds_dir and the state dir may be a link it planted: the
     // dirs are checked (and made) one by one instead of by a recursive mkdir that follows links.
     if (services.runAs && executor.name === 'shell') await prepareDirsForUser(services.runAs, runner.builds_dir, dirs);
@@ -54,7 +68,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
     if (executor.cgroup) await writeFile(join(dirs.stateDir, CGROUP_FILE), executor.cgroup, { mode: 0o600 });
     logger.debug({ ms: Date.now() - started, containment: executor.containment }, 'dirs ready');
-    const trace = await services.startTrace({
+    const trace = await timed(mark, 'trace started', () => services.startTrace({
       build,
       client: services.client,
       runnerToken: runner.token,
@@ -66,38 +80,46 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       secrets: build.variables.filter((v) => (v.masked ?? !v.public) && v.value.length > 0).map((v) => v.value),
       signal: stop,
       logger,
-    });
+      ...(mark ? { mark } : {}),
+    }));
     const write = (chunk: string | Uint8Array): void => {
       trace.write(chunk);
       services.onOutput?.(build, chunk);
     };
-    let result: Awaited<ReturnType<typeof executeStages>>;
-    try {
-      result = await executeStages(build, services, { started, slot, dirs, trace, write, executor, stop, logger });
-    } finally {
-      await executor.cleanup().catch((error: unknown) => logger.warn({ err: error }, 'cleanup after the job failed'));
-    }
+    const result = await executeStages(build, services, { started, slot, dirs, trace, write, executor, stop, logger, ...(mark ? { mark } : {}) });
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
-    const finishing = Date.now();
-    const final = await trace.finish(result.state, result.failure);
-    logger.debug({ ms: Date.now() - finishing }, 'final update done');
-    const refusedForGood = final.refused === true;
-    if (final.delivered || refusedForGood) {
-      // A trace cut by the output limit told the user where the full log is: leave it there.
-      if (trace.truncated) await keepOnlyFullLog(dirs.stateDir, trace.logPath);
-      else await rm(dirs.stateDir, { recursive: true, force: true });
-    }
-    await pruneKeptLogs(dirs.tmpDir, basename(trace.logPath));
+    const final = await timed(mark, 'final update', () => trace.finish(result.state, result.failure));
+    const delivered = final.delivered || final.refused === true;
+    cleanup = async () => {
+      await cleanUpExecutor(executor, logger);
+      await removeStateDir(dirs, trace, delivered);
+    };
     const duration_s = Math.round((Date.now() - started) / 100) / 10;
     const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
     logger.info(fields, result.state === 'success' ? 'Job succeeded' : 'Job failed');
-    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), delivered: final.delivered || refusedForGood };
+    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), delivered };
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.
     logger.error({ err: error }, 'job could not start');
     const delivered = await reportBuildFailed(services.client, runner, build, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
     return { state: 'failed', reason: (error as Error).message, delivered };
   } finally {
-    release();
+    const work = cleanup;
+    release(work ? timed(mark, 'cleanup', work).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')) : undefined);
   }
+}
+
+/** The executor's leftovers (processes, containers, networks); a failure is logged, never thrown. */
+async function cleanUpExecutor(executor: Executor, logger: Logger): Promise<void> {
+  await executor.cleanup().catch((error: unknown) => logger.warn({ err: error }, 'cleanup after the job failed'));
+}
+
+/** The state dir once nothing is owed for it; a trace cut by the output limit keeps its full log there. */
+async function removeStateDir(dirs: JobDirs, trace: JobTrace, delivered: boolean): Promise<void> {
+  if (delivered) {
+    // A trace cut by the output limit told the user where the full log is: leave it there.
+    if (trace.truncated) await keepOnlyFullLog(dirs.stateDir, trace.logPath);
+    else await rm(dirs.stateDir, { recursive: true, force: true });
+  }
+  await pruneKeptLogs(dirs.tmpDir, basename(trace.logPath));
 }

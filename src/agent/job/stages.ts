@@ -13,40 +13,28 @@ import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
-import type { Logger } from '../../log/index.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
-import type { JobFailure, JobTrace } from '../../trace/index.js';
+import type { JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
 import { expandString } from '../../util/expand.js';
+import { timed } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
-import type { RunAs } from '../../executors/run-as.js';
 import type { StageContext } from './artifact-stages.js';
-import type { JobDirs } from './build-dir.js';
-import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
-import { JobSetupError, readControls, type JobControls } from './control-variables.js';
+import { JobSetupError, readControls } from './control-variables.js';
 import { materializeFileVariables } from './file-variables.js';
-import { gitSourcesCommands } from './git-sources.js';
-import { writeGitTls } from './git-tls.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { failureOf, scriptFailed, StageFailed } from './failure.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
+import { CheckoutError, getSources } from './sources-stage.js';
+import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
 import { collectVariables, expandVariables } from './variables.js';
+
+export type { StageRun };
 
 /** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
 export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
-
-export interface StageRun {
-  started: number;
-  slot: number;
-  dirs: JobDirs;
-  trace: JobTrace;
-  write: (chunk: string | Uint8Array) => void;
-  executor: Executor;
-  stop: AbortSignal;
-  logger: Logger;
-}
 
 export interface StagesResult {
   state: 'success' | 'failed';
@@ -54,15 +42,6 @@ export interface StagesResult {
   /** Why it failed, as v4's final update says it. */
   failure?: JobFailure;
 }
-
-/** The job's variables as host stages and as build stages see them (they differ for docker). */
-interface JobEnv {
-  controls: JobControls;
-  host: ExportedVariable[];
-  build: ExportedVariable[];
-}
-
-type ShellRun = (executor: Executor, stage: string, commands: string[], options: { echo: boolean; workDir: string; variables: ExportedVariable[]; signal: AbortSignal; debug?: boolean }) => ReturnType<Executor['runStage']>;
 
 /** Runs every stage of `build`; never rejects. */
 export async function executeStages(build: BuildPayload, services: JobServices, run: StageRun): Promise<StagesResult> {
@@ -91,10 +70,11 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
       workDir: target === executor ? buildPath(executor, options.workDir) : options.workDir,
       scriptDir: dirs.stateDir,
       ...(options.debug ? { debugTrace: true } : {}),
+      ...(run.mark ? { mark: run.mark } : {}),
       output: (chunk) => write(chunk),
       signal: options.signal,
     };
-    const result = await target.runStage(request);
+    const result = await (options.untimed ? target.runStage(request) : timed(run.mark, stage, () => target.runStage(request)));
     if (result.killedAfterMs !== undefined) write(warning(`WARNING: ${stage} did not stop within ${result.killedAfterMs / 1000} s of SIGTERM; it was killed (SIGKILL)`));
     return result;
   };
@@ -107,15 +87,17 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
   try {
-    env = await prepare(build, services, run, job);
-    await getSources(build, services, run, job, env, shell);
+    env = await timed(run.mark, 'prepare', () => prepare(build, services, run, job));
+    const prepared = env;
+    await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell));
     if (runAs) await takeProject(dirs.projectDir, runAs);
-    await downloadAndRestore(build, services, ctx, job, env);
+    await timed(run.mark, 'download_artifacts and restore_cache', () => downloadAndRestore(build, services, ctx, job, prepared));
     if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
     run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
-    if (executor.ready) {
+    const ready = executor.ready?.bind(executor);
+    if (ready) {
       // What prepare left starting (a pod) while the host fetched the sources.
-      await executor.ready(job.signal).catch((error: unknown) => {
+      await timed(run.mark, 'executor ready', () => ready(job.signal)).catch((error: unknown) => {
         job.check();
         throw error;
       });
@@ -153,7 +135,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     buildRan = false;
   }
   // A server that asked to stop at once gets no cache saved and no artifacts (the job is over there).
-  const final = await archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) });
+  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) }));
   job.dispose();
   if (final.ok) return { state: 'success' };
   return { state: 'failed', ...(final.reason ? { reason: final.reason } : {}), failure: final.reason === reason && failure ? failure : final.failure };
@@ -198,6 +180,7 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
     // abort error it surfaces as.
     const prepared = executor.prepare({
       build,
+      ...(run.mark ? { mark: run.mark } : {}),
       slot: run.slot,
       variables: host,
       slotDir: dirs.slotDir,
@@ -219,43 +202,6 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
     : host;
   run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
   return { controls, host, build: buildVariables };
-}
-
-/** 2. get_sources, on the host, with its retries. */
-async function getSources(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal, env: JobEnv, shell: ShellRun): Promise<void> {
-  const { runner } = services;
-  const { dirs, write, executor } = run;
-  const { controls } = env;
-  // With nothing to fetch and no pre-clone script there is nothing for a shell to do.
-  if (controls.gitStrategy === 'none' && !runner.pre_clone_script) {
-    write(notice('Skipping Git repository setup'));
-    await mkdir(dirs.projectDir, { recursive: true });
-    return;
-  }
-  const runAs = jobUser(services, executor);
-  // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
-  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
-  const sources = gitSourcesCommands({
-    build,
-    projectDir: dirs.projectDir,
-    strategy: controls.gitStrategy,
-    depth: controls.gitDepth,
-    submodules: controls.submodules,
-    ...(runner.pre_clone_script ? { preCloneScript: runner.pre_clone_script } : {}),
-    ...(gitTls ? { tls: gitTls.tls } : {}),
-  });
-  try {
-    for (let attempt = 1; ; attempt += 1) {
-      await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
-      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal });
-      job.check();
-      if (result.exitCode === 0) return;
-      if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
-      write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
-    }
-  } finally {
-    await gitTls?.remove();
-  }
 }
 
 /** 3. download_artifacts, 4. restore_cache. */
@@ -350,7 +296,3 @@ function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: Expo
   return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
 }
 
-/** The user the shell executor runs the job as (global `user`); the docker executor ignores it. */
-function jobUser(services: JobServices, executor: Executor): RunAs | undefined {
-  return executor.name === 'shell' ? services.runAs : undefined;
-}

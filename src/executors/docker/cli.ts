@@ -19,6 +19,8 @@ export class DockerCommandError extends CiRunnerError {
 export interface DockerCliOptions {
   cli: string;
   host?: string;
+  /** Told after each call ended (the job's timeline): its arguments, when it began, its exit code. */
+  onCall?: (args: readonly string[], began: number, exitCode: number | undefined) => void;
 }
 
 export interface CallOptions {
@@ -36,6 +38,7 @@ export class DockerCli {
 
   /** Runs `docker …args` to completion; resolves with stdout (trimmed); rejects with the CLI's error. */
   async run(args: string[], options: CallOptions = {}): Promise<string> {
+    const began = performance.now();
     const result = await execa(this.options.cli, args, {
       env: this.env(options.env),
       stdin: 'ignore',
@@ -43,6 +46,7 @@ export class DockerCli {
       maxBuffer: 16 * 1024 * 1024,
       ...(options.signal ? { cancelSignal: options.signal } : {}),
     });
+    this.options.onCall?.(args, began, result.exitCode);
     if (result.failed) {
       const detail = lastLine(result.stderr) || lastLine(result.stdout) || result.shortMessage;
       throw new DockerCommandError(`${this.options.cli} ${args[0] ?? ''}: ${detail}`, result.exitCode);
@@ -55,16 +59,26 @@ export class DockerCli {
    * (SIGTERM, SIGKILL 5 s later) and the result says `isCanceled`.
    */
   spawn(args: string[], options: CallOptions = {}): ResultPromise<{ buffer: false; reject: false; stdin: 'ignore' }> {
-    return execa(this.options.cli, args, {
+    const began = performance.now();
+    const child = execa(this.options.cli, args, {
       env: this.env(options.env),
       stdin: 'ignore',
       buffer: false,
       reject: false,
       ...(options.signal ? { cancelSignal: options.signal } : {}),
     });
+    const onCall = this.options.onCall;
+    // reject: false, so this never rejects; the caller awaits the same result.
+    if (onCall) void child.then((result) => onCall(args, began, result.exitCode));
+    return child;
   }
 
   get name(): string {
     return this.options.cli;
+  }
+
+  /** Which engine the calls reach: the CLI and its DOCKER_HOST (the daemon's own when unset). */
+  get engine(): string {
+    return `${this.options.cli}\u0000${this.options.host ?? process.env.DOCKER_HOST ?? ''}`;
   }
 }

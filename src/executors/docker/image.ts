@@ -8,6 +8,9 @@ import { expandString } from '../../util/expand.js';
 import type { ExportedVariable } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
 import type { DockerCli } from './cli.js';
+import type { ImageCache, LocalImage } from './image-cache.js';
+
+export type { LocalImage };
 import type { PullPolicy } from './options.js';
 
 /** Expands `$VAR`/`${VAR}` in an image or service name against the job's variables. */
@@ -45,33 +48,37 @@ export interface EnsureOptions {
   signal: AbortSignal;
   /** For the pull only: the job's registry logins (`DOCKER_CONFIG`, registry-auth.ts). */
   env?: Record<string, string>;
-}
-
-/** A present image: its ID and what the build stages need from its config, from one `docker image inspect`. */
-export interface LocalImage {
-  id: string;
-  /** Its USER ('' when unset). */
-  user: string;
-  /** Its ENTRYPOINT ([] when unset). */
-  entrypoint: string[];
+  /** The daemon's inspected images (image-cache.ts); without it every call inspects. */
+  cache?: ImageCache;
 }
 
 /** The image once it is present per `policies`; fails saying what each policy found. */
 export async function ensureImage(docker: DockerCli, image: string, policies: readonly PullPolicy[], options: EnsureOptions): Promise<LocalImage> {
   const tried: string[] = [];
+  const { cache } = options;
   for (const policy of policies.length > 0 ? policies : (['always'] as const)) {
     if (policy !== 'always') {
+      const cached = cache?.get(docker.engine, image);
+      if (cached) return cached;
       const found = await localImage(docker, image, options.signal);
-      if (found) return found;
+      if (found) {
+        cache?.set(docker.engine, image, found);
+        return found;
+      }
       if (policy === 'never') {
         tried.push('not present locally and pull_policy = never');
         continue;
       }
     }
     try {
+      // A pull may move the tag to another image: what was cached of it is stale from here on.
+      cache?.forget(docker.engine, image);
       await pull(docker, image, options);
       const found = await localImage(docker, image, options.signal);
-      if (found) return found;
+      if (found) {
+        cache?.set(docker.engine, image, found);
+        return found;
+      }
       tried.push(`pull_policy = ${policy}: pulled but not found afterwards`);
     } catch (error) {
       options.signal.throwIfAborted();

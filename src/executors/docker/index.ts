@@ -12,6 +12,7 @@ import { basename, join } from 'node:path';
 import type { Logger } from '../../log/index.js';
 import type { ServiceOptions } from '../../protocol/types.js';
 import { writeNewFile } from '../../util/new-file.js';
+import { timed, type MarkStep } from '../../util/timeline.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
@@ -19,6 +20,7 @@ import type { Executor, PrepareRequest, StageRequest, StageResult } from '../typ
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
+import { ImageCache } from './image-cache.js';
 import { checkAllowed, checkImageName, ensureImage, expandName, pullPolicies, selectImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { jobLabelArgs } from './labels.js';
@@ -38,6 +40,8 @@ export interface DockerExecutorOptions {
   killGraceMs: number;
   /** Shell for the host stages (get_sources). */
   hostShell: ShellName;
+  /** The daemon's inspected images, shared by its jobs (image-cache.ts); default: this job's own. */
+  images?: ImageCache;
   /** Uid/gid files written in the project dir are handed back to; default: ours when we are not root. */
   owner?: { uid: number; gid: number };
   logger?: Logger;
@@ -62,6 +66,7 @@ export class DockerExecutor implements Executor {
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
+  private readonly images: ImageCache;
   private readonly owner: Ids | undefined;
   /** Whom files go back to after a stage that ran as the image's user: the owner, else us. */
   private readonly runnerIds: Ids;
@@ -69,11 +74,18 @@ export class DockerExecutor implements Executor {
   /** Containers that may still exist (services, a stage container whose run was interrupted). */
   private readonly containers = new Set<string>();
   private needsOwnerFix = false;
+  /** The job's timeline, from prepare on (the executor is the job's). */
+  private mark: MarkStep | undefined;
 
   constructor(private readonly options: DockerExecutorOptions) {
     this.host = new ShellExecutor({ shell: options.hostShell, killGraceMs: options.killGraceMs, ...(options.logger ? { logger: options.logger } : {}) });
     this.marker = this.host.marker;
-    this.docker = new DockerCli({ cli: options.docker.cli, ...(options.docker.host ? { host: options.docker.host } : {}) });
+    this.docker = new DockerCli({
+      cli: options.docker.cli,
+      ...(options.docker.host ? { host: options.docker.host } : {}),
+      onCall: (args, began, exitCode) => this.mark?.(dockerStep(args), began, { exit_code: exitCode }),
+    });
+    this.images = options.images ?? new ImageCache();
     const uid = process.getuid?.() ?? 0;
     this.owner = options.owner ?? (uid !== 0 ? { uid, gid: process.getgid?.() ?? uid } : undefined);
     this.runnerIds = this.owner ?? { uid, gid: process.getgid?.() ?? 0 };
@@ -86,6 +98,7 @@ export class DockerExecutor implements Executor {
   async prepare(request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
     const { build } = request;
+    this.mark = request.mark;
     const prefix = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
     const image = selectImage(build.options.image, o.image, request.variables);
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
@@ -103,7 +116,7 @@ export class DockerExecutor implements Executor {
     const env = await jobDockerConfig(request.stateDir, build.credentials);
     if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
     request.log(`Using docker image ${image} ...`);
-    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env });
+    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images });
     request.log(`Using docker image ${image} with ID ${local.id}`);
     await this.readImageConfig(this.job, local, request);
     if (services.length === 0) return;
@@ -119,7 +132,7 @@ export class DockerExecutor implements Executor {
     try {
       for (const [i, spec] of services.entries()) {
         request.log(`Starting service ${spec.name} ...`);
-        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env });
+        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env, cache: this.images });
         const container = `${prefix}-service-${i}`;
         this.containers.add(container);
         const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), privileged: o.privileged });
@@ -154,7 +167,7 @@ export class DockerExecutor implements Executor {
   async runStage(request: StageRequest): Promise<StageResult> {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
-    const scriptPath = await writeStageScript('sh', request);
+    const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript('sh', request));
     let marker: string | undefined;
     const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
@@ -190,6 +203,8 @@ export class DockerExecutor implements Executor {
       // Killed, stopped or never started (125: docker's own error): the wrapper may not have handed
       // the files back, and the container may still exist.
       if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
+      // 125: the container did not start, perhaps because the image is gone: the next job inspects again.
+      if (result.exitCode === 125) this.images.forget(this.docker.engine, job.image);
       else this.containers.delete(name);
       // The files stay the image user's: the runner only removes them, which the state dir allows.
       if (job.user) await this.handBack(job, [project]);
@@ -266,4 +281,10 @@ export class DockerExecutor implements Executor {
   private warn(error: unknown, message: string): void {
     this.options.logger?.warn({ err: error }, message);
   }
+}
+
+/** A docker call as a timeline step: `docker run`, `docker image inspect`, `docker network create`. */
+function dockerStep(args: readonly string[]): string {
+  const [verb, object] = args;
+  return ['image', 'network', 'container', 'volume'].includes(verb ?? '') ? `docker ${verb} ${object ?? ''}` : `docker ${verb ?? ''}`;
 }

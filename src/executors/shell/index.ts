@@ -20,6 +20,7 @@ import type { RunAs } from '../run-as.js';
 import { commandAsUser, giveScript } from './as-user.js';
 import { containJob, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
+import { timed } from '../../util/timeline.js';
 import { writeStageScript, type ShellName } from './script.js';
 
 /** How long what a normally ended stage left running gets between SIGTERM and SIGKILL, at most. */
@@ -67,7 +68,7 @@ export class ShellExecutor implements Executor {
   }
 
   async runStage(request: StageRequest): Promise<StageResult> {
-    const scriptPath = await writeStageScript(this.options.shell, request);
+    const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript(this.options.shell, request));
     if (this.options.runAs) await giveScript(this.options.runAs, scriptPath);
     try {
       return await this.spawn(scriptPath, request);

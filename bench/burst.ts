@@ -1,0 +1,109 @@
+/**
+ * A burst of output: a shell job prints 22.9 MB at once (the issue-24 rig's figure; GitLab Runner 1.11
+ * took 2.3–3.3 s there), timed from pickup to the final update accepted, over v1 and v4, 5 jobs each;
+ * beside it the floor, the same bytes through one HTTP PUT to a bare `node:http` server on loopback,
+ * and the script alone (the same command into /dev/null). output_limit is raised so every byte is sent.
+ * The reference server runs in this process. Figures are printed, not asserted.
+ */
+import { createServer } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { Agent } from '../src/agent/agent.js';
+import { configSchema } from '../src/agent/config/schema.js';
+import { defaultServices } from '../src/agent/services.js';
+import { silentLogger } from '../src/log/index.js';
+import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
+import { createGitRepo } from '../test/helpers/git.js';
+import { percentile, register, runToEnd } from './support.js';
+
+const BYTES = 22_900_000;
+const PEER_S = [2.3, 3.3];
+/** 100-byte lines, as a build's output is lines; `yes` ends by SIGPIPE, which pipefail would report. */
+const PRINT = `(yes '${'x'.repeat(99)}' || true) | head -c ${BYTES}`;
+
+async function burstJobs(server: ReferenceServer, root: string, api: 'v1' | 'v4', n: number): Promise<number[]> {
+  const token = await register(server);
+  const config = configSchema.parse({
+    concurrent: 1,
+    check_interval: 3,
+    runners: [{ name: 'bench-burst', url: server.url, token, api, output_limit: 65_536, builds_dir: join(root, `builds-${api}`), cache_dir: join(root, 'cache') }],
+  });
+  const picked = new Map<number, number>();
+  const done: number[] = [];
+  const agent = new Agent(config, defaultServices(silentLogger()), {
+    jobStarted: (_r, build) => picked.set(build.id, performance.now()),
+    jobFinished: (_r, build, outcome) => {
+      if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
+      done.push(performance.now() - (picked.get(build.id) ?? 0));
+    },
+  });
+  const yaml = Array.from({ length: n }, (_, i) => `burst${i}:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - ${JSON.stringify(PRINT)}\n`).join('');
+  const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });
+  await runToEnd(agent, server, pipeline.id);
+  for (const job of server.getPipeline(pipeline.id)?.jobs ?? []) {
+    const size = (await server.getTrace(job.id)).length;
+    if (size < BYTES) process.stdout.write(`  job ${job.id}: the server has ${size} bytes, fewer than printed\n`);
+  }
+  return done.sort((a, b) => a - b);
+}
+
+/** The same bytes as one PUT to a server that only counts them: what loopback HTTP costs. */
+async function loopbackFloor(runs: number): Promise<number[]> {
+  const body = Buffer.alloc(BYTES, 'x');
+  const sink = createServer((request, response) => {
+    request.on('data', () => undefined);
+    request.on('end', () => response.end('ok'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const address = sink.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < runs; i += 1) {
+      const t0 = performance.now();
+      const answer = await fetch(`http://127.0.0.1:${port}/`, { method: 'PUT', body });
+      await answer.text();
+      times.push(performance.now() - t0);
+    }
+  } finally {
+    sink.close();
+  }
+  return times.sort((a, b) => a - b);
+}
+
+async function scriptAlone(runs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const t0 = performance.now();
+    await execa('bash', ['-c', `${PRINT} > /dev/null`]);
+    times.push(performance.now() - t0);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+export async function run(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'ci-runner-bench-burst-'));
+  const repo = await createGitRepo({ 'README.md': '# bench\n' });
+  const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
+  const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
+  try {
+    const floor = percentile(await loopbackFloor(5), 50);
+    const script = percentile(await scriptAlone(5), 50);
+    process.stdout.write(`floor: ${(BYTES / 1e6).toFixed(1)} MB in one PUT on loopback p50 ${fmt(floor)}; the script alone (into /dev/null) p50 ${fmt(script)}\n`);
+    for (const api of ['v1', 'v4'] as const) {
+      const times = await burstJobs(server, root, api, 5);
+      const p50 = percentile(times, 50);
+      const ratio = (peer: number): string => (p50 / 1000 / peer).toFixed(2);
+      process.stdout.write(
+        `[${api}] ${(BYTES / 1e6).toFixed(1)} MB printed at once, pickup → final update accepted, 5 jobs: p50 ${fmt(p50)}, max ${fmt(times.at(-1) ?? NaN)}` +
+          ` (GitLab Runner 1.11: ${PEER_S[0]}–${PEER_S[1]} s, so ${ratio(PEER_S[1] ?? 1)}–${ratio(PEER_S[0] ?? 1)}×; aim ≤ 0.15×)\n`,
+      );
+    }
+  } finally {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+    await rm(repo, { recursive: true, force: true });
+  }
+}

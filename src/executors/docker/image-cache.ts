@@ -1,0 +1,46 @@
+/**
+ * What `docker image inspect` said about an image, kept for the daemon's life so a burst of jobs on
+ * one image asks the engine once instead of once per job (the executor is the job's; this outlives
+ * it). Keyed by engine (CLI + DOCKER_HOST) and image name. An entry is replaced by a pull of that
+ * image (its ID may have changed), dropped when a container of the image could not start (docker's
+ * exit 125: the image may be gone), and trusted for at most `maxAgeMs`, so an image rebuilt under
+ * the same tag outside the runner is seen within that time.
+ */
+
+/** A present image: its ID and what the build stages need from its config, from one `docker image inspect`. */
+export interface LocalImage {
+  id: string;
+  /** Its USER ('' when unset). */
+  user: string;
+  /** Its ENTRYPOINT ([] when unset). */
+  entrypoint: string[];
+}
+
+/** How long an inspect stays good: the jobs of one pipeline share it; a rebuilt tag is seen soon after. */
+export const IMAGE_CACHE_MAX_AGE_MS = 60_000;
+
+export class ImageCache {
+  private readonly entries = new Map<string, { image: LocalImage; at: number }>();
+
+  constructor(private readonly maxAgeMs = IMAGE_CACHE_MAX_AGE_MS) {}
+
+  /** The entry of `image` on `engine`, when there is a fresh one. */
+  get(engine: string, image: string): LocalImage | undefined {
+    const key = `${engine}\u0000${image}`;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (performance.now() - entry.at > this.maxAgeMs) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.image;
+  }
+
+  set(engine: string, image: string, found: LocalImage): void {
+    this.entries.set(`${engine}\u0000${image}`, { image: found, at: performance.now() });
+  }
+
+  forget(engine: string, image: string): void {
+    this.entries.delete(`${engine}\u0000${image}`);
+  }
+}
