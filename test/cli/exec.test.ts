@@ -1,4 +1,5 @@
 import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from './cli.js';
@@ -166,6 +167,15 @@ deploy:
     const result = await exec(repo, ['nope']);
     expect(result.exitCode, result.all).toBe(2);
     expect(result.stderr).toContain("no job 'nope' in this pipeline");
+  });
+
+  // Two jobs that each wait for the other's mark pass only when both run at once.
+  it.skipIf(availableParallelism() < 2)('runs the ready jobs side by side by default (up to the number of CPUs)', async () => {
+    const meet = await tempDir('meet');
+    const job = (me: string, other: string) => `${me}:\n  script:\n    - touch ${meet}/${me}\n    - for i in $(seq 600); do test -e ${meet}/${other} && exit 0; sleep 0.1; done; exit 1\n`;
+    const repo = await makeRepo({ '.gitlab-ci.yml': job('a', 'b') + job('b', 'a') });
+    const result = await exec(repo);
+    expect(result.exitCode, result.all).toBe(0);
   });
 
   it('prefixes whole lines with the job name when jobs run at once', async () => {
