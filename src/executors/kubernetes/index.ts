@@ -12,6 +12,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log/index.js';
+import type { ServiceOptions } from '../../protocol/types.js';
 import { expandName, checkAllowed } from '../docker/image.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';
@@ -22,7 +23,7 @@ import { isNotFound, KubeApi } from './api.js';
 import { connect, KubernetesConfigError } from './connection.js';
 import { currentOwner, jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import { JobPod } from './job-pod.js';
-import type { KubernetesOptions, KubernetesService } from './options.js';
+import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
 import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, type PodPlan } from './pod-spec.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
@@ -74,7 +75,15 @@ export class KubernetesExecutor implements Executor {
     const image = expandName(build.options.image ?? '', request.variables) || o.image;
     if (!image) throw new ExecutorSetupError('NO_IMAGE', 'no image: the job names none and [runners.kubernetes] image is not set');
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image', '[runners.kubernetes]');
-    const services = [...o.services, ...(build.options.services ?? []).map((name) => ({ name }))].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
+    // v4 sends the job's services as objects (alias, entrypoint, command); v1 by name.
+    const specs: ServiceOptions[] = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
+    const jobServices: KubernetesService[] = specs.map(({ name, alias, entrypoint, command }) => ({
+      name,
+      ...(alias ? { alias } : {}),
+      ...(entrypoint ? { entrypoint } : {}),
+      ...(command ? { command } : {}),
+    }));
+    const services = [...o.services, ...jobServices].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
     for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service', '[runners.kubernetes]');
     let api: KubeApi;
     try {
@@ -102,6 +111,7 @@ export class KubernetesExecutor implements Executor {
       },
       image,
       ...(build.options.imageEntrypoint ? { entrypoint: build.options.imageEntrypoint } : {}),
+      ...jobPullPolicies(o.pull_policy, build.options.imagePullPolicy),
       services: services.map((s) => withHostnames(s, request.warn)),
       terminationGraceSeconds: this.graceSeconds(),
     };
@@ -217,6 +227,19 @@ export class KubernetesExecutor implements Executor {
  * names. The names made from the image often are not (`group__image`); an alias the user gave that is
  * not gets a warning.
  */
+/**
+ * The job's `image: { pull_policy }`, tried in order instead of the runner's: only policies the
+ * runner's `pull_policy` lists (when it lists any), as GitLab Runner allows them.
+ */
+function jobPullPolicies(runner: readonly KubernetesPullPolicy[], job: readonly KubernetesPullPolicy[] | undefined): { pullPolicies?: KubernetesPullPolicy[] } {
+  if (!job || job.length === 0) return {};
+  const refused = runner.length > 0 ? job.filter((policy) => !runner.includes(policy)) : [];
+  if (refused.length > 0) {
+    throw new ExecutorSetupError('PULL_POLICY_NOT_ALLOWED', `the image's pull_policy ${refused.join(', ')} is not allowed by [runners.kubernetes] pull_policy (${runner.join(', ')})`);
+  }
+  return { pullPolicies: [...job] };
+}
+
 function withHostnames(service: KubernetesService, warn: (line: string) => void): KubernetesService & { hostnames: string[] } {
   const all = serviceAliases(service);
   const derived = serviceAliases({ name: service.name });

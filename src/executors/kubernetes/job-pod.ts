@@ -111,7 +111,8 @@ export class JobPod {
 
   private async start(signal: AbortSignal): Promise<void> {
     const o = this.options;
-    const policies: Array<KubernetesPullPolicy | undefined> = o.pull_policy.length > 0 ? o.pull_policy : [undefined];
+    const wanted = this.plan.pullPolicies ?? o.pull_policy;
+    const policies: Array<KubernetesPullPolicy | undefined> = wanted.length > 0 ? wanted : [undefined];
     const began = Date.now();
     for (const [i, policy] of policies.entries()) {
       this.name = i === 0 ? this.plan.name : `${this.plan.name}-${i}`;

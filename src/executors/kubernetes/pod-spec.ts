@@ -34,6 +34,8 @@ export interface PodPlan {
   /** With their final names (variables expanded) and aliases (`serviceHostnames`). */
   services: Array<KubernetesService & { hostnames: string[] }>;
   pullPolicy?: KubernetesPullPolicy;
+  /** The job's own `pull_policy` list, tried in order instead of `[runners.kubernetes] pull_policy`. */
+  pullPolicies?: KubernetesPullPolicy[];
   /** Secret holding the services' environment (envFrom). */
   serviceEnvSecret?: string;
   /** Secret with the job's registry credentials (an image pull secret). */

@@ -1,6 +1,6 @@
 /**
  * Kubernetes jobs end to end on the reference server and the kit's real cluster: the pod in the job's
- * image with a service sidecar reached by its alias, the checkout streamed into the pod and artifacts
+ * image with the job's service sidecar reached by its alias, the image's pull_policy from the job, the checkout streamed into the pod and artifacts
  * brought back and passed to the next job, the runner's default image, and a failing script's status.
  */
 import { describe, expect, it } from 'vitest';
@@ -25,6 +25,9 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
       'build:',
       '  stage: build',
       `  image: ${K8S_IMAGES.bash}`,
+      '  services:',
+      `    - name: ${K8S_IMAGES.httpd}`,
+      '      alias: web',
       '  script:',
       '    - echo "bash $BASH_VERSION in $CI_PROJECT_DIR pwd=$(pwd)"',
       '    - cat README.md',
@@ -37,8 +40,8 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
       '  script:',
       '    - cat out/result.txt',
     ].join('\n');
-    // The job's own services come without aliases in API v1: the alias is the runner's.
-    const first = await runKubernetesJob(t, token, `${yaml}\n`, { namespace, kubernetes: { services: [{ name: K8S_IMAGES.httpd, alias: 'web' }] } });
+    // The job's own service with its alias (API v4 sends services as objects).
+    const first = await runKubernetesJob(t, token, `${yaml}\n`, { namespace });
     expect(first.status, first.trace).toBe('success');
     expect(first.trace).toContain(`Using Kubernetes executor with image ${K8S_IMAGES.bash}`);
     expect(first.trace).toMatch(/bash 5\.\d.* in \/builds\/group\/project pwd=\/builds\/group\/project/);
@@ -55,6 +58,17 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
     expect(trace).toContain(`Using Kubernetes executor with image ${K8S_IMAGES.sh}`);
     expect(trace).toContain('default image here, bash at none');
     expect(trace).toContain('ERROR: Job failed: exit status 7');
+  });
+
+  it('takes the image\'s pull_policy from the job, within the runner\'s, and refuses one the runner does not allow', async () => {
+    const job = (policy: string) => `j:\n  image:\n    name: ${K8S_IMAGES.sh}\n    pull_policy: ${policy}\n  script:\n    - echo pulled as asked\n`;
+    const kubernetes = { pull_policy: ['if-not-present', 'never'] };
+    const allowed = await runKubernetesJob(t, token, job('never'), { namespace, kubernetes });
+    expect(allowed.status, allowed.trace).toBe('success');
+    expect(allowed.trace).toContain('pulled as asked');
+    const refused = await runKubernetesJob(t, token, job('always'), { namespace, kubernetes });
+    expect(refused.status).toBe('failed');
+    expect(refused.trace).toContain("the image's pull_policy always is not allowed by [runners.kubernetes] pull_policy (if-not-present, never)");
   });
 
   it('leaves no pod or secret behind', async () => {
