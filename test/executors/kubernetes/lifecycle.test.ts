@@ -70,10 +70,11 @@ describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods th
   });
 
   it('fails a job past its timeout, saying so, and deletes the pod', async () => {
-    const job = await runKubernetesJob(t, token, 'j:\n  timeout: 3s\n  script:\n    - echo started\n    - sleep 300\n', { namespace });
+    // 10 s: the pod's start counts against the timeout too, and takes seconds on a loaded machine.
+    const job = await runKubernetesJob(t, token, 'j:\n  timeout: 10s\n  script:\n    - echo started\n    - sleep 300\n', { namespace });
     expect(job.status).toBe('failed');
     expect(job.trace).toContain('started');
-    expect(job.trace).toContain('ERROR: Job failed: execution took longer than 3 seconds');
+    expect(job.trace).toContain('ERROR: Job failed: execution took longer than 10 seconds');
     await allGone(job.id);
   });
 
