@@ -23,9 +23,9 @@ describe('git TLS for get_sources', () => {
     expect((await stat(join(dir, 'git-tls-key.pem'))).mode & 0o777).toBe(0o600);
     const build = { repo_url: 'https://gitlab-ci-token:secret@ci.example.com:8443/group/project.git', ref: 'main', sha: 'a'.repeat(40), tag: false } as BuildPayload;
     const script = gitSourcesCommands({ build, projectDir: '/p', strategy: 'clone', depth: 0, submodules: 'normal', tls: written!.tls }).join('\n');
-    expect(script).toContain("GIT_CONFIG_KEY_2='http.https://ci.example.com:8443/.sslCAInfo'");
-    expect(script).toContain("GIT_CONFIG_KEY_3='http.https://ci.example.com:8443/.sslCert'");
-    expect(script).toContain("GIT_CONFIG_KEY_4='http.https://ci.example.com:8443/.sslKey'");
+    expect(script).toContain("GIT_CONFIG_KEY_1='http.https://ci.example.com:8443/.sslCAInfo'");
+    expect(script).toContain("GIT_CONFIG_KEY_2='http.https://ci.example.com:8443/.sslCert'");
+    expect(script).toContain("GIT_CONFIG_KEY_3='http.https://ci.example.com:8443/.sslKey'");
     expect(script).toContain('unset GIT_SSL_CAINFO');
     expect(script).not.toMatch(/git config --global|http\.sslCAInfo /);
     await written!.remove();
