@@ -58,6 +58,9 @@ async function createZip(root: string, entries: SelectedEntry[], out: string, si
     const options = { mode: entry.mode & 0xffff, mtime: entry.mtime };
     if (entry.kind === 'directory') zip.addEmptyDirectory(`${entry.path}/`, options);
     else if (entry.kind === 'symlink') zip.addBuffer(Buffer.from(await readlink(join(root, entry.path))), entry.path, { ...options, compress: false });
+    // An empty file has nothing to read or deflate: stored as it is, with no file opened and no
+    // compressor made for it (thousands of them cost seconds of CPU otherwise).
+    else if (entry.size === 0) zip.addBuffer(Buffer.alloc(0), entry.path, { ...options, compress: false });
     else zip.addFile(join(root, entry.path), entry.path, { ...options, compress: true });
   }
   zip.end();

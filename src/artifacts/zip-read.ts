@@ -102,7 +102,8 @@ async function toArchiveEntry(zip: ZipFile, file: string, entry: Entry): Promise
   const content = (): Promise<AsyncIterable<Uint8Array>> => openContent(zip, file, entry);
   switch (kind) {
     case 'file':
-      return { ...base, kind, size: entry.uncompressedSize, content };
+      // An empty file's data is not read at all (no inflater for it): there is nothing to write.
+      return { ...base, kind, size: entry.uncompressedSize, content: entry.uncompressedSize === 0 ? noContent : content };
     case 'symlink':
       return { ...base, kind, linkTarget: await readLinkTarget(await content(), name) };
     case 'unsupported':
@@ -110,6 +111,10 @@ async function toArchiveEntry(zip: ZipFile, file: string, entry: Entry): Promise
     default:
       return { ...base, kind };
   }
+}
+
+async function noContent(): Promise<AsyncIterable<Uint8Array>> {
+  return (async function* () {})();
 }
 
 function openContent(zip: ZipFile, file: string, entry: Entry): Promise<AsyncIterable<Uint8Array>> {

@@ -31,8 +31,10 @@ async function sampleProject(): Promise<string> {
     'build/-dash': 'leading dash',
     'build/ünïcödé name.txt': 'unicode',
     'build/run.sh': '#!/bin/sh\necho hi\n',
+    'build/empty.flag': '',
   });
   await chmod(join(project, 'build/run.sh'), 0o755);
+  await chmod(join(project, 'build/empty.flag'), 0o640);
   await mkdir(join(project, 'build/empty'));
   await symlink('app.js', join(project, 'build/current'));
   return project;
@@ -55,17 +57,18 @@ describe.each(['tar.gz', 'zip'] as const)('%s round trip', (format) => {
 
   it('replaces existing files and creates missing parents', async () => {
     const project = await tempDir();
-    await writeFiles(project, { 'out/a.txt': 'new', 'out/deeper/b.txt': 'b' });
-    const selection = await selectFiles(project, { paths: ['out/a.txt', 'out/deeper/b.txt'] }, () => undefined, signal);
+    await writeFiles(project, { 'out/a.txt': 'new', 'out/deeper/b.txt': 'b', 'out/now-empty': '' });
+    const selection = await selectFiles(project, { paths: ['out/a.txt', 'out/deeper/b.txt', 'out/now-empty'] }, () => undefined, signal);
     const archive = join(await tempDir(), `artifacts.${format}`);
     await createArchive(project, selection.entries, archive, format, signal);
 
     const target = await tempDir();
-    await writeFiles(target, { 'out/a.txt': 'old and longer content' });
+    await writeFiles(target, { 'out/a.txt': 'old and longer content', 'out/now-empty': 'had content before' });
     await chmod(join(target, 'out/a.txt'), 0o400);
     await extractArchive(archive, target, signal);
     expect(await readFile(join(target, 'out/a.txt'), 'utf8')).toBe('new');
     expect(await readFile(join(target, 'out/deeper/b.txt'), 'utf8')).toBe('b');
+    expect(await readFile(join(target, 'out/now-empty'), 'utf8')).toBe('');
   });
 });
 
