@@ -166,6 +166,8 @@ export async function idleDaemon(server: ReferenceServer, root: string, options:
     config,
     `concurrent = 1\ncheck_interval = 3\nlog_level = "warn"\nlisten_address = "127.0.0.1:${port}"\n` +
       `[[runners]]\n  name = "idle"\n  url = "${server.url}"\n  token = "${token}"\n${tlsLine}  builds_dir = "${join(root, 'idle-builds')}"\n  cache_dir = "${join(root, 'idle-cache')}"\n`,
+    // Owner-only, as `register` writes it: the daemon warns about a config others can read.
+    { mode: 0o600 },
   );
   // Started as the bin and the systemd unit start it: with the daemon's V8 flags.
   const child = spawn(process.execPath, [...nodeFlags, CLI, 'run', '-c', config], { stdio: ['ignore', 'ignore', 'inherit'] });
