@@ -26,21 +26,26 @@ export class ImageCache {
 
   /** The entry of `image` on `engine`, when there is a fresh one. */
   get(engine: string, image: string): LocalImage | undefined {
-    const key = `${engine}\u0000${image}`;
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (performance.now() - entry.at > this.maxAgeMs) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return entry.image;
+    const entry = this.entries.get(key(engine, image));
+    return entry && !this.expired(entry.at, performance.now()) ? entry.image : undefined;
   }
 
+  /** Keeps `found`; entries past their age go at the same time, so a long-lived daemon keeps only fresh ones. */
   set(engine: string, image: string, found: LocalImage): void {
-    this.entries.set(`${engine}\u0000${image}`, { image: found, at: performance.now() });
+    const now = performance.now();
+    for (const [k, entry] of this.entries) if (this.expired(entry.at, now)) this.entries.delete(k);
+    this.entries.set(key(engine, image), { image: found, at: now });
   }
 
   forget(engine: string, image: string): void {
-    this.entries.delete(`${engine}\u0000${image}`);
+    this.entries.delete(key(engine, image));
   }
+
+  private expired(at: number, now: number): boolean {
+    return now - at > this.maxAgeMs;
+  }
+}
+
+function key(engine: string, image: string): string {
+  return `${engine}\u0000${image}`;
 }

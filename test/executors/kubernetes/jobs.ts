@@ -3,7 +3,7 @@ import { runnerSchema } from '../../../src/agent/config/schema.js';
 import { runOnce } from '../../helpers/run-once.js';
 import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
 import { silentLogger } from '../../../src/log/index.js';
-import { workDirs } from '../../cli/helpers.js';
+import { waitUntil, workDirs } from '../../cli/helpers.js';
 import type { PipelineView } from '../../../src/server/index.js';
 import { useTestServer, type TestServer } from '../../helpers/server.js';
 import { cluster, K8S_IMAGES, skipKubernetes } from './cluster.js';
@@ -19,13 +19,11 @@ export async function useNamespace(name: string): Promise<string> {
   await core.createNamespace({ body: { metadata: { name } } }).catch((error: unknown) => {
     if ((error as { code?: number }).code !== 409) throw error;
   });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  await waitUntil(async () => {
     const account = await core.readNamespacedServiceAccount({ name: 'default', namespace: name }).catch(() => undefined);
-    if ((account?.secrets?.length ?? 0) > 0) return name;
-    if (Date.now() > deadline) throw new Error(`namespace ${name}: the default service account has no token after 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    return (account?.secrets?.length ?? 0) > 0;
+  }, 60_000, `namespace ${name}: the default service account's token`);
+  return name;
 }
 
 export interface KubernetesJobOptions {
