@@ -63,6 +63,17 @@ async function waitFor(predicate: () => boolean | Promise<boolean>, ms = 20_000)
 /** A job command that leaves a process with its own session and an empty environment, pid in `pidFile`. */
 const escapee = (pidFile: string): string => `setsid env -i sh -c 'echo $$ > ${pidFile}; exec sleep 300' > /dev/null 2>&1 < /dev/null &`;
 
+/** `setsid` forks when it leads its process group (as a detached child does): wait until that parent is gone and
+ * the cgroup holds the sleep alone. */
+async function untilOnlySleepIn(cgroup: string): Promise<void> {
+  await waitFor(async () => {
+    const pids = await listProcs(cgroup);
+    if (pids.length !== 1) return false;
+    const comm = await readFile(`/proc/${pids[0]}/comm`, 'utf8').catch(() => '');
+    return comm.trim() === 'sleep';
+  });
+}
+
 async function stage(executor: ShellExecutor, dir: string, commands: string[], signal = new AbortController().signal) {
   const chunks: Uint8Array[] = [];
   const request: StageRequest = { stage: 'build_script', commands, echoCommands: false, variables: [], workDir: dir, scriptDir: dir, output: (c) => chunks.push(c), signal };
@@ -128,7 +139,7 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     await mkdir(job, { recursive: true });
     const child = spawn('/bin/sh', ['-c', `echo $$ > ${join(job, 'cgroup.procs')}; exec setsid env -i sleep 300`], { stdio: 'ignore', detached: true });
     child.unref();
-    await waitFor(async () => (await listProcs(job)).length > 0);
+    await untilOnlySleepIn(job);
     const swept = await sweepStaleCgroups(cgroups!);
     expect(swept).toEqual({ cgroups: 1, killed: 1 });
     expect(existsSync(dead)).toBe(false);
@@ -143,7 +154,7 @@ describe.skipIf(!cgroups)('recovering a crashed job', () => {
     await mkdir(job, { recursive: true });
     const child = spawn('/bin/sh', ['-c', `echo $$ > ${join(job, 'cgroup.procs')}; exec setsid env -i sleep 300`], { stdio: 'ignore', detached: true });
     child.unref();
-    await waitFor(async () => (await listProcs(job)).length > 0);
+    await untilOnlySleepIn(job);
     expect(await killRecordedCgroup(job)).toBe(1);
     expect(existsSync(dead)).toBe(false);
     await waitFor(async () => !(await processAlive(child.pid!)));

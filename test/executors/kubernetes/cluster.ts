@@ -84,10 +84,11 @@ if (typeof result === 'string') {
 export const skipKubernetes = typeof result === 'string' ? result : undefined;
 export const cluster = typeof result === 'string' ? undefined : result;
 
-/** Names of the pods and secrets (any state) of one runner entry in `namespace`. */
-export async function labelled(core: CoreV1Api, namespace: string, runnerToken: string, jobId?: number): Promise<{ pods: string[]; secrets: string[] }> {
+/** Names of the pods and secrets (any state) of one runner entry in `namespace`; `undeleted`: its pods nobody has deleted. */
+export async function labelled(core: CoreV1Api, namespace: string, runnerToken: string, jobId?: number): Promise<{ pods: string[]; undeleted: string[]; secrets: string[] }> {
   const labelSelector = `ci-runner/runner=${runnerHash(runnerToken)}${jobId === undefined ? '' : `,ci-runner/job=${jobId}`}`;
   const pods = await core.listNamespacedPod({ namespace, labelSelector });
   const secrets = await core.listNamespacedSecret({ namespace, labelSelector });
-  return { pods: pods.items.map((p) => p.metadata?.name ?? ''), secrets: secrets.items.map((s) => s.metadata?.name ?? '') };
+  const undeleted = pods.items.filter((p) => !p.metadata?.deletionTimestamp);
+  return { pods: pods.items.map((p) => p.metadata?.name ?? ''), undeleted: undeleted.map((p) => p.metadata?.name ?? ''), secrets: secrets.items.map((s) => s.metadata?.name ?? '') };
 }

@@ -44,7 +44,7 @@ describe.skipIf(skipKubernetes)('daemon with a kubernetes entry', () => {
       await t.waitForJob(id, (j) => j.status === 'failed', 60_000);
       await waitUntil(async () => {
         const now = await labelled(cluster!.core, namespace, token, id);
-        return now.pods.length === 0 && now.secrets.length === 0;
+        return now.undeleted.length === 0 && now.secrets.length === 0;
       }, 60_000, 'the leftovers to be removed');
     } finally {
       await second.stop();

@@ -76,7 +76,7 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
     expect(status, trace).toBe('success');
     await waitUntil(async () => {
       const left = await labelled(cluster!.core, namespace, token, id);
-      return left.pods.length === 0 && left.secrets.length === 0;
-    }, 60_000, 'the job\'s pod and secret gone');
+      return left.undeleted.length === 0 && left.secrets.length === 0;
+    }, 60_000, 'the job\'s pod and secret deleted');
   });
 });

@@ -34,8 +34,8 @@ async function jobPod(id: number): Promise<V1Pod> {
 async function allGone(id: number): Promise<void> {
   await waitUntil(async () => {
     const left = await labelled(cluster!.core, namespace, token, id);
-    return left.pods.length === 0 && left.secrets.length === 0;
-  }, 60_000, 'the job\'s pods and secrets gone');
+    return left.undeleted.length === 0 && left.secrets.length === 0;
+  }, 60_000, 'the job\'s pods and secrets deleted');
 }
 
 describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods that cannot start, images', () => {
