@@ -2,13 +2,14 @@
  * config.toml holds runner tokens: the commands that use them say so when others can read the file,
  * naming it and the fix, and `run` will not start from a file anyone can change.
  */
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { cli, CLI } from './cli.js';
 import { waitUntil } from './helpers.js';
+import { ensureTestUser, isRoot } from '../helpers/job-user.js';
 
 /** A config with one runner whose coordinator does not answer, at `mode`. */
 async function configAt(mode: number): Promise<string> {
@@ -60,5 +61,20 @@ describe('config.toml that others can read or write', () => {
     const listed = await cli(['list', '-c', closed]);
     expect(listed.exitCode, listed.all).toBe(0);
     expect(listed.all).not.toContain('chmod 600');
+  });
+
+  it.skipIf(!isRoot)('says nothing about the group bit the runner reads through (a Secret mounted 0440 with fsGroup), but still about others', async () => {
+    const user = await ensureTestUser();
+    const path = await configAt(0o440);
+    await chown(path, 0, user.gid);
+    await chmod(join(path, '..'), 0o755);
+    const asUser = (file: string) => execa('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', 'node', CLI, 'list', '-c', file], { reject: false, all: true, stdin: 'ignore', env: { HOME: '/tmp' } });
+    const quiet = await asUser(path);
+    expect(quiet.exitCode, quiet.all).toBe(0);
+    expect(quiet.all).toContain('perm');
+    expect(quiet.all).not.toContain('chmod');
+    await chmod(path, 0o444);
+    const loud = await asUser(path);
+    expect(loud.all).toContain(`${path} is mode 0444: other users can read it (it holds runner tokens); fix with: chmod 440 ${path}`);
   });
 });
