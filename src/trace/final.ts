@@ -5,9 +5,10 @@
  * (401/403/404: the job is gone or was canceled). Unlike the legacy runner's endless retry (§12 item
  * 13), it gives up at a deadline and says so loudly; the delivery record lets a restarted runner try
  * again. The two APIs differ in what the update carries, and only there:
- * - v1: `PUT /builds/:id` with the state and the whole trace, which replaces the server's copy, so
- *   bytes the live sender could not deliver are recovered here. If the server refuses the body as
- *   too large (413), the rest goes by PATCH and the state alone.
+ * - v1: `PUT /builds/:id` with the state alone when the server has acknowledged the whole trace (the
+ *   job's end tried to PATCH the tail first); otherwise with the whole trace, which replaces the
+ *   server's copy, so bytes the live sender could not deliver are recovered here. If the server
+ *   refuses that body as too large (413), the rest goes by PATCH and the state alone.
  * - v4: the rest of the trace goes by PATCH first (v4's update carries none), then
  *   `PUT /jobs/:id` with the state, the whole trace's CRC-32 and size, the failure reason (one the
  *   server accepts) and the exit code. A 202 ("accepted, not complete") is repeated after the
@@ -47,7 +48,7 @@ export interface FinalUpdateOptions {
   /** v4: the reasons the server accepts (the job's `features.failure_reasons`). */
   acceptedReasons?: readonly string[];
   trace: TraceSource;
-  /** v4: bytes of the trace the server has already (what the live sender delivered). Default 0. */
+  /** Bytes of the trace the server has already (what the live sender delivered). Default 0. */
   acknowledged?: number;
   /** Give up after this long. */
   deadlineMs: number;
@@ -144,10 +145,10 @@ interface ProtocolUpdate {
   repeat?(result: JobUpdateResult): Promise<{ afterMs?: number } | undefined>;
 }
 
-/** v1: the whole trace in the update; after a 413 the tail by PATCH, then the state alone. */
+/** v1: the state alone when the server has the whole trace, else the whole trace in the update; after a 413 the tail by PATCH, then the state alone. */
 function v1Update(options: FinalUpdateOptions, timed: (call: (signal: AbortSignal) => Promise<JobUpdateResult>) => Promise<JobUpdateResult>): ProtocolUpdate {
   const { client, job, state, trace, logger } = options;
-  let withTrace = true;
+  let withTrace = (options.acknowledged ?? 0) < trace.length;
   const once = (): Promise<JobUpdateResult> =>
     timed((signal) => (withTrace ? client.updateJobWithTrace(job, state, trace.text(trace.length), signal) : client.updateJob(job, { state }, signal)));
   return {

@@ -3,7 +3,7 @@
  * trace, never a copy of it.
  *
  * New output goes out as soon as it appears when the sender was idle, then in batches every update
- * interval, as PATCHes of at most 1 MiB (looping until caught up). When nothing is new, a keep-alive
+ * interval, as PATCHes of at most MAX_PATCH_BYTES (looping until caught up). When nothing is new, a keep-alive
  * every keep-alive interval is the cancellation probe: an empty PATCH on v1, a `running` PUT with
  * the trace's checksum on v4 (v4 never sends an empty PATCH). The server paces both: its
  * `X-GitLab-Trace-Update-Interval` replaces the two intervals (how fast a cancel of a silent job is
@@ -21,8 +21,12 @@ import { JobAbortedError } from './errors.js';
 import type { TraceSource } from './source.js';
 import type { MarkStep } from '../util/timeline.js';
 
-/** Largest PATCH body: a runner far behind catches up in several requests, none of them large to retry. */
-export const MAX_PATCH_BYTES = 1024 * 1024;
+/**
+ * Largest PATCH body: a runner far behind catches up in several requests, none of them large to retry.
+ * v4 keeps GitLab Runner's 1 MiB (GitLab's limit); v1's server takes 64 MiB bodies, so a burst goes in
+ * 8 MiB parts (GitLab Runner 1.11 sent the whole unsent tail in one).
+ */
+export const MAX_PATCH_BYTES: Readonly<Record<ApiVersion, number>> = { v1: 8 * 1024 * 1024, v4: 1024 * 1024 };
 /** Consecutive 416s within one tick before it counts as a failure (then backoff, fresh round-trip). */
 const MAX_MISMATCHES = 2;
 const RETRY_POLICY: RetryPolicy = { baseMs: 500, maxMs: 10_000 };
@@ -123,9 +127,9 @@ export class TraceSender {
    * After `stop()`: delivers what the server does not have yet by PATCH, until it has all of it, the
    * deadline passes or the server keeps failing. For a v1 final update whose whole trace the server
    * refuses as too large (413), and before every v4 final update (v4's carries no trace).
-   * Returns whether the server has the whole trace.
+   * Returns whether the server has the whole trace. `attempts`: failed rounds tolerated.
    */
-  async drain(deadline: AbortSignal): Promise<boolean> {
+  async drain(deadline: AbortSignal, attempts = DRAIN_ATTEMPTS): Promise<boolean> {
     const pending = (): boolean =>
       this.mode === 'incremental' && !this.halted && this.sentOffset < this.options.trace.length && !deadline.aborted && !this.options.signal.aborted;
     const step = async (): Promise<Step<undefined, undefined>> => {
@@ -135,7 +139,7 @@ export class TraceSender {
       }
       return { done: undefined };
     };
-    await retry(step, { policy: { ...RETRY_POLICY, attempts: DRAIN_ATTEMPTS + 1 }, signal: deadline }).catch(() => undefined);
+    await retry(step, { policy: { ...RETRY_POLICY, attempts: attempts + 1 }, signal: deadline }).catch(() => undefined);
     return this.sentOffset >= this.options.trace.length;
   }
 
@@ -207,7 +211,7 @@ export class TraceSender {
     let mismatches = 0;
     do {
       const start = this.sentOffset;
-      const end = Math.min(trace.length, start + MAX_PATCH_BYTES);
+      const end = Math.min(trace.length, start + MAX_PATCH_BYTES[api]);
       const bytes = await trace.read(start, end);
       this.lastRequestAt = Date.now();
       const began = performance.now();

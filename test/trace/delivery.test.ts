@@ -39,14 +39,14 @@ async function serverTrace(job: RunningJob): Promise<Buffer> {
 describe('trace delivery against the reference server', () => {
   it('delivers every byte exactly once, live and in the final update', async () => {
     job = await runningJob();
-    const trace = await start(job);
-    const output = sampleOutput(3_500_000); // several 1 MiB PATCHes
+    const trace = await start(job, { outputLimitKiB: 64_000 });
+    const output = sampleOutput(12_000_000); // several PATCHes of at most 8 MiB (v1)
     await writeInPieces(trace, output);
     const current = job;
     await waitFor('the live trace to reach the server', async () => (await serverTrace(current)).length === output.length);
     expect((await serverTrace(job)).equals(output)).toBe(true);
 
-    // `running` went out once, before the first PATCH; parts were contiguous and at most 1 MiB.
+    // `running` went out once, before the first PATCH; parts were contiguous and at most 8 MiB.
     const kinds = job.client.calls.map((call) => call.kind);
     expect(kinds[0]).toBe('state');
     expect(job.client.calls.filter((call) => call.kind === 'state' && call.state === 'running')).toHaveLength(1);
@@ -54,10 +54,11 @@ describe('trace delivery against the reference server', () => {
     for (const patch of job.client.patches()) {
       expect(patch.status).toBe(202);
       expect(patch.start).toBe(expected);
-      expect(patch.bytes).toBeLessThanOrEqual(1024 * 1024);
+      expect(patch.bytes).toBeLessThanOrEqual(8 * 1024 * 1024);
       expected += patch.bytes ?? 0;
     }
     expect(expected).toBe(output.length);
+    expect(job.client.patches().length).toBeGreaterThanOrEqual(2);
 
     const result = await trace.finish('success');
     expect(result).toEqual({ delivered: true, status: 200 });

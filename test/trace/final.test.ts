@@ -54,10 +54,63 @@ describe('the final update', () => {
     // Past the reference server's 64 MiB cap on a PUT body, as GitLab's own limits would be.
     const tail = sampleOutput(65 * 1024 * 1024, 7);
     trace.write(tail);
+    // The job's end tries the tail by PATCH once first; that fails here, so the update carries the whole trace.
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503, count: 1 });
     expect((await trace.finish('success')).delivered).toBe(true);
+    expect(job.client.calls.filter((call) => call.state === 'success').map((call) => [call.kind, call.status])).toEqual([['full', 413], ['state', 200]]);
     const stored = await job.ts.server.getTrace(job.build.id);
     expect(stored.equals(Buffer.concat([Buffer.from('first line\n'), tail]))).toBe(true);
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
+  });
+
+  it('v1: PATCHes the tail at the job\'s end in parts of up to 8 MiB when the server has 1 MiB already, then sends the state alone', async () => {
+    job = await runningJob();
+    const trace = await startJobTrace(job, { updateIntervalMs: 60_000, outputLimitKiB: 200_000 });
+    const head = sampleOutput(1024 * 1024, 5);
+    trace.write(head);
+    await waitFor('the first PATCH', async () => (await job!.ts.server.getTrace(job!.build.id)).length > 0);
+    const tail = sampleOutput(20 * 1024 * 1024, 3);
+    trace.write(tail);
+    expect((await trace.finish('success')).delivered).toBe(true);
+    const stored = await job.ts.server.getTrace(job.build.id);
+    expect(stored.equals(Buffer.concat([head, tail]))).toBe(true);
+    expect(job.client.patches().map((call) => call.bytes)).toEqual([head.length, 8 * 1024 * 1024, 8 * 1024 * 1024, tail.length - 16 * 1024 * 1024]);
+    expect(job.client.calls.filter((call) => call.state === 'success').map((call) => call.kind)).toEqual(['state']);
+    expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
+  });
+
+  it('v1: sends the state alone when the live PATCHes delivered the whole trace, and a short unsent tail with the whole trace', async () => {
+    job = await runningJob();
+    const trace = await startJobTrace(job, { updateIntervalMs: 60_000 });
+    trace.write('all of it\n');
+    await waitFor('the first PATCH', async () => (await job!.ts.server.getTrace(job!.build.id)).length > 0);
+    expect((await trace.finish('success')).delivered).toBe(true);
+    expect(job.client.calls.filter((call) => call.state === 'success').map((call) => call.kind)).toEqual(['state']);
+    expect((await job.ts.server.getTrace(job.build.id)).toString()).toBe('all of it\n');
+    await job.close();
+
+    job = await runningJob();
+    const second = await startJobTrace(job, { updateIntervalMs: 60_000 });
+    second.write('first\n');
+    await waitFor('the first PATCH', async () => (await job!.ts.server.getTrace(job!.build.id)).length > 0);
+    second.write('second\n');
+    expect((await second.finish('success')).delivered).toBe(true);
+    expect(job.client.patches()).toHaveLength(1);
+    expect(job.client.calls.filter((call) => call.state === 'success').map((call) => call.kind)).toEqual(['full']);
+    expect((await job.ts.server.getTrace(job.build.id)).toString()).toBe('first\nsecond\n');
+  });
+
+  it('v1: sends the whole trace with the state when the tail could not go by PATCH', async () => {
+    job = await runningJob();
+    const trace = await startJobTrace(job, { updateIntervalMs: 60_000 });
+    const head = sampleOutput(1024 * 1024, 5);
+    trace.write(head);
+    await waitFor('the first PATCH', async () => (await job!.ts.server.getTrace(job!.build.id)).length > 0);
+    trace.write('second line\n');
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503, count: 1 });
+    expect((await trace.finish('success')).delivered).toBe(true);
+    expect(job.client.calls.filter((call) => call.state === 'success').map((call) => call.kind)).toEqual(['full']);
+    expect((await job.ts.server.getTrace(job.build.id)).equals(Buffer.concat([head, Buffer.from('second line\n')]))).toBe(true);
   });
 
   it('gives up at the deadline, records the pending update, and resumeDelivery sends it later', async () => {
