@@ -90,8 +90,8 @@ const SHUTDOWN_FINAL_DEADLINE_MS = 10_000;
 const DRAIN_DEADLINE_MS = 10 * 60_000;
 /** v1: how long the job's end tries to PATCH the tail before its final update carries the whole trace instead. */
 const V1_TAIL_DEADLINE_MS = 60_000;
-/** v1: the server's share of the trace past which sending it all again costs more than PATCH requests. */
-const V1_PATCH_TAIL_AFTER_BYTES = 1024 * 1024;
+/** v1: the longest trace the final update carries rather than PATCHing its tail first. */
+const V1_WHOLE_TRACE_MAX_BYTES = 1024 * 1024;
 
 /** Starts capturing and streaming one job's trace. */
 export async function startTrace(options: StartTraceOptions): Promise<JobTrace> {
@@ -158,10 +158,10 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   const finish = async (state: 'success' | 'failed', failure?: JobFailure): Promise<{ delivered: boolean; status: number; refused?: true }> => {
     capture.end();
     await sender.stop();
-    // v1: when the server has a good part of the trace already, the tail goes by PATCH (one round), so the
-    // final update need not carry it all again (it does when this fails); a short trace goes whole in the update.
-    const tail = trace.length - sender.acknowledged;
-    if (api === 'v1' && tail > 0 && sender.acknowledged >= V1_PATCH_TAIL_AFTER_BYTES) {
+    // v1: the tail of a long trace goes by PATCH (one round: raw bytes, where the update would carry the
+    // whole trace again, JSON-encoded), so the final update need not (it does when this fails); a short trace
+    // goes whole in the update, one request.
+    if (api === 'v1' && trace.length > V1_WHOLE_TRACE_MAX_BYTES && sender.acknowledged < trace.length) {
       await sender.drain(AbortSignal.any([signal, AbortSignal.timeout(V1_TAIL_DEADLINE_MS)]), 0);
     }
     await record({ sentOffset: sender.acknowledged, finalState: state, delivered: false, ...(failure ? { failure } : {}) });

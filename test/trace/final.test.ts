@@ -63,7 +63,7 @@ describe('the final update', () => {
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
   });
 
-  it('v1: PATCHes the tail at the job\'s end in parts of up to 8 MiB when the server has 1 MiB already, then sends the state alone', async () => {
+  it('v1: PATCHes the tail at the job\'s end in parts of up to 8 MiB when the trace is over 1 MiB, then sends the state alone', async () => {
     job = await runningJob();
     const trace = await startJobTrace(job, { updateIntervalMs: 60_000, outputLimitKiB: 200_000 });
     const head = sampleOutput(1024 * 1024, 5);
