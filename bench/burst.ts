@@ -3,7 +3,8 @@
  * took 2.3–3.3 s there), timed from pickup to the final update accepted, over v1 and v4, 5 jobs each;
  * beside it the floor, the same bytes through one HTTP PUT to a bare `node:http` server on loopback,
  * and the script alone (the same command into /dev/null). output_limit is raised so every byte is sent.
- * The reference server runs in this process. Figures are printed, not asserted.
+ * The reference server runs in a process of its own (server-process.ts), as the coordinator GitLab Runner
+ * was measured against did. Figures are printed, not asserted.
  */
 import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,16 +15,20 @@ import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import { silentLogger } from '../src/log/index.js';
-import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
-import { createGitRepo } from '../test/helpers/git.js';
-import { percentile, register, runToEnd } from './support.js';
+import { serverProcess, type ServerProcess } from './server-process.js';
+import { percentile, register } from './support.js';
 
 const BYTES = 22_900_000;
 const PEER_S = [2.3, 3.3];
 /** 100-byte lines, as a build's output is lines; `yes` ends by SIGPIPE, which pipefail would report. */
 const PRINT = `(yes '${'x'.repeat(99)}' || true) | head -c ${BYTES}`;
 
-async function burstJobs(server: ReferenceServer, root: string, api: 'v1' | 'v4', n: number): Promise<number[]> {
+interface PipelineView {
+  status: string;
+  jobs: { id: number }[];
+}
+
+async function burstJobs(server: ServerProcess, root: string, api: 'v1' | 'v4', n: number): Promise<number[]> {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent: 1,
@@ -40,10 +45,18 @@ async function burstJobs(server: ReferenceServer, root: string, api: 'v1' | 'v4'
     },
   });
   const yaml = Array.from({ length: n }, (_, i) => `burst${i}:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - ${JSON.stringify(PRINT)}\n`).join('');
-  const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });
-  await runToEnd(agent, server, pipeline.id);
-  for (const job of server.getPipeline(pipeline.id)?.jobs ?? []) {
-    const size = (await server.getTrace(job.id)).length;
+  const pipeline = await server.admin<PipelineView & { id: number }>('/pipelines', { method: 'POST', body: { project: 'bench/project', config: yaml } });
+  agent.start();
+  let view: PipelineView;
+  for (;;) {
+    view = await server.admin<PipelineView>(`/pipelines/${pipeline.id}`);
+    if (['success', 'failed', 'canceled'].includes(view.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  agent.shutdown();
+  await agent.done();
+  for (const job of view.jobs) {
+    const size = (await server.trace(job.id)).length;
     if (size < BYTES) process.stdout.write(`  job ${job.id}: the server has ${size} bytes, fewer than printed\n`);
   }
   return done.sort((a, b) => a - b);
@@ -85,8 +98,7 @@ async function scriptAlone(runs: number): Promise<number[]> {
 
 export async function run(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'ci-runner-bench-burst-'));
-  const repo = await createGitRepo({ 'README.md': '# bench\n' });
-  const server = await createReferenceServer({ projects: [{ name: 'bench/project', path: repo }], logger: silentLogger() });
+  const server = await serverProcess();
   const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
   try {
     const floor = percentile(await loopbackFloor(5), 50);
@@ -104,6 +116,5 @@ export async function run(): Promise<void> {
   } finally {
     await server.close();
     await rm(root, { recursive: true, force: true });
-    await rm(repo, { recursive: true, force: true });
   }
 }

@@ -10,7 +10,7 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** Registers a runner on `server`; its token. */
-export async function register(server: ReferenceServer, tls?: TlsMaterial): Promise<string> {
+export async function register(server: Pick<ReferenceServer, 'url' | 'registrationToken'>, tls?: TlsMaterial): Promise<string> {
   const client = new RunnerApiClient({ url: server.url, ...(tls ? { tls } : {}) });
   const result = await client.registerRunner({ token: server.registrationToken, description: 'bench', runUntagged: true });
   await client.close();

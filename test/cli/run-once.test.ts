@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git } from '../helpers/git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
@@ -158,6 +159,7 @@ cancel-me:
     const d = await workDirs();
     const first = await t.pipeline('first:\n  script:\n    - echo "dir=$CI_PROJECT_DIR"\n    - touch left-behind\n');
     expect((await runOnce([], d)).exitCode).toBe(0);
+    await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'a new commit to fetch']);
     const second = await t.pipeline('second:\n  script:\n    - echo "dir=$CI_PROJECT_DIR"\n    - test ! -e left-behind\n');
     const result = await runOnce([], d);
     expect(result.exitCode, result.all).toBe(0);
@@ -165,6 +167,7 @@ cancel-me:
     const secondTrace = await trace(second.jobs[0]!.id);
     expect(firstTrace).toContain('Cloning repository');
     expect(secondTrace).toContain('Fetching changes');
+    expect(secondTrace).not.toContain('is here already');
     const dirOf = (text: string) => /^dir=(\S+)/m.exec(text)?.[1];
     expect(dirOf(secondTrace)).toBe(dirOf(firstTrace));
     expect(dirOf(firstTrace)).toBe(join(d.builds, token.slice(0, 8), '0', 'group', 'project'));
@@ -172,6 +175,27 @@ cancel-me:
     const gitConfig = await readFile(join(d.builds, token.slice(0, 8), '0', 'group', 'project', '.git', 'config'), 'utf8');
     expect(gitConfig).toContain('url = http://127.0.0.1');
     expect(gitConfig).not.toContain('gitlab-ci-token');
+  });
+
+  it('skips the fetch for a later job of the same commit in the same slot, and fetches again for a new commit', async () => {
+    const d = await workDirs();
+    await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'the commit of two jobs']);
+    const sha = await git(t.projectPath, ['rev-parse', 'HEAD']);
+    const p = await t.pipeline('stages: [one, two]\nfirst:\n  stage: one\n  script:\n    - touch left-behind\nsecond:\n  stage: two\n  script:\n    - test ! -e left-behind\n    - git log -1 --format=%H\n');
+    expect((await runOnce([], d)).exitCode).toBe(0);
+    const result = await runOnce([], d);
+    expect(result.exitCode, result.all).toBe(0);
+    const second = await trace(p.jobs[1]!.id);
+    expect(second).toContain(`Commit ${sha.slice(0, 8)} is here already under the refs this job fetches: skipping the fetch`);
+    expect(second).toContain(sha);
+    await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'a newer commit']);
+    const newer = await git(t.projectPath, ['rev-parse', 'HEAD']);
+    const next = await t.pipeline('third:\n  script:\n    - git log -1 --format=%H\n');
+    expect((await runOnce([], d)).exitCode).toBe(0);
+    const third = await trace(next.jobs[0]!.id);
+    expect(third).toContain('Fetching changes');
+    expect(third).not.toContain('is here already');
+    expect(third).toContain(newer);
   });
 
   it('reports a build whose payload it cannot read as failed instead of dropping it', async () => {

@@ -111,24 +111,37 @@ function refLines(options: GitSourcesOptions, url: string, dir: string, depthArg
     `git clone -q --no-checkout${cloneArgs} ${url} ${dir}`,
   ];
   if (options.strategy === 'clone') return clone;
-  const fetchRefs = options.depth > 0
-    ? `${depthArgs} ${url} ${shellQuote(`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`)}`
-    : ` ${url} '+refs/heads/*:refs/remotes/origin/*' '+refs/tags/*:refs/tags/*'`;
-  return fetchOrElse(options, dir, `git fetch -q --prune${fetchRefs}`, clone);
+  const specs = options.depth > 0 ? [`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`] : ['+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*'];
+  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} ${url} ${specs.map(shellQuote).join(' ')}`, clone, specs);
+}
+
+/**
+ * A shell test that is true when every ref `refspecs` fetch into already names `sha` (so the commit is
+ * here, and a fetch would bring nothing the job asked for: a later job of the same pipeline in the same
+ * slot); undefined when one of them has no single destination (a pattern, or none).
+ */
+function fetchedAlready(sha: string, refspecs: readonly string[]): string | undefined {
+  const destinations = refspecs.map((spec) => (spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : ''));
+  if (destinations.length === 0 || destinations.some((ref) => ref === '' || ref.includes('*'))) return undefined;
+  const refs = destinations.map((ref) => shellQuote(`${ref}^{commit}`)).join(' ');
+  const expected = destinations.map(() => shellQuote(sha)).join(' ');
+  return `[ "$(git rev-parse -q ${refs} 2>/dev/null)" = "$(printf '%s\\n' ${expected})" ]`;
 }
 
 /**
  * The fetch strategy: into the kept checkout, cleaned first, when there is one, else `otherwise`.
  * origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
  */
-function fetchOrElse(options: GitSourcesOptions, dir: string, fetch: string, otherwise: string[]): string[] {
+function fetchOrElse(options: GitSourcesOptions, dir: string, fetch: string, otherwise: string[], refspecs: readonly string[]): string[] {
+  const { build } = options;
+  const here = fetchedAlready(build.sha, refspecs);
   return [
     `if [ -d ${shellQuote(`${options.projectDir}/.git`)} ]; then`,
-    notice(`Fetching changes from ${redactUrl(options.build.repo_url)}...`),
+    notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
     `cd ${dir}`,
     'git clean -ffdx -q',
     'git reset --hard -q',
-    fetch,
+    ...(here ? [`if ${here}; then`, notice(`Commit ${build.sha.slice(0, 8)} is here already under the refs this job fetches: skipping the fetch`), 'else', fetch, 'fi'] : [fetch]),
     'else',
     ...otherwise,
     'fi',
@@ -150,5 +163,5 @@ function refspecLines(options: GitSourcesOptions, url: string, dir: string, dept
     `git fetch -q --prune${depthArgs} origin ${specs}`,
   ];
   if (options.strategy === 'clone') return init;
-  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} ${url} ${specs}`, init);
+  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} ${url} ${specs}`, init, refspecs);
 }
