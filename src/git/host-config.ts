@@ -52,6 +52,8 @@ export const HOST_GIT_SETTINGS: readonly GitSetting[] = [
   ['protocol.ext.allow', 'never'],
   // `user`: allowed for the URL the coordinator gives, refused for submodule URLs (git's default since 2.38.1).
   ['protocol.file.allow', 'user'],
+  // A `refs/replace/<sha>` a job planted would swap the commit the next job checks out.
+  ['core.useReplaceRefs', 'false'],
 ];
 
 /**

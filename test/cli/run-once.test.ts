@@ -198,6 +198,27 @@ cancel-me:
     expect(third).toContain(newer);
   });
 
+  it('checks out the job\'s own commit in a kept checkout where an earlier job planted a replacement for it', async () => {
+    const d = await workDirs();
+    await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'the commit a job tries to replace']);
+    const p = await t.pipeline(`stages: [one, two]
+plant:
+  stage: one
+  script:
+    - echo poisoned > README.md
+    - git -c user.name=x -c user.email=x@x commit -q -a -m poison
+    - git replace "$CI_COMMIT_SHA" HEAD
+check:
+  stage: two
+  script:
+    - cat README.md
+    - test "$(cat README.md)" = "# project"
+`);
+    expect((await runOnce([], d)).exitCode).toBe(0);
+    const result = await runOnce([], d);
+    expect(result.exitCode, await trace(p.jobs[1]!.id)).toBe(0);
+  });
+
   it('reports a build whose payload it cannot read as failed instead of dropping it', async () => {
     const updates: Array<{ url: string; body: Record<string, unknown> }> = [];
     const fake = createServer((req, res) => {
