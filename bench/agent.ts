@@ -24,7 +24,7 @@ import { createLogger, silentLogger, type Logger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';
-import { percentile, register, runToEnd } from './support.js';
+import { percentile, pickupTimer, register, runToEnd } from './support.js';
 
 /** `git`: `none` (no checkout), `full` (GIT_DEPTH 0 whatever the server's default), or the server's default. */
 function jobs(n: number, git?: 'none' | 'full'): string {
@@ -85,7 +85,6 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
   });
   const services = defaultServices(logger);
   const scriptMs = new Map<number, number>();
-  const picked = new Map<number, number>();
   const overhead: number[] = [];
   const stageMs = new Map<string, number[]>();
   const agent = new Agent(
@@ -111,13 +110,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
         return timed;
       },
     },
-    {
-      jobStarted: (_r, build) => picked.set(build.id, performance.now()),
-      jobFinished: (_r, build, outcome) => {
-        if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
-        overhead.push(performance.now() - (picked.get(build.id) ?? 0) - (scriptMs.get(build.id) ?? 0));
-      },
-    },
+    pickupTimer((id, ms) => overhead.push(ms - (scriptMs.get(id) ?? 0))),
   );
   const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n, gitStrategy) });
   const wall = await runToEnd(agent, server, pipeline.id);

@@ -16,7 +16,7 @@ import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import { silentLogger } from '../src/log/index.js';
 import { serverProcess, type ServerProcess } from './server-process.js';
-import { percentile, register } from './support.js';
+import { percentile, pickupTimer, register } from './support.js';
 
 const BYTES = 22_900_000;
 const PEER_S = [2.3, 3.3];
@@ -35,15 +35,8 @@ async function burstJobs(server: ServerProcess, root: string, api: 'v1' | 'v4', 
     check_interval: 3,
     runners: [{ name: 'bench-burst', url: server.url, token, api, output_limit: 65_536, builds_dir: join(root, `builds-${api}`), cache_dir: join(root, 'cache') }],
   });
-  const picked = new Map<number, number>();
   const done: number[] = [];
-  const agent = new Agent(config, defaultServices(silentLogger()), {
-    jobStarted: (_r, build) => picked.set(build.id, performance.now()),
-    jobFinished: (_r, build, outcome) => {
-      if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
-      done.push(performance.now() - (picked.get(build.id) ?? 0));
-    },
-  });
+  const agent = new Agent(config, defaultServices(silentLogger()), pickupTimer((_id, ms) => done.push(ms)));
   const yaml = Array.from({ length: n }, (_, i) => `burst${i}:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - ${JSON.stringify(PRINT)}\n`).join('');
   const pipeline = await server.admin<PipelineView & { id: number }>('/pipelines', { method: 'POST', body: { project: 'bench/project', config: yaml } });
   agent.start();

@@ -16,7 +16,7 @@ import { defaultServices } from '../src/agent/services.js';
 import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
-import { percentile, register, runToEnd } from './support.js';
+import { percentile, pickupTimer, register, runToEnd } from './support.js';
 
 const IMAGE = 'ci-runner-test/sh:1';
 const IMAGES_SCRIPT = fileURLToPath(new URL('../.ci/docker-test-images.sh', import.meta.url));
@@ -42,15 +42,8 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
       docker: { image: IMAGE, pull_policy: ['if-not-present'] },
     }],
   });
-  const picked = new Map<number, number>();
   const perJob: number[] = [];
-  const agent = new Agent(config, defaultServices(silentLogger()), {
-    jobStarted: (_r, build) => picked.set(build.id, performance.now()),
-    jobFinished: (_r, build, outcome) => {
-      if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
-      perJob.push(performance.now() - (picked.get(build.id) ?? 0));
-    },
-  });
+  const agent = new Agent(config, defaultServices(silentLogger()), pickupTimer((_id, ms) => perJob.push(ms)));
   const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
   const yaml = vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
   const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });

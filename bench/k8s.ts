@@ -19,7 +19,7 @@ import { defaultServices } from '../src/agent/services.js';
 import { silentLogger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
-import { percentile, register, runToEnd } from './support.js';
+import { percentile, pickupTimer, register, runToEnd } from './support.js';
 
 const IMAGE = 'ci-runner-test/sh:1';
 const NAMESPACE = 'ci-runner-bench';
@@ -85,23 +85,17 @@ async function runPipeline(server: ReferenceServer, kit: Kit, root: string, yaml
       kubernetes: { host: kit.api, bearer_token: (await readFile(kit.tokenFile, 'utf8')).trim(), ca_file: kit.caFile, namespace: NAMESPACE, image: IMAGE, pull_policy: 'if-not-present', poll_interval: 1 },
     }],
   });
-  const picked = new Map<number, number>();
   const perJob: number[] = [];
   const beyondPod: number[] = [];
   const reading: Array<Promise<void>> = [];
-  const agent = new Agent(config, defaultServices(silentLogger()), {
-    jobStarted: (_r, build) => picked.set(build.id, performance.now()),
-    jobFinished: (_r, build, outcome) => {
-      if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
-      const ms = performance.now() - (picked.get(build.id) ?? 0);
-      perJob.push(ms);
-      // The trace says how long the pod took to start: the rest is what the runner adds.
-      reading.push(server.getTrace(build.id).then((trace) => {
-        const started = /\(started in (\d+\.\d+) s\)/.exec(trace.toString('utf8'))?.[1];
-        if (started) beyondPod.push(ms - Number(started) * 1000);
-      }));
-    },
-  });
+  const agent = new Agent(config, defaultServices(silentLogger()), pickupTimer((id, ms) => {
+    perJob.push(ms);
+    // The trace says how long the pod took to start: the rest is what the runner adds.
+    reading.push(server.getTrace(id).then((trace) => {
+      const started = /\(started in (\d+\.\d+) s\)/.exec(trace.toString('utf8'))?.[1];
+      if (started) beyondPod.push(ms - Number(started) * 1000);
+    }));
+  }));
   const pipeline = await server.createPipeline({ project, config: yaml });
   const wall = await runToEnd(agent, server, pipeline.id);
   await Promise.all(reading);

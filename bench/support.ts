@@ -1,7 +1,7 @@
 /** Shared by the benchmarks (no `run` export, so `bench/run.ts` does not run it as one). */
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import type { TlsMaterial } from '../src/client/tls.js';
-import type { Agent } from '../src/agent/agent.js';
+import type { Agent, AgentEvents } from '../src/agent/agent.js';
 import type { ReferenceServer } from '../src/server/index.js';
 
 /** The `p`th percentile of ascending `sorted`. */
@@ -31,4 +31,19 @@ export async function runToEnd(agent: Agent, server: ReferenceServer, id: number
   agent.shutdown();
   await agent.done();
   return wall;
+}
+
+/**
+ * Agent events that time each job from pickup to its end, say when one did not succeed, and hand
+ * `ended` the job's id and milliseconds.
+ */
+export function pickupTimer(ended: (buildId: number, ms: number) => void): AgentEvents {
+  const picked = new Map<number, number>();
+  return {
+    jobStarted: (_runner, build) => picked.set(build.id, performance.now()),
+    jobFinished: (_runner, build, outcome) => {
+      if (outcome.state !== 'success') process.stdout.write(`  job ${build.id} ${outcome.state}: ${outcome.reason ?? ''}\n`);
+      ended(build.id, performance.now() - (picked.get(build.id) ?? 0));
+    },
+  };
 }
