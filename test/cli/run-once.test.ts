@@ -181,21 +181,50 @@ cancel-me:
     const d = await workDirs();
     await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'the commit of two jobs']);
     const sha = await git(t.projectPath, ['rev-parse', 'HEAD']);
-    const p = await t.pipeline('stages: [one, two]\nfirst:\n  stage: one\n  script:\n    - touch left-behind\nsecond:\n  stage: two\n  script:\n    - test ! -e left-behind\n    - git log -1 --format=%H\n');
+    // The first job leaves an untracked file, a changed and a staged file; the second gets the
+    // commit's clean tree, detached, without a fetch, then leaves HEAD on a branch of its own at the
+    // same commit; the third is detached again (a checkout, so a fetch first).
+    const p = await t.pipeline(`stages: [one, two, three]
+first:
+  stage: one
+  script:
+    - touch left-behind
+    - echo changed > README.md
+    - echo staged > staged && git add staged
+second:
+  stage: two
+  script:
+    - test ! -e left-behind && test ! -e staged
+    - test "$(cat README.md)" = "# project"
+    - test -z "$(git status --porcelain)"
+    - test "$(git rev-parse --abbrev-ref HEAD)" = HEAD
+    - git log -1 --format=%H
+    - git checkout -q -b a-branch-of-its-own
+third:
+  stage: three
+  script:
+    - test "$(git rev-parse --abbrev-ref HEAD)" = HEAD
+`);
     expect((await runOnce([], d)).exitCode).toBe(0);
     const result = await runOnce([], d);
     expect(result.exitCode, result.all).toBe(0);
     const second = await trace(p.jobs[1]!.id);
     expect(second).toContain(`Commit ${sha.slice(0, 8)} is here already under the refs this job fetches: skipping the fetch`);
     expect(second).toContain(sha);
-    await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'a newer commit']);
-    const newer = await git(t.projectPath, ['rev-parse', 'HEAD']);
-    const next = await t.pipeline('third:\n  script:\n    - git log -1 --format=%H\n');
-    expect((await runOnce([], d)).exitCode).toBe(0);
-    const third = await trace(next.jobs[0]!.id);
+    const last = await runOnce([], d);
+    expect(last.exitCode, last.all).toBe(0);
+    const third = await trace(p.jobs[2]!.id);
     expect(third).toContain('Fetching changes');
     expect(third).not.toContain('is here already');
-    expect(third).toContain(newer);
+    expect(p.jobs.map((job) => t.server.getJob(job.id)?.status)).toEqual(['success', 'success', 'success']);
+    await git(t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'a newer commit']);
+    const newer = await git(t.projectPath, ['rev-parse', 'HEAD']);
+    const next = await t.pipeline('fourth:\n  script:\n    - git log -1 --format=%H\n');
+    expect((await runOnce([], d)).exitCode).toBe(0);
+    const fourth = await trace(next.jobs[0]!.id);
+    expect(fourth).toContain('Fetching changes');
+    expect(fourth).not.toContain('is here already');
+    expect(fourth).toContain(newer);
   });
 
   it('checks out the job\'s own commit in a kept checkout where an earlier job planted a replacement for it', async () => {

@@ -29,6 +29,9 @@ export interface GitSourcesOptions {
   stepFile?: string;
 }
 
+/** Set (to 1) by the get_sources script when the kept checkout is at the job's commit already. */
+const AT_SHA = '__ci_at_sha';
+
 const notice = (text: string): string => `printf '\\033[32;1m%s\\033[0;m\\n' ${shellQuote(text)}`;
 
 /** Commands for the get_sources stage; they run with `set -e` in the slot dir. */
@@ -65,8 +68,11 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   lines.push(
     `cd ${dir}`,
     notice(`Checking out ${build.sha.slice(0, 8)} as ${build.ref}...`),
-    // The tree was cleaned before the fetch (or is fresh), so a forced checkout leaves it clean.
+    // The tree was cleaned before the fetch (or is fresh), so a forced checkout leaves it clean. A
+    // kept checkout found at the job's commit (fetchOrElse) has been reset to it already.
+    `if [ -z "\${${AT_SHA}:-}" ]; then`,
     `git checkout -f -q ${shellQuote(build.sha)}`,
+    'fi',
   );
   if (options.submodules !== 'none') {
     const recursive = options.submodules === 'recursive';
@@ -116,16 +122,18 @@ function refLines(options: GitSourcesOptions, url: string, dir: string, depthArg
 }
 
 /**
- * A shell test that is true when every ref `refspecs` fetch into already names `sha` (so the commit is
- * here, and a fetch would bring nothing the job asked for: a later job of the same pipeline in the same
- * slot); undefined when one of them has no single destination (a pattern, or none).
+ * A shell test that is true when the kept checkout's HEAD is `sha`, detached (as the last job's
+ * checkout left it), and every ref `refspecs` fetch into names `sha` too: the commit is here, a fetch
+ * would bring nothing the job asked for (a later job of the same pipeline in the same slot), and
+ * `git reset --hard` is the checkout. Undefined when a refspec has no single destination (a pattern, or
+ * none). One git process: HEAD is read by the shell's `read`, the refs by one `rev-parse`.
  */
-function fetchedAlready(sha: string, refspecs: readonly string[]): string | undefined {
+function atShaAlready(sha: string, refspecs: readonly string[]): string | undefined {
   const destinations = refspecs.map((spec) => (spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : ''));
   if (destinations.length === 0 || destinations.some((ref) => ref === '' || ref.includes('*'))) return undefined;
   const refs = destinations.map((ref) => shellQuote(`${ref}^{commit}`)).join(' ');
-  const expected = destinations.map(() => shellQuote(sha)).join(' ');
-  return `[ "$(git rev-parse -q ${refs} 2>/dev/null)" = "$(printf '%s\\n' ${expected})" ]`;
+  const expected = shellQuote(destinations.map(() => sha).join('\n'));
+  return `{ IFS= read -r __ci_head < .git/HEAD; } 2>/dev/null && [ "$__ci_head" = ${shellQuote(sha)} ] && [ "$(git rev-parse -q ${refs} 2>/dev/null)" = ${expected} ]`;
 }
 
 /**
@@ -134,14 +142,14 @@ function fetchedAlready(sha: string, refspecs: readonly string[]): string | unde
  */
 function fetchOrElse(options: GitSourcesOptions, dir: string, fetch: string, otherwise: string[], refspecs: readonly string[]): string[] {
   const { build } = options;
-  const here = fetchedAlready(build.sha, refspecs);
+  const here = atShaAlready(build.sha, refspecs);
+  const skip = notice(`Commit ${build.sha.slice(0, 8)} is here already under the refs this job fetches: skipping the fetch`);
   return [
     `if [ -d ${shellQuote(`${options.projectDir}/.git`)} ]; then`,
     notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
     `cd ${dir}`,
     'git clean -ffdx -q',
-    'git reset --hard -q',
-    ...(here ? [`if ${here}; then`, notice(`Commit ${build.sha.slice(0, 8)} is here already under the refs this job fetches: skipping the fetch`), 'else', fetch, 'fi'] : [fetch]),
+    ...(here ? [`if ${here}; then`, skip, 'git reset --hard -q', `${AT_SHA}=1`, 'else', 'git reset --hard -q', fetch, 'fi'] : ['git reset --hard -q', fetch]),
     'else',
     ...otherwise,
     'fi',
