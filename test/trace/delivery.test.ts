@@ -69,6 +69,26 @@ describe('trace delivery against the reference server', () => {
     expect(JSON.parse(await readFile(join(job.stateDir, STATE_FILE), 'utf8'))).toEqual(record);
   });
 
+  it('sends a burst in whole parts while the job still prints, without waiting for the update interval', async () => {
+    // The server asks for updates every minute: only a whole part waiting can make one go sooner.
+    job = await runningJob({ traceUpdateIntervalS: 60 });
+    const trace = await start(job, { outputLimitKiB: 64_000, updateIntervalMs: 60_000, keepaliveIntervalMs: 60_000 });
+    const part = 8 * 1024 * 1024; // v1's
+    const output = sampleOutput(2 * part + 300_000, 4);
+    const current = job;
+    trace.write(output.subarray(0, 100));
+    await waitFor('the first output on the server', async () => (await serverTrace(current)).length === 100);
+    trace.write(output.subarray(100));
+    await waitFor('two whole parts on the server', async () => (await serverTrace(current)).length >= 100 + 2 * part);
+    // Whole parts only: the rest waits for the interval, or for the end of the job.
+    const live = job.client.patches();
+    expect(live.map((patch) => patch.bytes)).toEqual([100, part, part]);
+    expect((await serverTrace(job)).length).toBe(100 + 2 * part);
+
+    expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
+    expect((await serverTrace(job)).equals(output)).toBe(true);
+  });
+
   it("re-sends from the server's offset after a 416 caused by lost acks", async () => {
     job = await runningJob();
     job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'apply_then_error', status: 500, count: 3 });
