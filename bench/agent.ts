@@ -13,18 +13,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import type { Executor } from '../src/executors/types.js';
-import { createLogger, silentLogger, type Logger } from '../src/log/index.js';
+import { silentLogger, type Logger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
 import { printIdle } from './idle.js';
-import { percentile, pickupTimer, register, runToEnd } from './support.js';
+import { percentile, pickupTimer, register, runToEnd, stepMedians, timelineLogger } from './support.js';
 
 /** `git`: `none` (no checkout), `full` (GIT_DEPTH 0 whatever the server's default), or the server's default. */
 function jobs(n: number, git?: 'none' | 'full'): string {
@@ -59,21 +58,6 @@ async function overheadFloor(server: ReferenceServer, root: string, runs: number
     shells.push(performance.now() - t0);
   }
   return { fetch: percentile(fetches.sort((a, b) => a - b), 50), bash: percentile(shells.sort((a, b) => a - b), 50) };
-}
-
-/** A debug logger whose `timeline` records land in `steps` (step → took_ms list). */
-function timelineLogger(steps: Map<string, number[]>): Logger {
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!line.includes('"timeline"')) continue;
-        const record = JSON.parse(line) as { msg?: string; step?: string; took_ms?: number };
-        if (record.msg === 'timeline' && record.step) steps.set(record.step, [...(steps.get(record.step) ?? []), record.took_ms ?? 0]);
-      }
-      done();
-    },
-  });
-  return createLogger({ level: 'debug', format: 'json', destination });
 }
 
 async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: 'none' | 'full', logger: Logger = silentLogger()) {
@@ -134,10 +118,11 @@ export async function run(): Promise<void> {
           ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
       );
     }
-    const steps = new Map<string, number[]>();
-    await runPipeline(server, root, 20, 1, 'v1', undefined, timelineLogger(steps));
-    const p50s = [...steps].map(([step, list]) => `${step} ${percentile(list.sort((a, b) => a - b), 50).toFixed(1)}`);
-    process.stdout.write(`[v1] timeline of 20 trivial jobs (--debug), p50 ms per step:\n  ${p50s.join(', ')}\n`);
+    for (const api of ['v1', 'v4'] as const) {
+      const steps = new Map<string, number[]>();
+      await runPipeline(server, root, 20, 1, api, undefined, timelineLogger(steps));
+      process.stdout.write(`[${api}] timeline of 20 trivial jobs (--debug), p50 ms per step:\n  ${stepMedians(steps)}\n`);
+    }
     // The same checkout on both APIs: the reference server's v4 jobs default to GitLab's shallow depth
     // 20 (v1's to a full fetch), and a shallow fetch costs git one more round trip.
     for (const api of ['v1', 'v4'] as const) {

@@ -2,7 +2,8 @@
  * A burst of output: a shell job prints 22.9 MB at once (the issue-24 rig's figure; GitLab Runner 1.11
  * took 2.3–3.3 s there), timed from pickup to the final update accepted, over v1 and v4, 5 jobs each;
  * beside it the floor, the same bytes through one HTTP PUT to a bare `node:http` server on loopback,
- * and the script alone (the same command into /dev/null). output_limit is raised so every byte is sent.
+ * and the script alone (the same command into /dev/null); then the p50 of each step of the job's timeline
+ * (--debug) over 3 more jobs per API. output_limit is raised so every byte is sent.
  * The reference server runs in a process of its own (server-process.ts), as the coordinator GitLab Runner
  * was measured against did. Figures are printed, not asserted.
  */
@@ -14,9 +15,9 @@ import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import { silentLogger } from '../src/log/index.js';
+import { silentLogger, type Logger } from '../src/log/index.js';
 import { serverProcess, type ServerProcess } from './server-process.js';
-import { percentile, pickupTimer, register } from './support.js';
+import { percentile, pickupTimer, register, stepMedians, timelineLogger } from './support.js';
 
 const BYTES = 22_900_000;
 const PEER_S = [2.3, 3.3];
@@ -28,7 +29,7 @@ interface PipelineView {
   jobs: { id: number }[];
 }
 
-async function burstJobs(server: ServerProcess, root: string, api: 'v1' | 'v4', n: number): Promise<number[]> {
+async function burstJobs(server: ServerProcess, root: string, api: 'v1' | 'v4', n: number, logger: Logger = silentLogger()): Promise<number[]> {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent: 1,
@@ -36,7 +37,7 @@ async function burstJobs(server: ServerProcess, root: string, api: 'v1' | 'v4', 
     runners: [{ name: 'bench-burst', url: server.url, token, api, output_limit: 65_536, builds_dir: join(root, `builds-${api}`), cache_dir: join(root, 'cache') }],
   });
   const done: number[] = [];
-  const agent = new Agent(config, defaultServices(silentLogger()), pickupTimer((_id, ms) => done.push(ms)));
+  const agent = new Agent(config, defaultServices(logger), pickupTimer((_id, ms) => done.push(ms)));
   const yaml = Array.from({ length: n }, (_, i) => `burst${i}:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - ${JSON.stringify(PRINT)}\n`).join('');
   const pipeline = await server.admin<PipelineView & { id: number }>('/pipelines', { method: 'POST', body: { project: 'bench/project', config: yaml } });
   agent.start();
@@ -105,6 +106,11 @@ export async function run(): Promise<void> {
         `[${api}] ${(BYTES / 1e6).toFixed(1)} MB printed at once, pickup → final update accepted, 5 jobs: p50 ${fmt(p50)}, max ${fmt(times.at(-1) ?? NaN)}` +
           ` (GitLab Runner 1.11: ${PEER_S[0]}–${PEER_S[1]} s, so ${ratio(PEER_S[1] ?? 1)}–${ratio(PEER_S[0] ?? 1)}×; aim ≤ 0.15×)\n`,
       );
+    }
+    for (const api of ['v1', 'v4'] as const) {
+      const steps = new Map<string, number[]>();
+      await burstJobs(server, root, api, 3, timelineLogger(steps));
+      process.stdout.write(`[${api}] timeline of 3 such jobs (--debug), p50 ms per step:\n  ${stepMedians(steps)}\n`);
     }
   } finally {
     await server.close();

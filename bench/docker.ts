@@ -2,7 +2,8 @@
  * Docker executor benchmark: per-job time of a trivial job in a small image (pickup → final
  * state accepted; the script `true` itself takes ~nothing), p50/p95 over 20 jobs, next to the floor
  * measured in the same run (`docker run --rm IMAGE true`, median of 10); with git (fetch into the slot)
- * and without (GIT_STRATEGY none); then the wall of 20 trivial jobs at concurrent = 4. The reference
+ * and without (GIT_STRATEGY none); the p50 of each step of the job's timeline (--debug) over 10 jobs with
+ * git; then the wall of 20 trivial jobs at concurrent = 4. The reference
  * server runs in this process. Needs a docker engine; builds the test images if missing.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,10 +14,10 @@ import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import { silentLogger } from '../src/log/index.js';
+import { silentLogger, type Logger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
-import { percentile, pickupTimer, register, runToEnd } from './support.js';
+import { percentile, pickupTimer, register, runToEnd, stepMedians, timelineLogger } from './support.js';
 
 const IMAGE = 'ci-runner-test/sh:1';
 const IMAGES_SCRIPT = fileURLToPath(new URL('../.ci/docker-test-images.sh', import.meta.url));
@@ -31,7 +32,7 @@ async function floor(runs: number): Promise<number[]> {
   return times.sort((a, b) => a - b);
 }
 
-async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, gitStrategy?: string) {
+async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, gitStrategy?: string, logger: Logger = silentLogger()) {
   const token = await register(server);
   const config = configSchema.parse({
     concurrent,
@@ -43,7 +44,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
     }],
   });
   const perJob: number[] = [];
-  const agent = new Agent(config, defaultServices(silentLogger()), pickupTimer((_id, ms) => perJob.push(ms)));
+  const agent = new Agent(config, defaultServices(logger), pickupTimer((_id, ms) => perJob.push(ms)));
   const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
   const yaml = vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
   const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });
@@ -75,6 +76,9 @@ export async function run(): Promise<void> {
       const p50 = percentile(r.perJob, 50);
       process.stdout.write(`per-job, 20 trivial jobs, concurrent=1, ${label}: p50 ${fmt(p50)}, p95 ${fmt(percentile(r.perJob, 95))}; p50 minus floor ${fmt(p50 - floorMs)}\n`);
     }
+    const steps = new Map<string, number[]>();
+    await runPipeline(server, root, 10, 1, undefined, timelineLogger(steps));
+    process.stdout.write(`timeline of 10 trivial jobs with git (--debug), p50 ms per step:\n  ${stepMedians(steps)}\n`);
     const four = await runPipeline(server, root, 20, 4);
     process.stdout.write(`20 trivial jobs, concurrent=4: wall ${(four.wall / 1000).toFixed(2)} s (per job p50 ${fmt(percentile(four.perJob, 50))})\n`);
   } finally {

@@ -1,7 +1,9 @@
 /** Shared by the benchmarks (no `run` export, so `bench/run.ts` does not run it as one). */
+import { Writable } from 'node:stream';
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import type { TlsMaterial } from '../src/client/tls.js';
 import type { Agent, AgentEvents } from '../src/agent/agent.js';
+import { createLogger, type Logger } from '../src/log/index.js';
 import type { ReferenceServer } from '../src/server/index.js';
 
 /** The `p`th percentile of ascending `sorted`. */
@@ -46,4 +48,24 @@ export function pickupTimer(ended: (buildId: number, ms: number) => void): Agent
       ended(build.id, performance.now() - (picked.get(build.id) ?? 0));
     },
   };
+}
+
+/** A debug logger whose `timeline` records land in `steps` (step → took_ms list). */
+export function timelineLogger(steps: Map<string, number[]>): Logger {
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line.includes('"timeline"')) continue;
+        const record = JSON.parse(line) as { msg?: string; step?: string; took_ms?: number };
+        if (record.msg === 'timeline' && record.step) steps.set(record.step, [...(steps.get(record.step) ?? []), record.took_ms ?? 0]);
+      }
+      done();
+    },
+  });
+  return createLogger({ level: 'debug', format: 'json', destination });
+}
+
+/** `step p50, …` of what timelineLogger gathered, in the order the steps first ended. */
+export function stepMedians(steps: Map<string, number[]>): string {
+  return [...steps].map(([step, list]) => `${step} ${percentile([...list].sort((a, b) => a - b), 50).toFixed(1)}`).join(', ');
 }
