@@ -41,16 +41,19 @@ describe('job timeline and cleanup', () => {
     expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('success');
     const steps = lines.map((line) => JSON.parse(line) as { msg: string; step?: string; at_ms?: number; took_ms?: number }).filter((r) => r.msg === 'timeline');
     const names = steps.map((s) => s.step ?? '');
-    const order = ['executor created', 'trace started', 'prepare', 'git fetch', 'git checkout', 'get_sources', 'build_script: script written', 'build_script', 'final update', 'cleanup'];
+    const order = ['executor created', 'trace started', 'prepare', 'git fetch', 'git checkout', 'get_sources', 'build_script: script written', 'build_script', 'final update'];
     const positions = order.map((name) => names.indexOf(name));
     expect(positions.every((p) => p >= 0), names.join(', ')).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    // The cleanup runs beside the final update: it begins as the update does, and may end first.
+    const at = (name: string) => steps.find((s) => s.step === name)?.at_ms ?? -1;
+    expect(at('cleanup'), names.join(', ')).toBeGreaterThanOrEqual(at('final update'));
     expect(names.indexOf('first PATCH')).toBeGreaterThanOrEqual(0);
     expect(names.indexOf('first PATCH')).toBeLessThan(names.indexOf('final update'));
     for (const step of steps) expect(step.took_ms).toBeGreaterThanOrEqual(0);
   });
 
-  it('cleans up after the final update, and the slot\'s next job waits for that cleanup', async () => {
+  it('cleans up beside the final update without holding it back, and the slot\'s next job waits for that cleanup', async () => {
     const events: string[] = [];
     const base = defaultServices(silentLogger());
     let cleanups = 0;
@@ -71,7 +74,7 @@ describe('job timeline and cleanup', () => {
             events.push(`cleanup ${cleanups} sees ${statuses.join(',')}`);
             // Slow enough that a next job which did not wait would start its stages first.
             await new Promise((resolve) => setTimeout(resolve, 1000));
-            events.push(`cleanup ${cleanups} done`);
+            events.push(`cleanup ${cleanups} done, sees ${ids.map((jobId) => t.server.getJob(jobId)?.status).join(',')}`);
             await inner.cleanup();
           },
         };
@@ -88,7 +91,10 @@ describe('job timeline and cleanup', () => {
     const secondJobStart = events.findIndex((e) => e === `build_script ${jobIds[1]}`);
     expect(first, events.join('\n')).toBeGreaterThanOrEqual(0);
     expect(first, events.join('\n')).toBeLessThan(secondJobStart);
-    // The server had the first job's final state before its cleanup began.
-    expect(events).toContain(`cleanup 1 sees success,pending`);
+    // The first job's cleanup began while its job was still running on the server (the slot went back
+    // as the final update went out), and the final update did not wait for it: the server had the job's
+    // success before the (slow) cleanup was done.
+    expect(events, events.join('\n')).toContain('cleanup 1 sees running,pending');
+    expect(events.find((e) => e.startsWith('cleanup 1 done')), events.join('\n')).toMatch(/^cleanup 1 done, sees success,/);
   });
 });

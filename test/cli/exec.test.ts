@@ -72,7 +72,10 @@ describe('exec on a working tree', () => {
     expect(kept?.startsWith(state)).toBe(true);
     const logs = await readdir(join(kept ?? '', 'logs'));
     expect(logs.sort()).toEqual(['1-build.log', '2-test.log']);
-    expect(await readFile(join(kept ?? '', 'logs', '2-test.log'), 'utf8')).toContain('hello artifacts');
+    const testLog = await readFile(join(kept ?? '', 'logs', '2-test.log'), 'utf8');
+    expect(testLog).toContain('hello artifacts');
+    // The next stage's job found the slot of the last one free, and its checkout at the commit.
+    expect(testLog).toContain('is here already under the refs this job fetches: skipping the fetch');
     expect(await listFiles(repo)).toEqual(['.gitlab-ci.yml', 'greeting.txt']);
   });
 });

@@ -1,11 +1,11 @@
 /**
  * One job from pickup to final update: a slot and its dirs, the executor, the trace; then the stage
  * sequence (stages.ts), `Job succeeded` / `ERROR: Job failed: <reason>` and the final PUT through the
- * trace. Then the job is over for the agent (its concurrency slot is free) while its cleanup runs:
- * the executor's leftovers, then the state dir (or kept while the final update is still owed). The
- * next job of the same build-dir slot, and a stopping daemon, wait for that cleanup (slots.ts); the
- * state dir keeps the process marker until the executor has cleaned, so a crash in between is still
- * swept at the next start (recover.ts).
+ * trace. The build-dir slot is given back as the final update goes out, while the executor's leftovers
+ * are cleaned up: the next job of that slot waits for this cleanup, a stopping daemon for it and for
+ * the state dir's removal after it (or its keeping, while the final update is still owed) (slots.ts).
+ * The state dir keeps the process marker until the executor has cleaned, so a crash in between is
+ * still swept at the next start (recover.ts).
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -88,12 +88,21 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     };
     const result = await executeStages(build, services, { started, slot, dirs, trace, write, executor, stop, logger, ...(mark ? { mark } : {}) });
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
-    const final = await timed(mark, 'final update', () => trace.finish(result.state, result.failure));
-    const delivered = final.delivered || final.refused === true;
-    cleanup = async () => {
-      await cleanUpExecutor(executor, logger);
+    const finishing = timed(mark, 'final update', () => trace.finish(result.state, result.failure));
+    // The slot goes back as the final update goes out, the executor's cleanup under way beside it: a job
+    // the update makes pending (the next stage's) can reach the runner before the update's answer does,
+    // and it should find this slot free and its checkout there, not take another slot and clone.
+    const cleaned = timed(mark, 'cleanup', () => cleanUpExecutor(executor, logger));
+    cleanup = undefined;
+    release(cleaned);
+    // The state dir holds the trace until the server has it.
+    const owed = finishing.then(isDelivered, () => false);
+    services.slots.track(owed.then(async (delivered) => {
+      await cleaned;
       await removeStateDir(dirs, trace, delivered);
-    };
+    }).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')));
+    const final = await finishing;
+    const delivered = isDelivered(final);
     const duration_s = Math.round((Date.now() - started) / 100) / 10;
     const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
     logger.info(fields, result.state === 'success' ? 'Job succeeded' : 'Job failed');
@@ -107,6 +116,11 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const work = cleanup;
     release(work ? timed(mark, 'cleanup', work).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')) : undefined);
   }
+}
+
+/** The server has the final state, or refused it for good: nothing more is owed for the job. */
+function isDelivered(final: { delivered: boolean; refused?: boolean }): boolean {
+  return final.delivered || final.refused === true;
 }
 
 /** The executor's leftovers (processes, containers, networks); a failure is logged, never thrown. */

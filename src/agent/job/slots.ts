@@ -3,14 +3,17 @@
  * lowest slot number not in use, so a later job of the same project reuses a finished one's build
  * dir (and a `fetch` there is cheap), while two concurrent jobs never share a checkout.
  *
- * A job gives its slot back as soon as its final update is sent and cleans up afterwards (its
- * executor's leftovers, its state dir): the next job of the same slot waits for that cleanup
- * (`previous`), and `settled()` for every one still running, so a stopping daemon ends after them.
+ * A job gives its slot back as its final update goes out, with its executor's cleanup (the leftovers
+ * in the slot's dirs) as the slot's: the next job of the same slot waits for that cleanup (`previous`).
+ * What is left after that (the job's own state dir, once the server has its trace) is `track`ed.
+ * `settled()` waits for both, so a stopping daemon ends after them.
  */
 export class SlotAllocator {
   private readonly used = new Map<string, Set<number>>();
   /** Cleanups still running, by `key\0slot`. */
   private readonly cleanups = new Map<string, Promise<void>>();
+  /** Work of ended jobs that no slot waits for (`track`). */
+  private readonly background = new Set<Promise<void>>();
 
   /**
    * Takes the lowest free slot for `(runnerToken, projectId)`. `previous` settles once the cleanup of
@@ -49,8 +52,14 @@ export class SlotAllocator {
     };
   }
 
-  /** Settles once every cleanup started so far has ended. */
+  /** Work of an ended job that the next job of its slot need not wait for, but a stopping daemon must. */
+  track(work: Promise<void>): void {
+    const tracked: Promise<void> = work.catch(() => undefined).finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+  }
+
+  /** Settles once every cleanup and tracked work started so far has ended. */
   async settled(): Promise<void> {
-    while (this.cleanups.size > 0) await Promise.all(this.cleanups.values());
+    while (this.cleanups.size > 0 || this.background.size > 0) await Promise.all([...this.cleanups.values(), ...this.background]);
   }
 }
