@@ -12,8 +12,8 @@ import { basename, join } from 'node:path';
 import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
-import type { JobTrace } from '../../trace/index.js';
-import { timed } from '../../util/timeline.js';
+import type { JobFailure, JobTrace } from '../../trace/index.js';
+import { timed, type MarkStep } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
@@ -88,20 +88,8 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     };
     const result = await executeStages(build, services, { started, slot, dirs, trace, write, executor, stop, logger, ...(mark ? { mark } : {}) });
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
-    const finishing = timed(mark, 'final update', () => trace.finish(result.state, result.failure));
-    // The slot goes back as the final update goes out, the executor's cleanup under way beside it: a job
-    // the update makes pending (the next stage's) can reach the runner before the update's answer does,
-    // and it should find this slot free and its checkout there, not take another slot and clone.
-    const cleaned = timed(mark, 'cleanup', () => cleanUpExecutor(executor, logger));
     cleanup = undefined;
-    release(cleaned);
-    // The state dir holds the trace until the server has it.
-    const owed = finishing.then(isDelivered, () => false);
-    services.slots.track(owed.then(async (delivered) => {
-      await cleaned;
-      await removeStateDir(dirs, trace, delivered);
-    }).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')));
-    const final = await finishing;
+    const final = await finishJob({ trace, result, executor, dirs, release, slots: services.slots, logger, ...(mark ? { mark } : {}) });
     const delivered = isDelivered(final);
     const duration_s = Math.round((Date.now() - started) / 100) / 10;
     const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
@@ -116,6 +104,36 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const work = cleanup;
     release(work ? timed(mark, 'cleanup', work).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')) : undefined);
   }
+}
+
+interface JobEnd {
+  trace: JobTrace;
+  result: { state: 'success' | 'failed'; failure?: JobFailure };
+  executor: Executor;
+  dirs: JobDirs;
+  release: (cleanup?: Promise<void>) => void;
+  slots: JobServices['slots'];
+  logger: Logger;
+  mark?: MarkStep;
+}
+
+/**
+ * The final update, and the cleanup beside it. The slot goes back as the update goes out, the
+ * executor's cleanup under way: a job the update makes pending (the next stage's) can reach the runner
+ * before the update's answer does, and it should find this slot free and its checkout there, not take
+ * another slot and clone. The state dir holds the trace until the server has it: it goes after both.
+ */
+async function finishJob(end: JobEnd): Promise<Awaited<ReturnType<JobTrace['finish']>>> {
+  const { trace, result, dirs, logger, mark } = end;
+  const finishing = timed(mark, 'final update', () => trace.finish(result.state, result.failure));
+  const cleaned = timed(mark, 'cleanup', () => cleanUpExecutor(end.executor, logger));
+  end.release(cleaned);
+  const owed = finishing.then(isDelivered, () => false);
+  end.slots.track(owed.then(async (delivered) => {
+    await cleaned;
+    await removeStateDir(dirs, trace, delivered);
+  }).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')));
+  return finishing;
 }
 
 /** The server has the final state, or refused it for good: nothing more is owed for the job. */
