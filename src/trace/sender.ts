@@ -192,7 +192,7 @@ export class TraceSender {
       if (due <= now) return 'interval';
       // Not before a failed request's backoff has passed.
       if (this.retryAt <= now && this.partWaiting()) return 'part';
-      this.waitingFor = !news ? 'data' : this.halted || this.mode !== 'incremental' || this.retryAt > now ? undefined : 'part';
+      this.waitingFor = !news ? 'data' : this.retryAt > now ? undefined : 'part';
       await new Promise<void>((resolve) => {
         const done = (): void => {
           clearTimeout(timer);
