@@ -97,7 +97,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
     pickupTimer((id, ms) => overhead.push(ms - (scriptMs.get(id) ?? 0))),
   );
   const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n, gitStrategy) });
-  const wall = await runToEnd(agent, server, pipeline.id);
+  const wall = await runToEnd(agent, () => server.getPipeline(pipeline.id)?.status);
   const stages = [...stageMs].map(([name, list]) => `${name} p50 ${percentile(list.sort((a, b) => a - b), 50).toFixed(0)} ms`).join(', ');
   return { wall, stages, overhead: overhead.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
 }

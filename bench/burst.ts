@@ -17,7 +17,7 @@ import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
 import { silentLogger, type Logger } from '../src/log/index.js';
 import { serverProcess, type ServerProcess } from './server-process.js';
-import { percentile, pickupTimer, register, stepMedians, timelineLogger } from './support.js';
+import { percentile, pickupTimer, register, runToEnd, stepMedians, timelineLogger } from './support.js';
 
 const BYTES = 22_900_000;
 const PEER_S = [2.3, 3.3];
@@ -40,16 +40,9 @@ async function burstJobs(server: ServerProcess, root: string, api: 'v1' | 'v4', 
   const agent = new Agent(config, defaultServices(logger), pickupTimer((_id, ms) => done.push(ms)));
   const yaml = Array.from({ length: n }, (_, i) => `burst${i}:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - ${JSON.stringify(PRINT)}\n`).join('');
   const pipeline = await server.admin<PipelineView & { id: number }>('/pipelines', { method: 'POST', body: { project: 'bench/project', config: yaml } });
-  agent.start();
-  let view: PipelineView;
-  for (;;) {
-    view = await server.admin<PipelineView>(`/pipelines/${pipeline.id}`);
-    if (['success', 'failed', 'canceled'].includes(view.status)) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  agent.shutdown();
-  await agent.done();
-  for (const job of view.jobs) {
+  const view = async (): Promise<PipelineView> => server.admin<PipelineView>(`/pipelines/${pipeline.id}`);
+  await runToEnd(agent, async () => (await view()).status, 50);
+  for (const job of (await view()).jobs) {
     const size = (await server.trace(job.id)).length;
     if (size < BYTES) process.stdout.write(`  job ${job.id}: the server has ${size} bytes, fewer than printed\n`);
   }

@@ -48,7 +48,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
   const vars = gitStrategy ? `variables:\n  GIT_STRATEGY: ${gitStrategy}\n` : '';
   const yaml = vars + Array.from({ length: n }, (_, i) => `job${i}:\n  script:\n    - "true"\n`).join('');
   const pipeline = await server.createPipeline({ project: 'bench/project', config: yaml });
-  const wall = await runToEnd(agent, server, pipeline.id);
+  const wall = await runToEnd(agent, () => server.getPipeline(pipeline.id)?.status);
   return { wall, perJob: perJob.sort((a, b) => a - b) };
 }
 

@@ -97,7 +97,7 @@ async function runPipeline(server: ReferenceServer, kit: Kit, root: string, yaml
     }));
   }));
   const pipeline = await server.createPipeline({ project, config: yaml });
-  const wall = await runToEnd(agent, server, pipeline.id);
+  const wall = await runToEnd(agent, () => server.getPipeline(pipeline.id)?.status);
   await Promise.all(reading);
   return { wall, perJob: perJob.sort((a, b) => a - b), beyondPod: beyondPod.sort((a, b) => a - b) };
 }

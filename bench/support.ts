@@ -20,14 +20,17 @@ export async function register(server: Pick<ReferenceServer, 'url' | 'registrati
   return result.runner.token;
 }
 
-/** Starts `agent`, waits until pipeline `id` has ended, stops the agent; the wall time in ms. */
-export async function runToEnd(agent: Agent, server: ReferenceServer, id: number): Promise<number> {
+/**
+ * Starts `agent`, waits until `pipelineStatus` (read every `pollMs`) says the pipeline has ended, stops
+ * the agent; the wall time in ms.
+ */
+export async function runToEnd(agent: Agent, pipelineStatus: () => string | undefined | Promise<string | undefined>, pollMs = 10): Promise<number> {
   const t0 = performance.now();
   agent.start();
   for (;;) {
-    const view = server.getPipeline(id);
-    if (view && ['success', 'failed', 'canceled'].includes(view.status)) break;
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const status = await pipelineStatus();
+    if (status && ['success', 'failed', 'canceled'].includes(status)) break;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
   const wall = performance.now() - t0;
   agent.shutdown();
