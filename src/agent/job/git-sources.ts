@@ -149,7 +149,9 @@ function fetchOrElse(options: GitSourcesOptions, dir: string, fetch: string, oth
     notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
     `cd ${dir}`,
     'git clean -ffdx -q',
-    ...(here ? [`if ${here}; then`, skip, 'git reset --hard -q', `${AT_SHA}=1`, 'else', 'git reset --hard -q', fetch, 'fi'] : ['git reset --hard -q', fetch]),
+    // Leaves HEAD and the refs as they are: the check below reads them after it.
+    'git reset --hard -q',
+    ...(here ? [`if ${here}; then`, skip, `${AT_SHA}=1`, 'else', fetch, 'fi'] : [fetch]),
     'else',
     ...otherwise,
     'fi',
