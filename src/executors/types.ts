@@ -98,9 +98,9 @@ export interface Executor {
   /**
    * Brings what the build stages wrote back to the host's project dir, before the host reads it
    * (archive_cache, upload_artifacts); absent when the build stages write there directly. Called
-   * only when a host stage will read it.
+   * only when a host stage will read it. `warn` writes a line to the trace.
    */
-  collect?(signal: AbortSignal): Promise<void>;
+  collect?(signal: AbortSignal, warn: (line: string) => void): Promise<void>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;
 }

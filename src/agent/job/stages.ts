@@ -237,7 +237,7 @@ async function archiveAndUpload(
   const wanted = caches.some((cache) => cache.policy !== 'pull') || build.options.artifacts !== undefined;
   if (sofar.executor.collect && sofar.buildRan && wanted && !job.signal.aborted) {
     try {
-      await sofar.executor.collect(job.signal);
+      await sofar.executor.collect(job.signal, (line) => ctx.log(warning(line)));
     } catch (error) {
       const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
       // A job that failed already keeps its reason; this one is worth a line.

@@ -21,8 +21,15 @@ import type { Connection } from './connection.js';
 
 /** The exec connection failed, or ended without the command's status. */
 export class PodExecError extends CiRunnerError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * The connection ended before the status came: the command may have run to its end or not, and the
+   * tail of its output may be missing. Only a command that may run twice can simply be run again.
+   */
+  readonly statusLost: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; statusLost?: boolean }) {
     super('KUBERNETES_EXEC', message, options);
+    this.statusLost = options?.statusLost ?? false;
   }
 }
 
@@ -54,7 +61,7 @@ interface Socket {
   pause(): void;
   resume(): void;
   terminate(): void;
-  once(event: 'close', listener: () => void): void;
+  once(event: 'close', listener: (code: number, reason: Buffer) => void): void;
   on(event: 'error', listener: (error: Error) => void): void;
 }
 
@@ -67,9 +74,11 @@ export async function podExec(connection: Connection, target: ExecTarget, reques
   let socket: Socket | undefined;
   let status: V1Status | undefined;
   const paused = new Set<Writable>();
+  let received = 0;
   const forward = (to: Writable): Writable =>
     new Writable({
       write(chunk: Buffer, _encoding, callback) {
+        received += chunk.length;
         if (!to.write(chunk) && socket && !paused.has(to)) {
           paused.add(to);
           socket.pause();
@@ -92,21 +101,22 @@ export async function podExec(connection: Connection, target: ExecTarget, reques
     throw apiError(`exec in pod ${target.pod}`, unwrapEvent(error), connection.server);
   }
   const ws = socket;
-  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  const closed = new Promise<string>((resolve) => ws.once('close', (code, reason) => resolve(`WebSocket code ${code}${reason.length > 0 ? ` "${reason.toString('utf8')}"` : ''}`)));
   let failure: unknown;
+  let howClosed = '';
   ws.on('error', (error) => (failure ??= error));
   const onAbort = (): void => ws.terminate();
   request.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     if (request.input) await pump(ws, request.input, request.signal).catch((error: unknown) => (failure ??= error));
-    await closed;
+    howClosed = await closed;
   } finally {
     request.signal?.removeEventListener('abort', onAbort);
   }
   request.signal?.throwIfAborted();
   if (!status) {
     const why = failure ? `: ${(failure as Error).message}` : '';
-    throw new PodExecError(`the exec connection to pod ${target.pod} closed before the command's exit status came${why}`, { cause: failure });
+    throw new PodExecError(`the exec connection to pod ${target.pod} closed (${howClosed}, after ${received} bytes of output) before the command's exit status came${why}`, { cause: failure, statusLost: true });
   }
   return { exitCode: exitCodeOf(status, target) };
 }

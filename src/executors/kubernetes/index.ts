@@ -178,7 +178,7 @@ export class KubernetesExecutor implements Executor {
   }
 
   /** Brings the build's work back into the runner's project dir (before archive_cache and upload_artifacts). */
-  async collect(signal: AbortSignal): Promise<void> {
+  async collect(signal: AbortSignal, warn: (line: string) => void): Promise<void> {
     const job = this.job;
     if (!job?.synced || !job.pod) return;
     await collectProject({
@@ -188,6 +188,7 @@ export class KubernetesExecutor implements Executor {
       projectDir: job.projectDir,
       scratchDir: job.stateDir,
       signal,
+      warn,
     });
   }
 

@@ -19,7 +19,7 @@ import { finished } from 'node:stream/promises';
 import { create } from 'tar';
 import { extractArchive } from '../../artifacts/extract.js';
 import type { Connection } from './connection.js';
-import { podExec, type ExecTarget } from './exec.js';
+import { PodExecError, podExec, type ExecTarget } from './exec.js';
 
 /** Writes a tar of `paths` (relative to `cwd`) to `out`; returns its size. Symlinks are stored as links. */
 export async function packPaths(cwd: string, paths: readonly string[], out: string): Promise<number> {
@@ -46,30 +46,28 @@ export interface CollectRequest {
   /** Where the archive is kept while it is checked and extracted (the job's state dir). */
   scratchDir: string;
   signal: AbortSignal;
+  /** A line for the trace (a connection that dropped and is tried again). */
+  warn: (line: string) => void;
 }
+
+/**
+ * How often the archive is asked for when the connection ends before tar's status (Kubernetes may drop
+ * a long exec stream at its end): tar only reads, so asking again is safe.
+ */
+export const COLLECT_ATTEMPTS = 3;
 
 /** Replaces the runner's project dir (its `.git` aside) with the pod's. */
 export async function collectProject(request: CollectRequest): Promise<{ entries: number; bytes: number }> {
   const archive = join(request.scratchDir, `collect-${randomBytes(4).toString('hex')}.tar`);
   try {
-    const file = createWriteStream(archive, { mode: 0o600 });
-    const errors: Buffer[] = [];
-    const stderr = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        if (errors.reduce((n, b) => n + b.length, 0) < 4096) errors.push(chunk);
-        callback();
-      },
-    });
-    let exitCode: number;
-    try {
-      ({ exitCode } = await podExec(request.connection, request.target, { command: ['sh', '-c', PACK_PROJECT, 'sh', request.podProjectDir], stdout: file, stderr, signal: request.signal }));
-    } finally {
-      file.end();
-      await finished(file);
-    }
-    if (exitCode !== 0) {
-      const detail = Buffer.concat(errors).toString('utf8').trim().split('\n').slice(-3).join('; ');
-      throw new Error(`tar in the build container exited with status ${exitCode}${detail ? `: ${detail}` : ''}`);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await packProject(request, archive);
+        break;
+      } catch (error) {
+        if (!(error instanceof PodExecError && error.statusLost) || attempt === COLLECT_ATTEMPTS || request.signal.aborted) throw error;
+        request.warn(`WARNING: ${error.message}; asking for the build's files again (${attempt + 1} of ${COLLECT_ATTEMPTS})`);
+      }
     }
     await clearExceptGit(request.projectDir);
     // An empty project dir comes back as no output at all.
@@ -78,6 +76,29 @@ export async function collectProject(request: CollectRequest): Promise<{ entries
     return { entries: summary.entries, bytes: summary.bytes };
   } finally {
     await rm(archive, { force: true });
+  }
+}
+
+/** `tar -c` of the pod's project dir into `archive` (written over); throws unless tar exited 0. */
+async function packProject(request: CollectRequest, archive: string): Promise<void> {
+  const file = createWriteStream(archive, { mode: 0o600 });
+  const errors: Buffer[] = [];
+  const stderr = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      if (errors.reduce((n, b) => n + b.length, 0) < 4096) errors.push(chunk);
+      callback();
+    },
+  });
+  let exitCode: number;
+  try {
+    ({ exitCode } = await podExec(request.connection, request.target, { command: ['sh', '-c', PACK_PROJECT, 'sh', request.podProjectDir], stdout: file, stderr, signal: request.signal }));
+  } finally {
+    file.end();
+    await finished(file);
+  }
+  if (exitCode !== 0) {
+    const detail = Buffer.concat(errors).toString('utf8').trim().split('\n').slice(-3).join('; ');
+    throw new Error(`tar in the build container exited with status ${exitCode}${detail ? `: ${detail}` : ''}`);
   }
 }
 
