@@ -2,24 +2,24 @@
  * The live trace sender (docs/protocol-v1.md §7.2–§7.5; docs/protocol-v4.md §8): a cursor over the sent
  * trace, never a copy of it.
  *
- * New output goes out as soon as it appears when the sender was idle, then in batches every update
+ * When a request goes out is pacing.ts's: new output at once when idle, then in batches every update
  * interval, as PATCHes of at most MAX_PATCH_BYTES (looping until caught up); while a whole part of that
- * size is waiting (a burst), whole parts go out back to back, without waiting for the interval (the same
- * PATCHes, sooner: the server gets no more requests than it would). When nothing is new, a keep-alive
- * every keep-alive interval is the cancellation probe: an empty PATCH on v1, a `running` PUT with
- * the trace's checksum on v4 (v4 never sends an empty PATCH). The server paces both: its
- * `X-GitLab-Trace-Update-Interval` replaces the two intervals (how fast a cancel of a silent job is
- * seen is the server's choice). 202 moves the cursor to the end it sent; 416 moves it to the
+ * size is waiting (a burst), whole parts go out back to back (the same PATCHes, sooner: the server gets
+ * no more requests than it would). When nothing is new, a keep-alive every keep-alive interval is the
+ * cancellation probe: an empty PATCH on v1, a `running` PUT with the trace's checksum on v4 (v4 never
+ * sends an empty PATCH). The server's `X-GitLab-Trace-Update-Interval` paces both (how fast a cancel
+ * of a silent job is seen is the server's choice). 202 moves the cursor to the end it sent; 416 moves it to the
  * server's length (a 416 is a lost ack, not an error); a 404 switches v1 to full-trace PUTs for the
  * rest of the job (§7.5) and ends a v4 job; failures retry from the same offset with backoff. A
  * cancel in an answer (`cancel`: v1 `Build-Status`, v4 `Job-Status`) is passed on, graceful or not.
  * Nothing is skipped or sent twice: the cursor only moves on what the server says it has.
  */
 import type { ApiVersion, CancelRequest, JobRef, RunnerApi } from '../client/api.js';
-import { Backoff, retry, type RetryPolicy, type Step } from '../client/retry.js';
+import { retry, type Step } from '../client/retry.js';
 import type { Logger } from '../log/index.js';
 import { PrefixChecksum } from './checksum.js';
 import { JobAbortedError } from './errors.js';
+import { RETRY_POLICY, TracePacer, type PendingWork } from './pacing.js';
 import type { TraceSource } from './source.js';
 import type { MarkStep } from '../util/timeline.js';
 
@@ -31,7 +31,6 @@ import type { MarkStep } from '../util/timeline.js';
 export const MAX_PATCH_BYTES: Readonly<Record<ApiVersion, number>> = { v1: 8 * 1024 * 1024, v4: 1024 * 1024 };
 /** Consecutive 416s within one tick before it counts as a failure (then backoff, fresh round-trip). */
 const MAX_MISMATCHES = 2;
-const RETRY_POLICY: RetryPolicy = { baseMs: 500, maxMs: 10_000 };
 /** Failed PATCH rounds `drain` tolerates before giving up on the tail. */
 const DRAIN_ATTEMPTS = 8;
 
@@ -68,30 +67,23 @@ export class TraceSender {
   private halted = false;
   /** The server refused a full trace as too large (413): full mode only probes with state PUTs. */
   private fullTooLarge = false;
-  private lastRequestAt: number;
-  /** Between batches of new output; the server's interval replaces it. */
-  private updateIntervalMs: number;
-  /** Between keep-alives while nothing is new; the server's interval replaces it. */
-  private keepaliveIntervalMs: number;
-  /** Failed ticks in a row; progress resets it. */
-  private readonly backoff = new Backoff(RETRY_POLICY);
   /** The server's `Retry-After` on the last answer, in ms. */
   private retryAfterMs: number | undefined;
-  private retryAt = 0;
   private stopping = false;
-  /** Asleep until new output (nothing unsent), or until a whole part is unsent. */
-  private waitingFor: 'data' | 'part' | undefined;
-  private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  private readonly pacer: TracePacer;
+  private readonly work: PendingWork = {
+    news: () => this.hasNews(),
+    halted: () => this.halted,
+    partWaiting: () => this.partWaiting(),
+    stopped: () => this.stopping,
+  };
   private readonly checksum: PrefixChecksum;
 
   constructor(private readonly options: SenderOptions) {
     this.sentOffset = options.startOffset ?? 0;
-    this.updateIntervalMs = options.updateIntervalMs;
-    this.keepaliveIntervalMs = options.keepaliveIntervalMs;
+    this.pacer = new TracePacer(options.updateIntervalMs, options.keepaliveIntervalMs);
     this.checksum = new PrefixChecksum(options.trace);
-    // As if the last request were one interval ago: the first output goes out at once.
-    this.lastRequestAt = Date.now() - options.updateIntervalMs;
   }
 
   /** Bytes the server acknowledged. */
@@ -101,7 +93,7 @@ export class TraceSender {
 
   /** The interval the server asked for last (or the configured one): v4 repeats a 202 final update after it. */
   get interval(): number {
-    return this.updateIntervalMs;
+    return this.pacer.interval;
   }
 
   start(): void {
@@ -110,13 +102,13 @@ export class TraceSender {
 
   /** Tells an idle sender that output arrived. Cheap enough to call on every write. */
   notify(): void {
-    if (this.waitingFor === 'data' || (this.waitingFor === 'part' && this.partWaiting())) this.wake?.();
+    this.pacer.notify(this.work);
   }
 
   /** Stops the loop after its in-flight request (if any) completes. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.pacer.interrupt();
     await this.loop;
   }
 
@@ -149,7 +141,7 @@ export class TraceSender {
   private async run(): Promise<void> {
     const { signal, logger } = this.options;
     while (!this.stopping && !signal.aborted) {
-      const due = await this.waitForWork();
+      const due = await this.pacer.next(this.work, signal);
       if (this.stopping || signal.aborted || this.halted) continue;
       let result: TickResult;
       try {
@@ -159,12 +151,7 @@ export class TraceSender {
         logger.warn({ err: error }, 'trace update failed; retrying');
         result = 'failed';
       }
-      if (result === 'ok') {
-        this.backoff.succeeded();
-        this.retryAt = 0;
-      } else {
-        this.retryAt = Date.now() + this.backoff.failed(this.retryAfterMs);
-      }
+      this.pacer.roundEnded(result === 'ok', this.retryAfterMs);
     }
   }
 
@@ -177,35 +164,6 @@ export class TraceSender {
   /** A whole PATCH part of new output is waiting (incremental mode only: a full PUT resends it all). */
   private partWaiting(): boolean {
     return this.mode === 'incremental' && !this.halted && this.options.trace.length - this.sentOffset >= MAX_PATCH_BYTES[this.options.api];
-  }
-
-  /** Waits until a request is due: `part` when it is because a whole part is waiting, else `interval`. */
-  private async waitForWork(): Promise<'interval' | 'part' | undefined> {
-    const { signal } = this.options;
-    for (;;) {
-      if (this.stopping || signal.aborted) return undefined;
-      const now = Date.now();
-      const news = this.hasNews();
-      let due = this.halted ? Number.POSITIVE_INFINITY : this.lastRequestAt + this.keepaliveIntervalMs;
-      if (news && !this.halted) due = Math.min(due, this.lastRequestAt + this.updateIntervalMs);
-      due = Math.max(due, this.retryAt);
-      if (due <= now) return 'interval';
-      // Not before a failed request's backoff has passed.
-      if (this.retryAt <= now && this.partWaiting()) return 'part';
-      this.waitingFor = !news ? 'data' : this.retryAt > now ? undefined : 'part';
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          this.wake = undefined;
-          resolve();
-        };
-        const timer = Number.isFinite(due) ? setTimeout(done, due - now) : undefined;
-        this.wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
-      this.waitingFor = undefined;
-    }
   }
 
   /** One round of requests; `wholeParts`: PATCH only whole parts, while there are (a burst's). */
@@ -225,7 +183,7 @@ export class TraceSender {
       const start = this.sentOffset;
       const end = Math.min(trace.length, start + MAX_PATCH_BYTES[api]);
       const bytes = await trace.read(start, end);
-      this.lastRequestAt = Date.now();
+      this.pacer.requested();
       const began = performance.now();
       const result = await this.request((signal) => client.patchTrace(job.id, job.token, start, bytes, signal));
       if (result === undefined) return 'failed';
@@ -272,7 +230,7 @@ export class TraceSender {
   private async keepAlive(): Promise<TickResult> {
     const { client, job } = this.options;
     const output = await this.checksum.of(this.sentOffset);
-    this.lastRequestAt = Date.now();
+    this.pacer.requested();
     const result = await this.request((signal) => client.updateJob(job, { state: 'running', output }, signal));
     if (result === undefined) return 'failed';
     this.heed(result);
@@ -289,7 +247,7 @@ export class TraceSender {
     const { client, job, trace } = this.options;
     const length = trace.length;
     const changed = !this.fullTooLarge && (length !== this.sentOffset || this.mode === 'incremental');
-    this.lastRequestAt = Date.now();
+    this.pacer.requested();
     const result = await this.request((signal) =>
       changed ? client.updateJobWithTrace(job, 'running', trace.text(length), signal) : client.updateJob(job, { state: 'running' }, signal),
     );
@@ -319,10 +277,7 @@ export class TraceSender {
       const how = answer.cancel === 'graceful' ? (api === 'v4' ? 'is canceling job' : 'reports as canceled job') : 'canceled job';
       this.abortJob(new JobAbortedError('JOB_CANCELED', `the server ${how} ${job.id}`, { graceful: answer.cancel === 'graceful' }));
     }
-    if (answer.updateIntervalMs !== undefined) {
-      this.updateIntervalMs = answer.updateIntervalMs;
-      this.keepaliveIntervalMs = answer.updateIntervalMs;
-    }
+    if (answer.updateIntervalMs !== undefined) this.pacer.serverInterval(answer.updateIntervalMs);
   }
 
   /** The server refused the job's updates (403, or a v4 404): it must stop, and nothing more is sent live. */
@@ -334,7 +289,7 @@ export class TraceSender {
 
   private advance(offset: number): void {
     // Progress (a 202, or a 416 that says the server has more) ends a failure streak.
-    if (offset > this.sentOffset) this.backoff.succeeded();
+    if (offset > this.sentOffset) this.pacer.progressed();
     this.sentOffset = offset;
     this.options.onAck?.(offset);
   }
