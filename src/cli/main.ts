@@ -38,7 +38,9 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const program = await buildProgram(args, await loadCommands(word), {
+  // `--version` alone needs no command module (loading them all costs most of a second).
+  const versionOnly = word === undefined && args.includes('--version') && !args.some((a) => a === '--help' || a === '-h');
+  const program = await buildProgram(args, versionOnly ? [] : await loadCommands(word), {
     middleware: applyLogFormat,
     fail: (message, error, y) => {
       if (error) throw error;
