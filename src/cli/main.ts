@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env -S node --max-semi-space-size=1 --liftoff-only
 /**
  * The `ci-runner` command line: one yargs program (program.ts) parses every command line; each
  * subcommand lives in `commands/` and only the one called is loaded.

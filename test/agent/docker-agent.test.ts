@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CLI } from '../cli/cli.js';
+import { CLI, NODE_CLI } from '../cli/cli.js';
 import { waitUntil, workDirs } from '../cli/helpers.js';
 import { IMAGES, jobLabels, labelled, skipDocker } from '../executors/docker/engine.js';
 
@@ -26,7 +26,7 @@ function dockerEntry(name: string, url: string, token: string, builds: string): 
 }
 
 function startDaemon(config: string) {
-  const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+  const child = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
   let output = '';
   child.all?.on('data', (c: Buffer) => (output += c.toString()));
   return { child, output: () => output };

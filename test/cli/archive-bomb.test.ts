@@ -12,7 +12,7 @@ import { writeTarGzBomb } from '../helpers/bombs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { mountTmpfs } from '../helpers/tmpfs.js';
 import { rawTarGz } from '../artifacts/fixtures.js';
-import { CLI } from './cli.js';
+import { NODE_CLI } from './cli.js';
 import { waitUntil, workDirs } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -84,7 +84,7 @@ async function runOnce(extra: string[] = [], prepare?: (dirs: { builds: string; 
   const { token } = await t.registerRunner();
   const d = await workDirs();
   await prepare?.(d);
-  const child = execa('node', [CLI, 'run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '30s', ...extra], {
+  const child = execa('node', [...NODE_CLI, 'run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '30s', ...extra], {
     reject: false,
     all: true,
     stdin: 'ignore',
@@ -143,7 +143,7 @@ describe('an archive bomb against the real agent', () => {
 
   it('refuses a bad --artifacts-extract-limit with a usage error', async () => {
     const d = await workDirs();
-    const result = await execa('node', [CLI, 'run-once', '--url', t.url, '--token', 'x', '--builds-dir', d.builds, '--artifacts-extract-limit', '1024'], { reject: false, all: true, stdin: 'ignore' });
+    const result = await execa('node', [...NODE_CLI, 'run-once', '--url', t.url, '--token', 'x', '--builds-dir', d.builds, '--artifacts-extract-limit', '1024'], { reject: false, all: true, stdin: 'ignore' });
     expect(result.exitCode).toBe(2);
     expect(result.all).toMatch(/--artifacts-extract-limit: expected a size with a unit, such as "500MB"/);
   });
@@ -164,7 +164,7 @@ describe('a full disk under the daemon', () => {
       `concurrent = 1\ncheck_interval = 1\nlog_format = "json"\n\n[[runners]]\n  name = "full"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${join(disk.dir, 'builds')}"\n  cache_dir = "${join(root, 'cache')}"\n`,
     );
     const id = await afterMake(bomb, '  script: [echo never]\n');
-    const daemon = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    const daemon = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
     let output = '';
     daemon.all?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cli, CLI } from './cli.js';
+import { CLI, cli, NODE_CLI } from './cli.js';
 import { waitUntil } from './helpers.js';
 import { ensureTestUser, isRoot } from '../helpers/job-user.js';
 
@@ -39,7 +39,7 @@ describe('config.toml that others can read or write', () => {
 
   it('run warns about a 0644 file and runs', async () => {
     const path = await configAt(0o644);
-    const daemon = execa('node', [CLI, 'run', '-c', path], { reject: false, all: true, stdin: 'ignore' });
+    const daemon = execa('node', [...NODE_CLI, 'run', '-c', path], { reject: false, all: true, stdin: 'ignore' });
     let output = '';
     daemon.all?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     try {

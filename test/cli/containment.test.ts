@@ -10,7 +10,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { processContainment } from '../../src/executors/cgroup/containment.js';
 import { useTestServer, type TestServer } from '../helpers/server.js';
-import { CLI, cli } from './cli.js';
+import { cli, NODE_CLI } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
 
 const containment = await processContainment();
@@ -80,14 +80,14 @@ describe.skipIf(skipReason !== undefined)('a job in its own cgroup (end to end)'
     await writeFile(config, `concurrent = 1\ncheck_interval = 1\nlog_format = "json"\n\n[[runners]]\n  name = "crashy"\n  url = "${t.url}"\n  token = "${runnerToken}"\n  builds_dir = "${d.builds}"\n  executor = "shell"\n`);
     const p = await t.pipeline(`orphan:\n  script:\n    - ${escapee(pidFile)}\n    - echo started\n    - sleep 1100\n`);
     const jobId = p.jobs[0]!.id;
-    const first = execa('node', [CLI, 'run', '-c', config], { reject: false, stdin: 'ignore' });
+    const first = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, stdin: 'ignore' });
     await waitUntil(async () => (await pidsIn(pidFile)).length === 1 && (await trace(jobId)).includes('started'), 30_000, 'job started');
     first.kill('SIGKILL');
     await first;
     const pids = await pidsIn(pidFile);
     expect(await allGone(pids)).toBe(false);
 
-    const second = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    const second = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
     try {
       await t.waitForJob(jobId, (j) => j.status === 'failed', 30_000);
       await waitUntil(() => allGone(pids), 10_000, 'the setsid child gone');

@@ -1,6 +1,6 @@
 /** A real `ci-runner run` process for end-to-end tests, with its output and status server. */
 import { execa } from 'execa';
-import { CLI } from './cli.js';
+import { NODE_CLI } from './cli.js';
 import { waitUntil } from './helpers.js';
 
 export interface Daemon {
@@ -13,7 +13,7 @@ export interface Daemon {
 }
 
 export function startDaemon(config: string, args: string[] = []): Daemon {
-  const child = execa('node', [CLI, 'run', '-c', config, ...args], { reject: false, all: true, stdin: 'ignore' });
+  const child = execa('node', [...NODE_CLI, 'run', '-c', config, ...args], { reject: false, all: true, stdin: 'ignore' });
   let output = '';
   child.all?.on('data', (c: Buffer) => (output += c.toString()));
   const urls = (): string[] => [...output.matchAll(/metrics and health on (http:\/\/[^\s"]+) \(/g)].map((m) => m[1]!);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { cli, CLI } from './cli.js';
+import { cli, NODE_CLI } from './cli.js';
 import { waitUntil, workDirs } from './helpers.js';
 
 let t: TestServer;
@@ -20,7 +20,7 @@ async function daemonLogsStart(args: string[], env: Record<string, string> = {})
   const { token } = await t.registerRunner();
   const config = join(root, 'config.toml');
   await writeFile(config, `log_level = "error"\n[[runners]]\n  name = "quiet"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${builds}"\n  cache_dir = "${cache}"\n`);
-  const child = execa('node', [CLI, ...args.map((a) => (a === 'CONFIG' ? config : a))], { reject: false, all: true, stdin: 'ignore', env });
+  const child = execa('node', [...NODE_CLI, ...args.map((a) => (a === 'CONFIG' ? config : a))], { reject: false, all: true, stdin: 'ignore', env });
   let output = '';
   child.all?.on('data', (c: Buffer) => (output += c.toString()));
   try {

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CLI, cli } from './cli.js';
+import { cli, NODE_CLI } from './cli.js';
 import { startDaemon } from './daemon.js';
 import { waitUntil, workDirs } from './helpers.js';
 
@@ -120,7 +120,7 @@ describe('log formats', () => {
         const { dev, ino } = fstatSync(fd);
         const env = { ...process.env, ...(journal ? { JOURNAL_STREAM: `${dev}:${ino}` } : {}) };
         if (!journal) delete env.JOURNAL_STREAM;
-        spawnSync(process.execPath, [CLI, 'list', '-c', config], { stdio: ['ignore', 'ignore', fd], env });
+        spawnSync(process.execPath, [...NODE_CLI, 'list', '-c', config], { stdio: ['ignore', 'ignore', fd], env });
       } finally {
         closeSync(fd);
       }

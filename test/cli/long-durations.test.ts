@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CLI } from './cli.js';
+import { NODE_CLI } from './cli.js';
 import { waitUntil, workDirs } from './helpers.js';
 
 const THIRTY_DAYS_S = 30 * 86_400;
@@ -29,7 +29,7 @@ describe('durations longer than a Node timer', () => {
     await writeFile(config, `concurrent = 1\ncheck_interval = 1\nshutdown_timeout = ${THIRTY_DAYS_S}\nlog_format = "json"\n\n[[runners]]\n  name = "long"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${d.builds}"\n`);
     const p = await t.pipeline('long:\n  timeout: 30 days\n  script:\n    - echo started\n    - sleep 2\n    - echo finished\n');
     const job = p.jobs[0]!;
-    const daemon = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    const daemon = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
     await waitUntil(async () => (await trace(job.id)).includes('started'), 30_000, 'job started');
     daemon.kill('SIGTERM');
     const result = await daemon;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from './cli.js';
+import { NODE_CLI } from './cli.js';
 import { waitUntil, workDirs } from './helpers.js';
 
 let server: Server;
@@ -46,7 +46,7 @@ async function daemonFor(tokens: string[], seconds: number, during?: (pid: numbe
   const config = join(d.root, 'config.toml');
   const entries = tokens.map((token, i) => `[[runners]]\n  name = "r${i}"\n  url = "${url}"\n  token = "${token}"\n  builds_dir = "${d.builds}"\n`);
   await writeFile(config, `concurrent = 4\ncheck_interval = 1\nlog_format = "json"\n\n${entries.join('\n')}`);
-  const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+  const child = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
   // Signals are handled once the daemon polls; on a loaded machine start-up can take seconds.
   await waitUntil(() => tokens.some((t) => (requests.get(t) ?? 0) > 0), 30_000, 'first job request');
   const started = Date.now();
@@ -93,7 +93,7 @@ describe('a check_interval past Node\'s timer limit', () => {
     const d = await workDirs();
     const config = join(d.root, 'config.toml');
     await writeFile(config, `check_interval = ${30 * 86_400}\nlog_format = "json"\n\n[[runners]]\n  url = "${url}"\n  token = "monthly"\n  builds_dir = "${d.builds}"\n`);
-    const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    const child = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
     await waitUntil(() => (requests.get('monthly') ?? 0) > 0, 30_000, 'first job request');
     await new Promise((resolve) => setTimeout(resolve, 3000));
     child.kill('SIGTERM');

@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestUser, isRoot, testGroupId, TEST_USER as USER } from '../helpers/job-user.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { cli, CLI } from './cli.js';
+import { cli, NODE_CLI } from './cli.js';
 import { workDirs } from './helpers.js';
 
 if (!isRoot) console.log('skipping run --user tests: they need root (useradd, switching users)');
@@ -55,7 +55,7 @@ describe.skipIf(!isRoot)('run with a job user', () => {
         '    - touch README.md && rm -f README.md && echo project-writable',
       ].join('\n'),
     );
-    const daemon = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+    const daemon = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
     try {
       for (const job of p.jobs) await t.waitForJob(job.id, (j) => j.status === 'success' || j.status === 'failed', 90_000);
       const [make, use] = await Promise.all(p.jobs.map(async (j) => (await t.server.getTrace(j.id)).toString('utf8')));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CLI } from './cli.js';
+import { NODE_CLI } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
 
 let t: TestServer;
@@ -26,7 +26,7 @@ async function writeConfig(path: string, builds: string, runners: RunnerSpec[], 
 }
 
 function startDaemon(config: string) {
-  const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+  const child = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
   let output = '';
   child.all?.on('data', (c: Buffer) => (output += c.toString()));
   return { child, output: () => output };

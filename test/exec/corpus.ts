@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { execa } from 'execa';
 import { fileSafe } from '../../src/exec/keep.js';
+import { DAEMON_NODE_FLAGS } from '../../src/util/node-flags.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -123,7 +124,7 @@ export async function runCase(testCase: CorpusCase, root: string, state: string)
   // Variables first, as a user types `exec -v A=1 build`: a name after them is a job.
   const args = ['exec', '--color=false', ...caseArguments(testCase, '-v')];
   const path = casePath(testCase, repo);
-  const result = await execa('node', [CLI, ...args], {
+  const result = await execa('node', [...DAEMON_NODE_FLAGS, CLI, ...args], {
     cwd: repo,
     env: { XDG_STATE_HOME: state, PATH: path, CI: '' },
     reject: false,

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
-import { CLI } from '../cli/cli.js';
+import { CLI, NODE_CLI } from '../cli/cli.js';
 import { waitUntil, workDirs } from '../cli/helpers.js';
 
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/ui/', import.meta.url));
@@ -29,7 +29,7 @@ export interface Served {
 
 /** `ci-runner serve` on a free port with one project; resolves once its ready block names the page. */
 export async function startServe(projectPath: string): Promise<Served> {
-  const child = execa('node', [CLI, 'serve', '--port', '0', '--admin-token', ADMIN_TOKEN, '--registration-token', 'ui-test-registration', '--project', `acme/app=${projectPath}`, '--log-level', 'warn'], {
+  const child = execa('node', [...NODE_CLI, 'serve', '--port', '0', '--admin-token', ADMIN_TOKEN, '--registration-token', 'ui-test-registration', '--project', `acme/app=${projectPath}`, '--log-level', 'warn'], {
     reject: false,
     all: true,
     stdin: 'ignore',
@@ -66,7 +66,7 @@ export async function startRunner(url: string, name: string): Promise<Daemon> {
     config,
     `concurrent = 4\ncheck_interval = 1\nlog_format = "json"\n[[runners]]\n  name = "${name}"\n  url = "${url}"\n  token = "${registered.runner.token}"\n  executor = "shell"\n  builds_dir = "${dirs.builds}"\n  cache_dir = "${dirs.cache}"\n  limit = 4\n  trace_keepalive_interval = 1\n`,
   );
-  const child = execa('node', [CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
+  const child = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
   let output = '';
   child.all?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return {
