@@ -28,7 +28,7 @@ describe('systemd unit template', () => {
 
   it('starts the daemon with absolute paths and keeps drain semantics', () => {
     const text = renderUnit({ ...DEFAULT_UNIT_OPTIONS, user: 'builder', timeoutStopSec: stopTimeoutFor(600) });
-    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node --max-semi-space-size=1 \/usr\/local\/lib\/node_modules\/ci-runner\/dist\/cli\/main\.js run --config \/etc\/ci-runner\/config\.toml --user builder$/m);
+    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node --max-semi-space-size=1 --liftoff-only \/usr\/local\/lib\/node_modules\/ci-runner\/dist\/cli\/main\.js run --config \/etc\/ci-runner\/config\.toml --user builder$/m);
     expect(text).toMatch(/^KillSignal=SIGTERM$/m);
     // mixed: SIGTERM to the daemon only, so it drains its jobs; SIGKILL to everything only at the timeout.
     expect(text).toMatch(/^KillMode=mixed$/m);
