@@ -54,7 +54,7 @@ async function oneJobRepo(root: string, pipeline: string): Promise<string> {
 }
 
 /** Prints ours beside gitlab-ci-local for a one-job pipeline and over the corpus. */
-export async function compareWithGitlabCiLocal(cli: string, runs: number): Promise<void> {
+export async function compareWithGitlabCiLocal(nodeCli: readonly string[], runs: number): Promise<void> {
   const gcl = await findGitlabCiLocal();
   if (!gcl) {
     process.stdout.write('gitlab-ci-local: not installed; install it outside the repository and set GITLAB_CI_LOCAL (its command or src/index.js) to compare\n');
@@ -62,7 +62,7 @@ export async function compareWithGitlabCiLocal(cli: string, runs: number): Promi
   }
   const root = await mkdtemp(join(tmpdir(), 'ci-runner-bench-gcl-'));
   try {
-    const ours = tool('exec', [process.execPath, cli], ['exec', '--color=false'], join(root, 'state'));
+    const ours = tool('exec', [process.execPath, ...nodeCli], ['exec', '--color=false'], join(root, 'state'));
     const theirs = tool('gitlab-ci-local', gcl, [], join(root, 'state'));
     const one = await oneJobRepo(root, 'hello:\n  script: echo hello\n');
     await ours.time(one, [], {});

@@ -12,10 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { JOB_KEYS } from '../src/pipeline/parse-job.js';
+import { DAEMON_NODE_FLAGS } from '../src/util/node-flags.js';
 import { compareWithGitlabCiLocal } from './exec-compare.js';
 import { percentile } from './support.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** node's arguments for the CLI as its bin runs it (the shebang's V8 flags first). */
+const NODE_CLI = [...DAEMON_NODE_FLAGS, CLI];
 const RUNS = Number(process.env.BENCH_EXEC_RUNS ?? 5);
 const GIT_ENV = { GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@example.invalid', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@example.invalid' };
 
@@ -51,7 +54,7 @@ async function repoWith(pipeline: string): Promise<string> {
 /** Wall time of one `exec`, and the job durations its summary table shows (server start to finish). */
 async function timeExec(repo: string, state: string, concurrent: number, jobTimes?: number[]): Promise<number> {
   const started = performance.now();
-  const result = await execa('node', [CLI, 'exec', '--concurrent', String(concurrent)], { cwd: repo, env: { XDG_STATE_HOME: state }, reject: false });
+  const result = await execa('node', [...NODE_CLI, 'exec', '--concurrent', String(concurrent)], { cwd: repo, env: { XDG_STATE_HOME: state }, reject: false });
   const ms = performance.now() - started;
   if (result.exitCode !== 0) throw new Error(`exec failed (${String(result.exitCode)}): ${result.stderr}${result.stdout.slice(-2000)}`);
   for (const match of result.stdout.matchAll(/\ssuccess\s+(\d+\.\d) s$/gm)) jobTimes?.push(Number(match[1]) * 1000);
@@ -62,7 +65,7 @@ async function timeExec(repo: string, state: string, concurrent: number, jobTime
 async function timeByHand(repo: string, jobs: number): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'ci-runner-bench-hand-'));
   const started = performance.now();
-  const serve = execa('node', [CLI, 'serve', '--port', '0', '--project', `bench/app=${repo}`, '--pipeline', join(repo, '.gitlab-ci.yml'), '--registration-token', 'benchreg', '--admin-token', 'benchadmin', '--log-level', 'silent'], { reject: false });
+  const serve = execa('node', [...NODE_CLI, 'serve', '--port', '0', '--project', `bench/app=${repo}`, '--pipeline', join(repo, '.gitlab-ci.yml'), '--registration-token', 'benchreg', '--admin-token', 'benchadmin', '--log-level', 'silent'], { reject: false });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let text = '';
@@ -74,11 +77,11 @@ async function timeByHand(repo: string, jobs: number): Promise<number> {
       void serve.then((r) => reject(new Error(`serve exited: ${r.stderr}`)));
     });
     const config = join(dir, 'config.toml');
-    await execa('node', [CLI, 'register', '--non-interactive', '--url', url, '--registration-token', 'benchreg', '--executor', 'shell', '--config', config, '--builds-dir', join(dir, 'builds'), '--cache-dir', join(dir, 'cache')]);
+    await execa('node', [...NODE_CLI, 'register', '--non-interactive', '--url', url, '--registration-token', 'benchreg', '--executor', 'shell', '--config', config, '--builds-dir', join(dir, 'builds'), '--cache-dir', join(dir, 'cache')]);
     const token = /token\s*=\s*"([^"]+)"/.exec(await readFile(config, 'utf8'))?.[1];
     if (!token) throw new Error('register wrote no token');
     for (let i = 0; i < jobs; i += 1) {
-      await execa('node', [CLI, 'run-once', '--url', url, '--token', token, '--builds-dir', join(dir, 'builds'), '--cache-dir', join(dir, 'cache'), '--wait-timeout', '10s', '--poll-interval', '0.2s']);
+      await execa('node', [...NODE_CLI, 'run-once', '--url', url, '--token', token, '--builds-dir', join(dir, 'builds'), '--cache-dir', join(dir, 'cache'), '--wait-timeout', '10s', '--poll-interval', '0.2s']);
     }
     return performance.now() - started;
   } finally {
@@ -95,7 +98,7 @@ function figures(label: string, samples: number[]): string {
 
 export async function run(): Promise<void> {
   if (process.env.BENCH_EXEC_BY_HAND !== '0') await byHand();
-  await compareWithGitlabCiLocal(CLI, RUNS);
+  await compareWithGitlabCiLocal(NODE_CLI, RUNS);
 }
 
 async function byHand(): Promise<void> {
