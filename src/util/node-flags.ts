@@ -10,7 +10,7 @@
  *
  * `--liftoff-only`: WebAssembly stays on V8's baseline compiler. undici parses HTTP with llhttp built
  * to WebAssembly, and at every start V8's optimizing compiler otherwise recompiles it in the
- * background: 0.4–0.5 s of CPU (user and system) of the ~3 s an `exec` of a one-line job costs here,
+ * background: about 0.6 s of CPU (user and system) of the 2.5 s an `exec` of a one-line job costs here,
  * paid again by every `exec`, `run-once` and `register`. Parsing a runner's responses on the baseline
  * code costs no measurable time.
  */
