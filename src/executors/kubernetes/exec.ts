@@ -43,6 +43,8 @@ export interface ExecRequest {
   command: string[];
   /** A file sent as standard input, `size` bytes exactly. */
   input?: { path: string; size: number };
+  /** Standard input attached but nothing sent: the command can wait on it until the connection closes. */
+  holdStdin?: boolean;
   stdout: Writable;
   stderr: Writable;
   /** Closes the connection (the command itself goes on: stopping it is the caller's business). */
@@ -92,7 +94,7 @@ export async function podExec(connection: Connection, target: ExecTarget, reques
     });
   const exec = new Exec(connection.config);
   // A stdin stream that never delivers: it makes the library ask for stdin, and the bytes go through pump().
-  const stdin = request.input ? new Readable({ read() {} }) : null;
+  const stdin = request.input || request.holdStdin ? new Readable({ read() {} }) : null;
   try {
     socket = (await exec.exec(target.namespace, target.pod, target.container, request.command, forward(request.stdout), forward(request.stderr), stdin, false, (s) => {
       status = s;

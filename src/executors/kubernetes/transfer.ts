@@ -9,17 +9,25 @@
  * artifacts extraction (two passes, refusing any entry or link that would land outside the project
  * or in its `.git`): the pod runs the job's code, so what comes back is treated as hostile. The
  * runner's own `.git` stays: git on the runner never sees anything a job wrote.
+ *
+ * A cluster can drop the last bytes of a long exec stream, its status frame with them, when the
+ * command ends while much of its output is still on the way (seen with Kubernetes 1.20 and a 100 MB
+ * copy-back on a loaded machine, every attempt). So the command does not end by itself: after the
+ * archive it prints a trailer with tar's status (tar-end.ts) and waits on its standard input, and the
+ * runner closes the connection once the trailer is in. A connection that drops before that is asked
+ * again: tar only reads.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
 import { create } from 'tar';
 import { extractArchive } from '../../artifacts/extract.js';
 import type { Connection } from './connection.js';
 import { PodExecError, podExec, type ExecTarget } from './exec.js';
+import { TarEndFinder, TRAILER_END, TRAILER_START } from './tar-end.js';
 
 /** Writes a tar of `paths` (relative to `cwd`) to `out`; returns its size. Symlinks are stored as links. */
 export async function packPaths(cwd: string, paths: readonly string[], out: string): Promise<number> {
@@ -28,13 +36,23 @@ export async function packPaths(cwd: string, paths: readonly string[], out: stri
   return (await stat(out)).size;
 }
 
-/** Every entry of the project dir in the pod but its top-level `.git`, as a tar on stdout. */
-const PACK_PROJECT = [
+/**
+ * Every entry of the project dir in the pod but its top-level `.git`, as a tar on stdout (an empty
+ * archive, two zero blocks, when there is none), then the trailer, then a wait for the connection to
+ * close. tar's errors are caught in `err` while its archive goes to the original stdout (fd 3).
+ */
+export const PACK_PROJECT = [
   'cd "$1" || exit 1',
   'set --',
   'for f in .[!.]* ..?* *; do { [ -e "$f" ] || [ -L "$f" ]; } && [ "$f" != .git ] && set -- "$@" "$f"; done',
-  '[ $# -gt 0 ] || exit 0',
-  'exec tar -c -f - -- "$@"',
+  'if [ $# -gt 0 ]; then',
+  '  { err=$(tar -c -f - -- "$@" 2>&1 >&3 3>&-); r=$?; } 3>&1',
+  'else',
+  '  head -c 1024 /dev/zero; r=0; err=',
+  'fi',
+  `printf '${TRAILER_START}%s\\n%s${TRAILER_END.replace(/\n/g, '\\n')}' "$r" "$err"`,
+  'head -c 1 >/dev/null',
+  'exit "$r"',
 ].join('\n');
 
 export interface CollectRequest {
@@ -60,9 +78,10 @@ export const COLLECT_ATTEMPTS = 3;
 export async function collectProject(request: CollectRequest): Promise<{ entries: number; bytes: number }> {
   const archive = join(request.scratchDir, `collect-${randomBytes(4).toString('hex')}.tar`);
   try {
+    let entries = 0;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await packProject(request, archive);
+        entries = await packProject(request, archive);
         break;
       } catch (error) {
         if (!(error instanceof PodExecError && error.statusLost) || attempt === COLLECT_ATTEMPTS || request.signal.aborted) throw error;
@@ -70,8 +89,7 @@ export async function collectProject(request: CollectRequest): Promise<{ entries
       }
     }
     await clearExceptGit(request.projectDir);
-    // An empty project dir comes back as no output at all.
-    if ((await stat(archive)).size === 0) return { entries: 0, bytes: 0 };
+    if (entries === 0) return { entries: 0, bytes: 0 };
     const summary = await extractArchive(archive, request.projectDir, request.signal);
     return { entries: summary.entries, bytes: summary.bytes };
   } finally {
@@ -79,27 +97,52 @@ export async function collectProject(request: CollectRequest): Promise<{ entries
   }
 }
 
-/** `tar -c` of the pod's project dir into `archive` (written over); throws unless tar exited 0. */
-async function packProject(request: CollectRequest, archive: string): Promise<void> {
-  const file = createWriteStream(archive, { mode: 0o600 });
-  const errors: Buffer[] = [];
-  const stderr = new Writable({
+/** The trailer came: the runner closes the connection (the command is waiting for that). */
+class TrailerArrived extends Error {}
+
+/**
+ * `tar -c` of the pod's project dir into `archive` (written over); returns its number of entries.
+ * Throws unless tar exited 0; a PodExecError with `statusLost` when the connection ended before the
+ * trailer.
+ */
+async function packProject(request: CollectRequest, archive: string): Promise<number> {
+  const finder = new TarEndFinder();
+  const written = pipeline(finder, createWriteStream(archive, { mode: 0o600 }));
+  const stderr = tail(4096);
+  const closeNow = new AbortController();
+  finder.once('trailer', () => closeNow.abort(new TrailerArrived('the trailer came')));
+  let exitCode: number | undefined;
+  try {
+    const signal = AbortSignal.any([request.signal, closeNow.signal]);
+    ({ exitCode } = await podExec(request.connection, request.target, { command: ['sh', '-c', PACK_PROJECT, 'sh', request.podProjectDir], stdout: finder, stderr: stderr.sink, holdStdin: true, signal }));
+  } catch (error) {
+    if (!finder.trailer || request.signal.aborted) throw error;
+  } finally {
+    finder.end();
+    await written.catch((error: unknown) => {
+      throw finder.trailer ? error : new PodExecError(`the copy-back's output could not be read: ${(error as Error).message}`, { cause: error });
+    });
+  }
+  const trailer = finder.trailer;
+  // Without a trailer, only a command that failed before tar (the project dir is missing) has a status.
+  const code = trailer?.exitCode ?? exitCode ?? -1;
+  if (code !== 0 || !trailer) {
+    const detail = [trailer?.errors ?? '', stderr.text()].join('\n').trim().split('\n').slice(-3).join('; ');
+    throw new Error(trailer || code !== 0 ? `tar in the build container exited with status ${code}${detail ? `: ${detail}` : ''}` : 'the copy-back ended without saying how tar did');
+  }
+  return finder.entries;
+}
+
+/** A sink that keeps the last `limit` bytes written to it. */
+function tail(limit: number): { sink: Writable; text: () => string } {
+  let kept = Buffer.alloc(0);
+  const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      if (errors.reduce((n, b) => n + b.length, 0) < 4096) errors.push(chunk);
+      kept = Buffer.concat([kept, chunk]).subarray(-limit);
       callback();
     },
   });
-  let exitCode: number;
-  try {
-    ({ exitCode } = await podExec(request.connection, request.target, { command: ['sh', '-c', PACK_PROJECT, 'sh', request.podProjectDir], stdout: file, stderr, signal: request.signal }));
-  } finally {
-    file.end();
-    await finished(file);
-  }
-  if (exitCode !== 0) {
-    const detail = Buffer.concat(errors).toString('utf8').trim().split('\n').slice(-3).join('; ');
-    throw new Error(`tar in the build container exited with status ${exitCode}${detail ? `: ${detail}` : ''}`);
-  }
+  return { sink, text: () => kept.toString('utf8') };
 }
 
 /** Removes everything in `dir` but `.git` (what the build deleted must not come back as an artifact). */

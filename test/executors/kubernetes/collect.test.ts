@@ -1,8 +1,10 @@
 /**
- * Bringing the build's files back from the pod when the exec connection ends before tar's status (the
- * cluster dropped a long stream at its end): the archive is asked for again, a line in the trace says
- * so, and the runner's project dir is replaced only by a complete archive. A local WebSocket server
- * speaks the exec channel protocol in place of the apiserver: the real one drops a stream only in a race.
+ * Bringing the build's files back from the pod. The command prints its archive and a trailer with
+ * tar's status, then waits: the runner closes the connection once the trailer is in, and never needs
+ * the exec's status frame (which a cluster can lose with a long stream's last bytes). A connection that
+ * ends before the trailer is asked again, with a line in the trace; the runner's project dir is
+ * replaced only by a complete archive. A local WebSocket server speaks the exec channel protocol in
+ * place of the apiserver: the real one drops a stream only under load.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -15,11 +17,16 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { connect } from '../../../src/executors/kubernetes/connection.js';
 import { PodExecError } from '../../../src/executors/kubernetes/exec.js';
+import { TRAILER_END, TRAILER_START } from '../../../src/executors/kubernetes/tar-end.js';
 import { COLLECT_ATTEMPTS, collectProject } from '../../../src/executors/kubernetes/transfer.js';
 import { createPki, type Pki } from '../../helpers/pki.js';
 
-/** What one exec connection does: send the whole tar and a status, or part of it and drop. */
-type Answer = 'whole' | 'drop' | 'tar-fails';
+/**
+ * What one exec connection does, as the pod's command would: the whole archive and its trailer (then
+ * wait for the runner to close), part of the archive and a drop, a trailer saying tar failed, or a
+ * shell that fails before tar (a status frame, no trailer).
+ */
+type Answer = 'whole' | 'drop' | 'tar-fails' | 'no-dir';
 
 let pki: Pki;
 let dir: string;
@@ -37,44 +44,63 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The pod's project dir as a tar: a 3 MB file and a small one in a subdir. */
+/** The pod's project dir as a tar: a 3 MB file and small ones in a subdir. */
 async function podTar(): Promise<{ tar: Buffer; big: Buffer }> {
   const pod = join(dir, 'pod');
   const big = randomBytes(3 * 1024 * 1024);
   await mkdir(join(pod, 'sub'), { recursive: true });
   await writeFile(join(pod, 'out.bin'), big);
   await writeFile(join(pod, 'sub', 'x.txt'), 'made in the pod\n');
+  // A file that looks like the end of the stream must not be taken for it.
+  await writeFile(join(pod, 'sub', 'trap.txt'), Buffer.concat([Buffer.alloc(1024), Buffer.from(`${TRAILER_START}0\n${TRAILER_END}`)]));
   await create({ cwd: pod, file: join(dir, 'pod.tar'), portable: true }, ['out.bin', 'sub']);
   return { tar: await readFile(join(dir, 'pod.tar')), big };
 }
 
 /** An exec endpoint answering its connections with `answers` in turn; returns the commands it was given. */
-async function execEndpoint(tar: Buffer, answers: Answer[]): Promise<{ host: string; commands: string[] }> {
+async function execEndpoint(tar: Buffer, answers: Answer[]): Promise<{ host: string; commands: string[]; stdin: string[]; closedByRunner: number }> {
   const commands: string[] = [];
+  const stdin: string[] = [];
+  const seen = { closedByRunner: 0 };
   server = createServer({ cert: await readFile(pki.serverCert), key: await readFile(pki.serverKey) });
   const sockets = new WebSocketServer({ server, handleProtocols: (protocols) => (protocols.has('v4.channel.k8s.io') ? 'v4.channel.k8s.io' : false) });
   sockets.on('connection', (ws: WebSocket, request) => {
-    commands.push(new URL(request.url ?? '', 'http://x').searchParams.getAll('command').join(' '));
+    const query = new URL(request.url ?? '', 'http://x').searchParams;
+    commands.push(query.getAll('command').join(' '));
+    stdin.push(query.get('stdin') ?? '');
     const answer = answers[Math.min(commands.length - 1, answers.length - 1)];
     const frame = (channel: number, data: Buffer | string): Buffer => Buffer.concat([Buffer.from([channel]), Buffer.from(data)]);
-    if (answer === 'tar-fails') {
-      ws.send(frame(2, 'tar: sub: Permission denied\n'));
-      ws.send(frame(3, JSON.stringify({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '2' }] } })));
+    const trailer = (code: number, errors: string): Buffer => frame(1, `${TRAILER_START}${code}\n${errors}${TRAILER_END}`);
+    if (answer === 'no-dir') {
+      ws.send(frame(2, 'sh: cd: line 1: can\'t cd to /builds/group/project: No such file or directory\n'));
+      ws.send(frame(3, JSON.stringify({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '1' }] } })));
       ws.close();
       return;
     }
-    const until = answer === 'whole' ? tar.length : Math.floor(tar.length / 2);
+    const until = answer === 'drop' ? Math.floor(tar.length / 2) : tar.length;
     for (let at = 0; at < until; at += 256 * 1024) ws.send(frame(1, tar.subarray(at, Math.min(until, at + 256 * 1024))));
     if (answer === 'drop') {
       // As a proxy on the way does when its backend resets: no status, no close frame.
       setTimeout(() => ws.terminate(), 50);
       return;
     }
-    ws.send(frame(3, JSON.stringify({ status: 'Success' })));
-    ws.close();
+    // Padding after the archive's end, as tar writes it, then the trailer in two pieces.
+    ws.send(frame(1, Buffer.alloc(3000)));
+    const last = answer === 'tar-fails' ? trailer(2, 'tar: sub/secret: Permission denied\ntar: error exit delayed from previous errors') : trailer(0, '');
+    ws.send(last.subarray(0, 10));
+    ws.send(Buffer.concat([Buffer.from([1]), last.subarray(10)]));
+    // The command now waits on its standard input: the runner must close the connection.
+    ws.once('close', () => (seen.closedByRunner += 1));
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { host: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, commands };
+  return {
+    host: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    commands,
+    stdin,
+    get closedByRunner() {
+      return seen.closedByRunner;
+    },
+  };
 }
 
 /** The runner's project dir before the copy-back: its `.git` and a file the build deleted in the pod. */
@@ -99,7 +125,24 @@ async function collect(host: string, projectDir: string, warnings: string[]): Pr
 }
 
 describe('kubernetes executor: bringing the build\'s files back', () => {
-  it('asks again when the connection drops before the status, and extracts only the complete archive', async () => {
+  it('takes the archive by its trailer and closes the connection itself: no status frame is needed', async () => {
+    const { tar, big } = await podTar();
+    const endpoint = await execEndpoint(tar, ['whole']);
+    const project = await runnerProject();
+    const warnings: string[] = [];
+    const summary = await collect(endpoint.host, project, warnings);
+    expect(endpoint.commands).toHaveLength(1);
+    // Standard input is attached (the command waits on it), and the runner hung up.
+    expect(endpoint.stdin).toEqual(['true']);
+    await expect.poll(() => endpoint.closedByRunner).toBe(1);
+    expect(warnings).toEqual([]);
+    expect((await readFile(join(project, 'out.bin'))).equals(big)).toBe(true);
+    expect((await readdir(project)).sort()).toEqual(['.git', 'out.bin', 'sub']);
+    expect(summary.entries).toBe(4);
+    expect((await readFile(join(project, 'sub', 'trap.txt'))).subarray(1024).toString()).toBe(`${TRAILER_START}0\n${TRAILER_END}`);
+  });
+
+  it('asks again when the connection drops before the trailer, and extracts only the complete archive', async () => {
     const { tar, big } = await podTar();
     const { host, commands } = await execEndpoint(tar, ['drop', 'whole']);
     const project = await runnerProject();
@@ -131,14 +174,23 @@ describe('kubernetes executor: bringing the build\'s files back', () => {
     expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
   });
 
-  it('does not ask again when tar itself fails: its status came, and says why', async () => {
+  it('does not ask again when tar itself fails: its trailer says so, and why', async () => {
     const { tar } = await podTar();
     const { host, commands } = await execEndpoint(tar, ['tar-fails', 'whole']);
     const project = await runnerProject();
     const warnings: string[] = [];
-    await expect(collect(host, project, warnings)).rejects.toThrow('tar in the build container exited with status 2: tar: sub: Permission denied');
+    await expect(collect(host, project, warnings)).rejects.toThrow('tar in the build container exited with status 2: tar: sub/secret: Permission denied; tar: error exit delayed from previous errors');
     expect(commands).toHaveLength(1);
     expect(warnings).toEqual([]);
+    expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
+  });
+
+  it('says why when the command fails before tar (its status came, no trailer)', async () => {
+    const { tar } = await podTar();
+    const { host, commands } = await execEndpoint(tar, ['no-dir', 'whole']);
+    const project = await runnerProject();
+    await expect(collect(host, project, [])).rejects.toThrow("tar in the build container exited with status 1: sh: cd: line 1: can't cd to /builds/group/project: No such file or directory");
+    expect(commands).toHaveLength(1);
     expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
   });
 });
