@@ -97,9 +97,6 @@ export async function collectProject(request: CollectRequest): Promise<{ entries
   }
 }
 
-/** The trailer came: the runner closes the connection (the command is waiting for that). */
-class TrailerArrived extends Error {}
-
 /**
  * `tar -c` of the pod's project dir into `archive` (written over); returns its number of entries.
  * Throws unless tar exited 0; a PodExecError with `statusLost` when the connection ended before the
@@ -107,28 +104,34 @@ class TrailerArrived extends Error {}
  */
 async function packProject(request: CollectRequest, archive: string): Promise<number> {
   const finder = new TarEndFinder();
-  const written = pipeline(finder, createWriteStream(archive, { mode: 0o600 }));
+  const written = pipeline(finder, createWriteStream(archive, { mode: 0o600 })).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
   const stderr = tail(4096);
-  const closeNow = new AbortController();
-  finder.once('trailer', () => closeNow.abort(new TrailerArrived('the trailer came')));
+  // The command waits once its trailer is out: the runner hangs up then, or as soon as the output
+  // cannot be taken (not a tar stream, the disk full).
+  const hangUp = new AbortController();
+  finder.once('trailer', () => hangUp.abort());
+  finder.once('error', (error) => hangUp.abort(error));
   let exitCode: number | undefined;
+  let failure: unknown;
   try {
-    const signal = AbortSignal.any([request.signal, closeNow.signal]);
+    const signal = AbortSignal.any([request.signal, hangUp.signal]);
     ({ exitCode } = await podExec(request.connection, request.target, { command: ['sh', '-c', PACK_PROJECT, 'sh', request.podProjectDir], stdout: finder, stderr: stderr.sink, holdStdin: true, signal }));
   } catch (error) {
-    if (!finder.trailer || request.signal.aborted) throw error;
-  } finally {
-    finder.end();
-    await written.catch((error: unknown) => {
-      throw finder.trailer ? error : new PodExecError(`the copy-back's output could not be read: ${(error as Error).message}`, { cause: error });
-    });
+    failure = error;
   }
+  finder.end();
+  const writeFailure = await written;
   const trailer = finder.trailer;
+  if (failure !== undefined && (!trailer || request.signal.aborted)) throw failure;
+  if (writeFailure !== undefined) throw writeFailure;
   // Without a trailer, only a command that failed before tar (the project dir is missing) has a status.
   const code = trailer?.exitCode ?? exitCode ?? -1;
   if (code !== 0 || !trailer) {
     const detail = [trailer?.errors ?? '', stderr.text()].join('\n').trim().split('\n').slice(-3).join('; ');
-    throw new Error(trailer || code !== 0 ? `tar in the build container exited with status ${code}${detail ? `: ${detail}` : ''}` : 'the copy-back ended without saying how tar did');
+    throw new Error(code !== 0 ? `tar in the build container exited with status ${code}${detail ? `: ${detail}` : ''}` : 'the copy-back ended without saying how tar did');
   }
   return finder.entries;
 }

@@ -24,9 +24,9 @@ import { createPki, type Pki } from '../../helpers/pki.js';
 /**
  * What one exec connection does, as the pod's command would: the whole archive and its trailer (then
  * wait for the runner to close), part of the archive and a drop, a trailer saying tar failed, or a
- * shell that fails before tar (a status frame, no trailer).
+ * shell that fails before tar (a status frame, no trailer), or output that is no tar at all (then wait).
  */
-type Answer = 'whole' | 'drop' | 'tar-fails' | 'no-dir';
+type Answer = 'whole' | 'drop' | 'tar-fails' | 'no-dir' | 'garbage';
 
 let pki: Pki;
 let dir: string;
@@ -75,6 +75,11 @@ async function execEndpoint(tar: Buffer, answers: Answer[]): Promise<{ host: str
       ws.send(frame(2, 'sh: cd: line 1: can\'t cd to /builds/group/project: No such file or directory\n'));
       ws.send(frame(3, JSON.stringify({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '1' }] } })));
       ws.close();
+      return;
+    }
+    if (answer === 'garbage') {
+      ws.send(frame(1, Buffer.alloc(512, 'not a tar header ')));
+      ws.once('close', () => (seen.closedByRunner += 1));
       return;
     }
     const until = answer === 'drop' ? Math.floor(tar.length / 2) : tar.length;
@@ -191,6 +196,16 @@ describe('kubernetes executor: bringing the build\'s files back', () => {
     const project = await runnerProject();
     await expect(collect(host, project, [])).rejects.toThrow("tar in the build container exited with status 1: sh: cd: line 1: can't cd to /builds/group/project: No such file or directory");
     expect(commands).toHaveLength(1);
+    expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
+  });
+
+  it('hangs up and says so when the output is not a tar stream, instead of waiting for a trailer', async () => {
+    const { tar } = await podTar();
+    const endpoint = await execEndpoint(tar, ['garbage']);
+    const project = await runnerProject();
+    await expect(collect(endpoint.host, project, [])).rejects.toThrow(/^the copy-back's output is not a tar archive/);
+    await expect.poll(() => endpoint.closedByRunner).toBe(1);
+    expect(endpoint.commands).toHaveLength(1);
     expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
   });
 });
