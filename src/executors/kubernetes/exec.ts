@@ -93,7 +93,7 @@ export async function podExec(connection: Connection, target: ExecTarget, reques
       },
     });
   const exec = new Exec(connection.config);
-  // A stdin stream that never delivers: it makes the library ask for stdin, and the bytes go through pump().
+  // A stdin stream that never delivers: it makes the library ask for stdin; an input's bytes go through pump().
   const stdin = request.input || request.holdStdin ? new Readable({ read() {} }) : null;
   try {
     socket = (await exec.exec(target.namespace, target.pod, target.container, request.command, forward(request.stdout), forward(request.stderr), stdin, false, (s) => {
