@@ -41,7 +41,7 @@ export async function packPaths(cwd: string, paths: readonly string[], out: stri
  * archive, two zero blocks, when there is none), then the trailer, then a wait for the connection to
  * close. tar's errors are caught in `err` while its archive goes to the original stdout (fd 3).
  */
-export const PACK_PROJECT = [
+const PACK_PROJECT = [
   'cd "$1" || exit 1',
   'set --',
   'for f in .[!.]* ..?* *; do { [ -e "$f" ] || [ -L "$f" ]; } && [ "$f" != .git ] && set -- "$@" "$f"; done',
@@ -68,10 +68,7 @@ export interface CollectRequest {
   warn: (line: string) => void;
 }
 
-/**
- * How often the archive is asked for when the connection ends before tar's status (Kubernetes may drop
- * a long exec stream at its end): tar only reads, so asking again is safe.
- */
+/** How often the archive is asked for when the connection ends before the trailer: tar only reads, so asking again is safe. */
 export const COLLECT_ATTEMPTS = 3;
 
 /** Replaces the runner's project dir (its `.git` aside) with the pod's. */
