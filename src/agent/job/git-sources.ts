@@ -126,14 +126,24 @@ function refLines(options: GitSourcesOptions, url: string, dir: string, depthArg
  * checkout left it), and every ref `refspecs` fetch into names `sha` too: the commit is here, a fetch
  * would bring nothing the job asked for (a later job of the same pipeline in the same slot), and
  * `git reset --hard` is the checkout. Undefined when a refspec has no single destination (a pattern, or
- * none). One git process: HEAD is read by the shell's `read`, the refs by one `rev-parse`.
+ * none). HEAD is read by the shell's `read`, and so are the refs while each is a loose file holding
+ * `sha` (as the last fetch wrote it: a loose ref is what git reads before packed-refs); else one
+ * `git rev-parse` answers for all of them (packed refs, annotated tags, another ref store).
  */
 function atShaAlready(sha: string, refspecs: readonly string[]): string | undefined {
   const destinations = refspecs.map((spec) => (spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : ''));
   if (destinations.length === 0 || destinations.some((ref) => ref === '' || ref.includes('*'))) return undefined;
+  const holds = (file: string, variable: string): string => `{ IFS= read -r ${variable} < ${shellQuote(file)}; } 2>/dev/null && [ "$${variable}" = ${shellQuote(sha)} ]`;
   const refs = destinations.map((ref) => shellQuote(`${ref}^{commit}`)).join(' ');
   const expected = shellQuote(destinations.map(() => sha).join('\n'));
-  return `{ IFS= read -r __ci_head < .git/HEAD; } 2>/dev/null && [ "$__ci_head" = ${shellQuote(sha)} ] && [ "$(git rev-parse -q ${refs} 2>/dev/null)" = ${expected} ]`;
+  const revParse = `[ "$(git rev-parse -q ${refs} 2>/dev/null)" = ${expected} ]`;
+  const loose = destinations.every(isLooseRefName) ? destinations.map((ref) => holds(`.git/${ref}`, '__ci_ref')).join(' && ') : undefined;
+  return `${holds('.git/HEAD', '__ci_head')} && { ${loose ? `{ ${loose}; } || ` : ''}${revParse}; }`;
+}
+
+/** A ref name whose loose file is `.git/<name>`: under refs/, no `..`, nothing a path could misread. */
+function isLooseRefName(ref: string): boolean {
+  return /^refs\/[A-Za-z0-9._/-]+$/.test(ref) && !ref.split('/').some((part) => part === '' || part.startsWith('.'));
 }
 
 /**
