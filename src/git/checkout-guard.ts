@@ -78,7 +78,9 @@ export async function guardCheckout(projectDir: string, options: CheckoutGuardOp
   for (const lock of scan.locks) await rm(lock, { force: true });
   const objectFormat = options.sha.length === 64 ? 'sha256' : 'sha1';
   for (const dir of scan.gitDirs) {
-    await Promise.all(REMOVED.map((name) => rm(join(dir, name), { recursive: true, force: true })));
+    // Only what the scan saw: a removal of what is not there still costs a recursive rm's stat.
+    const present = REMOVED.map((name) => join(dir, name)).filter((path) => scan.entries.has(path));
+    await Promise.all(present.map((path) => rm(path, { recursive: true, force: true })));
     const text = repositoryConfig(objectFormat, dir === gitDir ? options.originUrl : undefined);
     await writeNewFile(join(dir, 'config'), text, 0o644, { replaceDir: true, ...(options.owner ? { owner: options.owner } : {}) });
   }
@@ -91,6 +93,8 @@ interface GitDirScan {
   /** `.git` and every submodule git dir under it. */
   gitDirs: string[];
   locks: string[];
+  /** Every directory and file the walk listed (not the files of loose-object directories). */
+  entries: ReadonlySet<string>;
 }
 
 /**
@@ -99,7 +103,7 @@ interface GitDirScan {
  * is a link reads as a corrupt object; the directories themselves, which git writes into, are checked.
  */
 async function scanGitDir(gitDir: string): Promise<GitDirScan> {
-  const none = { gitDirs: [], locks: [] };
+  const none = { gitDirs: [], locks: [], entries: new Set<string>() };
   const info = await lstat(gitDir).catch(missingAsUndefined);
   if (!info) return { ...none, problem: '' };
   if (!info.isDirectory()) return { ...none, problem: `.git was ${kindOf(info)}` };
@@ -129,7 +133,7 @@ async function scanGitDir(gitDir: string): Promise<GitDirScan> {
   for (const dir of dirs) {
     if (files.has(join(dir, 'HEAD')) && dirs.has(join(dir, 'objects')) && dirs.has(join(dir, 'refs')) && isBelowModules(gitDir, dir)) gitDirs.push(dir);
   }
-  return { gitDirs, locks };
+  return { gitDirs, locks, entries: new Set([...dirs, ...files]) };
 }
 
 function isBelowModules(gitDir: string, dir: string): boolean {
