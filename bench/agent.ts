@@ -5,7 +5,8 @@
  * reach the runner (the server's cancel → the script stopped), over both APIs; then the idle figures
  * of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node). The overhead is
  * printed beside its floor (one `git fetch` into a kept clone plus one `bash -c true`, same run) and
- * the 20-job wall beside GitLab Runner 1.11's 29 s (issue 24's rig); a debug-logged run gives the
+ * the 20-job wall beside GitLab Runner 1.11's 29 s (issue 24's rig), its floor (the jobs' own processes
+ * with no runner around them) and this process's CPU over it; a debug-logged run gives the
  * p50 of each step of the job's timeline (src/agent/job/timeline.ts).
  * The reference server runs in this process (so it shares the CPU with the agent); the idle daemon is
  * a separate process. Figures are printed, not asserted.
@@ -13,6 +14,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { execa } from 'execa';
 import { Agent } from '../src/agent/agent.js';
 import { RunnerApiClient } from '../src/client/runner-api.js';
@@ -36,8 +39,11 @@ type Api = 'v1' | 'v4';
 /** GitLab Runner 1.11's wall for 20 trivial jobs at concurrent = 2 on issue 24's rig, in s. */
 const PEER_20_JOBS_S = 29;
 
-/** What a job cannot go below: one `git fetch` into a kept clone and one `bash -c true`, median of `runs`. */
-async function overheadFloor(server: ReferenceServer, root: string, runs: number): Promise<{ fetch: number; bash: number }> {
+/**
+ * What a job cannot go below: one `git fetch` into a kept clone and one `bash -c true`, median of `runs`;
+ * and the clone, which processFloor reuses.
+ */
+async function overheadFloor(server: ReferenceServer, root: string, runs: number): Promise<{ fetch: number; bash: number; clone: string }> {
   // A job of its own, held running, so its repo_url (with the job's token) lets git in.
   const token = await register(server);
   await server.createPipeline({ project: 'bench/project', config: 'floor:\n  script: ["true"]\n' });
@@ -57,7 +63,35 @@ async function overheadFloor(server: ReferenceServer, root: string, runs: number
     await execa('bash', ['-c', 'true']);
     shells.push(performance.now() - t0);
   }
-  return { fetch: percentile(fetches.sort((a, b) => a - b), 50), bash: percentile(shells.sort((a, b) => a - b), 50) };
+  return { fetch: percentile(fetches.sort((a, b) => a - b), 50), bash: percentile(shells.sort((a, b) => a - b), 50), clone };
+}
+
+/**
+ * What `jobs` trivial jobs at `concurrent` cannot go below on this machine: each job's own processes (a
+ * shell running `git clean` and `git reset --hard` in the kept `clone`, then a shell running the
+ * script), started by `concurrent` shells side by side with no runner around them. The wall, in ms.
+ */
+async function processFloor(clone: string, jobs: number, concurrent: number): Promise<number> {
+  const loop = `for i in $(seq ${Math.ceil(jobs / concurrent)}); do bash -c 'git clean -ffdx -q && git reset --hard -q'; bash -c true; done`;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrent }, () => execa('bash', ['-c', loop], { cwd: clone })));
+  return performance.now() - t0;
+}
+
+/**
+ * How long starting one process blocks this process's event loop, p50 of `runs`, in ms: Node forks on
+ * Linux (libuv uses posix_spawn only on macOS), so the cost grows with the parent's memory, and the
+ * runner pays it for each stage it starts.
+ */
+async function spawnBlocks(runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i += 1) {
+    const t0 = performance.now();
+    const child = spawn('true', { stdio: 'ignore' });
+    times.push(performance.now() - t0);
+    await once(child, 'exit');
+  }
+  return percentile(times.sort((a, b) => a - b), 50);
 }
 
 async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: 'none' | 'full', logger: Logger = silentLogger()) {
@@ -97,9 +131,11 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
     pickupTimer((id, ms) => overhead.push(ms - (scriptMs.get(id) ?? 0))),
   );
   const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n, gitStrategy) });
+  const cpu0 = process.cpuUsage();
   const wall = await runToEnd(agent, () => server.getPipeline(pipeline.id)?.status);
+  const used = process.cpuUsage(cpu0);
   const stages = [...stageMs].map(([name, list]) => `${name} p50 ${percentile(list.sort((a, b) => a - b), 50).toFixed(0)} ms`).join(', ');
-  return { wall, stages, overhead: overhead.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
+  return { wall, cpuMs: (used.user + used.system) / 1000, stages, overhead: overhead.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
 }
 
 export async function run(): Promise<void> {
@@ -133,10 +169,18 @@ export async function run(): Promise<void> {
       const noGit = await runPipeline(server, root, 50, 1, api, 'none');
       process.stdout.write(`[${api}] per-job overhead without git (GIT_STRATEGY none), 50 jobs: p50 ${fmt(percentile(noGit.overhead, 50))}, p95 ${fmt(percentile(noGit.overhead, 95))}\n`);
     }
+    const processes = await processFloor(floor.clone, 20, 2);
+    process.stdout.write(
+      `floor of 20 trivial jobs at concurrent=2: their own processes alone (a shell with \`git clean\` + \`git reset\`, a shell with the script; two shells side by side) ${(processes / 1000).toFixed(2)} s;` +
+        ` each process started from this one blocks its event loop p50 ${(await spawnBlocks(20)).toFixed(1)} ms (a runner stage starts 1)\n`,
+    );
     for (const api of ['v1', 'v4'] as const) {
       const pair = await runPipeline(server, root, 20, 2, api);
       const ratio = pair.wall / 1000 / PEER_20_JOBS_S;
-      process.stdout.write(`[${api}] 20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s (GitLab Runner 1.11: ${PEER_20_JOBS_S} s, so ${ratio.toFixed(3)}×; aim ≤ 0.04×)\n`);
+      process.stdout.write(
+        `[${api}] 20 trivial jobs, concurrent=2: wall ${(pair.wall / 1000).toFixed(2)} s (GitLab Runner 1.11: ${PEER_20_JOBS_S} s, so ${ratio.toFixed(3)}×; aim ≤ 0.04×);` +
+          ` this process's CPU (runner and in-process server) ${(pair.cpuMs / 1000).toFixed(2)} s\n`,
+      );
     }
     for (const api of ['v1', 'v4'] as const) {
       const pair = await runPipeline(server, root, 20, 2, api, 'full');

@@ -2,10 +2,20 @@
  * `npm run bench`: runs every benchmark module in this folder (or those named on the command line,
  * e.g. `npm run bench -- trace`). Each module exports `run()`, which prints its own figures. Figures
  * are printed, never asserted: these machines are shared and noisy.
+ *
+ * The benchmarks that run the agent in this process measure the daemon as it ships: without its V8
+ * flags (src/util/node-flags.ts) this file starts itself again with them.
  */
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { basename, join } from 'node:path';
+import { execa } from 'execa';
+import { DAEMON_NODE_FLAGS } from '../src/util/node-flags.js';
+
+if (!DAEMON_NODE_FLAGS.every((flag) => process.execArgv.includes(flag))) {
+  const again = await execa(process.execPath, [...DAEMON_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', reject: false });
+  process.exit(again.exitCode ?? 1);
+}
 
 interface BenchModule {
   run(): Promise<void>;
