@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -95,6 +95,43 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     expect(output).toMatch(new RegExp(`^0::.*/ci-runner/daemon-\\d+-\\d+/job-${executor.marker}$`, 'm'));
     await executor.cleanup();
     expect(existsSync(executor.cgroup!)).toBe(false);
+  });
+
+  it('has the stage\'s script move itself first, for bash and sh, where nothing can run before its first line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cgroup-self-'));
+    for (const shell of ['bash', 'sh'] as const) {
+      const executor = await ShellExecutor.create({ shell, killGraceMs: 500 });
+      const { output } = await stage(executor, dir, ['head -n 1 "$0"', 'cat /proc/$$/cgroup']);
+      expect(output.split('\n')[0]).toContain(`>| '${executor.cgroup}/cgroup.procs'`);
+      expect(output).toMatch(new RegExp(`^0::.*/job-${executor.marker}$`, 'm'));
+      await executor.cleanup();
+    }
+  });
+
+  it('moves a bash stage before its BASH_ENV file runs, and no function from the environment stands in for echo', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cgroup-bashenv-'));
+    const startup = join(dir, 'startup.sh');
+    await writeFile(startup, `cat /proc/$$/cgroup > ${join(dir, 'seen')}\n`);
+    const saved = { BASH_ENV: process.env.BASH_ENV, echo: process.env['BASH_FUNC_echo%%'] };
+    process.env.BASH_ENV = startup;
+    process.env['BASH_FUNC_echo%%'] = `() { touch ${join(dir, 'impostor')}; }`;
+    try {
+      const executor = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500 });
+      const { result } = await stage(executor, dir, ['true']);
+      expect(result.exitCode).toBe(0);
+      expect(await readFile(join(dir, 'seen'), 'utf8')).toMatch(new RegExp(`^0::.*/job-${executor.marker}$`, 'm'));
+      await executor.cleanup();
+      delete process.env.BASH_ENV;
+      const second = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500 });
+      expect((await stage(second, dir, ['cat /proc/$$/cgroup'])).output).toMatch(new RegExp(`^0::.*/job-${second.marker}$`, 'm'));
+      await second.cleanup();
+      expect(existsSync(join(dir, 'impostor'))).toBe(false);
+    } finally {
+      for (const [key, value] of [['BASH_ENV', saved.BASH_ENV], ['BASH_FUNC_echo%%', saved.echo]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
   });
 
   it('refuses to run a stage it could not move into the job cgroup', async () => {

@@ -18,8 +18,13 @@ export function commandAsUser(runAs: RunAs, shell: string, scriptPath: string): 
   return {
     file: 'setpriv',
     args: ['--reuid', String(runAs.uid), '--regid', String(runAs.gid), '--groups', runAs.groups.join(','), '--', shell, scriptPath],
-    env: { HOME: runAs.home, USER: runAs.name, LOGNAME: runAs.name },
+    env: userEnvironment(runAs),
   };
+}
+
+/** What the job user's stages get in their environment in place of the daemon's: HOME, USER, LOGNAME. */
+export function userEnvironment(runAs: RunAs): Record<string, string> {
+  return { HOME: runAs.home, USER: runAs.name, LOGNAME: runAs.name };
 }
 
 /** The generated script is written 0600 by root; the job user must be able to read it (the link itself, were it one). */

@@ -17,8 +17,8 @@ import type { Logger } from '../../log/index.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
 import { ExecutorSetupError, type Executor, type StageRequest, type StageResult } from '../types.js';
 import type { RunAs } from '../run-as.js';
-import { commandAsUser, giveScript } from './as-user.js';
-import { containJob, stageCommand, type JobContainment } from './containment.js';
+import { commandAsUser, giveScript, userEnvironment } from './as-user.js';
+import { containJob, enterCgroupLine, movesItself, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { timed } from '../../util/timeline.js';
 import { writeStageScript, type ShellName } from './script.js';
@@ -68,20 +68,27 @@ export class ShellExecutor implements Executor {
   }
 
   async runStage(request: StageRequest): Promise<StageResult> {
-    const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript(this.options.shell, request));
-    if (this.options.runAs) await giveScript(this.options.runAs, scriptPath);
+    const { shell, runAs } = this.options;
+    const env = stageEnv(runAs ? userEnvironment(runAs) : undefined, this.marker);
+    // The script moves itself into the job cgroup when nothing can run before its first line; else
+    // the `sh` in front of it does (stageCommand).
+    const cgroup = this.jobCgroup && movesItself(shell, env, runAs !== undefined) ? this.jobCgroup : undefined;
+    const firstLine = cgroup ? enterCgroupLine(shell, cgroup.procsFile) : undefined;
+    const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript(shell, request, firstLine));
+    if (runAs) await giveScript(runAs, scriptPath);
     try {
-      return await this.spawn(scriptPath, request);
+      return await this.spawn(scriptPath, request, env, cgroup ? undefined : this.jobCgroup);
     } finally {
       await rm(scriptPath, { force: true });
     }
   }
 
-  private async spawn(scriptPath: string, request: StageRequest): Promise<StageResult> {
+  /** Runs the stage's script; `wrapIn`: the cgroup the `sh` wrapper moves it into (the script does not itself). */
+  private async spawn(scriptPath: string, request: StageRequest, env: NodeJS.ProcessEnv, wrapIn: JobCgroup | undefined): Promise<StageResult> {
     if (request.signal.aborted) return { exitCode: null, aborted: true };
     // As the job user through setpriv when `user` is set; the move into the cgroup comes first, as root.
     const asUser = this.options.runAs ? commandAsUser(this.options.runAs, this.options.shell, scriptPath) : undefined;
-    const [file, args] = stageCommand(asUser ? [asUser.file, ...asUser.args] : [this.options.shell, scriptPath], this.jobCgroup);
+    const [file, args] = stageCommand(asUser ? [asUser.file, ...asUser.args] : [this.options.shell, scriptPath], wrapIn);
     const child = execa(file, args, {
       cwd: request.scriptDir,
       // The leader of its own process group (process-group.ts). execa's `cleanup` never applies to a
@@ -97,7 +104,7 @@ export class ShellExecutor implements Executor {
       reject: false,
       // stageEnv is the whole environment (the daemon's, minus its secrets): nothing is merged into it.
       extendEnv: false,
-      env: stageEnv(asUser?.env, this.marker),
+      env,
     });
     child.stdout.on('data', (chunk: Uint8Array) => request.output(chunk));
     child.stderr.on('data', (chunk: Uint8Array) => request.output(chunk));

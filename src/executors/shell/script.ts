@@ -18,6 +18,8 @@ export interface ScriptOptions {
   commands: string[];
   echoCommands: boolean;
   debugTrace?: boolean;
+  /** A line that must run before anything else (the shell executor's move into the job cgroup). */
+  firstLine?: string;
 }
 
 const GREEN = '\\033[32;1m';
@@ -25,7 +27,7 @@ const RESET = '\\033[0;m';
 
 /** Returns the script text. Later variables with the same name win (they are exported later). */
 export function generateScript(options: ScriptOptions): string {
-  const out: string[] = [];
+  const out: string[] = options.firstLine ? [options.firstLine] : [];
   if (options.shell === 'bash') out.push('set -eo pipefail');
   else out.push('set -e', '(set -o pipefail) 2>/dev/null && set -o pipefail');
   // One pipe for both streams keeps stdout and stderr lines in the order they were written.
@@ -49,8 +51,9 @@ export function generateScript(options: ScriptOptions): string {
  * Writes a stage's script into its private dir (mode 0600, a name of its own) and returns the path.
  * A file rather than stdin: a job command that reads stdin would otherwise eat the rest of the script.
  */
-export async function writeStageScript(shell: ShellName, request: StageRequest): Promise<string> {
+export async function writeStageScript(shell: ShellName, request: StageRequest, firstLine?: string): Promise<string> {
   const script = generateScript({
+    ...(firstLine ? { firstLine } : {}),
     shell,
     variables: request.variables,
     workDir: request.workDir,
