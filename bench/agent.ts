@@ -41,9 +41,11 @@ const PEER_20_JOBS_S = 29;
 
 /**
  * What a job cannot go below: one `git fetch` into a kept clone and one `bash -c true`, median of `runs`;
- * and the clone, which processFloor reuses.
+ * for a later job at the same commit (no fetch), `kept`: a shell running `git clean` and `git reset
+ * --hard` in the clone, then a shell for the script, started from this process as the runner starts
+ * its stages; and the clone, which processFloor reuses.
  */
-async function overheadFloor(server: ReferenceServer, root: string, runs: number): Promise<{ fetch: number; bash: number; clone: string }> {
+async function overheadFloor(server: ReferenceServer, root: string, runs: number): Promise<{ fetch: number; bash: number; kept: number; clone: string }> {
   // A job of its own, held running, so its repo_url (with the job's token) lets git in.
   const token = await register(server);
   await server.createPipeline({ project: 'bench/project', config: 'floor:\n  script: ["true"]\n' });
@@ -55,6 +57,7 @@ async function overheadFloor(server: ReferenceServer, root: string, runs: number
   await execa('git', ['clone', '-q', answer.build.repo_url, clone]);
   const fetches: number[] = [];
   const shells: number[] = [];
+  const kept: number[] = [];
   for (let i = 0; i < runs; i += 1) {
     let t0 = performance.now();
     await execa('git', ['fetch', '-q', '--prune', 'origin', '+refs/heads/*:refs/remotes/origin/*'], { cwd: clone });
@@ -62,8 +65,13 @@ async function overheadFloor(server: ReferenceServer, root: string, runs: number
     t0 = performance.now();
     await execa('bash', ['-c', 'true']);
     shells.push(performance.now() - t0);
+    t0 = performance.now();
+    await execa('bash', ['-c', 'git clean -ffdx -q && git reset --hard -q'], { cwd: clone });
+    await execa('bash', ['-c', 'true']);
+    kept.push(performance.now() - t0);
   }
-  return { fetch: percentile(fetches.sort((a, b) => a - b), 50), bash: percentile(shells.sort((a, b) => a - b), 50), clone };
+  const p50 = (list: number[]): number => percentile(list.sort((a, b) => a - b), 50);
+  return { fetch: p50(fetches), bash: p50(shells), kept: p50(kept), clone };
 }
 
 /**
@@ -145,12 +153,15 @@ export async function run(): Promise<void> {
   try {
     const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
     const floor = await overheadFloor(server, root, 20);
-    process.stdout.write(`floor: one \`git fetch\` into a kept clone p50 ${fmt(floor.fetch)} + one \`bash -c true\` p50 ${fmt(floor.bash)} = ${fmt(floor.fetch + floor.bash)} (aim: overhead ≤ 60 ms; GitLab Runner 1.11: ~1.6–1.9 s)\n`);
+    process.stdout.write(
+      `floor: one \`git fetch\` into a kept clone p50 ${fmt(floor.fetch)} + one \`bash -c true\` p50 ${fmt(floor.bash)} = ${fmt(floor.fetch + floor.bash)} (aim: overhead ≤ 60 ms; GitLab Runner 1.11: ~1.6–1.9 s);` +
+        ` a later job at the same commit (no fetch): a shell with \`git clean\` + \`git reset\`, then a shell for the script, p50 ${fmt(floor.kept)}\n`,
+    );
     for (const api of ['v1', 'v4'] as const) {
       const single = await runPipeline(server, root, 50, 1, api);
       const p50 = percentile(single.overhead, 50);
       process.stdout.write(
-        `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(p50)} (floor + ${fmt(p50 - floor.fetch - floor.bash)}), p95 ${fmt(percentile(single.overhead, 95))}` +
+        `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(p50)} (floor + ${fmt(p50 - floor.fetch - floor.bash)}${api === 'v4' ? `; no-fetch floor + ${fmt(p50 - floor.kept)}` : ''}), p95 ${fmt(percentile(single.overhead, 95))}` +
           ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
       );
     }
