@@ -173,13 +173,20 @@ async function v4Update(options: FinalUpdateOptions, stop: AbortSignal, timed: (
     const whole = await sender.drain(AbortSignal.any([stop, AbortSignal.timeout(DRAIN_DEADLINE_MS)]));
     if (!whole) logger.warn({ acknowledged: sender.acknowledged, length: trace.length }, 'could not deliver the rest of the trace by PATCH; the server keeps what it has');
   };
-  await drain();
+  // The whole trace's checksum is summed while its rest goes out (the runner mostly waits on the
+  // server then), not after: a long trace is read again for it. A read that failed is done again by `put`.
   const checksum = new PrefixChecksum(trace);
+  const summed = checksum.of(trace.length).then(
+    () => undefined,
+    () => undefined,
+  );
+  await drain();
   const failure = state === 'failed' ? options.failure : undefined;
   const failureReason = state === 'failed' ? supportedFailureReason(failure?.reason, options.acceptedReasons) : undefined;
   return {
     put: async () => {
       // The whole trace as the runner wrote it: a server that has less answers 202 until it has it all.
+      await summed;
       const output = await checksum.of(trace.length);
       return timed((signal) =>
         client.updateJob(job, { state, output, ...(failureReason ? { failureReason } : {}), ...(failure?.exitCode ? { exitCode: failure.exitCode } : {}) }, signal),
