@@ -36,6 +36,9 @@ function jobs(n: number, git?: 'none' | 'full'): string {
 
 type Api = 'v1' | 'v4';
 
+/** What a later job's get_sources does in a kept checkout already at its commit. */
+const RESET_CHECKOUT = 'git clean -ffdx -q && git reset --hard -q';
+
 /** GitLab Runner 1.11's wall for 20 trivial jobs at concurrent = 2 on issue 24's rig, in s. */
 const PEER_20_JOBS_S = 29;
 
@@ -66,7 +69,7 @@ async function overheadFloor(server: ReferenceServer, root: string, runs: number
     await execa('bash', ['-c', 'true']);
     shells.push(performance.now() - t0);
     t0 = performance.now();
-    await execa('bash', ['-c', 'git clean -ffdx -q && git reset --hard -q'], { cwd: clone });
+    await execa('bash', ['-c', RESET_CHECKOUT], { cwd: clone });
     await execa('bash', ['-c', 'true']);
     kept.push(performance.now() - t0);
   }
@@ -80,7 +83,7 @@ async function overheadFloor(server: ReferenceServer, root: string, runs: number
  * script), started by `concurrent` shells side by side with no runner around them. The wall, in ms.
  */
 async function processFloor(clone: string, jobs: number, concurrent: number): Promise<number> {
-  const loop = `for i in $(seq ${Math.ceil(jobs / concurrent)}); do bash -c 'git clean -ffdx -q && git reset --hard -q'; bash -c true; done`;
+  const loop = `for i in $(seq ${Math.ceil(jobs / concurrent)}); do bash -c '${RESET_CHECKOUT}'; bash -c true; done`;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: concurrent }, () => execa('bash', ['-c', loop], { cwd: clone })));
   return performance.now() - t0;

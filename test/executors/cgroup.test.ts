@@ -134,14 +134,27 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     }
   });
 
-  it('refuses to run a stage it could not move into the job cgroup', async () => {
+  it('refuses to run a stage it could not move into the job cgroup, whether its script or the sh in front of it moves it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cgroup-gone-'));
-    const executor = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500 });
-    await executor.cleanup();
-    const { result, output } = await stage(executor, dir, ['echo uncontained']);
-    expect(result.exitCode).toBe(1);
-    expect(output).toContain(`ERROR: the runner could not move this stage into its cgroup (${executor.cgroup}/cgroup.procs)`);
-    expect(output).not.toContain('uncontained');
+    const startup = join(dir, 'startup.sh');
+    await writeFile(startup, 'true\n');
+    const saved = process.env.BASH_ENV;
+    try {
+      // With a BASH_ENV file the sh wrapper makes the move; without, the script's first line does.
+      for (const bashEnv of [undefined, startup]) {
+        if (bashEnv === undefined) delete process.env.BASH_ENV;
+        else process.env.BASH_ENV = bashEnv;
+        const executor = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500 });
+        await executor.cleanup();
+        const { result, output } = await stage(executor, dir, ['echo uncontained']);
+        expect(result.exitCode).toBe(1);
+        expect(output).toContain(`ERROR: the runner could not move this stage into its cgroup (${executor.cgroup}/cgroup.procs)`);
+        expect(output).not.toContain('uncontained');
+      }
+    } finally {
+      if (saved === undefined) delete process.env.BASH_ENV;
+      else process.env.BASH_ENV = saved;
+    }
   });
 
   it('kills a child that called setsid and cleared its environment when its stage ends', async () => {

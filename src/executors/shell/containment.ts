@@ -8,6 +8,11 @@ import { shellQuote } from './quote.js';
 import { describeContainment, processContainment } from '../cgroup/containment.js';
 import { JobCgroup } from '../cgroup/job-cgroup.js';
 
+/** What a stage prints when it could not enter its cgroup (and so does not run). */
+function moveFailed(procsFile: string): string {
+  return `ERROR: the runner could not move this stage into its cgroup (${procsFile})`;
+}
+
 /**
  * `sh -c` program a stage starts with when it has a cgroup: the shell writes its own pid to
  * `cgroup.procs` ($1) and only then execs the stage's shell ($2…), keeping its pid (the process-group
@@ -15,8 +20,7 @@ import { JobCgroup } from '../cgroup/job-cgroup.js';
  * outside the cgroup, whatever the timing; a failed move stops the stage instead of running it
  * uncontained.
  */
-export const ENTER_CGROUP_PROGRAM =
-  '{ echo $$ > "$1"; } 2>/dev/null || { echo "ERROR: the runner could not move this stage into its cgroup ($1)" >&2; exit 1; }; shift; exec "$@"';
+export const ENTER_CGROUP_PROGRAM = `{ echo $$ > "$1"; } 2>/dev/null || { echo "${moveFailed('$1')}" >&2; exit 1; }; shift; exec "$@"`;
 
 /**
  * The same move as the first line of the stage's own script, which saves the `sh` in front of it
@@ -27,7 +31,7 @@ export const ENTER_CGROUP_PROGRAM =
  */
 export function enterCgroupLine(shell: 'bash' | 'sh', procsFile: string): string {
   const builtin = shell === 'bash' ? 'builtin ' : '';
-  const message = shellQuote(`ERROR: the runner could not move this stage into its cgroup (${procsFile})`);
+  const message = shellQuote(moveFailed(procsFile));
   return `{ ${builtin}echo $$ >| ${shellQuote(procsFile)}; } 2>/dev/null || { ${builtin}echo ${message} >&2; ${builtin}exit 1; }`;
 }
 
