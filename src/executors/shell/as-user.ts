@@ -10,15 +10,13 @@ import type { RunAs } from '../run-as.js';
 export interface UserCommand {
   file: string;
   args: string[];
-  env: Record<string, string>;
 }
 
-/** The command line and environment that run `shell script` as `runAs`. */
+/** The command line that runs `shell script` as `runAs` (its environment: userEnvironment). */
 export function commandAsUser(runAs: RunAs, shell: string, scriptPath: string): UserCommand {
   return {
     file: 'setpriv',
     args: ['--reuid', String(runAs.uid), '--regid', String(runAs.gid), '--groups', runAs.groups.join(','), '--', shell, scriptPath],
-    env: userEnvironment(runAs),
   };
 }
 
