@@ -1,6 +1,8 @@
 /**
  * Agent benchmark: per-job overhead of a trivial job (pickup → final state accepted,
- * minus the script's own time), p50/p95 over 50 jobs; wall time of 20 trivial jobs with concurrent =
+ * minus the script's own time: from its shell's start, or from the moment the build began in
+ * get_sources' process when the two are chained), p50/p95 over 50 jobs, and the whole job's time
+ * beside the floor of its processes; wall time of 20 trivial jobs with concurrent =
  * 2 — each over both runner APIs, v1 and v4; how long a cancel of a job that prints nothing takes to
  * reach the runner (the server's cancel → the script stopped), over both APIs; then the idle figures
  * of bench/idle.ts (`run` settled, after a job, after reloads, next to a bare node). The overhead is
@@ -21,7 +23,7 @@ import { Agent } from '../src/agent/agent.js';
 import { RunnerApiClient } from '../src/client/runner-api.js';
 import { configSchema } from '../src/agent/config/schema.js';
 import { defaultServices } from '../src/agent/services.js';
-import type { Executor } from '../src/executors/types.js';
+import type { Executor, ExportedVariable } from '../src/executors/types.js';
 import { silentLogger, type Logger } from '../src/log/index.js';
 import { createReferenceServer, type ReferenceServer } from '../src/server/index.js';
 import { createGitRepo } from '../test/helpers/git.js';
@@ -115,6 +117,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
   const services = defaultServices(logger);
   const scriptMs = new Map<number, number>();
   const overhead: number[] = [];
+  const whole: number[] = [];
   const stageMs = new Map<string, number[]>();
   const agent = new Agent(
     config,
@@ -122,31 +125,49 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
       ...services,
       createExecutor: async (runner) => {
         const inner = await services.createExecutor(runner);
+        const record = (stage: string, variables: ExportedVariable[], ms: number): void => {
+          stageMs.set(stage, [...(stageMs.get(stage) ?? []), ms]);
+          if (stage === 'build_script') scriptMs.set(Number(variables.find((v) => v.key === 'CI_JOB_ID')?.value), ms);
+        };
+        const runChained = inner.runChained?.bind(inner);
         const timed: Executor = {
           name: inner.name,
           cleanup: () => inner.cleanup(),
           runStage: async (request) => {
             const t0 = performance.now();
             const result = await inner.runStage(request);
-            stageMs.set(request.stage, [...(stageMs.get(request.stage) ?? []), performance.now() - t0]);
-            if (request.stage === 'build_script') {
-              const id = Number(request.variables.find((v) => v.key === 'CI_JOB_ID')?.value);
-              scriptMs.set(id, performance.now() - t0);
-            }
+            record(request.stage, request.variables, performance.now() - t0);
             return result;
           },
+          // get_sources and the build in one process: the build's time runs from the moment it began.
+          ...(runChained
+            ? {
+                runChained: async (chain) => {
+                  const t0 = performance.now();
+                  let began: number | undefined;
+                  const result = await runChained({ ...chain, began: (at) => chain.began((began = at)) });
+                  const t1 = performance.now();
+                  record(chain.first.stage, chain.first.variables, (began ?? t1) - t0);
+                  if (began !== undefined) record(chain.second.stage, chain.second.variables, t1 - began);
+                  return result;
+                },
+              }
+            : {}),
         };
         return timed;
       },
     },
-    pickupTimer((id, ms) => overhead.push(ms - (scriptMs.get(id) ?? 0))),
+    pickupTimer((id, ms) => {
+      whole.push(ms);
+      overhead.push(ms - (scriptMs.get(id) ?? 0));
+    }),
   );
   const pipeline = await server.createPipeline({ project: 'bench/project', config: jobs(n, gitStrategy) });
   const cpu0 = process.cpuUsage();
   const wall = await runToEnd(agent, () => server.getPipeline(pipeline.id)?.status);
   const used = process.cpuUsage(cpu0);
   const stages = [...stageMs].map(([name, list]) => `${name} p50 ${percentile(list.sort((a, b) => a - b), 50).toFixed(0)} ms`).join(', ');
-  return { wall, cpuMs: (used.user + used.system) / 1000, stages, overhead: overhead.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
+  return { wall, cpuMs: (used.user + used.system) / 1000, stages, overhead: overhead.sort((a, b) => a - b), whole: whole.sort((a, b) => a - b), scripts: [...scriptMs.values()].sort((a, b) => a - b) };
 }
 
 export async function run(): Promise<void> {
@@ -165,7 +186,8 @@ export async function run(): Promise<void> {
       const p50 = percentile(single.overhead, 50);
       process.stdout.write(
         `[${api}] per-job overhead, 50 trivial jobs, concurrent=1: p50 ${fmt(p50)} (floor + ${fmt(p50 - floor.fetch - floor.bash)}${api === 'v4' ? `; no-fetch floor + ${fmt(p50 - floor.kept)}` : ''}), p95 ${fmt(percentile(single.overhead, 95))}` +
-          ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n  stages: ${single.stages}\n`,
+          ` (script itself: p50 ${fmt(percentile(single.scripts, 50))}; whole pipeline ${(single.wall / 1000).toFixed(2)} s)\n` +
+          `  whole job, script included: p50 ${fmt(percentile(single.whole, 50))}${api === 'v4' ? ` (no-fetch floor, its processes alone: ${fmt(floor.kept)})` : ''}; stages: ${single.stages}\n`,
       );
     }
     for (const api of ['v1', 'v4'] as const) {
@@ -231,6 +253,7 @@ async function cancelLatency(server: ReferenceServer, root: string, api: Api, n:
     ...services,
     createExecutor: async (runner) => {
       const inner = await services.createExecutor(runner);
+      const runChained = inner.runChained?.bind(inner);
       const timed: Executor = {
         name: inner.name,
         cleanup: () => inner.cleanup(),
@@ -240,6 +263,15 @@ async function cancelLatency(server: ReferenceServer, root: string, api: Api, n:
           if (request.stage === 'build_script') stopped?.();
           return result;
         },
+        ...(runChained
+          ? {
+              runChained: async (chain) => {
+                const result = await runChained({ ...chain, began: (at) => (chain.began(at), started?.()) });
+                if (result.second) stopped?.();
+                return result;
+              },
+            }
+          : {}),
       };
       return timed;
     },

@@ -1,6 +1,7 @@
 /**
  * What the job runner asks of an executor: run one stage's commands in the job's environment and say
- * how it ended. Stages are separate processes (docs/protocol-v1.md §9.2); the executor owns killing them.
+ * how it ended. Stages are separate processes, except get_sources and the build chained in one (runChained,
+ * docs/protocol-v1.md §9.2); the executor owns killing them.
  */
 
 import { CiRunnerError } from '../util/errors.js';
@@ -44,6 +45,22 @@ export interface StageResult {
   aborted: boolean;
   /** After an abort: set when the stage outlived SIGTERM by this grace period (ms) and was killed with SIGKILL. */
   killedAfterMs?: number;
+}
+
+/** Two stages in one process: one output, one signal (the first's) and one timeline for both. */
+export interface ChainedStages {
+  first: StageRequest;
+  second: Omit<StageRequest, 'output' | 'signal' | 'mark'>;
+  /** Written to the output between the two, when the second starts. */
+  between: string;
+  /** Called when the second stage starts (its `performance.now()` moment, near enough). */
+  began(at: number): void;
+}
+
+/** How a chain ended: `second` is there when the second stage started. */
+export interface ChainedResult {
+  first: StageResult;
+  second?: StageResult;
 }
 
 /** What an executor learns about the job before its first stage (docker: image, services, network). */
@@ -95,6 +112,12 @@ export interface Executor {
    */
   buildPath?(hostPath: string): string;
   runStage(request: StageRequest): Promise<StageResult>;
+  /**
+   * Runs `chain.first`, then `chain.second` only when the first exited 0, as one process started
+   * from the daemon instead of two (the shell executor: each start forks this process, the dearest
+   * step of a short job). Absent where the stages cannot share a process.
+   */
+  runChained?(chain: ChainedStages): Promise<ChainedResult>;
   /**
    * Brings what the build stages wrote back to the host's project dir, before the host reads it
    * (archive_cache, upload_artifacts); absent when the build stages write there directly. Called

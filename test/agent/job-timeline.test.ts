@@ -41,7 +41,9 @@ describe('job timeline and cleanup', () => {
     expect(t.server.getJob(p.jobs[0]!.id)?.status).toBe('success');
     const steps = lines.map((line) => JSON.parse(line) as { msg: string; step?: string; at_ms?: number; took_ms?: number }).filter((r) => r.msg === 'timeline');
     const names = steps.map((s) => s.step ?? '');
-    const order = ['executor created', 'trace started', 'prepare', 'git fetch', 'git checkout', 'get_sources', 'build_script: script written', 'build_script', 'final update'];
+    // The build stage runs in get_sources' process (nothing to do between them): its script is
+    // written before that process starts.
+    const order = ['executor created', 'trace started', 'prepare', 'build_script: script written', 'get_sources: script written', 'git fetch', 'git checkout', 'get_sources', 'build_script', 'final update'];
     const positions = order.map((name) => names.indexOf(name));
     expect(positions.every((p) => p >= 0), names.join(', ')).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

@@ -108,6 +108,26 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     }
   });
 
+  it('runs both stages of a chain inside the job cgroup, moved by the chain\'s first line, for bash and sh', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cgroup-chain-'));
+    for (const shell of ['bash', 'sh'] as const) {
+      const executor = await ShellExecutor.create({ shell, killGraceMs: 500 });
+      const chunks: Uint8Array[] = [];
+      const base = { echoCommands: false, variables: [], workDir: dir, scriptDir: dir };
+      const result = await executor.runChained({
+        first: { ...base, stage: 'get_sources', commands: ['head -n 1 "$0"', 'cat /proc/$$/cgroup'], output: (c) => chunks.push(c), signal: new AbortController().signal },
+        second: { ...base, stage: 'build_script', commands: ['cat /proc/$$/cgroup'] },
+        between: '',
+        began: () => undefined,
+      });
+      expect(result.second?.exitCode).toBe(0);
+      const output = Buffer.concat(chunks).toString('utf8');
+      expect(output.split('\n')[0]).toContain(`>| '${executor.cgroup}/cgroup.procs'`);
+      expect(output.match(new RegExp(`^0::.*/job-${executor.marker}$`, 'gm'))).toHaveLength(2);
+      await executor.cleanup();
+    }
+  });
+
   it('moves a bash stage before its BASH_ENV file runs, and no function from the environment stands in for echo', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cgroup-bashenv-'));
     const startup = join(dir, 'startup.sh');

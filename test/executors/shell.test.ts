@@ -244,3 +244,51 @@ describe('killing a job', () => {
     await waitFor(async () => !(await processAlive(pid)));
   });
 });
+
+/** Runs `first` then `second` through runChained; the result, the output and the moments `began` was called. */
+async function chained(executor: ShellExecutor, first: string[], second: string[], signal = new AbortController().signal, dir?: string) {
+  dir ??= await mkdtemp(join(tmpdir(), 'shell-chain-'));
+  const chunks: Uint8Array[] = [];
+  const began: number[] = [];
+  const base = { echoCommands: false, workDir: dir, scriptDir: dir };
+  const result = await executor.runChained({
+    first: { ...base, stage: 'get_sources', commands: first, variables: [{ key: 'ONLY_FIRST', value: 'one' }], output: (chunk) => chunks.push(chunk), signal },
+    second: { ...base, stage: 'build_script', commands: second, variables: [{ key: 'ONLY_SECOND', value: 'two' }] },
+    between: '--between--\n',
+    began: (at) => began.push(at),
+  });
+  return { result, output: Buffer.concat(chunks).toString('utf8'), began, dir };
+}
+
+describe.each(['bash', 'sh'] as const)('chained stages (%s)', (shell) => {
+  const executor = new ShellExecutor({ shell, killGraceMs: 500 });
+
+  it('runs the second after the first with the text between them, each with its own variables, and says once when the second began', async () => {
+    const { result, output, began } = await chained(executor, ['echo "first ${ONLY_FIRST}-${ONLY_SECOND:-}"'], ['echo "second ${ONLY_FIRST:-}-${ONLY_SECOND}"', 'exit 4']);
+    expect(result.first.exitCode).toBe(0);
+    expect(result.second?.exitCode).toBe(4);
+    expect(output).toBe('first one-\n--between--\nsecond -two\n');
+    expect(began).toHaveLength(1);
+  });
+
+  it('ends with the first stage\'s status and never starts the second when the first fails', async () => {
+    const { result, output, began } = await chained(executor, ['echo first', 'exit 3', 'echo not reached'], ['echo second']);
+    expect(result).toEqual({ first: { exitCode: 3, aborted: false } });
+    expect(output).toBe('first\n');
+    expect(began).toEqual([]);
+  });
+
+  it('stops the second stage and its children on abort', async () => {
+    const controller = new AbortController();
+    const dir = await mkdtemp(join(tmpdir(), 'shell-chain-'));
+    const run = chained(executor, ['true'], ['sleep 300 & echo "$!" > child.pid', 'sleep 300'], controller.signal, dir);
+    // The abort comes once the second stage runs.
+    await waitFor(async () => /^\d+$/.test((await readFile(join(dir, 'child.pid'), 'utf8').catch(() => '')).trim()));
+    controller.abort();
+    const { result, began } = await run;
+    expect(began).toHaveLength(1);
+    expect(result.second?.aborted).toBe(true);
+    const child = Number(await readFile(join(dir, 'child.pid'), 'utf8'));
+    await waitFor(async () => !(await processAlive(child)));
+  });
+});

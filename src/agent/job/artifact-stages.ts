@@ -3,7 +3,7 @@
  * `src/artifacts/index.ts`). Kept behind this small port so the job runner is testable with fakes.
  */
 import type { ArtifactsContext } from '../../artifacts/index.js';
-import type { CacheOptions } from '../../protocol/types.js';
+import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 
 export type StageContext = ArtifactsContext;
 
@@ -27,10 +27,15 @@ export interface ArtifactStages {
 // actually has artifacts or a cache.
 const artifacts = (): Promise<typeof import('../../artifacts/index.js')> => import('../../artifacts/index.js');
 
+/** True when a job depends on a job with artifacts (download_artifacts has something to do). */
+export function hasArtifactsToDownload(build: BuildPayload): boolean {
+  return build.depends_on_builds.some((d) => d.artifacts_file);
+}
+
 /** The real stages from `src/artifacts/`. */
 export const artifactStages: ArtifactStages = {
   async downloadArtifacts(ctx, opts) {
-    if (!ctx.build.depends_on_builds.some((d) => d.artifacts_file)) return;
+    if (!hasArtifactsToDownload(ctx.build)) return;
     await (await artifacts()).downloadArtifacts(ctx, opts);
   },
   async uploadArtifacts(ctx, opts) {

@@ -12,13 +12,26 @@ import { writeGitTls } from './git-tls.js';
 import type { JobSignal } from './job-signal.js';
 import { notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
-import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
+import type { StageResult } from '../../executors/types.js';
+import { jobUser, type ChainRun, type JobEnv, type NextStage, type ShellRun, type StageRun } from './stage-run.js';
 import { scriptSteps } from './timeline.js';
 
 export { CheckoutError };
 
-/** Fetches the sources per the job's GIT_STRATEGY; throws StageFailed after the last attempt. */
-export async function getSources(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal, env: JobEnv, shell: ShellRun): Promise<void> {
+/**
+ * Fetches the sources per the job's GIT_STRATEGY; throws StageFailed after the last attempt. With
+ * `chain` (the build stage, and an executor that can chain them), the first attempt runs the build in
+ * the same process when the sources are ready; the build's result is returned when it ran.
+ */
+export async function getSources(
+  build: BuildPayload,
+  services: JobServices,
+  run: StageRun,
+  job: JobSignal,
+  env: JobEnv,
+  shell: ShellRun,
+  chain?: { run: ChainRun; next: NextStage },
+): Promise<StageResult | undefined> {
   const { runner } = services;
   const { dirs, write, executor } = run;
   const { controls } = env;
@@ -26,7 +39,7 @@ export async function getSources(build: BuildPayload, services: JobServices, run
   if (controls.gitStrategy === 'none' && !runner.pre_clone_script) {
     write(notice('Skipping Git repository setup'));
     await mkdir(dirs.projectDir, { recursive: true });
-    return;
+    return undefined;
   }
   const runAs = jobUser(services, executor);
   // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
@@ -47,13 +60,23 @@ export async function getSources(build: BuildPayload, services: JobServices, run
     for (let attempt = 1; ; attempt += 1) {
       await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
       const began = performance.now();
-      const result = await shell(executor.host ?? executor, 'get_sources', sources, { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true });
+      const options = { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
+      // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
+      // is rare enough to take its own process.
+      let buildBegan: number | undefined;
+      const next = chain && attempt === 1 && !gitTls ? { ...chain.next, began: (at: number) => ((buildBegan = at), chain.next.began(at)) } : undefined;
+      const outcome = next && chain ? await chain.run('get_sources', sources, options, next) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
       const ended = performance.now();
+      const result = outcome.first;
       // The git commands first: the log lists steps as they end, and they ended within the stage.
-      if (stepFile) await markGitSteps(run, stepFile, ended);
-      run.mark?.('get_sources', began, { attempt }, ended);
+      if (stepFile) await markGitSteps(run, stepFile, buildBegan ?? ended);
+      run.mark?.('get_sources', began, { attempt }, buildBegan ?? ended);
+      if (outcome.second) {
+        run.mark?.('build_script', buildBegan ?? ended, undefined, ended);
+        return outcome.second;
+      }
       job.check();
-      if (result.exitCode === 0) return;
+      if (result.exitCode === 0) return undefined;
       if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
       write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
     }

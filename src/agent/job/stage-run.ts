@@ -2,7 +2,7 @@
  * What the stages of one job share (stages.ts, sources-stage.ts): the job's dirs, trace, executor
  * and signals, its variables as each side sees them, and how a stage's commands are run.
  */
-import type { Executor, ExportedVariable } from '../../executors/types.js';
+import type { ChainedResult, Executor, ExportedVariable } from '../../executors/types.js';
 import type { RunAs } from '../../executors/run-as.js';
 import type { Logger } from '../../log/index.js';
 import type { JobTrace } from '../../trace/index.js';
@@ -31,12 +31,29 @@ export interface JobEnv {
   build: ExportedVariable[];
 }
 
-export type ShellRun = (
-  executor: Executor,
-  stage: string,
-  commands: string[],
-  options: { echo: boolean; workDir: string; variables: ExportedVariable[]; signal: AbortSignal; debug?: boolean; untimed?: boolean },
-) => ReturnType<Executor['runStage']>;
+export interface StageOptions {
+  echo: boolean;
+  workDir: string;
+  variables: ExportedVariable[];
+  signal: AbortSignal;
+  debug?: boolean;
+  untimed?: boolean;
+}
+
+export type ShellRun = (executor: Executor, stage: string, commands: string[], options: StageOptions) => ReturnType<Executor['runStage']>;
+
+/** The build stage, when it may run in get_sources' process (nothing has to happen between them). */
+export interface NextStage {
+  commands: string[];
+  options: StageOptions;
+  /** The trace's text between the two stages. */
+  between: string;
+  /** The build stage began (at that `performance.now()` moment): after_script is owed from here on. */
+  began(at: number): void;
+}
+
+/** Runs get_sources on the executor chained to `next` (Executor.runChained). */
+export type ChainRun = (stage: string, commands: string[], options: StageOptions, next: NextStage) => Promise<ChainedResult>;
 
 /** The user the shell executor runs the job as (global `user`); the docker executor ignores it. */
 export function jobUser(services: JobServices, executor: Executor): RunAs | undefined {

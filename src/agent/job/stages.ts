@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
-import type { Executor, ExportedVariable, StageRequest } from '../../executors/types.js';
+import type { Executor, ExportedVariable } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobFailure } from '../../trace/index.js';
@@ -29,6 +29,7 @@ import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
+import { buildPath, chainable, stageShells } from './stage-shell.js';
 import { collectVariables, expandVariables } from './variables.js';
 
 export type { StageRun };
@@ -60,24 +61,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     signal: job.signal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const shell: ShellRun = async (target, stage, commands, options) => {
-    services.onStage?.(build, stage);
-    const request: StageRequest = {
-      stage,
-      commands,
-      echoCommands: options.echo,
-      variables: options.variables,
-      workDir: target === executor ? buildPath(executor, options.workDir) : options.workDir,
-      scriptDir: dirs.stateDir,
-      ...(options.debug ? { debugTrace: true } : {}),
-      ...(run.mark ? { mark: run.mark } : {}),
-      output: (chunk) => write(chunk),
-      signal: options.signal,
-    };
-    const result = await (options.untimed ? target.runStage(request) : timed(run.mark, stage, () => target.runStage(request)));
-    if (result.killedAfterMs !== undefined) write(warning(`WARNING: ${stage} did not stop within ${result.killedAfterMs / 1000} s of SIGTERM; it was killed (SIGKILL)`));
-    return result;
-  };
+  const { shell, chain } = stageShells(build, services, run);
 
   let buildRan = false;
   let ok = true;
@@ -89,27 +73,26 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   try {
     env = await timed(run.mark, 'prepare', () => prepare(build, services, run, job));
     const prepared = env;
-    await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell));
-    if (runAs) await takeProject(dirs.projectDir, runAs);
-    await timed(run.mark, 'download_artifacts and restore_cache', () => downloadAndRestore(build, services, ctx, job, prepared));
-    if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
-    run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
-    const ready = executor.ready?.bind(executor);
-    if (ready) {
-      // What prepare left starting (a pod) while the host fetched the sources.
-      await timed(run.mark, 'executor ready', () => ready(job.signal)).catch((error: unknown) => {
-        job.check();
-        throw error;
-      });
-      job.check();
-    }
-    // 5. build_script
-    // The server's `script` entries when it sends them: an entry spanning lines stays one command.
+    // 5. build_script: the server's `script` entries when it sends them (an entry spanning lines
+    // stays one command).
     const script = build.options.script ?? lines(build.commands);
     const commands = [...lines(runner.pre_build_script), ...script, ...lines(runner.post_build_script)];
-    write(notice('Executing the job script...'));
-    buildRan = true;
-    const result = await shell(executor, 'build_script', commands, { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace });
+    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace };
+    const executing = notice('Executing the job script...');
+    // With nothing to do between them, the build stage runs in get_sources' process.
+    const next = { commands, options, between: executing, began: () => (buildRan = true) };
+    const chained = chain && chainable(build) ? { run: chain, next } : undefined;
+    let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, chained));
+    if (!result) {
+      if (runAs) await takeProject(dirs.projectDir, runAs);
+      await timed(run.mark, 'download_artifacts and restore_cache', () => downloadAndRestore(build, services, ctx, job, prepared));
+      if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
+      run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
+      await executorReady(executor, run, job);
+      write(executing);
+      buildRan = true;
+      result = await shell(executor, 'build_script', commands, options);
+    }
     job.check();
     if (result.exitCode !== 0) throw scriptFailed('build_script', result.exitCode, result.signal);
   } catch (error) {
@@ -204,6 +187,17 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   return { controls, host, build: buildVariables };
 }
 
+/** What prepare left starting (a pod) while the host fetched the sources, once it is there. */
+async function executorReady(executor: Executor, run: StageRun, job: JobSignal): Promise<void> {
+  const ready = executor.ready?.bind(executor);
+  if (!ready) return;
+  await timed(run.mark, 'executor ready', () => ready(job.signal)).catch((error: unknown) => {
+    job.check();
+    throw error;
+  });
+  job.check();
+}
+
 /** 3. download_artifacts, 4. restore_cache. */
 async function downloadAndRestore(build: BuildPayload, services: JobServices, ctx: StageContext, job: JobSignal, env: JobEnv): Promise<void> {
   await services.stages.downloadArtifacts(ctx, { attempts: env.controls.artifactDownloadAttempts }).catch((error: unknown) => {
@@ -271,10 +265,6 @@ async function archiveAndUpload(
     failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
-}
-
-function buildPath(executor: Executor, hostPath: string): string {
-  return executor.buildPath ? executor.buildPath(hostPath) : hostPath;
 }
 
 function lines(text: string | undefined): string[] {

@@ -8,20 +8,21 @@
  * get each signal at once, as a terminal's Ctrl-C does. When the stage's shell exits, whatever it left
  * running is stopped the same way, so background processes never outlive a stage (and never hold its
  * output pipe open): with a cgroup that includes `setsid` escapees; without one, `cleanup` sweeps those
- * by their environment marker at the end of the job.
+ * by their environment marker at the end of the job. get_sources and the build stage may share one
+ * process (runChained): each process this daemon starts forks all of it.
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { execa } from 'execa';
 import type { Logger } from '../../log/index.js';
 import type { JobCgroup } from '../cgroup/job-cgroup.js';
-import { ExecutorSetupError, type Executor, type StageRequest, type StageResult } from '../types.js';
+import { ExecutorSetupError, type ChainedResult, type ChainedStages, type Executor, type StageRequest, type StageResult } from '../types.js';
 import type { RunAs } from '../run-as.js';
 import { commandAsUser, giveScript, userEnvironment } from './as-user.js';
 import { containJob, enterCgroupLine, movesItself, stageCommand, type JobContainment } from './containment.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { timed } from '../../util/timeline.js';
-import { writeStageScript, type ShellName } from './script.js';
+import { writeChainScript, writeStageScript, type ShellName } from './script.js';
 
 /** How long what a normally ended stage left running gets between SIGTERM and SIGKILL, at most. */
 const LEFTOVER_GRACE_MS = 1000;
@@ -83,8 +84,42 @@ export class ShellExecutor implements Executor {
     }
   }
 
-  /** Runs the stage's script; `wrapIn`: the cgroup the `sh` wrapper moves it into (the script does not itself). */
-  private async spawn(scriptPath: string, request: StageRequest, env: NodeJS.ProcessEnv, wrapIn: JobCgroup | undefined): Promise<StageResult> {
+  /**
+   * get_sources and build_script of a job with nothing to do between them, as one process
+   * (generateChainScript); not for a job user (each stage's start is its own `setpriv` there).
+   */
+  async runChained(chain: ChainedStages): Promise<ChainedResult> {
+    const { shell, runAs } = this.options;
+    if (runAs) throw new Error('shell executor: stages are not chained for a job user');
+    const env = stageEnv(undefined, this.marker);
+    const cgroup = this.jobCgroup && movesItself(shell, env, false) ? this.jobCgroup : undefined;
+    const firstLine = cgroup ? enterCgroupLine(shell, cgroup.procsFile) : undefined;
+    const { first, second } = chain;
+    const secondPath = await timed(first.mark, `${second.stage}: script written`, () => writeStageScript(shell, second));
+    try {
+      const chainPath = await timed(first.mark, `${first.stage}: script written`, () => writeChainScript(shell, chain, secondPath, firstLine));
+      let began = false;
+      const onBegan = (): void => {
+        if (began) return;
+        began = true;
+        chain.began(performance.now());
+      };
+      try {
+        const result = await this.spawn(chainPath, first, env, cgroup ? undefined : this.jobCgroup, onBegan);
+        return began ? { first: { exitCode: 0, aborted: false }, second: result } : { first: result };
+      } finally {
+        await rm(chainPath, { force: true });
+      }
+    } finally {
+      await rm(secondPath, { force: true });
+    }
+  }
+
+  /**
+   * Runs the stage's script; `wrapIn`: the cgroup the `sh` wrapper moves it into (the script does not
+   * itself); `onBegan`: a chain's script says on fd 3 when its second stage starts.
+   */
+  private async spawn(scriptPath: string, request: StageRequest, env: NodeJS.ProcessEnv, wrapIn: JobCgroup | undefined, onBegan?: () => void): Promise<StageResult> {
     if (request.signal.aborted) return { exitCode: null, aborted: true };
     // As the job user through setpriv when `user` is set; the move into the cgroup comes first, as root.
     const asUser = this.options.runAs ? commandAsUser(this.options.runAs, this.options.shell, scriptPath) : undefined;
@@ -95,7 +130,8 @@ export class ShellExecutor implements Executor {
       // detached process: the job's stop, its cgroup and the marker sweep take care of it.
       detached: true,
       cleanup: false,
-      stdin: 'ignore',
+      // A chain's fd 3 carries one line: its second stage began.
+      stdio: onBegan ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
       // Chunks go to the trace as they come, bytes as the shell wrote them; nothing is kept here.
       buffer: false,
       encoding: 'buffer',
@@ -108,6 +144,7 @@ export class ShellExecutor implements Executor {
     });
     child.stdout.on('data', (chunk: Uint8Array) => request.output(chunk));
     child.stderr.on('data', (chunk: Uint8Array) => request.output(chunk));
+    if (onBegan) (child.stdio as readonly (NodeJS.ReadableStream | null)[])[3]?.on('data', onBegan);
     const pgid = child.pid;
 
     let stopping: Promise<boolean> | undefined;

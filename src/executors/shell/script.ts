@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { writeNewFile } from '../../util/new-file.js';
-import type { ExportedVariable, StageRequest } from '../types.js';
+import type { ChainedStages, ExportedVariable, StageRequest } from '../types.js';
 import { isExportableName, shellQuote } from './quote.js';
 
 export type ShellName = 'bash' | 'sh';
@@ -48,11 +48,44 @@ export function generateScript(options: ScriptOptions): string {
 }
 
 /**
+ * The script of two chained stages (ChainedStages): the first runs in a subshell as its own script
+ * would (strict mode, exports and `cd` stay in it), without fd 3; when it exits 0, `between` is
+ * printed, a line on fd 3 tells the runner the second began, and the shell execs the second's own
+ * script file (`secondPath`) without fd 3, so the second is the process the runner started, with
+ * the environment the runner gave, as if started alone. Else the chain exits with the first's status.
+ */
+export function generateChainScript(options: ScriptOptions & { secondPath: string; between: string }): string {
+  const { firstLine, secondPath, between, ...first } = options;
+  const builtin = options.shell === 'bash' ? 'builtin ' : '';
+  return [
+    ...(firstLine ? [firstLine] : []),
+    '(',
+    generateScript({ ...first, firstLine: 'exec 3>&-' }),
+    ')',
+    `case $? in 0) ;; *) ${builtin}exit $? ;; esac`,
+    `${builtin}printf '%s' ${shellQuote(between)}`,
+    `${builtin}printf 'began\n' >&3`,
+    `${builtin}exec ${options.shell} ${shellQuote(secondPath)} 3>&-`,
+    '',
+  ].join('\n');
+}
+
+/**
  * Writes a stage's script into its private dir (mode 0600, a name of its own) and returns the path.
  * A file rather than stdin: a job command that reads stdin would otherwise eat the rest of the script.
  */
-export async function writeStageScript(shell: ShellName, request: StageRequest, firstLine?: string): Promise<string> {
-  const script = generateScript({
+export async function writeStageScript(shell: ShellName, request: Omit<StageRequest, 'output' | 'signal'>, firstLine?: string): Promise<string> {
+  return writeScriptFile(request, generateScript(scriptOptions(shell, request, firstLine)));
+}
+
+/** Writes the script of `chain` (generateChainScript) beside the second stage's, whose path it is given. */
+export async function writeChainScript(shell: ShellName, chain: ChainedStages, secondPath: string, firstLine?: string): Promise<string> {
+  const text = generateChainScript({ ...scriptOptions(shell, chain.first, firstLine), secondPath, between: chain.between });
+  return writeScriptFile(chain.first, text);
+}
+
+function scriptOptions(shell: ShellName, request: Omit<StageRequest, 'output' | 'signal'>, firstLine?: string): ScriptOptions {
+  return {
     ...(firstLine ? { firstLine } : {}),
     shell,
     variables: request.variables,
@@ -60,7 +93,10 @@ export async function writeStageScript(shell: ShellName, request: StageRequest, 
     commands: request.commands,
     echoCommands: request.echoCommands,
     ...(request.debugTrace ? { debugTrace: true } : {}),
-  });
+  };
+}
+
+async function writeScriptFile(request: Pick<StageRequest, 'stage' | 'scriptDir'>, script: string): Promise<string> {
   const path = join(request.scriptDir, `${request.stage}-${randomBytes(4).toString('hex')}.sh`);
   await writeNewFile(path, script, 0o600);
   return path;
