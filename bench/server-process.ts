@@ -13,6 +13,8 @@ import { createGitRepo } from '../test/helpers/git.js';
 
 export interface ServerProcess {
   url: string;
+  /** The server process's pid (for its CPU and memory figures). */
+  pid: number;
   registrationToken: string;
   /** Calls the server's admin API (`/admin/api/…`); the answer as JSON, or as bytes with `raw`. */
   admin<T>(path: string, init?: { method?: string; body?: unknown }): Promise<T>;
@@ -43,6 +45,7 @@ export async function serverProcess(): Promise<ServerProcess> {
   };
   return {
     url,
+    pid: child.pid ?? 0,
     registrationToken,
     admin: async <T>(path: string, init?: { method?: string; body?: unknown }) => (await (await call(path, init)).json()) as T,
     trace: async (jobId) => Buffer.from(await (await call(`/jobs/${jobId}/trace`)).arrayBuffer()),
