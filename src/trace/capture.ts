@@ -13,7 +13,7 @@ import { Utf8Sanitizer } from './utf8.js';
 export interface CaptureOptions {
   secrets: readonly string[];
   limitBytes: number;
-  spool: SpoolWriter;
+  spool: Pick<SpoolWriter, 'append'>;
   /** The log just exceeded the limit; the sent trace ends at spool offset `cut`. */
   onCut(cut: number): void;
   /** Bytes were appended to the spool. */

@@ -15,6 +15,19 @@ export class PrefixChecksum {
 
   constructor(private readonly trace: Pick<TraceSource, 'read'>) {}
 
+  /**
+   * Extends the sum with `bytes`, the trace's bytes from offset `at`, as they are written: a final
+   * update then reads nothing back. Ignored unless they continue exactly what the sum covers.
+   */
+  feed(bytes: Uint8Array, at: number): void {
+    if (at === this.checksum.bytesize) this.checksum.update(bytes);
+  }
+
+  /** The trace's bytes from `offset` on changed (the output limit's cut): a sum past it starts over. */
+  forget(offset: number): void {
+    if (this.checksum.bytesize > offset) this.checksum.reset();
+  }
+
   /** `{ checksum, bytesize }` of bytes `[0, length)`. */
   async of(length: number): Promise<{ checksum: string; bytesize: number }> {
     if (length < this.checksum.bytesize) this.checksum.reset();

@@ -48,6 +48,8 @@ export interface FinalUpdateOptions {
   /** v4: the reasons the server accepts (the job's `features.failure_reasons`). */
   acceptedReasons?: readonly string[];
   trace: TraceSource;
+  /** v4: the trace's checksum as far as it was summed while the trace was written (read from `trace` otherwise). */
+  checksum?: PrefixChecksum;
   /** Bytes of the trace the server has already (what the live sender delivered). Default 0. */
   acknowledged?: number;
   /** Give up after this long. */
@@ -173,9 +175,9 @@ async function v4Update(options: FinalUpdateOptions, stop: AbortSignal, timed: (
     const whole = await sender.drain(AbortSignal.any([stop, AbortSignal.timeout(DRAIN_DEADLINE_MS)]));
     if (!whole) logger.warn({ acknowledged: sender.acknowledged, length: trace.length }, 'could not deliver the rest of the trace by PATCH; the server keeps what it has');
   };
-  // The whole trace's checksum is summed while its rest goes out (the runner mostly waits on the
-  // server then), not after: a long trace is read again for it. A read that failed is done again by `put`.
-  const checksum = new PrefixChecksum(trace);
+  // The whole trace's checksum: summed as the job wrote it (a live job), or else while its rest goes
+  // out (the runner mostly waits on the server then), not after. A read that failed is done again by `put`.
+  const checksum = options.checksum ?? new PrefixChecksum(trace);
   const summed = checksum.of(trace.length).then(
     () => undefined,
     () => undefined,

@@ -11,6 +11,7 @@ import type { RunnerApi } from '../client/api.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
 import { TraceCapture } from './capture.js';
+import { PrefixChecksum } from './checksum.js';
 import { sendFinalUpdate, type JobFailure } from './final.js';
 import { limitNotice } from './limit.js';
 import { collectSecrets } from './secrets.js';
@@ -139,12 +140,23 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     },
     onAck: (offset) => void record({ sentOffset: offset }),
   });
+  // v4's final update states the whole trace's CRC: summed as the bytes are written, up to the cut.
+  const written = api === 'v4' ? new PrefixChecksum(trace) : undefined;
   const capture = new TraceCapture({
     secrets: collectSecrets(build, runnerToken, options.secrets),
     limitBytes,
-    spool,
+    spool: written
+      ? {
+          append: (bytes) => {
+            const at = spool.length;
+            spool.append(bytes);
+            if (trace.cut === undefined) written.feed(bytes, at);
+          },
+        }
+      : spool,
     logger,
     onCut: (cut) => {
+      written?.forget(cut);
       const notice = limitNotice(limitBytes, logPath);
       trace.setCut(cut, notice);
       logger.warn({ limitBytes, logPath }, 'job log exceeded the output limit; the rest is kept on disk only');
@@ -174,6 +186,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       ...(failure ? { failure } : {}),
       ...(build.failure_reasons ? { acceptedReasons: build.failure_reasons } : {}),
       trace,
+      ...(written ? { checksum: written } : {}),
       acknowledged: sender.acknowledged,
       deadlineMs: shuttingDown
         ? Math.min(SHUTDOWN_FINAL_DEADLINE_MS, options.finalUpdateDeadlineMs ?? 3_600_000)
