@@ -63,9 +63,13 @@ export async function getSources(
       const options = { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
       // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
       // is rare enough to take its own process.
+      const chained = attempt === 1 && !gitTls ? chain : undefined;
       let buildBegan: number | undefined;
-      const next = chain && attempt === 1 && !gitTls ? { ...chain.next, began: (at: number) => ((buildBegan = at), chain.next.began(at)) } : undefined;
-      const outcome = next && chain ? await chain.run('get_sources', sources, options, next) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
+      const buildBegins = (at: number): void => {
+        buildBegan = at;
+        chained?.next.began(at);
+      };
+      const outcome = chained ? await chained.run('get_sources', sources, options, { ...chained.next, began: buildBegins }) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
       const ended = performance.now();
       const result = outcome.first;
       // The git commands first: the log lists steps as they end, and they ended within the stage.

@@ -2,9 +2,9 @@
  * How the stage sequence (stages.ts) runs a stage's commands on an executor: the request built from
  * the job's dirs and trace, the stage's step on the timeline, the job log's word when a stage had to
  * be killed; and the chain of get_sources and the build stage in one process where the executor can
- * run one (Executor.runChained) and nothing has to happen between them (`chainable`).
+ * run one (Executor.runChained) and nothing has to happen between them.
  */
-import type { Executor, StageRequest, StageResult } from '../../executors/types.js';
+import type { ChainedStages, Executor, StageRequest, StageResult } from '../../executors/types.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { timed } from '../../util/timeline.js';
 import { hasArtifactsToDownload } from './artifact-stages.js';
@@ -12,10 +12,14 @@ import { warning } from './messages.js';
 import type { JobServices } from './services.js';
 import { jobUser, type ChainRun, type ShellRun, type StageOptions, type StageRun } from './stage-run.js';
 
-/** The job's ShellRun and, where its executor can chain stages, its ChainRun. */
+/**
+ * The job's ShellRun and, where get_sources and the build may share a process, its ChainRun: an
+ * executor that can chain them (no host shell, no pod to wait for, no job user) and nothing to do
+ * on the runner between them (no artifacts to download, no cache to restore).
+ */
 export function stageShells(build: BuildPayload, services: JobServices, run: StageRun): { shell: ShellRun; chain?: ChainRun } {
   const { executor, dirs, write } = run;
-  const request = (target: Executor, stage: string, commands: string[], options: StageOptions): StageRequest => ({
+  const script = (target: Executor, stage: string, commands: string[], options: StageOptions): ChainedStages['second'] => ({
     stage,
     commands,
     echoCommands: options.echo,
@@ -23,6 +27,9 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
     workDir: target === executor ? buildPath(executor, options.workDir) : options.workDir,
     scriptDir: dirs.stateDir,
     ...(options.debug ? { debugTrace: true } : {}),
+  });
+  const request = (target: Executor, stage: string, commands: string[], options: StageOptions): StageRequest => ({
+    ...script(target, stage, commands, options),
     ...(run.mark ? { mark: run.mark } : {}),
     output: (chunk) => write(chunk),
     signal: options.signal,
@@ -38,10 +45,10 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
     return result;
   };
   const runChained = executor.runChained?.bind(executor);
-  if (!runChained || executor.host || executor.ready || jobUser(services, executor)) return { shell };
+  if (!runChained || executor.host || executor.ready || jobUser(services, executor) || hasArtifactsToDownload(build) || build.options.cache !== undefined) return { shell };
   const chain: ChainRun = async (stage, commands, options, next) => {
     services.onStage?.(build, stage);
-    const { output: _output, signal: _signal, mark: _mark, ...second } = request(executor, 'build_script', next.commands, next.options);
+    const second = script(executor, 'build_script', next.commands, next.options);
     const result = await runChained({
       first: request(executor, stage, commands, options),
       second,
@@ -55,15 +62,6 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
     return result;
   };
   return { shell, chain };
-}
-
-/**
- * True when nothing has to happen on the runner between get_sources and the build stage of `build`:
- * no artifacts to download and no cache to restore (a job user's hand-over, an executor that builds
- * elsewhere or waits for a pod keep the two apart in stageShells).
- */
-export function chainable(build: BuildPayload): boolean {
-  return !hasArtifactsToDownload(build) && build.options.cache === undefined;
 }
 
 export function buildPath(executor: Executor, hostPath: string): string {

@@ -29,7 +29,7 @@ import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
-import { buildPath, chainable, stageShells } from './stage-shell.js';
+import { buildPath, stageShells } from './stage-shell.js';
 import { collectVariables, expandVariables } from './variables.js';
 
 export type { StageRun };
@@ -81,7 +81,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     const executing = notice('Executing the job script...');
     // With nothing to do between them, the build stage runs in get_sources' process.
     const next = { commands, options, between: executing, began: () => (buildRan = true) };
-    const chained = chain && chainable(build) ? { run: chain, next } : undefined;
+    const chained = chain ? { run: chain, next } : undefined;
     let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, chained));
     if (!result) {
       if (runAs) await takeProject(dirs.projectDir, runAs);

@@ -71,14 +71,11 @@ export class ShellExecutor implements Executor {
   async runStage(request: StageRequest): Promise<StageResult> {
     const { shell, runAs } = this.options;
     const env = stageEnv(runAs ? userEnvironment(runAs) : undefined, this.marker);
-    // The script moves itself into the job cgroup when nothing can run before its first line; else
-    // the `sh` in front of it does (stageCommand).
-    const cgroup = this.jobCgroup && movesItself(shell, env, runAs !== undefined) ? this.jobCgroup : undefined;
-    const firstLine = cgroup ? enterCgroupLine(shell, cgroup.procsFile) : undefined;
+    const { firstLine, wrapIn } = this.entry(env);
     const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript(shell, request, firstLine));
     if (runAs) await giveScript(runAs, scriptPath);
     try {
-      return await this.spawn(scriptPath, request, env, cgroup ? undefined : this.jobCgroup);
+      return await this.spawn(scriptPath, request, env, wrapIn);
     } finally {
       await rm(scriptPath, { force: true });
     }
@@ -92,8 +89,7 @@ export class ShellExecutor implements Executor {
     const { shell, runAs } = this.options;
     if (runAs) throw new Error('shell executor: stages are not chained for a job user');
     const env = stageEnv(undefined, this.marker);
-    const cgroup = this.jobCgroup && movesItself(shell, env, false) ? this.jobCgroup : undefined;
-    const firstLine = cgroup ? enterCgroupLine(shell, cgroup.procsFile) : undefined;
+    const { firstLine, wrapIn } = this.entry(env);
     const { first, second } = chain;
     const secondPath = await timed(first.mark, `${second.stage}: script written`, () => writeStageScript(shell, second));
     try {
@@ -105,7 +101,7 @@ export class ShellExecutor implements Executor {
         chain.began(performance.now());
       };
       try {
-        const result = await this.spawn(chainPath, first, env, cgroup ? undefined : this.jobCgroup, onBegan);
+        const result = await this.spawn(chainPath, first, env, wrapIn, onBegan);
         return began ? { first: { exitCode: 0, aborted: false }, second: result } : { first: result };
       } finally {
         await rm(chainPath, { force: true });
@@ -113,6 +109,16 @@ export class ShellExecutor implements Executor {
     } finally {
       await rm(secondPath, { force: true });
     }
+  }
+
+  /**
+   * How a stage in `env` enters the job cgroup: its script moves itself as its first line when
+   * nothing can run before that line; else the `sh` in front of it does (`wrapIn`, stageCommand).
+   */
+  private entry(env: NodeJS.ProcessEnv): { firstLine?: string; wrapIn?: JobCgroup } {
+    const cgroup = this.jobCgroup;
+    if (!cgroup) return {};
+    return movesItself(this.options.shell, env, this.options.runAs !== undefined) ? { firstLine: enterCgroupLine(this.options.shell, cgroup.procsFile) } : { wrapIn: cgroup };
   }
 
   /**
