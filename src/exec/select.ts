@@ -14,7 +14,12 @@ export interface JobSelection {
   stages: readonly string[];
   /** Also run what the selected jobs depend on (`needs`, else the earlier stages), transitively. */
   withNeeds: boolean;
+  /** The executor named by GitLab Runner's form `exec EXECUTOR JOB…`, already taken off `jobs`. */
+  executorWord?: string;
 }
+
+/** GitLab Runner's other executors: a user of its `exec EXECUTOR JOB` form may name one. */
+const OTHER_EXECUTORS = new Set(['kubernetes', 'ssh', 'virtualbox', 'parallels', 'custom', 'docker-ssh', 'docker+machine', 'docker-windows', 'instance']);
 
 /** Names that match no job, or a stage with no jobs: exit 2 (usage). */
 export class JobSelectionError extends CiRunnerError {
@@ -34,10 +39,17 @@ export function needsOf(job: JobSpec): readonly JobNeed[] | undefined {
 export function selectJobs(spec: PipelineSpec, selection: JobSelection): PipelineSpec {
   if (selection.jobs.length === 0 && selection.stages.length === 0) return spec;
   const byName = new Map(spec.jobs.map((job) => [job.name, job]));
+  const word = selection.executorWord;
+  if (word !== undefined && byName.has(word)) {
+    const jobs = selection.jobs.join(' ');
+    throw new JobSelectionError(`'${word}' names both a job of this pipeline and an executor: write \`exec --executor ${word} ${jobs}\` to run ${jobs} with the ${word} executor, or \`exec ${jobs} ${word}\` to run job ${word} too`);
+  }
   const missing = selection.jobs.filter((name) => !byName.has(name));
   if (missing.length > 0) {
     const known = spec.jobs.map((job) => job.name).join(', ');
-    throw new JobSelectionError(`no job ${missing.map((name) => `'${name}'`).join(', ')} in this pipeline (after rules); its jobs: ${known}`);
+    const executor = missing.find((name) => OTHER_EXECUTORS.has(name));
+    const hint = executor === undefined ? '' : `; '${executor}' is an executor exec does not run (it has shell and docker: \`exec docker JOB\`)`;
+    throw new JobSelectionError(`no job ${missing.map((name) => `'${name}'`).join(', ')} in this pipeline (after rules); its jobs: ${known}${hint}`);
   }
   const emptyStages = selection.stages.filter((stage) => !spec.jobs.some((job) => job.stage === stage));
   if (emptyStages.length > 0) {

@@ -19,4 +19,12 @@ describe.skipIf(skipDocker)('exec --executor docker', () => {
     expect(result.stdout).toContain('inside a container');
     expect(await repoFingerprint(repo)).toEqual(before);
   });
+
+  it("takes GitLab Runner's form `exec docker JOB`", async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': `in-container:\n  image: ${IMAGES.sh}\n  script:\n    - test -f /.dockerenv && echo "inside a container"\nother:\n  script: echo other ran\n` });
+    const result = await cli(['exec', 'docker', 'in-container', '--docker-pull-policy', 'never'], { cwd: repo, env: { XDG_STATE_HOME: await tempDir('state') } });
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toContain('inside a container');
+    expect(result.stdout).not.toContain('other ran');
+  });
 });

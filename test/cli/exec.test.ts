@@ -172,6 +172,20 @@ deploy:
     expect(result.stderr).toContain("no job 'nope' in this pipeline");
   });
 
+  it("takes GitLab Runner's form `exec shell JOB`: the first word names the executor", async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': PIPELINE });
+    const result = await exec(repo, ['shell', 'test']);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toContain('testing with');
+    expect(result.stdout).not.toContain('building');
+    // One word stays a job name, and a job named like the executor asks which was meant.
+    expect((await exec(repo, ['shell'])).stderr).toContain("no job 'shell' in this pipeline");
+    const clash = await makeRepo({ '.gitlab-ci.yml': `${PIPELINE}shell:\n  script: echo job shell\n` });
+    const both = await exec(clash, ['shell', 'test']);
+    expect(both.exitCode, both.all).toBe(2);
+    expect(both.stderr).toContain("'shell' names both a job of this pipeline and an executor");
+  });
+
   // Two jobs that each wait for the other's mark pass only when both run at once.
   it.skipIf(availableParallelism() < 2)('runs the ready jobs side by side by default (up to the number of CPUs)', async () => {
     const meet = await tempDir('meet');

@@ -56,4 +56,14 @@ describe('exec job selection', () => {
     expect(() => selectJobs(SPEC, { jobs: ['nope', 'unit'], stages: [], withNeeds: false })).toThrow(/no job 'nope' in this pipeline.*compile, docs, unit, e2e, ship/);
     expect(() => selectJobs(SPEC, { jobs: [], stages: ['lint'], withNeeds: false })).toThrow(JobSelectionError);
   });
+  it('asks which was meant when the executor word of `exec EXECUTOR JOB` is also a job', () => {
+    const spec: PipelineSpec = { ...SPEC, jobs: [...SPEC.jobs, job('docker', 'build')] };
+    expect(() => selectJobs(spec, { jobs: ['unit'], stages: [], withNeeds: false, executorWord: 'docker' })).toThrow(/'docker' names both a job of this pipeline and an executor: write `exec --executor docker unit`.*`exec unit docker`/);
+    expect(names(selectJobs(SPEC, { jobs: ['unit'], stages: [], withNeeds: false, executorWord: 'docker' }))).toEqual(['unit']);
+  });
+
+  it("says exec does not run GitLab Runner's other executors when one is named as a job", () => {
+    expect(() => selectJobs(SPEC, { jobs: ['kubernetes', 'unit'], stages: [], withNeeds: false })).toThrow(/no job 'kubernetes' in this pipeline .*'kubernetes' is an executor exec does not run/);
+    expect(() => selectJobs(SPEC, { jobs: ['nope'], stages: [], withNeeds: false })).toThrow(/^no job 'nope' in this pipeline \(after rules\); its jobs: compile, docs, unit, e2e, ship$/);
+  });
 });

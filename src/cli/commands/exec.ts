@@ -20,13 +20,13 @@ class ExecUsageError extends CiRunnerError {
 
 interface ExecArgs {
   jobs: string[];
+  executor?: ExecExecutor;
   file?: string;
   cwd: string;
   ref?: string;
   stage: string[];
   needs: boolean;
   manual: string[];
-  executor: 'shell' | 'docker';
   shell: 'bash' | 'sh';
   variable: string[];
   'env-file': string[];
@@ -51,7 +51,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
         .option('stage', { type: 'string', array: true, nargs: 1, default: [], describe: 'Run the jobs of this stage (repeatable)' })
         .option('needs', { type: 'boolean', default: false, describe: 'Also run what the named jobs depend on (needs:, else the earlier stages), transitively' })
         .option('manual', { type: 'string', array: true, nargs: 1, default: [], describe: 'Play this manual job when it comes up (repeatable)' })
-        .option('executor', { type: 'string', default: 'shell', choices: ['shell', 'docker'], describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
+        .option('executor', { type: 'string', defaultDescription: 'shell', choices: EXECUTORS, describe: 'Executor (docker: jobs in containers, see the --docker-* options)' })
         .option('shell', { type: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' })
         .option('variable', { alias: 'v', type: 'string', array: true, nargs: 1, default: [], describe: 'Pipeline variable NAME=value (repeatable; wins over --env-file)' })
         .option('env-file', { type: 'string', array: true, nargs: 1, default: [], describe: 'Pipeline variables from a dotenv file (repeatable)' })
@@ -64,6 +64,7 @@ export const execCommand: CommandModule<object, ExecArgs> = {
       .example('$0 exec test --needs', 'Run job test and the jobs it needs')
       .example('$0 exec --stage build -v DEPLOY=0', 'Run the build stage with a variable')
       .example('$0 exec --list', 'Show the jobs that would run')
+      .example('$0 exec docker test', "Run job test in docker (GitLab Runner's form: the executor, then the job)")
       .epilogue(
         'Nothing is written to the working tree or the repository: the server gets a snapshot commit made with a temporary index and object store. ' +
           'Logs and artifacts are kept under $XDG_STATE_HOME/ci-runner/exec (default ~/.local/state), the newest 10 runs per project.\n\n' +
@@ -71,17 +72,18 @@ export const execCommand: CommandModule<object, ExecArgs> = {
       ) as unknown as Argv<ExecArgs>,
   handler: async (argv: ArgumentsCamelCase<ExecArgs>) => {
     if (!Number.isInteger(argv.concurrent) || argv.concurrent < 1) throw new ExecUsageError(`--concurrent: expects a whole number of at least 1, got ${String(argv.concurrent)}`);
-    const docker = argv.executor === 'docker' ? dockerTableFromFlags(argv) : {};
+    const { executor, jobs, executorWord } = executorAndJobs(argv.jobs.map(String), argv.executor);
+    const docker = executor === 'docker' ? dockerTableFromFlags(argv) : {};
     await runInterruptible('exec', async (signal) => {
       const { runExec } = await import('../../exec/run.js');
-      if (argv.executor === 'docker') await checkDocker(docker);
+      if (executor === 'docker') await checkDocker(docker);
       const result = await runExec({
         cwd: argv.cwd,
         ...(argv.file !== undefined ? { file: argv.file } : {}),
         ...(argv.ref !== undefined ? { ref: argv.ref } : {}),
-        selection: { jobs: argv.jobs.map(String), stages: argv.stage, withNeeds: argv.needs },
+        selection: { jobs, stages: argv.stage, withNeeds: argv.needs, ...(executorWord !== undefined ? { executorWord } : {}) },
         manual: argv.manual,
-        runner: { executor: argv.executor, shell: argv.shell, docker },
+        runner: { executor, shell: argv.shell, docker },
         variables: argv.variable,
         envFiles: argv['env-file'],
         concurrent: argv.concurrent,
@@ -97,6 +99,21 @@ export const execCommand: CommandModule<object, ExecArgs> = {
     });
   },
 };
+
+const EXECUTORS = ['shell', 'docker'] as const;
+type ExecExecutor = (typeof EXECUTORS)[number];
+
+/**
+ * GitLab Runner's `exec EXECUTOR JOB`: a first word that names an executor, followed by a job, picks the
+ * executor (unless the pipeline has a job of that name: `selectJobs` then asks which was meant). One word
+ * alone stays a job name, as does anything after `--executor`.
+ */
+function executorAndJobs(words: string[], flag: ExecExecutor | undefined): { executor: ExecExecutor; jobs: string[]; executorWord?: string } {
+  const [first, ...rest] = words;
+  const word = EXECUTORS.find((name) => name === first);
+  if (flag !== undefined || word === undefined || rest.length === 0) return { executor: flag ?? 'shell', jobs: words };
+  return { executor: word, jobs: rest, executorWord: word };
+}
 
 /** Refuses at once when docker cannot run jobs, rather than failing every job. */
 async function checkDocker(docker: Record<string, unknown>): Promise<void> {
