@@ -101,10 +101,14 @@ export class Masker {
   }
 }
 
+/** The table's entry for a byte no secret holds (short of its last byte): most of the 256. */
+const NO_PAIRS = new Uint32Array(0);
+
 function prefixEndTable(secrets: readonly Buffer[]): Uint32Array[] {
-  const pairs: number[][] = Array.from({ length: 256 }, () => []);
+  const pairs: (number[] | undefined)[] = new Array<number[] | undefined>(256).fill(undefined);
   secrets.forEach((secret, index) => {
-    for (let k = 1; k < secret.length; k++) (pairs[secret[k - 1] as number] as number[]).push(index, k);
+    for (let k = 1; k < secret.length; k++) (pairs[secret[k - 1] as number] ??= []).push(index, k);
   });
-  return pairs.map((list) => Uint32Array.from(list));
+  // One shared empty array: a job masks a few tokens, and 256 typed arrays of its own cost it ~60 KB.
+  return pairs.map((list) => (list ? Uint32Array.from(list) : NO_PAIRS));
 }
