@@ -138,7 +138,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       if (!cancel.signal.aborted) cancel.abort(reason);
       if (!reason.graceful) stopNow.abort(reason);
     },
-    onAck: (offset) => void record({ sentOffset: offset }),
+    onAck: (offset) => store.note({ sentOffset: offset }),
   });
   // v4's final update states the whole trace's CRC: summed as the bytes are written, up to the cut.
   const written = api === 'v4' ? new PrefixChecksum(trace) : undefined;

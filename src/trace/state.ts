@@ -71,11 +71,15 @@ export async function readDeliveryState(stateDir: string): Promise<DeliveryState
   return parsed as DeliveryState;
 }
 
+/** The longest a `note` waits for a write of its own (when no `update` writes it sooner). */
+export const NOTE_WRITE_MS = 1000;
+
 /** Keeps the record in memory and writes it in order; concurrent updates coalesce. */
 export class DeliveryStateStore {
   private state: DeliveryState;
   private writing: Promise<void> = Promise.resolve();
   private dirty = false;
+  private noted: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly stateDir: string,
@@ -92,8 +96,27 @@ export class DeliveryStateStore {
   update(patch: Partial<DeliveryState>): Promise<void> {
     this.state = { ...this.state, ...patch };
     this.dirty = true;
+    clearTimeout(this.noted);
+    this.noted = undefined;
     this.writing = this.writing.catch(() => undefined).then(() => this.flushIfDirty());
     return this.writing;
+  }
+
+  /**
+   * Applies `patch` for a later write: the next `update`'s, or one of its own within NOTE_WRITE_MS.
+   * For what a restart can do without: how much of the trace the server acknowledged (a burst's
+   * PATCHes would otherwise each cost a write). A record that lags only resends what the server has,
+   * and the server answers that with where its trace ends (416). A failed write of its own is left to
+   * the next one.
+   */
+  note(patch: Partial<DeliveryState>): void {
+    this.state = { ...this.state, ...patch };
+    this.dirty = true;
+    this.noted ??= setTimeout(() => {
+      this.noted = undefined;
+      this.writing = this.writing.catch(() => undefined).then(() => this.flushIfDirty());
+      this.writing.catch(() => undefined);
+    }, NOTE_WRITE_MS).unref();
   }
 
   private async flushIfDirty(): Promise<void> {
