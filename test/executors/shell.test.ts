@@ -125,6 +125,7 @@ describe.each(['bash', 'sh'] as const)('shell executor (%s)', (shell) => {
 describe('killing a job', () => {
   const executor = new ShellExecutor({ shell: 'bash', killGraceMs: 500 });
 
+  // Sleeps of lengths no other test uses: test files run side by side, and `ps` sees them all.
   it('leaves no process behind after an abort: background, double-forked and setsid children', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'shell-kill-'));
     const controller = new AbortController();
@@ -135,10 +136,10 @@ describe('killing a job', () => {
       echoCommands: false,
       signal: controller.signal,
       commands: [
-        `sleep 1000 & echo $! >> ${pidFile}`,
-        `( sleep 1001 & echo $! >> ${pidFile} ) &`,
-        `setsid sh -c 'echo $$ >> ${pidFile}; exec sleep 1002' &`,
-        `trap '' TERM; echo ready; sleep 1003`,
+        `sleep 2100 & echo $! >> ${pidFile}`,
+        `( sleep 2101 & echo $! >> ${pidFile} ) &`,
+        `setsid sh -c 'echo $$ >> ${pidFile}; exec sleep 2102' &`,
+        `trap '' TERM; echo ready; sleep 2103`,
       ],
     });
     await waitFor(async () => {
@@ -153,7 +154,7 @@ describe('killing a job', () => {
     await waitFor(async () => (await Promise.all(pids.map(processAlive))).every((alive) => !alive));
     expect(await findMarked(executor.marker)).toEqual([]);
     const ps = execFileSync('ps', ['-eo', 'stat,args']).toString().split('\n').filter((l) => !l.startsWith('Z')).join('\n');
-    expect(ps).not.toMatch(/sleep 100[0-3]/);
+    expect(ps).not.toMatch(/sleep 210[0-3]/);
   });
 
   it('kills what a stage left running when the stage ends normally', async () => {
