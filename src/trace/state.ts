@@ -98,8 +98,7 @@ export class DeliveryStateStore {
     this.dirty = true;
     clearTimeout(this.noted);
     this.noted = undefined;
-    this.writing = this.writing.catch(() => undefined).then(() => this.flushIfDirty());
-    return this.writing;
+    return this.write();
   }
 
   /**
@@ -114,9 +113,14 @@ export class DeliveryStateStore {
     this.dirty = true;
     this.noted ??= setTimeout(() => {
       this.noted = undefined;
-      this.writing = this.writing.catch(() => undefined).then(() => this.flushIfDirty());
-      this.writing.catch(() => undefined);
+      this.write().catch(() => undefined);
     }, NOTE_WRITE_MS).unref();
+  }
+
+  /** A write after those already queued; resolves when it is on disk. */
+  private write(): Promise<void> {
+    this.writing = this.writing.catch(() => undefined).then(() => this.flushIfDirty());
+    return this.writing;
   }
 
   private async flushIfDirty(): Promise<void> {

@@ -1,24 +1,24 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { defaultServices, type SharedServices } from '../../src/agent/services.js';
 import type { Executor } from '../../src/executors/types.js';
 import { silentLogger } from '../../src/log/index.js';
 import { runOnce } from '../helpers/run-once.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t.close();
-});
+useTestServer(
+  (server, runnerToken) => {
+    t = server;
+    token = runnerToken;
+  },
+  { files: { 'README.md': '# p\n' } },
+);
 
 /** The real services, with each stage start the executor is asked for logged in `calls`. */
 function counted(calls: string[]): SharedServices {

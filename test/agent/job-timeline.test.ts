@@ -1,22 +1,22 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { runJobs } from '../../src/agent/run-jobs.js';
 import { defaultServices, type SharedServices } from '../../src/agent/services.js';
 import type { Executor } from '../../src/executors/types.js';
 import { createLogger, silentLogger } from '../../src/log/index.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t.close();
-});
+useTestServer(
+  (server, runnerToken) => {
+    t = server;
+    token = runnerToken;
+  },
+  { files: { 'README.md': '# p\n' } },
+);
 
 /** Runs `jobs` queued jobs one at a time on `services`. */
 async function runQueued(services: SharedServices, jobs: number): Promise<void> {
