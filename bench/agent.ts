@@ -110,6 +110,21 @@ async function spawnBlocks(runs: number): Promise<number> {
   return percentile(times.sort((a, b) => a - b), 50);
 }
 
+/**
+ * What a timing wrapper keeps of the real executor besides its stages: its name, its cleanup, and the
+ * marker and cgroup the job records in its state dir, so the measured job does what a real one does.
+ */
+function passThrough(inner: Executor): Pick<Executor, 'name' | 'marker' | 'cgroup' | 'containment' | 'cleanup' | 'settled'> {
+  return {
+    name: inner.name,
+    cleanup: () => inner.cleanup(),
+    ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
+    ...(inner.marker ? { marker: inner.marker } : {}),
+    ...(inner.cgroup ? { cgroup: inner.cgroup } : {}),
+    ...(inner.containment ? { containment: inner.containment } : {}),
+  };
+}
+
 async function runPipeline(server: ReferenceServer, root: string, n: number, concurrent: number, api: Api, gitStrategy?: 'none' | 'full', logger: Logger = silentLogger()) {
   const token = await register(server);
   const config = configSchema.parse({
@@ -134,8 +149,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
         };
         const runChained = inner.runChained?.bind(inner);
         const timed: Executor = {
-          name: inner.name,
-          cleanup: () => inner.cleanup(),
+          ...passThrough(inner),
           runStage: async (request) => {
             const t0 = performance.now();
             const result = await inner.runStage(request);
@@ -267,8 +281,7 @@ async function cancelLatency(server: ReferenceServer, root: string, api: Api, n:
       const inner = await services.createExecutor(runner);
       const runChained = inner.runChained?.bind(inner);
       const timed: Executor = {
-        name: inner.name,
-        cleanup: () => inner.cleanup(),
+        ...passThrough(inner),
         runStage: async (request) => {
           if (request.stage === 'build_script') started?.();
           const result = await inner.runStage(request);

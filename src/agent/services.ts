@@ -5,6 +5,7 @@
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../executors/types.js';
 import type { ImageCache } from '../executors/docker/image-cache.js';
+import type { MarkerSweeper } from '../executors/shell/marker-sweeper.js';
 import { CiRunnerError } from '../util/errors.js';
 import type { RunnerConfig } from './config/schema.js';
 import type { RunAs } from '../executors/run-as.js';
@@ -17,6 +18,8 @@ export type SharedServices = Omit<JobServices, 'runner' | 'client' | 'slots'>;
 export interface DaemonShared {
   /** What `docker image inspect` said, per engine and image (made on the first docker job). */
   dockerImages?: ImageCache;
+  /** The paced marker sweeps of shell jobs that had a cgroup (made on the first shell job). */
+  markerSweeper?: MarkerSweeper;
 }
 
 /**
@@ -46,8 +49,15 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
   if (runner.executor !== 'shell') {
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);
   }
-  const { ShellExecutor } = await import('../executors/shell/index.js');
-  return ShellExecutor.create({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000, ...(logger ? { logger } : {}), ...(runAs ? { runAs } : {}) });
+  const [{ ShellExecutor }, { MarkerSweeper }] = await Promise.all([import('../executors/shell/index.js'), import('../executors/shell/marker-sweeper.js')]);
+  shared.markerSweeper ??= new MarkerSweeper();
+  return ShellExecutor.create({
+    shell: runner.shell,
+    killGraceMs: runner.kill_grace_period * 1000,
+    sweeper: shared.markerSweeper,
+    ...(logger ? { logger } : {}),
+    ...(runAs ? { runAs } : {}),
+  });
 }
 
 /** The production services; with `runAs`, shell jobs run as that user. */

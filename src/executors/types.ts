@@ -126,4 +126,10 @@ export interface Executor {
   collect?(signal: AbortSignal, warn: (line: string) => void): Promise<void>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;
+  /**
+   * After `cleanup`: resolves when what it left under way is done too (the shell's paced marker
+   * sweep). The job's state dir, which names the job's processes for a restarted runner, waits for it;
+   * the job's slot does not.
+   */
+  settled?(): Promise<void>;
 }

@@ -43,6 +43,7 @@ function counted(calls: string[]): SharedServices {
             }
           : {}),
         cleanup: () => inner.cleanup(),
+        ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
       };
       return wrapped;
     },

@@ -107,6 +107,7 @@ describe('job lifecycle', () => {
           return {
             name: inner.name,
             cleanup: () => inner.cleanup(),
+            ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
             runStage: (request) => (request.stage === 'after_script' ? Promise.reject(new Error('could not start the after_script stage: spawn bash ENOENT')) : inner.runStage(request)),
           };
         },
@@ -119,6 +120,47 @@ describe('job lifecycle', () => {
     const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
     expect(result.kind === 'job' && result.outcome.state, trace).toBe('success');
     expect(trace).toContain('WARNING: after_script failed: could not start the after_script stage: spawn bash ENOENT');
+  });
+
+  it('keeps the state dir, which names the job\'s processes for a restarted runner, until the executor has settled', async () => {
+    const d = await workDirs();
+    await t.pipeline('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo built\n');
+    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
+    const services = defaultServices(silentLogger());
+    const markers = (): Promise<string[]> => readdir(d.builds, { recursive: true }).then((names) => names.filter((name) => name.endsWith('process-marker')));
+    const seen: string[][] = [];
+    const never = new AbortController().signal;
+    const result = await runOnce({
+      runner: config,
+      services: {
+        ...services,
+        createExecutor: async (runner) => {
+          const inner = await services.createExecutor(runner);
+          return {
+            name: inner.name,
+            ...(inner.marker ? { marker: inner.marker } : {}),
+            cleanup: () => inner.cleanup(),
+            runStage: (request) => inner.runStage(request),
+            // Slow enough that a state dir removal that did not wait would have happened.
+            settled: async () => {
+              await inner.settled?.();
+              await new Promise((resolve) => setTimeout(resolve, 300));
+              seen.push(await markers());
+            },
+          };
+        },
+      },
+      waitTimeoutMs: 20_000,
+      pollIntervalMs: 200,
+      stopWaiting: never,
+      stopJob: never,
+    });
+    expect(result.kind === 'job' && result.outcome.state).toBe('success');
+    const deadline = Date.now() + 10_000;
+    while ((await markers()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toHaveLength(1);
+    expect(await markers()).toEqual([]);
   });
 
   it('runs a script entry that spans lines as one command', async () => {

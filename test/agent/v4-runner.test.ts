@@ -63,6 +63,7 @@ async function startRunner(options: { runner?: Record<string, unknown> } = {}) {
         const recorded: Executor = {
           name: inner.name,
           cleanup: () => inner.cleanup(),
+          ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
           runStage: (request) => {
             stages.push({ job: request.variables.find((v) => v.key === 'CI_JOB_NAME')?.value ?? '', stage: request.stage });
             return inner.runStage(request);

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { processContainment, sweepStaleCgroups, type Containment } from '../../src/executors/cgroup/containment.js';
 import { isJobCgroupPath, killRecordedCgroup } from '../../src/executors/cgroup/job-cgroup.js';
 import { isPopulated, killCgroup, listProcs, removeCgroup, type KillMethod } from '../../src/executors/cgroup/kill.js';
-import { cgroupDirectory, parseCgroup2Mounts, parseUnifiedCgroupPath } from '../../src/executors/cgroup/mount.js';
+import { cgroupDirectory, ownCgroupDirectory, parseCgroup2Mounts, parseUnifiedCgroupPath } from '../../src/executors/cgroup/mount.js';
 import { ShellExecutor } from '../../src/executors/shell/index.js';
+import { MarkerSweeper } from '../../src/executors/shell/marker-sweeper.js';
 import { processAlive } from '../../src/executors/shell/process-group.js';
 import type { StageRequest } from '../../src/executors/types.js';
 
@@ -187,6 +188,26 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
     await waitFor(async () => !(await processAlive(pid)));
     await executor.cleanup();
     expect(existsSync(executor.cgroup!)).toBe(false);
+  });
+
+  it('sweeps a marked process the job moved out of its cgroup: in the daemon\'s paced pass, or at once without a sweeper', async () => {
+    const own = await ownCgroupDirectory();
+    if (!('dir' in own)) throw new Error(own.reason);
+    for (const sweeper of [new MarkerSweeper({ paceMs: 200 }), undefined]) {
+      const dir = await mkdtemp(join(tmpdir(), 'cgroup-left-'));
+      const executor = await ShellExecutor.create({ shell: 'bash', killGraceMs: 500, ...(sweeper ? { sweeper } : {}) });
+      const pidFile = join(dir, 'pid');
+      // A root job can move a process of its own into another cgroup (here the test's); it keeps the marker.
+      const leave = `setsid sh -c 'echo $$ > ${join(own.dir, 'cgroup.procs')} && echo $$ > ${pidFile} && exec sleep 2210' > /dev/null 2>&1 < /dev/null &`;
+      const { result } = await stage(executor, dir, [leave, `while [ ! -s ${pidFile} ]; do sleep 0.05; done`]);
+      expect(result.exitCode).toBe(0);
+      const pid = await pidIn(pidFile);
+      expect(await processAlive(pid)).toBe(true);
+      await executor.cleanup();
+      expect(existsSync(executor.cgroup!)).toBe(false);
+      if (sweeper) await executor.settled();
+      expect(await processAlive(pid)).toBe(false);
+    }
   });
 
   it('kills a setsid child without the marker when the job is cancelled', async () => {

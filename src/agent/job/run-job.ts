@@ -4,8 +4,8 @@
  * trace. The build-dir slot is given back as the final update goes out, while the executor's leftovers
  * are cleaned up: the next job of that slot waits for this cleanup, a stopping daemon for it and for
  * the state dir's removal after it (or its keeping, while the final update is still owed) (slots.ts).
- * The state dir keeps the process marker until the executor has cleaned, so a crash in between is
- * still swept at the next start (recover.ts).
+ * The state dir keeps the process marker until the executor has cleaned and settled (its paced marker
+ * sweep), so a crash in between is still swept at the next start (recover.ts).
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -131,6 +131,7 @@ async function finishJob(end: JobEnd): Promise<Awaited<ReturnType<JobTrace['fini
   const owed = finishing.then(isDelivered, () => false);
   end.slots.track(owed.then(async (delivered) => {
     await cleaned;
+    await end.executor.settled?.();
     await removeStateDir(dirs, trace, delivered);
   }).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')));
   return finishing;

@@ -1,7 +1,8 @@
 /**
  * How the shell executor holds one job's processes: the job's cgroup when the host allows one
  * (nothing can leave it), else each stage's process group plus the /proc marker sweep. The marker
- * sweep runs in both cases, as a second net (a root job can move itself out of its cgroup).
+ * sweep runs in both cases, as a second net (a root job can move itself out of its cgroup); with a
+ * cgroup, in the daemon's paced passes (marker-sweeper.ts).
  */
 import type { Logger } from '../../log/index.js';
 import { shellQuote } from './quote.js';

@@ -20,6 +20,7 @@ import { ExecutorSetupError, type ChainedResult, type ChainedStages, type Execut
 import type { RunAs } from '../run-as.js';
 import { commandAsUser, giveScript, userEnvironment } from './as-user.js';
 import { containJob, enterCgroupLine, movesItself, stageCommand, type JobContainment } from './containment.js';
+import type { MarkerSweeper } from './marker-sweeper.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { timed } from '../../util/timeline.js';
 import { writeChainScript, writeStageScript, type ShellName } from './script.js';
@@ -38,6 +39,11 @@ export interface ShellExecutorOptions {
   useCgroups?: boolean;
   /** Run the stages as this user (uid, gid, supplementary groups, HOME/USER/LOGNAME); the daemon stays root. */
   runAs?: RunAs;
+  /**
+   * The daemon's paced sweeps (marker-sweeper.ts): a job whose cgroup was removed is swept in one of
+   * them, after `cleanup` (see `settled`). Without it, or without a cgroup, `cleanup` sweeps at once.
+   */
+  sweeper?: MarkerSweeper;
 }
 
 /** Runs a job's stages as local bash/sh processes; one instance per job (make it with `create`). */
@@ -49,6 +55,8 @@ export class ShellExecutor implements Executor {
   /** The job's cgroup directory, when it has one. */
   readonly cgroup?: string;
   private readonly jobCgroup: JobCgroup | undefined;
+  /** The paced sweep `cleanup` left under way. */
+  private pacedSweep: Promise<void> | undefined;
 
   /** An executor whose job has its own cgroup where this host allows it. */
   static async create(options: ShellExecutorOptions): Promise<ShellExecutor> {
@@ -217,12 +225,31 @@ export class ShellExecutor implements Executor {
     if (killed > 0) this.options.logger?.debug({ killed }, 'killed processes that left the stage process group');
   }
 
-  /** Kills and removes the job's cgroup, then sweeps marked processes. The executor is done after it. */
+  /**
+   * Kills and removes the job's cgroup, then sweeps marked processes: at once without a cgroup (or
+   * when it could not be removed), else in the sweeper's next pass, which `settled` waits for.
+   */
   async cleanup(): Promise<void> {
-    if (this.jobCgroup && !(await this.jobCgroup.destroy().catch(() => false))) {
+    const removed = this.jobCgroup ? await this.jobCgroup.destroy().catch(() => false) : false;
+    if (this.jobCgroup && !removed) {
       this.options.logger?.warn({ cgroup: this.jobCgroup.dir }, 'could not remove the job cgroup; the next start of the runner removes it');
     }
-    await this.sweep();
+    const sweeper = this.options.sweeper;
+    if (!removed || !sweeper) {
+      await this.sweep();
+      return;
+    }
+    this.pacedSweep = sweeper.sweep(this.marker).then(
+      (killed) => {
+        if (killed > 0) this.options.logger?.warn({ killed, marker: this.marker }, 'killed processes the job had moved out of its cgroup');
+      },
+      (error: unknown) => this.options.logger?.warn({ err: error }, 'the marker sweep after the job failed'),
+    );
+  }
+
+  /** Resolves when nothing of the job can be left running: after `cleanup` and the paced sweep it left under way. */
+  async settled(): Promise<void> {
+    await this.pacedSweep;
   }
 }
 

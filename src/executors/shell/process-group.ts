@@ -81,14 +81,22 @@ export async function processAlive(pid: number): Promise<boolean> {
 
 /** Pids (other than ours) whose environment carries `JOB_MARKER_VARIABLE=marker`. Empty without /proc. */
 export async function findMarked(marker: string): Promise<number[]> {
+  return (await findMarkedAmong([marker])).get(marker) ?? [];
+}
+
+/**
+ * The live processes carrying each of `markers`, from one pass over /proc (each environment is read
+ * once, whatever the number of markers). Markers without a process are absent from the map.
+ */
+export async function findMarkedAmong(markers: readonly string[]): Promise<Map<string, number[]>> {
+  const found = new Map<string, number[]>();
   let entries: string[];
   try {
     entries = await readdir('/proc');
   } catch {
-    return [];
+    return found;
   }
-  const needle = Buffer.from(`${JOB_MARKER_VARIABLE}=${marker}\0`);
-  const found: number[] = [];
+  const needles = markers.map((marker) => ({ marker, bytes: Buffer.from(`${JOB_MARKER_VARIABLE}=${marker}\0`) }));
   await Promise.all(
     entries.map(async (entry) => {
       if (!/^\d+$/.test(entry)) return;
@@ -96,7 +104,12 @@ export async function findMarked(marker: string): Promise<number[]> {
       if (pid === process.pid) return;
       try {
         const environ = await readWhole(`/proc/${entry}/environ`);
-        if (environ.includes(needle) && (await processAlive(pid))) found.push(pid);
+        // One marker per process: a job's processes carry their own job's alone.
+        const hit = needles.find((needle) => environ.includes(needle.bytes));
+        if (!hit || !(await processAlive(pid))) return;
+        const pids = found.get(hit.marker);
+        if (pids) pids.push(pid);
+        else found.set(hit.marker, [pid]);
       } catch {
         // gone, or not ours to read
       }
@@ -107,18 +120,27 @@ export async function findMarked(marker: string): Promise<number[]> {
 
 /** SIGKILLs every marked process, repeating until none is left (a dying parent may fork once more). */
 export async function sweepMarked(marker: string, rounds = 5): Promise<number> {
-  let killed = 0;
-  for (let round = 0; round < rounds; round += 1) {
-    const pids = await findMarked(marker);
-    if (pids.length === 0) break;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-        killed += 1;
-      } catch {
-        // already gone
+  return (await sweepMarkedAmong([marker], rounds)).get(marker) ?? 0;
+}
+
+/** `sweepMarked` for several jobs at once: one pass over /proc per round for all of them. Killed processes per marker. */
+export async function sweepMarkedAmong(markers: readonly string[], rounds = 5): Promise<Map<string, number>> {
+  const killed = new Map<string, number>();
+  let left = markers;
+  for (let round = 0; round < rounds && left.length > 0; round += 1) {
+    const found = await findMarkedAmong(left);
+    if (found.size === 0) break;
+    for (const [marker, pids] of found) {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+          killed.set(marker, (killed.get(marker) ?? 0) + 1);
+        } catch {
+          // already gone
+        }
       }
     }
+    left = [...found.keys()];
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return killed;
