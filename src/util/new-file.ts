@@ -5,18 +5,16 @@
  * through a link planted there, and its mode is set on the open file, not through the path.
  */
 import { constants } from 'node:fs';
-import { open, rm, unlink } from 'node:fs/promises';
+import { open, rm, unlink, type FileHandle } from 'node:fs/promises';
 
 const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
  * Writes `data` to a new file at `path` with exactly `mode` (the umask does not apply), owned by
- * `owner` when given. Whatever was at `path`, a directory too with `replaceDir`, is removed first.
+ * `owner` when given. Whatever was at `path`, a directory too with `replaceDir`, is removed.
  */
 export async function writeNewFile(path: string, data: string | Uint8Array, mode: number, options: { owner?: { uid: number; gid: number }; replaceDir?: boolean } = {}): Promise<void> {
-  if (options.replaceDir) await rm(path, { force: true, recursive: true });
-  else await unlinkIfThere(path);
-  const handle = await open(path, CREATE_NEW, mode);
+  const handle = await createNew(path, mode, options.replaceDir ?? false);
   try {
     await handle.writeFile(data);
     await handle.chmod(mode);
@@ -26,11 +24,20 @@ export async function writeNewFile(path: string, data: string | Uint8Array, mode
   }
 }
 
-/** Removes the file or link at `path`, if any (a directory there throws: EISDIR). One call, where rm stats first. */
-async function unlinkIfThere(path: string): Promise<void> {
+/**
+ * Creates `path` exclusively. Mostly nothing is there (a fresh state dir), so the open comes first;
+ * when something is (EEXIST: a file, a link, dangling or not, or a directory), it is removed — a
+ * directory only with `replaceDir`, else unlink's EISDIR is thrown — and the open is tried once more.
+ */
+async function createNew(path: string, mode: number, replaceDir: boolean): Promise<FileHandle> {
   try {
-    await unlink(path);
+    return await open(path, CREATE_NEW, mode);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+  if (replaceDir) await rm(path, { force: true, recursive: true });
+  else await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+  return open(path, CREATE_NEW, mode);
 }
