@@ -68,6 +68,8 @@ export interface FinalUpdateOptions {
   beforeStateOnly?(): Promise<void>;
   /** The backoff between attempts (tests shorten it). */
   policy?: RetryPolicy;
+  /** The first update waits for it (the delivery record naming the final state); v4's PATCHes of the rest of the trace do not. */
+  ready?: Promise<void>;
 }
 
 export interface FinalUpdateResult {
@@ -106,6 +108,7 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
   const protocol = options.api === 'v4' ? await v4Update(options, stop, timed) : v1Update(options, timed);
 
   const attempt = async (n: number): Promise<Step<'delivered' | 'refused' | 'unmendable', JobUpdateResult>> => {
+    await options.ready?.catch(() => undefined);
     const result = await protocol.put();
     if (result.outcome === 'ok') return { done: 'delivered' };
     if (result.cancel === 'now') {

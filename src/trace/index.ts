@@ -83,6 +83,9 @@ export interface JobTrace {
    *  the server has it (200), or it was refused (403/404), or the deadline passed. Never rejects;
    *  idempotent. `refused` is set (true) only when the server refused it for good. */
   finish(state: 'success' | 'failed', failure?: JobFailure): Promise<{ delivered: boolean; status: number; refused?: true }>;
+  /** After `finish`: resolves once the delivery record holds the final update's outcome and the
+   *  trace's files are closed. The state dir may go then, not before. Never rejects. */
+  settled(): Promise<void>;
 }
 
 /** Longest final-update attempt once the daemon is shutting down. */
@@ -167,6 +170,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   sender.start();
 
   let finishing: Promise<{ delivered: boolean; status: number; refused?: true }> | undefined;
+  let closing: Promise<void> = Promise.resolve();
   const finish = async (state: 'success' | 'failed', failure?: JobFailure): Promise<{ delivered: boolean; status: number; refused?: true }> => {
     capture.end();
     await sender.stop();
@@ -176,7 +180,9 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     if (api === 'v1' && trace.length > V1_WHOLE_TRACE_MAX_BYTES && sender.acknowledged < trace.length) {
       await sender.drain(AbortSignal.any([signal, AbortSignal.timeout(V1_TAIL_DEADLINE_MS)]), 0);
     }
-    await record({ sentOffset: sender.acknowledged, finalState: state, delivered: false, ...(failure ? { failure } : {}) });
+    // The record names the final state before the update goes (a restart then sends that state, not
+    // "runner restarted"); written while v4's rest of the trace goes out by PATCH, which needs no record.
+    const recorded = record({ sentOffset: sender.acknowledged, finalState: state, delivered: false, ...(failure ? { failure } : {}) });
     const shuttingDown = signal.aborted;
     const result = await sendFinalUpdate({
       client,
@@ -194,15 +200,18 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       requestTimeoutMs: Math.max(requestTimeoutMs, 60_000),
       ...(shuttingDown ? {} : { signal }),
       logger,
+      ready: recorded,
       beforeStateOnly: async () => {
         const whole = await sender.drain(AbortSignal.timeout(DRAIN_DEADLINE_MS));
         await record({ sentOffset: sender.acknowledged });
         if (!whole) logger.warn({ acknowledged: sender.acknowledged, length: trace.length }, 'could not deliver the rest of the trace by PATCH; the server keeps what it has');
       },
     });
-    await record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status });
-    spool.close();
-    await reader.close().catch(() => undefined);
+    // The outcome's record and the files' closing follow the job's end rather than hold it up (`settled`).
+    closing = record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status }).then(async () => {
+      spool.close();
+      await reader.close().catch(() => undefined);
+    });
     return { delivered: result.delivered, status: result.status, ...(result.refused ? { refused: true as const } : {}) };
   };
 
@@ -218,5 +227,9 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       return trace.cut !== undefined;
     },
     finish: (state, failure) => (finishing ??= finish(state, failure)),
+    settled: async () => {
+      await finishing;
+      await closing;
+    },
   };
 }

@@ -61,6 +61,7 @@ describe('trace delivery against the reference server', () => {
     expect(job.client.patches().length).toBeGreaterThanOrEqual(2);
 
     const result = await trace.finish('success');
+    await trace.settled();
     expect(result).toEqual({ delivered: true, status: 200 });
     expect((await serverTrace(job)).equals(output)).toBe(true);
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');

@@ -122,6 +122,8 @@ describe('the final update', () => {
     const result = await trace.finish('failed');
     expect(result.delivered).toBe(false);
     expect([502, -1]).toContain(result.status);
+    // The outcome reaches the record after the job's end, before the state dir may go.
+    await trace.settled();
     const record = await readDeliveryState(job.stateDir);
     expect(record).toMatchObject({ buildId: job.build.id, finalState: 'failed', delivered: false, finalStatus: result.status });
     expect(isPending(record!)).toBe(true);
@@ -136,6 +138,25 @@ describe('the final update', () => {
     expect(await readDeliveryState(job.stateDir)).toMatchObject({ delivered: true, finalStatus: 200 });
     // Nothing is owed any more.
     expect(await resumeDelivery(job.stateDir, job.client, job.runnerToken, AbortSignal.timeout(30_000))).toBeUndefined();
+  });
+
+  it('has the final state in the delivery record before the final update goes out', async () => {
+    job = await runningJob();
+    const current = job;
+    // What the record says as each update that ends the job (not v1's `running`) goes out.
+    const seen: (string | undefined)[] = [];
+    const recordedState = async (state: string | undefined): Promise<void> => {
+      if (state !== 'running') seen.push((await readDeliveryState(current.stateDir))?.finalState);
+    };
+    const { client } = current;
+    const withTrace = client.updateBuildWithTrace.bind(client);
+    const stateOnly = client.updateBuild.bind(client);
+    client.updateBuildWithTrace = async (id, token, state, text, signal) => (await recordedState(state), withTrace(id, token, state, text, signal));
+    client.updateBuild = async (id, token, update, signal) => (await recordedState(update.state), stateOnly(id, token, update, signal));
+    const trace = await startJobTrace(current);
+    trace.write('the end\n');
+    expect((await trace.finish('failed')).delivered).toBe(true);
+    expect(seen).toEqual(['failed']);
   });
 
   it('resumes a job that never finished only when told which state to report', async () => {

@@ -132,6 +132,7 @@ async function finishJob(end: JobEnd): Promise<Awaited<ReturnType<JobTrace['fini
   end.slots.track(owed.then(async (delivered) => {
     await cleaned;
     await end.executor.settled?.();
+    await trace.settled();
     await removeStateDir(dirs, trace, delivered);
   }).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')));
   return finishing;
