@@ -208,10 +208,12 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       },
     });
     // The outcome's record and the files' closing follow the job's end rather than hold it up (`settled`).
-    closing = record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status }).then(async () => {
-      spool.close();
-      await reader.close().catch(() => undefined);
-    });
+    closing = record({ delivered: result.delivered, refused: result.refused, finalStatus: result.status })
+      .then(async () => {
+        spool.close();
+        await reader.close();
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'cannot close the trace files'));
     return { delivered: result.delivered, status: result.status, ...(result.refused ? { refused: true as const } : {}) };
   };
 
