@@ -10,6 +10,7 @@ import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
+import type { Executor } from '../../src/executors/types.js';
 
 let t: TestServer;
 let token: string;
@@ -30,6 +31,24 @@ async function runJob(yaml: string, runner: Record<string, unknown> = {}) {
   const result = await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[0]!.id;
   return { result, status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8') };
+}
+
+/** Queues `yaml` and runs its one job in-process with the real executor as `wrap` changes it. */
+async function runWrapped(yaml: string, wrap: (inner: Executor, builds: string) => Executor) {
+  const d = await workDirs();
+  const p = await t.pipeline(yaml);
+  const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
+  const services = defaultServices(silentLogger());
+  const never = new AbortController().signal;
+  const result = await runOnce({
+    runner: config,
+    services: { ...services, createExecutor: async (runner) => wrap(await services.createExecutor(runner), d.builds) },
+    waitTimeoutMs: 20_000,
+    pollIntervalMs: 200,
+    stopWaiting: never,
+    stopJob: never,
+  });
+  return { result, jobId: p.jobs[0]!.id };
 }
 
 describe('job lifecycle', () => {
@@ -92,68 +111,36 @@ describe('job lifecycle', () => {
   });
 
   it('finishes the job with a warning when after_script cannot be started', async () => {
-    const d = await workDirs();
-    const p = await t.pipeline('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo built\n  after_script:\n    - echo never\n');
-    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
-    const services = defaultServices(silentLogger());
-    const never = new AbortController().signal;
-    const result = await runOnce({
-      runner: config,
-      services: {
-        ...services,
-        // The real executor, except that the after_script stage cannot start.
-        createExecutor: async (runner) => {
-          const inner = await services.createExecutor(runner);
-          return {
-            name: inner.name,
-            cleanup: () => inner.cleanup(),
-            ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
-            runStage: (request) => (request.stage === 'after_script' ? Promise.reject(new Error('could not start the after_script stage: spawn bash ENOENT')) : inner.runStage(request)),
-          };
-        },
-      },
-      waitTimeoutMs: 20_000,
-      pollIntervalMs: 200,
-      stopWaiting: never,
-      stopJob: never,
-    });
-    const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+    // The real executor, except that the after_script stage cannot start.
+    const { result, jobId } = await runWrapped('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo built\n  after_script:\n    - echo never\n', (inner) => ({
+      name: inner.name,
+      cleanup: () => inner.cleanup(),
+      ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
+      runStage: (request) => (request.stage === 'after_script' ? Promise.reject(new Error('could not start the after_script stage: spawn bash ENOENT')) : inner.runStage(request)),
+    }));
+    const trace = (await t.server.getTrace(jobId)).toString('utf8');
     expect(result.kind === 'job' && result.outcome.state, trace).toBe('success');
     expect(trace).toContain('WARNING: after_script failed: could not start the after_script stage: spawn bash ENOENT');
   });
 
   it('keeps the state dir, which names the job\'s processes for a restarted runner, until the executor has settled', async () => {
-    const d = await workDirs();
-    await t.pipeline('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo built\n');
-    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
-    const services = defaultServices(silentLogger());
-    const markers = (): Promise<string[]> => readdir(d.builds, { recursive: true }).then((names) => names.filter((name) => name.endsWith('process-marker')));
+    let builds = '';
+    const markers = (): Promise<string[]> => readdir(builds, { recursive: true }).then((names) => names.filter((name) => name.endsWith('process-marker')));
     const seen: string[][] = [];
-    const never = new AbortController().signal;
-    const result = await runOnce({
-      runner: config,
-      services: {
-        ...services,
-        createExecutor: async (runner) => {
-          const inner = await services.createExecutor(runner);
-          return {
-            name: inner.name,
-            ...(inner.marker ? { marker: inner.marker } : {}),
-            cleanup: () => inner.cleanup(),
-            runStage: (request) => inner.runStage(request),
-            // Slow enough that a state dir removal that did not wait would have happened.
-            settled: async () => {
-              await inner.settled?.();
-              await new Promise((resolve) => setTimeout(resolve, 300));
-              seen.push(await markers());
-            },
-          };
+    const { result } = await runWrapped('j:\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - echo built\n', (inner, buildsDir) => {
+      builds = buildsDir;
+      return {
+        name: inner.name,
+        ...(inner.marker ? { marker: inner.marker } : {}),
+        cleanup: () => inner.cleanup(),
+        runStage: (request) => inner.runStage(request),
+        // Slow enough that a state dir removal that did not wait would have happened.
+        settled: async () => {
+          await inner.settled?.();
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          seen.push(await markers());
         },
-      },
-      waitTimeoutMs: 20_000,
-      pollIntervalMs: 200,
-      stopWaiting: never,
-      stopJob: never,
+      };
     });
     expect(result.kind === 'job' && result.outcome.state).toBe('success');
     const deadline = Date.now() + 10_000;
