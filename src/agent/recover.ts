@@ -104,7 +104,7 @@ export async function removeExecutorLeftovers(runner: RunnerConfig, logger: Logg
   try {
     const [{ removeDockerLeftovers }, { dockerOptionsOf }] = await Promise.all([import('../executors/docker/leftovers.js'), import('../executors/docker/defaults.js')]);
     const removed = await removeDockerLeftovers(dockerOptionsOf(runner), runner.token, AbortSignal.timeout(LEFTOVER_SWEEP_TIMEOUT_MS));
-    if (removed.containers + removed.networks > 0) logger.info({ runner: runner.name, ...removed }, 'removed containers and networks left by an earlier run');
+    if (removed.containers + removed.networks + removed.volumes > 0) logger.info({ runner: runner.name, ...removed }, 'removed containers, networks and volumes left by an earlier run');
   } catch (error) {
     logger.warn({ err: error, runner: runner.name }, 'could not remove containers and networks left by an earlier run');
   }

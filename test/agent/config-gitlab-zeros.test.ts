@@ -65,7 +65,7 @@ describe('a config.toml written by GitLab Runner', () => {
       '`session_server` is ignored: ci-runner has no interactive web terminal, so no session server',
       '`token_obtained_at` is ignored: ci-runner does not renew runner tokens yet',
     ]);
-    const set = parseConfig(WRITTEN_BY_GITLAB_RUNNER.replace('oom_kill_disable = false', 'oom_kill_disable = true'), 'config.toml');
-    expect(set.warnings.join('\n')).toMatch(/`oom_kill_disable` in \[runners\.docker\]/);
+    const set = parseConfig(WRITTEN_BY_GITLAB_RUNNER.replace('tls_verify = false', 'isolation = "process"'), 'config.toml');
+    expect(set.warnings.join('\n')).toMatch(/`isolation` in \[runners\.docker\] is ignored/);
   });
 });

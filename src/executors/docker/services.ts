@@ -36,14 +36,16 @@ export interface StartedService {
 }
 
 /**
- * `docker run -d` arguments for one service; the environment comes from `envFile` and, for the names
- * in `byName`, from the CLI's environment (`-e KEY`): never a value on the command line (service-env.ts).
+ * `docker run -d` arguments for one service; the environment comes from the env files (the job's
+ * variables, then the service's own `environment`) and, for the names in `byName`, from the CLI's
+ * environment (`-e KEY`): never a value on the command line (service-env.ts). `flags` are the
+ * `[runners.docker]` ones of a service (create-args.ts).
  */
-export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; envFile?: string; byName: string[]; privileged: boolean }): string[] {
+export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; envFiles: string[]; byName: string[]; flags: string[] }): string[] {
   const args = ['run', '-d', '--name', options.container, ...options.labels, '--network', options.network];
   for (const alias of serviceAliases(spec)) args.push('--network-alias', alias);
-  if (options.privileged) args.push('--privileged');
-  if (options.envFile) args.push('--env-file', options.envFile);
+  args.push(...options.flags);
+  for (const file of options.envFiles) args.push('--env-file', file);
   for (const key of options.byName) args.push('-e', key);
   const [entrypoint, ...entryArgs] = spec.entrypoint ?? [];
   if (entrypoint !== undefined) args.push('--entrypoint', entrypoint);

@@ -13,7 +13,8 @@ import { basename, join, relative } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log/index.js';
 import type { ServiceOptions } from '../../protocol/types.js';
-import { expandName, checkAllowed } from '../docker/image.js';
+import { expandName } from '../docker/image.js';
+import { verifyAllowedImage } from '../common/image-policy.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { generateScript } from '../shell/script.js';
@@ -74,7 +75,9 @@ export class KubernetesExecutor implements Executor {
     const { build } = request;
     const image = expandName(build.options.image ?? '', request.variables) || o.image;
     if (!image) throw new ExecutorSetupError('NO_IMAGE', 'no image: the job names none and [runners.kubernetes] image is not set');
-    checkAllowed(image, o.allowed_images, 'allowed_images', 'image', '[runners.kubernetes]');
+    // The runner's default image is always allowed (GitLab Runner's internal images), for services too.
+    const internal = o.image ? [o.image] : [];
+    verifyAllowedImage({ image, list: 'images', allowed: o.allowed_images, internal, log: request.log });
     // v4 sends the job's services as objects (alias, entrypoint, command); v1 by name.
     const specs: ServiceOptions[] = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
     const jobServices: KubernetesService[] = specs.map(({ name, alias, entrypoint, command }) => ({
@@ -84,7 +87,7 @@ export class KubernetesExecutor implements Executor {
       ...(command ? { command } : {}),
     }));
     const services = [...o.services, ...jobServices].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
-    for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service', '[runners.kubernetes]');
+    for (const s of services) verifyAllowedImage({ image: s.name, list: 'services', allowed: o.allowed_services, internal, log: request.log });
     let api: KubeApi;
     try {
       api = new KubeApi(connect(o));
