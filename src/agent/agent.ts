@@ -202,7 +202,7 @@ export class Agent {
 
   /** The entry's API client, wrapped for metrics when asked to be. */
   private client(entry: RunnerEntry): RunnerApi {
-    const client = this.clients.get(entry.config);
+    const client = this.clients.get(entry.config, this.config.connection_max_age);
     return this.options.wrapClient ? this.options.wrapClient(client, () => entry.config) : client;
   }
 

@@ -28,6 +28,8 @@ export interface UploadOptions {
   retryBaseMs?: number;
   /** Expands the job's variables in `paths` and `exclude` (`$CI_PROJECT_DIR/out`, a matrix `${NAME}`), as GitLab Runner does. */
   expand?: (text: string) => string;
+  /** `[runners.artifact]`: each upload's limit, and the time for the server's answer once it is sent. */
+  timeouts?: { uploadMs: number; responseHeaderMs: number };
 }
 
 /** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
@@ -73,7 +75,8 @@ async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: Art
     const started = performance.now();
     const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal);
     ctx.log(`Archived ${selection.files} file(s), ${megabytes(selection.bytes)}, into ${filename} (${megabytes(size)}) in ${seconds(performance.now() - started)}`);
-    const upload = { path: archive, filename, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
+    const limits = opts.timeouts ? { timeoutMs: opts.timeouts.uploadMs, responseHeaderTimeoutMs: opts.timeouts.responseHeaderMs } : {};
+    const upload = { path: archive, filename, ...limits, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
     await send(ctx, opts, upload, size);
   } finally {
     await rm(archive, { force: true });

@@ -44,6 +44,8 @@ export interface StartTraceOptions {
   keepaliveIntervalMs?: number;
   /** Default 1 h. */
   finalUpdateDeadlineMs?: number;
+  /** Failed attempts of the final update before giving up (`job_status_final_update_retry_limit`); default: the deadline alone. */
+  finalUpdateRetryLimit?: number;
   /** Extra values to mask; the build token, runner token, non-public variables and URL credentials
    *  are always masked. */
   secrets?: string[];
@@ -198,6 +200,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
         ? Math.min(SHUTDOWN_FINAL_DEADLINE_MS, options.finalUpdateDeadlineMs ?? 3_600_000)
         : (options.finalUpdateDeadlineMs ?? 3_600_000),
       requestTimeoutMs: Math.max(requestTimeoutMs, 60_000),
+      ...(options.finalUpdateRetryLimit !== undefined ? { failureLimit: options.finalUpdateRetryLimit } : {}),
       ...(shuttingDown ? {} : { signal }),
       logger,
       ready: recorded,

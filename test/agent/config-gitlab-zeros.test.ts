@@ -61,7 +61,6 @@ describe('a config.toml written by GitLab Runner', () => {
   it('warns only about the settings it ignores that are set, not about their zero values', () => {
     const { warnings } = parseConfig(WRITTEN_BY_GITLAB_RUNNER, 'config.toml');
     expect(warnings.map((w) => w.replace(/^config\.toml:\d+: /, ''))).toEqual([
-      '`connection_max_age` is ignored: ci-runner does not apply it yet',
       '`session_server` is ignored: ci-runner has no interactive web terminal, so no session server',
       '`token_obtained_at` is ignored: ci-runner does not renew runner tokens yet',
     ]);

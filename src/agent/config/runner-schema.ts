@@ -12,6 +12,7 @@ import { parseSizeBytes } from '../../util/size.js';
 import { CACHE_KEYS, CACHE_REASON } from './cache-schema.js';
 import { CUSTOM_KEYS, CUSTOM_REASON } from './custom-schema.js';
 import { DOCKER_KEYS, dockerSection } from './docker-schema.js';
+import { goDuration } from './durations.js';
 import { key, keyTable, older, ours, type KeyEntry } from './keys.js';
 import { KUBERNETES_KEYS, kubernetesSection } from './kubernetes-schema.js';
 import { OTHER_EXECUTOR_TABLES } from './other-executors-schema.js';
@@ -34,6 +35,43 @@ export const EXECUTORS: Readonly<Record<string, Support>> = {
   instance: noSuchExecutor('instance'),
   'docker-windows': refused("ci-runner runs Linux containers only; it does not have GitLab Runner's docker-windows executor"),
 };
+
+/** GitLab Runner 19's shells; ci-runner writes scripts for bash and sh. */
+const OUR_SHELLS = ['bash', 'sh'] as const;
+
+/** Every value of GitLab Runner 19's `shell`: ours are honoured, PowerShell refused. */
+export const SHELLS: Readonly<Record<string, Support>> = {
+  ...Object.fromEntries(OUR_SHELLS.map((name) => [name, honoured()])),
+  pwsh: refused('ci-runner writes job scripts for bash and sh only, not PowerShell'),
+  powershell: refused('ci-runner writes job scripts for bash and sh only, not PowerShell (and runs no Windows jobs)'),
+};
+
+/** Why `shell` cannot be `input`. */
+function shellProblem(input: unknown): string {
+  const support = typeof input === 'string' && Object.hasOwn(SHELLS, input) ? SHELLS[input] : undefined;
+  if (support?.status === 'refused') return `"${String(input)}" is refused: ${support.reason}`;
+  return `expected one of ${OUR_SHELLS.join(', ')}`;
+}
+
+/**
+ * GitLab Runner's label rules (its common/labels.go, kept in step with GitLab's): at most 32 per
+ * runner once the global ones are merged in (load.ts checks that).
+ */
+export const labelsSchema = z
+  .record(
+    z.string().regex(/^[a-zA-Z0-9_][a-zA-Z0-9._-]{2,64}$/, 'a label name of 3 to 65 letters, digits, ".", "_" or "-" (not starting with "." or "-")'),
+    z.string().regex(/^[a-zA-Z0-9._-]{1,256}$/, 'a label value of 1 to 256 letters, digits, ".", "_" or "-"'),
+  )
+  .default({});
+
+/** A stage's timeout: unset or 0 means the job's (GitLab Runner warns about a negative one, as we do at the job). */
+const stageTimeout = goDuration.optional();
+
+/** `[runners.artifact]`: artifact transfer limits in seconds (GitLab Runner's defaults: 1 h and 10 min). */
+const artifactTable = z.strictObject({
+  upload_timeout: goDuration.default(3600),
+  response_header_timeout: goDuration.default(600),
+});
 
 /** Why `executor` cannot be `input`: its refusal, or the list of what it can be. */
 function executorProblem(input: unknown): string {
@@ -74,7 +112,9 @@ export const runnerSchema = z.strictObject({
   'tls-cert-file': z.string().min(1).optional(),
   'tls-key-file': z.string().min(1).optional(),
   executor: z.enum(OUR_EXECUTORS, { error: (issue) => executorProblem(issue.input) }).default('shell'),
-  shell: z.enum(['bash', 'sh']).default('bash'),
+  shell: z
+    .preprocess((v) => (v === '' ? undefined : v), z.enum(OUR_SHELLS, { error: (issue) => shellProblem(issue.input) }).optional())
+    .transform((v) => v ?? 'bash'),
   /** Shell executor default: `<daemon cwd>/builds` (§9.4); relative paths resolve against the cwd. */
   builds_dir: z.string().min(1).default('builds').transform((p) => resolve(p)),
   cache_dir: z.string().min(1).default('cache').transform((p) => resolve(p)),
@@ -85,6 +125,22 @@ export const runnerSchema = z.strictObject({
   output_limit: nonNegativeInt.default(0).transform((v) => (v === 0 ? 4096 : v)),
   /** ≤ 0 means the default, 1 (GitLab Runner's `max(1, n)`). */
   request_concurrency: z.int().default(1).transform((v) => Math.max(1, v)),
+  /** No immediate job request after receiving a job: always wait check_interval. */
+  strict_check_interval: z.boolean().default(false),
+  /** Unhealthy job requests in a row before the pause (< 1: GitLab Runner's default 3). */
+  unhealthy_requests_limit: z.int().default(0).transform((v) => (v < 1 ? 3 : v)),
+  /** Seconds the entry pauses once unhealthy (default 60 min). */
+  unhealthy_interval: goDuration.default(3600).transform((v) => Math.max(0, v)),
+  /** Failed tries of a job's final update before giving up (< 1: GitLab Runner's default 10). */
+  job_status_final_update_retry_limit: z.int().default(0).transform((v) => (v < 1 ? 10 : v)),
+  /** Labels sent to GitLab in the runner's `info` (merged over the global `labels` by load.ts). */
+  labels: labelsSchema,
+  /** Seconds; unset: the job's timeout. */
+  prepare_timeout: stageTimeout,
+  get_sources_timeout: stageTimeout,
+  /** CI_DEBUG_TRACE (and CI_DEBUG_SERVICES) are refused, with a warning in the job log. */
+  debug_trace_disabled: z.boolean().default(false),
+  artifact: artifactTable.prefault({}),
   pre_clone_script: z.string().optional(),
   pre_build_script: z.string().optional(),
   post_build_script: z.string().optional(),
@@ -126,11 +182,11 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   limit: key(honoured()),
   output_limit: key(honoured()),
   request_concurrency: key(honoured()),
-  strict_check_interval: key(warned(NOT_YET)),
-  unhealthy_requests_limit: key(warned(NOT_YET)),
-  unhealthy_interval: key(warned(NOT_YET)),
-  job_status_final_update_retry_limit: key(warned(NOT_YET)),
-  labels: key(warned(NOT_YET)),
+  strict_check_interval: key(honoured()),
+  unhealthy_requests_limit: key(honoured()),
+  unhealthy_interval: key(honoured()),
+  job_status_final_update_retry_limit: key(honoured()),
+  labels: key(honoured('sent to GitLab in the runner\'s info (v4), merged over the global labels')),
   executor: key(honoured('the values ci-runner has; any other of GitLab Runner\'s is refused (EXECUTORS)')),
   builds_dir: key(honoured()),
   cache_dir: key(honoured()),
@@ -141,16 +197,16 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   post_get_sources_script: key(warned(NOT_YET)),
   pre_build_script: key(honoured()),
   post_build_script: key(honoured()),
-  prepare_timeout: key(warned(NOT_YET)),
-  get_sources_timeout: key(warned(NOT_YET)),
-  debug_trace_disabled: key(warned(NOT_YET)),
+  prepare_timeout: key(honoured()),
+  get_sources_timeout: key(honoured()),
+  debug_trace_disabled: key(honoured()),
   safe_directory_checkout: key(warned(NOT_YET)),
   clean_git_config: key(warned(NOT_YET)),
-  shell: key(honoured()),
+  shell: key(honoured('bash and sh; PowerShell is refused (SHELLS)')),
   custom_build_dir: key(warned(NOT_YET), RUNNER_TABLES.custom_build_dir),
   referees: key(warned(RUNNER_TABLES.referees.reason), RUNNER_TABLES.referees.table),
   cache: key(warned(CACHE_REASON), CACHE_KEYS),
-  artifact: key(warned(NOT_YET), RUNNER_TABLES.artifact),
+  artifact: key(honoured(), keyTable(artifactTable, { upload_timeout: key(honoured()), response_header_timeout: key(honoured()) })),
   feature_flags: key(honoured('each flag as the feature flag table of the job says')),
   monitoring: key(warned(RUNNER_TABLES.monitoring.reason), RUNNER_TABLES.monitoring.table),
   use_slot_cgroups: key(warned(RUNNER_TABLES.slotCgroups)),

@@ -76,6 +76,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       outputLimitKiB: runner.output_limit,
       updateIntervalMs: runner.trace_update_interval * 1000,
       keepaliveIntervalMs: runner.trace_keepalive_interval * 1000,
+      finalUpdateRetryLimit: runner.job_status_final_update_retry_limit,
       // v4 says which variables to mask; v1 masks every one that is not public.
       secrets: build.variables.filter((v) => (v.masked ?? !v.public) && v.value.length > 0).map((v) => v.value),
       signal: stop,

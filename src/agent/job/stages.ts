@@ -21,8 +21,10 @@ import { timed } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
+import { refuseDebugTrace } from './debug-trace.js';
+import { stageTimeout } from './stage-timeout.js';
 import { materializeFileVariables } from './file-variables.js';
-import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
+import { DEFAULT_JOB_TIMEOUT_S, jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { failureOf, scriptFailed, StageFailed } from './failure.js';
 import { errorLine, header, notice, warning } from './messages.js';
@@ -71,7 +73,9 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
   try {
-    env = await timed(run.mark, 'prepare', () => prepare(build, services, run, job));
+    const jobTimeoutS = build.timeout > 0 ? build.timeout : DEFAULT_JOB_TIMEOUT_S;
+    const prepareSignal = stageTimeout(job, 'prepare_timeout', runner.prepare_timeout, jobTimeoutS, run.logger);
+    env = await timed(run.mark, 'prepare', () => prepare(build, services, run, prepareSignal));
     const prepared = env;
     // 5. build_script: the server's `script` entries when it sends them (an entry spanning lines
     // stays one command).
@@ -81,8 +85,10 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     const executing = notice('Executing the job script...');
     // With nothing to do between them, the build stage runs in get_sources' process.
     const next = { commands, options, between: executing, began: () => (buildRan = true) };
-    const chained = chain ? { run: chain, next } : undefined;
-    let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, chained));
+    // A get_sources_timeout must not end the build: the two do not share a process then.
+    const chained = chain && runner.get_sources_timeout === undefined ? { run: chain, next } : undefined;
+    const sourcesSignal = stageTimeout(job, 'get_sources_timeout', runner.get_sources_timeout, jobTimeoutS, run.logger);
+    let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, sourcesSignal, prepared, shell, chained));
     if (!result) {
       if (runAs) await takeProject(dirs.projectDir, runAs);
       await timed(run.mark, 'download_artifacts and restore_cache', () => downloadAndRestore(build, services, ctx, job, prepared));
@@ -152,7 +158,7 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   const collect = (projectDir: string, buildsDir: string) =>
     expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
+  const controls = refuseDebugTrace(readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0), runner, hostList, write);
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
   if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
@@ -250,7 +256,9 @@ async function archiveAndUpload(
     try {
       const variables = sofar.env?.host ?? [];
       const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand });
+      const limits = services.runner.artifact;
+      const timeouts = { uploadMs: limits.upload_timeout * 1000, responseHeaderMs: limits.response_header_timeout * 1000 };
+      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand, timeouts });
     } catch (error) {
       if (ok) {
         ok = false;

@@ -77,6 +77,15 @@ describe.skipIf(skipDocker)('[runners.docker] keys in a job', () => {
     expect(trace).toContain('build ran');
   }, 60_000);
 
+  it('fails a job whose preparation outlasts prepare_timeout, as timed out, with GitLab Runner\'s words', async () => {
+    const { status, trace } = await runDockerJob(t, token, `j:\n  services:\n    - ${IMAGES.nolisten}\n  script:\n    - echo never\n`, {
+      docker: { wait_for_services_timeout: 120 },
+      runner: { prepare_timeout: '3s' },
+    });
+    expect(status).toBe('failed');
+    expect(trace).toContain('ERROR: Job failed: prepare timeout: exceeded timeout of 3s');
+  }, 60_000);
+
   it('sets the MTU of the network made for a job with services', async () => {
     const { status, trace } = await runDockerJob(t, token, `j:\n  services:\n    - ${IMAGES.httpd}\n  script:\n    - cat /sys/class/net/eth0/mtu\n`, { docker: { network_mtu: 1400 } });
     expect(status, trace).toBe('success');
