@@ -86,6 +86,11 @@ describe('loading keys by their table', () => {
     expect(warnings).toEqual(["c.toml:8: `ssh` is ignored: read by GitLab Runner's ssh, parallels and virtualbox executors only; ci-runner has none of them"]);
   });
 
+  it('warns about a docker or kubernetes table beside another executor, which nothing reads', () => {
+    const { warnings } = firstRunner(`${configHead('shell')}  [runners.docker]\n    image = "alpine"\n  [runners.kubernetes]\n    privileged = false\n`);
+    expect(warnings).toEqual(['c.toml:8: [runners.docker] is ignored: this runner\'s executor is "shell"']);
+  });
+
   it('warns about a set [runners.cache] table instead of loading it silently', () => {
     const { warnings } = firstRunner(`${configHead('shell')}  [runners.cache]\n    Type = "s3"\n    [runners.cache.s3]\n      BucketName = "ci"\n`);
     expect(warnings).toEqual(['c.toml:8: `cache` is ignored: ci-runner has no distributed cache yet: caches stay on this host, in cache_dir']);

@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { readTlsMaterial, TlsFileError, type TlsFileKey } from '../../client/tls.js';
 import { schemaMessages } from '../../util/schema-messages.js';
 import { ConfigError } from './errors.js';
-import { checkKeys, type KeyFindings } from './key-check.js';
+import { checkKeys, isTable, isUnset, type KeyFindings } from './key-check.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
 import { configSchema, GLOBAL_KEYS, type Config } from './schema.js';
@@ -80,6 +80,7 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   checkUniqueRunners(result.data, layout, path);
+  unusedExecutorTables(raw, result.data, where, warnings);
   defaultCaFiles(result.data, path);
   if (options.checkTlsFiles !== false) checkTlsFiles(result.data, where);
   return { path, config: deepFreeze(result.data), warnings };
@@ -88,6 +89,21 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
 function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<PropertyKey>) => string): string {
   const name = issue.path.map(String).filter((p) => !/^\d+$/.test(p)).join('.') || '(file)';
   return `${where(issue.path)}: \`${name}\`: ${issue.message}`;
+}
+
+/** The tables only one executor reads: one set beside another executor does nothing (in GitLab Runner too). */
+const EXECUTOR_TABLES = ['docker', 'kubernetes'] as const;
+
+function unusedExecutorTables(raw: Record<string, unknown>, config: Config, where: (p: ReadonlyArray<PropertyKey>) => string, warnings: string[]): void {
+  const entries = Array.isArray(raw.runners) ? raw.runners : [];
+  config.runners.forEach((runner, i) => {
+    const entry: unknown = entries[i];
+    if (!isTable(entry)) return;
+    for (const table of EXECUTOR_TABLES) {
+      if (table === runner.executor || entry[table] === undefined || isUnset(entry[table])) continue;
+      warnings.push(`${where(['runners', i, table])}: [runners.${table}] is ignored: this runner's executor is "${runner.executor}"`);
+    }
+  });
 }
 
 /**

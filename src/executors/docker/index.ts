@@ -10,25 +10,23 @@ import { randomBytes } from 'node:crypto';
 import { lstat, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../log/index.js';
-import { writeNewFile } from '../../util/new-file.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { DockerCli } from './cli.js';
-import { containerFlags, networkFlags, serviceFlags } from './create-args.js';
+import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
 import { ImageCache } from './image-cache.js';
-import { ensureImage, expandName, type LocalImage } from './image.js';
+import { ensureImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
 import { containerLabelArgs, jobLabelArgs } from './labels.js';
 import { planJob } from './job-plan.js';
 import type { DockerOptions } from './options.js';
-import { splitServiceEnv } from './service-env.js';
 import { jobDockerConfig } from './registry-auth.js';
-import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 import { runStageContainer } from './stage-container.js';
+import { startServices } from './start-services.js';
 import { jobVolumes } from './volumes.js';
 
 /** Where the slot dir appears in the container (GitLab Runner's path). */
@@ -128,39 +126,13 @@ export class DockerExecutor implements Executor {
     job.binds = volumes.binds;
     job.temporaryVolumes = volumes.temporary;
     if (plan.services.length === 0) return;
-    if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
-    const network = `${prefix}-network`;
-    await this.docker.run(['network', 'create', ...labels, ...networkFlags(o), network], { signal: request.signal });
-    job.network = network;
-    const serviceEnv = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
-    if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
-    const envFile = join(request.stateDir, 'services.env');
-    if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
-    const started: StartedService[] = [];
-    const ownEnvFiles: string[] = [];
-    try {
-      for (const [i, spec] of plan.services.entries()) {
-        request.log(`Starting service ${spec.name} ...`);
-        request.log(`Using effective pull policy of [${spec.policies.join(' ')}] for container ${spec.name}`);
-        await ensureImage(this.docker, spec.name, spec.policies, { log: request.log, signal: request.signal, env, cache: this.images });
-        const container = `${prefix}-service-${i}`;
-        this.containers.add(container);
-        const envFiles = serviceEnv.file ? [envFile] : [];
-        if (spec.environment && spec.environment.length > 0) {
-          const own = join(request.stateDir, `service-${i}.env`);
-          await writeNewFile(own, `${spec.environment.join('\n')}\n`, 0o600);
-          ownEnvFiles.push(own);
-          envFiles.push(own);
-        }
-        const flags = [...containerLabelArgs(o.container_labels, request.variables, true), ...serviceFlags(o, { privileged: spec.privileged, devices: spec.devices, volumes: job.binds })];
-        const args = serviceRunArgs(spec, { container, network, labels, envFiles, byName: Object.keys(serviceEnv.byName), flags });
-        await this.docker.run(args, { env: serviceEnv.byName, signal: request.signal });
-        started.push({ container, image: spec.name });
-      }
-    } finally {
-      await Promise.all([envFile, ...ownEnvFiles].map((file) => rm(file, { force: true })));
-    }
-    await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
+    await startServices(
+      {
+        docker: this.docker, options: o, services: plan.services, prefix, labels, binds: job.binds, secrets: [build.token, this.options.runnerToken],
+        ensure: { env, cache: this.images }, track: (kind, name) => (kind === 'network' ? (job.network = name) : this.containers.add(name)),
+      },
+      request,
+    );
   }
 
   /** Whom the build stages run as, and what runs first in their containers. */

@@ -4,6 +4,7 @@
  * until every exposed TCP port accepts a connection.
  */
 import { connect } from 'node:net';
+import { expandString } from '../../util/expand.js';
 import type { ExportedVariable } from '../types.js';
 import type { DockerCli } from './cli.js';
 import type { ServiceSpec } from './options.js';
@@ -28,6 +29,24 @@ export function serviceEnvironment(variables: readonly ExportedVariable[], secre
     env[key] = value;
   }
   return env;
+}
+
+/**
+ * A runner service's own `environment` ("NAME=value"), each value expanded against the job's variables
+ * as GitLab Runner does; env file lines, so a value that came out with a line break is left out (named).
+ */
+export function ownServiceEnvironment(entries: readonly string[], variables: readonly ExportedVariable[]): { lines: string[]; skipped: string[] } {
+  const lookup = (key: string): string => variables.findLast((v) => v.key === key)?.value ?? '';
+  const lines: string[] = [];
+  const skipped: string[] = [];
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    const name = entry.slice(0, eq);
+    const value = expandString(entry.slice(eq + 1), lookup);
+    if (/[\n\r\0]/.test(value)) skipped.push(name);
+    else lines.push(`${name}=${value}`);
+  }
+  return { lines, skipped };
 }
 
 export interface StartedService {

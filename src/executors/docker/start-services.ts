@@ -1,0 +1,75 @@
+/**
+ * Starts a job's services (job-plan.ts decided which, with what pull policies and privileges) on a
+ * network made for the job: each container gets the job's variables (minus its credentials) and its own
+ * `environment` through env files removed once the services run, the `[runners.docker]` keys of a
+ * service (create-args.ts), and is waited for up to `wait_for_services_timeout`.
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeNewFile } from '../../util/new-file.js';
+import type { PrepareRequest } from '../types.js';
+import type { DockerCli } from './cli.js';
+import { networkFlags, serviceFlags } from './create-args.js';
+import { ensureImage, type EnsureOptions } from './image.js';
+import type { PlannedService } from './job-plan.js';
+import { containerLabelArgs } from './labels.js';
+import type { DockerOptions } from './options.js';
+import { splitServiceEnv } from './service-env.js';
+import { ownServiceEnvironment, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+
+export interface ServicesStart {
+  docker: DockerCli;
+  options: DockerOptions;
+  services: readonly PlannedService[];
+  /** The job's container name prefix, labels and volume binds. */
+  prefix: string;
+  labels: string[];
+  binds: readonly string[];
+  /** Secrets no service may see (the job's and the runner's tokens). */
+  secrets: readonly string[];
+  /** How images are got (the job's registry logins, the image cache). */
+  ensure: Omit<EnsureOptions, 'log' | 'signal'>;
+  /** Told the network once made, and each container as soon as it may exist, so cleanup removes them whatever happens. */
+  track(kind: 'network' | 'container', name: string): void;
+}
+
+/** Makes the job's network, starts its services and waits for them. */
+export async function startServices(start: ServicesStart, request: PrepareRequest): Promise<void> {
+  const o = start.options;
+  const { signal } = request;
+  if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
+  const network = `${start.prefix}-network`;
+  await start.docker.run(['network', 'create', ...start.labels, ...networkFlags(o), network], { signal });
+  start.track('network', network);
+  const serviceEnv = splitServiceEnv(serviceEnvironment(request.variables, start.secrets));
+  if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
+  const envFile = join(request.stateDir, 'services.env');
+  if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
+  const written: string[] = [envFile];
+  const started: StartedService[] = [];
+  try {
+    for (const [i, spec] of start.services.entries()) {
+      request.log(`Starting service ${spec.name} ...`);
+      request.log(`Using effective pull policy of [${spec.policies.join(' ')}] for container ${spec.name}`);
+      await ensureImage(start.docker, spec.name, spec.policies, { ...start.ensure, log: request.log, signal });
+      const container = `${start.prefix}-service-${i}`;
+      start.track('container', container);
+      const envFiles = serviceEnv.file ? [envFile] : [];
+      const own = ownServiceEnvironment(spec.environment ?? [], request.variables);
+      if (own.skipped.length > 0) request.warn(`WARNING: not given to service ${spec.name} (a value with a line break): ${own.skipped.join(', ')}`);
+      if (own.lines.length > 0) {
+        const file = join(request.stateDir, `service-${i}.env`);
+        written.push(file);
+        await writeNewFile(file, `${own.lines.join('\n')}\n`, 0o600);
+        envFiles.push(file);
+      }
+      const flags = [...containerLabelArgs(o.container_labels, request.variables, true), ...serviceFlags(o, { privileged: spec.privileged, devices: spec.devices, volumes: start.binds })];
+      const args = serviceRunArgs(spec, { container, network, labels: start.labels, envFiles, byName: Object.keys(serviceEnv.byName), flags });
+      await start.docker.run(args, { env: serviceEnv.byName, signal });
+      started.push({ container, image: spec.name });
+    }
+  } finally {
+    await Promise.all(written.map((file) => rm(file, { force: true })));
+  }
+  await waitForServices(start.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal });
+}
