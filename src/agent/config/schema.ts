@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { honoured, warned } from '../../util/compat.js';
 import { key, keyTable, older, warnedTable } from './keys.js';
 import { parseListenAddress } from './listen-address.js';
+import { absentExecutor } from './other-executors-schema.js';
 import { goDuration } from './durations.js';
 import { labelsSchema, RUNNER_KEYS, runnerSchema } from './runner-schema.js';
 
@@ -68,7 +69,7 @@ export function configListenAddress(config: Pick<Config, 'listen_address' | 'met
 }
 
 const SESSION_SERVER = 'ci-runner has no interactive web terminal, so no session server';
-const MACHINE = 'only the docker+machine executor reads it, and ci-runner has no such executor';
+const MACHINE = absentExecutor('docker+machine');
 const USAGE_LOGGER = "ci-runner writes no usage log (GitLab Runner's experimental usage logger)";
 
 /** The top level of config.toml: every key of GitLab Runner 19's, and ours. */
