@@ -14,6 +14,7 @@ import { PRE_AUTH_LIMIT } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from './payload.js';
 import { liveArtifacts } from '../state/artifacts.js';
+import { PRIVATE_FILE_MODE } from '../state/private-files.js';
 import type { BuildRecord } from '../state/store.js';
 import { buildGate, buildTokenOf, readParams, type ApiRequest } from './request.js';
 
@@ -135,7 +136,7 @@ export function receiveUpload(
         const current: Upload = { tempPath, filename: info.filename || 'artifacts.zip', size: 0, written: Promise.resolve() };
         upload = current;
         current.written = new Promise<void>((done, fail) => {
-          const out = createWriteStream(tempPath);
+          const out = createWriteStream(tempPath, { mode: PRIVATE_FILE_MODE });
           current.out = out;
           out.on('error', fail);
           out.on('finish', done);
