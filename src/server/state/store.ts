@@ -306,4 +306,10 @@ export class Store {
   buildById(id: number): BuildRecord | undefined {
     return this.builds.get(id);
   }
+
+  /** The running (or canceling) build whose token `token` is: a job token stands for its job only while the job runs. */
+  runningBuildByToken(token: string): BuildRecord | undefined {
+    for (const build of this.builds.values()) if (build.status === 'running' && build.token === token) return build;
+    return undefined;
+  }
 }
