@@ -142,6 +142,8 @@ export interface BuildRecord {
   cancelGracefully?: boolean;
   /** A graceful cancel was asked for: the build still runs (after_script) until its runner reports; it then ends `canceled`. */
   canceling?: boolean;
+  /** The `system_id` of the runner manager that took the build (API v4), whose contact its job updates renew. In memory only. */
+  managerSystemId?: string;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
