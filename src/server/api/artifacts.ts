@@ -84,6 +84,8 @@ export async function deleteArtifacts(ctx: ServerContext, request: ApiRequest): 
   if (!read.ok) return read.reply;
   const refused = access(build, buildTokenOf(request, read.params));
   if (refused) return refused;
+  // Only the build's own job deletes them: once it has finished, its token is every later job's (§5.5).
+  if (build.status !== 'running') return errorReply(403, '403 Forbidden  - Build is not running!');
   await ctx.artifacts.remove(build);
   return json(200, {});
 }

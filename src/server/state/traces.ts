@@ -13,6 +13,9 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 import type { BuildRecord } from './store.js';
 import { KeyedLock } from './keyed-lock.js';
 
+/** GitLab's default `ci_jobs_trace_size_limit`: a job whose log grows past it is failed (either API). */
+export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
+
 /** Replaces every occurrence of each secret with as many `x` bytes; lengths never change. */
 export function maskSecrets(bytes: Buffer, secrets: readonly string[]): Buffer {
   let out = bytes;
