@@ -1,5 +1,5 @@
 /**
- * The admin API under `/admin/api` (README, "The reference server"), for tests, the demo and scripts. Authenticated with
+ * The admin API under `/admin/api` (docs/server.md, "The admin API"), for tests, the demo and scripts. Authenticated with
  * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
  */
 import type { IncomingMessage } from 'node:http';
