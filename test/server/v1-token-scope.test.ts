@@ -2,8 +2,8 @@
  * Over API v1 a build's token reaches every later job of its pipeline (`depends_on_builds[].token`,
  * docs/protocol-v1.md §5.5), for downloading its artifacts. Once the build has finished, that is all the
  * token does: it appends nothing to the finished build's trace (a canceled build still takes the parts
- * its runner had in flight) and deletes no artifacts. And a trace, over either API, stops at GitLab's
- * 100 MiB: a token cannot make the server store a log without bound.
+ * its runner had in flight) and deletes no artifacts. And a trace stops at a limit over either API
+ * (GitLab's 100 MiB over v4, 1 GiB over v1): a token cannot make the server store a log without bound.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { createReferenceServer } from '../../src/server/index.js';
-import { MAX_TRACE_BYTES } from '../../src/server/state/traces.js';
+import { MAX_TRACE_BYTES, MAX_TRACE_BYTES_V1 } from '../../src/server/state/traces.js';
 import { createGitRepo } from '../helpers/git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { api, LEGACY_INFO } from './raw-http.js';
@@ -79,7 +79,7 @@ describe('a finished build\'s token (API v1)', () => {
 });
 
 describe('the trace size limit', () => {
-  it(`fails a running build whose trace would pass ${MAX_TRACE_BYTES} bytes (403, trace_size_exceeded), over API v1 and v4`, async () => {
+  it('fails a running build whose trace would pass its limit (403, trace_size_exceeded), over API v1 and v4', async () => {
     const repo = await createGitRepo({ 'README.md': 'hi\n' });
     const dataDir = await mkdtemp(join(tmpdir(), 'ci-runner-trace-cap-'));
     const options = { dataDir, projects: [{ name: 'acme/app', path: repo }] };
@@ -92,13 +92,13 @@ describe('the trace size limit', () => {
       await before.close();
       // A trace already at the limit, without writing 100 MiB: a sparse file the next start reads the size of.
       await mkdir(join(dataDir, 'traces'), { recursive: true });
-      for (const id of [legacy.id, modern.id]) {
+      for (const [id, limit] of [[legacy.id, MAX_TRACE_BYTES_V1], [modern.id, MAX_TRACE_BYTES]] as const) {
         await writeFile(join(dataDir, 'traces', `${id}.log`), '');
-        await truncate(join(dataDir, 'traces', `${id}.log`), MAX_TRACE_BYTES);
+        await truncate(join(dataDir, 'traces', `${id}.log`), limit);
       }
       const after = await createReferenceServer(options);
       try {
-        const v1 = await patch(after.url, legacy, MAX_TRACE_BYTES, 'one byte too many');
+        const v1 = await patch(after.url, legacy, MAX_TRACE_BYTES_V1, 'one byte too many');
         expect(v1.status).toBe(403);
         expect(after.getJob(legacy.id)).toMatchObject({ status: 'failed', failure_reason: 'trace_size_exceeded' });
         const v4 = await patchTrace({ url: after.url }, modern, MAX_TRACE_BYTES, 'one byte too many');

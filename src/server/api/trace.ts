@@ -1,7 +1,7 @@
 /**
  * E6: append a part to a build's trace (docs/protocol-v1.md §4.6, §7.7, §12 items 3, 4, 7). Order of checks:
  * unknown build 404, bad token 403, a build that ended other than canceled 403, missing/malformed
- * Content-Range 400, a trace past `MAX_TRACE_BYTES` 403 (a running build fails), start ≠ stored length
+ * Content-Range 400, a trace past `MAX_TRACE_BYTES_V1` 403 (a running build fails), start ≠ stored length
  * 416 (with `Range`), else append and 202 with `Range` and `Build-Status`. A canceled build still takes
  * the parts its runner had in flight and says `Build-Status: canceled`; a finished build's token, which
  * every later job of the pipeline holds (`depends_on_builds`), appends nothing.
@@ -9,7 +9,7 @@
 import type { ServerContext } from '../context.js';
 import { readBudgetedBody } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
-import { MAX_TRACE_BYTES } from '../state/traces.js';
+import { MAX_TRACE_BYTES_V1 } from '../state/traces.js';
 import { finishBuild } from '../state/transitions.js';
 import { secretsOf } from './builds.js';
 import { buildTokenOf, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
@@ -39,9 +39,9 @@ export async function patchTrace(ctx: ServerContext, request: ApiRequest): Promi
     ctx.logger.debug({ buildId: build.id, range, bytes: body.byteLength }, 'Content-Range end does not match the body length');
   }
   if (build.status === 'running') build.lastActivityAt = Date.now();
-  if (range.start + body.byteLength > MAX_TRACE_BYTES) {
+  if (range.start + body.byteLength > MAX_TRACE_BYTES_V1) {
     finishBuild(ctx, build, 'failed', 'trace too large', { failureReason: 'trace_size_exceeded' });
-    return errorReply(403, `403 Forbidden - the build log exceeded ${MAX_TRACE_BYTES} bytes`, { 'build-status': build.status });
+    return errorReply(403, `403 Forbidden - the build log exceeded ${MAX_TRACE_BYTES_V1} bytes`, { 'build-status': build.status });
   }
   const result = await ctx.traces.append(build, range.start, body, secretsOf(ctx, build.token, build.projectId));
   if (!result.ok) {
