@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { Masker, MASK } from '../../src/trace/mask.js';
 import { withSecretLines } from '../../src/trace/secrets.js';
 
-function maskInPieces(secrets: string[], input: Buffer, cuts: number[]): string {
-  const masker = new Masker(secrets);
+function maskInPieces(secrets: string[], input: Buffer, cuts: number[], tokenPrefixes: string[] = []): string {
+  const masker = new Masker(secrets, { tokenPrefixes });
   const points = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
   const parts: Buffer[] = [];
   let previous = 0;
@@ -127,5 +127,17 @@ describe('Masker', () => {
       ),
       { numRuns: 3000 },
     );
+  });
+
+  it('masks a long repetitive secret printed in small pieces, holding back less than its length', () => {
+    const secret = 'a'.repeat(64 * 1024);
+    const masker = new Masker([`${secret}b`, 'aaa']);
+    let out = 0;
+    const piece = Buffer.from('a'.repeat(1000));
+    for (let i = 0; i < 300; i++) {
+      out += masker.push(piece).length;
+      expect(1000 * (i + 1) - out * 3 / MASK.length).toBeLessThanOrEqual(secret.length + 3);
+    }
+    expect(masker.end().toString()).toMatch(/^(\[MASKED\])+$/);
   });
 });
