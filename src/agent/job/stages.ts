@@ -14,7 +14,7 @@ import type { Executor, ExportedVariable } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
 import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
-import type { JobFailure } from '../../trace/index.js';
+import { shortList, type JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
@@ -49,6 +49,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   const { runner } = services;
   const { dirs, write, executor } = run;
   write(header(VERSION, runner.name, runner.token));
+  for (const note of run.trace.notes) write(warning(note));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
     write(`\n${errorLine(canceled ? 'The job was canceled on the server; stopping it.' : `Stopping the job: ${reason}`)}`);
   });
@@ -154,7 +155,7 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   const hostList = collect(dirs.projectDir, runner.builds_dir);
   const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
   const invalid = invalidFileVariables(hostList);
-  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${namesList(invalid)}`));
+  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${shortList(invalid)}`));
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
   if (runAs) await giveFilesToUser(runAs, fileVariablePaths(host));
@@ -267,12 +268,6 @@ async function archiveAndUpload(
     failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
-}
-
-/** Names the coordinator chose, printable in one short line: the first few, each cut short and quoted. */
-function namesList(names: readonly string[]): string {
-  const shown = names.slice(0, 5).map((name) => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name));
-  return names.length > shown.length ? `${shown.join(', ')} and ${names.length - shown.length} more` : shown.join(', ');
 }
 
 function lines(text: string | undefined): string[] {

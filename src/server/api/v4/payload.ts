@@ -62,7 +62,7 @@ export interface V4JobPayload {
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
   dependencies: Array<{ id: number; name: string; token: string; artifacts_file?: { filename: string; size: number } }>;
-  features: { trace_sections: boolean; failure_reasons: string[] };
+  features: { trace_sections: boolean; failure_reasons: string[]; token_mask_prefixes: string[] };
 }
 
 /** The job's timeout: its own or the server's default, capped by the runner's `maximum_timeout`. */
@@ -258,6 +258,7 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       const file = liveArtifacts(dep);
       return { id: dep.id, name: dep.job.name, token: build.token, ...(file ? { artifacts_file: { filename: file.filename, size: file.size } } : {}) };
     }),
-    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS] },
+    // What GitLab sends for an instance with its default personal access token prefix.
+    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS], token_mask_prefixes: ['glpat-'] },
   };
 }
