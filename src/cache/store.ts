@@ -5,25 +5,11 @@
  * distributed cache never loads one (start-up and memory stay as they were). A store is made once
  * per settings and kept (its SDK client, an S3 bucket's region once asked).
  */
-import type { Transport } from '../client/transport.js';
 import type { CacheConfig } from './config.js';
 import { CacheError } from './errors.js';
-import type { SignedRequest, SignedUpload } from './transfer.js';
+import type { CacheStore, StoreContext } from './stores/types.js';
 
-export interface CacheStore {
-  /** What a log line may call it: `s3://bucket`, `azure://account/container`, `gs://bucket` (no secret). */
-  readonly description: string;
-  /** A signed GET of `object`, valid `expiresSec`. Throws CacheError CACHE_STORE_UNUSABLE. */
-  signGet(object: string, expiresSec: number, signal: AbortSignal): Promise<SignedRequest>;
-  /** A signed PUT of `object` with its metadata (`cachekey`), valid `expiresSec`. */
-  signPut(object: string, metadata: Readonly<Record<string, string>>, expiresSec: number, signal: AbortSignal): Promise<SignedUpload>;
-}
-
-/** What a store may need besides its settings: the runner's transport (S3 asks a bucket's region through it). */
-export interface StoreContext {
-  transport: Transport;
-  signal: AbortSignal;
-}
+export type { CacheStore, StoreContext } from './stores/types.js';
 
 /** Stores made so far, by settings; operators write the settings, so the map stays small. */
 const stores = new Map<string, Promise<CacheStore>>();

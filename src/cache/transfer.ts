@@ -76,7 +76,7 @@ async function downloadOnce(req: SignedRequest, file: string, options: TransferO
   if (response.status < 200 || response.status > 299 || !response.body) throw await statusError('CACHE_DOWNLOAD_FAILED', where, response);
   const lastModified = dateHeader(header(response.headers, 'last-modified'));
   if (lastModified && (await localMtime(file)) >= lastModified.getTime()) {
-    response.body.destroy();
+    discard(response);
     return { kind: 'up-to-date' };
   }
   await mkdir(dirname(file), { recursive: true });
@@ -208,9 +208,14 @@ async function readSome(response: HttpResponse): Promise<string> {
   } catch {
     // What arrived is enough for a message.
   } finally {
-    body.destroy();
+    discard(response);
   }
   return Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY).toString('utf8');
+}
+
+/** Drops a body unread (the connection with it): its abort is not an error anyone waits for. */
+function discard(response: HttpResponse): void {
+  response.body?.on('error', () => undefined).destroy();
 }
 
 async function localMtime(file: string): Promise<number> {

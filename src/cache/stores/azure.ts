@@ -10,7 +10,7 @@
  */
 import type { AzureCacheConfig } from '../config.js';
 import { CacheError } from '../errors.js';
-import type { CacheStore } from '../store.js';
+import type { CacheStore } from './types.js';
 
 const DEFAULT_DOMAIN = 'blob.core.windows.net';
 /** One PUT up to this size; blocks of BLOCK_SIZE beyond it. */

@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import type { GcsCacheConfig } from '../config.js';
 import { CacheError } from '../errors.js';
-import type { CacheStore } from '../store.js';
+import type { CacheStore } from './types.js';
 
 /** The longest a V4 signed URL may live. */
 const MAX_EXPIRES = 7 * 24 * 3600;

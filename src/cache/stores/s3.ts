@@ -13,7 +13,7 @@ import type { S3Client as S3ClientType, S3ClientConfig } from '@aws-sdk/client-s
 import { drain, readText, send } from '../../client/transport.js';
 import type { S3CacheConfig } from '../config.js';
 import { CacheError } from '../errors.js';
-import type { CacheStore, StoreContext } from '../store.js';
+import type { CacheStore, StoreContext } from './types.js';
 
 const AWS_ENDPOINT = 'https://s3.amazonaws.com';
 const FALLBACK_REGION = 'us-east-1';
