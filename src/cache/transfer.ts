@@ -187,8 +187,9 @@ function transferFailure(code: CacheErrorCode, where: string, error: unknown, si
 /** GitLab Runner's wording of an error answer: `received: 403 Forbidden. Request failed with code: …, message: …`. */
 async function statusError(code: CacheErrorCode, where: string, response: HttpResponse): Promise<CacheError> {
   const text = await readSome(response);
-  const errorCode = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  // One line each, whatever the store put in them (Azure's message runs over three).
+  const errorCode = /<Code>([^<]*)<\/Code>/.exec(text)?.[1]?.replace(/\s+/g, ' ').trim().slice(0, 200);
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1]?.replace(/\s+/g, ' ').trim().slice(0, 500);
   const parts = [errorCode ? `code: ${errorCode}` : '', message ? `message: ${message}` : ''].filter((part) => part !== '').join(', ');
   const status = `${response.status} ${STATUS_CODES[response.status] ?? ''}`.trim();
   return new CacheError(code, `${where}: received: ${status}${parts ? `. Request failed with ${parts}` : ''}`, { retryable: response.status >= 500 });
