@@ -81,7 +81,7 @@ describe('cache transfers when the store misbehaves', () => {
 
   it('does not retry a refusal (403), and never names the signature', async () => {
     const store = await serve((_req, res) => res.writeHead(403).end('<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'));
-    const error = await downloadCacheFile({ url: store.url, headers: {} }, join(await tempDir(), 'cache.zip'), options()).catch((caught: unknown) => caught as Error);
+    const error = (await downloadCacheFile({ url: store.url, headers: {} }, join(await tempDir(), 'cache.zip'), options()).catch((caught: unknown) => caught)) as Error;
     expect(store.requests()).toBe(1);
     expect(error.message).toMatch(/received: 403 Forbidden\. Request failed with code: AccessDenied, message: Access Denied/);
     expect(error.message).not.toContain('secret');

@@ -12,7 +12,7 @@ import type { RunnerSection } from './section.js';
 const text = z.string().default('');
 const flag = z.boolean().default(false);
 
-const s3Schema = z.strictObject({
+export const s3Schema = z.strictObject({
   ServerAddress: text,
   AccessKey: text,
   SecretKey: text,
@@ -39,14 +39,14 @@ const s3Schema = z.strictObject({
   DisableAssumeRoleCredentialsCaching: flag,
 });
 
-const azureSchema = z.strictObject({
+export const azureSchema = z.strictObject({
   AccountName: text,
   AccountKey: text,
   ContainerName: text,
   StorageDomain: text,
 });
 
-const gcsSchema = z.strictObject({
+export const gcsSchema = z.strictObject({
   AccessID: text,
   PrivateKey: text,
   CredentialsFile: text,
