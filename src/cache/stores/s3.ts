@@ -68,7 +68,7 @@ export async function createS3Store(config: S3CacheConfig, context: StoreContext
   const clientFor = async (signal: AbortSignal): Promise<S3ClientType> => {
     if (client) return client;
     const region = config.BucketLocation || (await bucketRegion(sdk, getSignedUrl, config, context, signal));
-    const made = new sdk.S3Client(clientOptions(config, endpoint, region));
+    const made = quietly(() => new sdk.S3Client(clientOptions(config, endpoint, region)));
     // A region asked for and not answered is not kept: the next job asks again.
     if (config.BucketLocation || region !== FALLBACK_REGION) client = made;
     return made;
@@ -125,7 +125,7 @@ function clientOptions(config: S3CacheConfig, endpoint: string, region: string):
 /** The bucket's region from a signed GetBucketLocation sent through the runner's transport; `us-east-1` when that fails. */
 async function bucketRegion(sdk: Sdk, getSignedUrl: typeof import('@aws-sdk/s3-request-presigner').getSignedUrl, config: S3CacheConfig, context: StoreContext, signal: AbortSignal): Promise<string> {
   try {
-    const client = new sdk.S3Client(clientOptions({ ...config, DualStack: false, Accelerate: false }, s3Endpoint(config), FALLBACK_REGION));
+    const client = quietly(() => new sdk.S3Client(clientOptions({ ...config, DualStack: false, Accelerate: false }, s3Endpoint(config), FALLBACK_REGION)));
     const url = new URL(await getSignedUrl(client, new sdk.GetBucketLocationCommand({ Bucket: config.BucketName }), { expiresIn: 60 }));
     const timeout = AbortSignal.any([signal, context.signal, AbortSignal.timeout(30_000)]);
     const response = await send(context.transport, { method: 'GET', url, signal: timeout, headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000 });
@@ -139,5 +139,23 @@ async function bucketRegion(sdk: Sdk, getSignedUrl: typeof import('@aws-sdk/s3-r
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     return FALLBACK_REGION;
+  }
+}
+
+/**
+ * Makes an SDK client without the SDK's one-time process warning that its releases after January 2027
+ * need Node 22 (the version in package-lock.json runs on Node 20; the warning would be printed once
+ * on the runner's standard error for nothing an operator can act on). The SDK reads its switch when
+ * the first client is made; the environment is left as it was.
+ */
+function quietly<T>(make: () => T): T {
+  const name = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+  const before = process.env[name];
+  process.env[name] = 'true';
+  try {
+    return make();
+  } finally {
+    if (before === undefined) delete process.env[name];
+    else process.env[name] = before;
   }
 }
