@@ -3,23 +3,25 @@
  * and `env:` tags of its `cacheconfig` structs, under the `cache` namespace: `--cache-type`,
  * `--cache-s3-bucket-name`, …; its spellings kept, `--cache-max_uploaded_archive_size` and
  * `--cache-s3-authentication_type` included). Each row names the `[runners.cache]` key it sets, typed
- * against the config schema, so a flag cannot name a key the loader does not read. Values become the
- * entry's raw `[runners.cache]` table, checked with that schema before anything is registered.
+ * against the config schema, so a flag cannot name a key the loader does not know. Values become the
+ * entry's raw `[runners.cache]` table, checked as the loader checks it before anything is registered.
  */
 import type { Argv } from 'yargs';
-import type { azureSchema, cacheSchema, gcsSchema, s3Schema } from '../agent/config/cache-schema.js';
+import type { azureSchema, cacheSchema, gcsSchema, s3Schema, S3_WARNED_KEYS } from '../agent/config/cache-schema.js';
 
 type Kind = 'string' | 'boolean' | 'int';
 type Keys<S extends { shape: object }> = Extract<keyof S['shape'], string>;
+/** The S3 keys the schema reads, and GitLab Runner's that the loader warns about (the flags exist all the same). */
+type S3Key = Keys<typeof s3Schema> | (typeof S3_WARNED_KEYS)[number];
 
 type CacheFlag = { flag: string; env: string; kind: Kind; describe: string } & (
   | { table?: undefined; key: Exclude<Keys<typeof cacheSchema>, 's3' | 'azure' | 'gcs'> }
-  | { table: 's3'; key: Keys<typeof s3Schema> }
+  | { table: 's3'; key: S3Key }
   | { table: 'azure'; key: Keys<typeof azureSchema> }
   | { table: 'gcs'; key: Keys<typeof gcsSchema> }
 );
 
-const s3 = (key: Keys<typeof s3Schema>, long: string, env: string, kind: Kind, describe: string): CacheFlag => ({ table: 's3', key, flag: `cache-s3-${long}`, env: `CACHE_S3_${env}`, kind, describe });
+const s3 = (key: S3Key, long: string, env: string, kind: Kind, describe: string): CacheFlag => ({ table: 's3', key, flag: `cache-s3-${long}`, env: `CACHE_S3_${env}`, kind, describe });
 const gcs = (key: Keys<typeof gcsSchema>, long: string, env: string, describe: string): CacheFlag => ({ table: 'gcs', key, flag: `cache-gcs-${long}`, env, kind: 'string', describe });
 const azure = (key: Keys<typeof azureSchema>, long: string, env: string, describe: string): CacheFlag => ({ table: 'azure', key, flag: `cache-azure-${long}`, env: `CACHE_AZURE_${env}`, kind: 'string', describe });
 

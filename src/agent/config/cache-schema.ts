@@ -3,11 +3,13 @@
  * GitLab Runner 19's distributed cache (`cache/cacheconfig`), read into the `CacheConfig` the cache
  * stages use (src/cache/config.ts), with GitLab Runner's key names and defaults. `Type` names the
  * store (`s3v2`, `gcsv2`, GitLab Runner's names of its newer adapters, are the same stores here);
- * none keeps caches local, in `cache_dir`.
+ * none keeps caches local, in `cache_dir`. CACHE_KEYS gives every key of the table and its sub-tables
+ * a status (keys.ts).
  */
 import { z } from 'zod';
 import type { CacheConfig } from '../../cache/config.js';
-import type { RunnerSection } from './section.js';
+import { honoured, warned } from '../../util/compat.js';
+import { key, keyTable } from './keys.js';
 
 const text = z.string().default('');
 const flag = z.boolean().default(false);
@@ -33,10 +35,6 @@ export const s3Schema = z.strictObject({
   DualStack: z.boolean().optional(),
   PathStyle: z.boolean().optional(),
   Accelerate: flag,
-  RoleARN: text,
-  UploadRoleARN: text,
-  AssumeRoleMaxConcurrency: z.int().default(0),
-  DisableAssumeRoleCredentialsCaching: flag,
 });
 
 export const azureSchema = z.strictObject({
@@ -77,8 +75,52 @@ export type CacheSchemaConfig = z.output<typeof cacheSchema>;
 type Assignable<T extends CacheConfig> = T;
 export type CacheSchemaIsCacheConfig = Assignable<CacheSchemaConfig>;
 
-export const cacheSection = {
-  key: 'cache',
-  schema: cacheSchema.prefault({}),
-  keys: { known: Object.keys(cacheSchema.shape), ignored: new Set<string>() },
-} as const satisfies RunnerSection;
+/** Always present in an entry: without the table, caches are local. */
+export const cacheSection = cacheSchema.prefault({});
+
+const NO_ROLES = "ci-runner does not assume an AWS role for the cache: its URLs are signed with the [runners.cache.s3] keys or the machine's IAM identity";
+
+/** GitLab Runner's S3 keys ci-runner does not use (the register flags name them too). */
+export const S3_WARNED_KEYS = ['RoleARN', 'UploadRoleARN', 'AssumeRoleMaxConcurrency', 'DisableAssumeRoleCredentialsCaching'] as const;
+
+const S3_KEYS = keyTable(s3Schema, {
+  ServerAddress: key(honoured()),
+  AccessKey: key(honoured()),
+  SecretKey: key(honoured()),
+  SessionToken: key(honoured()),
+  BucketName: key(honoured()),
+  BucketLocation: key(honoured('empty: the bucket is asked for its region (GetBucketLocation), us-east-1 when that fails')),
+  Insecure: key(honoured()),
+  AuthenticationType: key(honoured('iam takes the AWS SDK\'s credential chain: environment, web identity, ECS, instance profile')),
+  ServerSideEncryption: key(honoured()),
+  ServerSideEncryptionKeyID: key(honoured()),
+  DualStack: key(honoured()),
+  PathStyle: key(honoured()),
+  Accelerate: key(honoured()),
+  ...Object.fromEntries(S3_WARNED_KEYS.map((name) => [name, key(warned(NO_ROLES))])),
+});
+
+const AZURE_KEYS = keyTable(azureSchema, {
+  AccountName: key(honoured()),
+  AccountKey: key(honoured('required here: without it GitLab Runner signs with an Entra ID user delegation key, which ci-runner cannot; each job then warns and keeps the cache local')),
+  ContainerName: key(honoured()),
+  StorageDomain: key(honoured()),
+});
+
+const GCS_KEYS = keyTable(gcsSchema, {
+  AccessID: key(honoured()),
+  PrivateKey: key(honoured()),
+  CredentialsFile: key(honoured()),
+  BucketName: key(honoured()),
+  UniverseDomain: key(honoured()),
+});
+
+export const CACHE_KEYS = keyTable(cacheSchema, {
+  Type: key(honoured('s3, azure, gcs (s3v2 and gcsv2 are the same stores)')),
+  Path: key(honoured()),
+  Shared: key(honoured()),
+  MaxUploadedArchiveSize: key(honoured()),
+  s3: key(honoured(), S3_KEYS),
+  azure: key(honoured(), AZURE_KEYS),
+  gcs: key(honoured(), GCS_KEYS),
+});

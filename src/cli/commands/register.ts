@@ -12,7 +12,8 @@ import { CommandError, EXIT } from '../support.js';
 import { appendRunner, resolveConfigPath, runnerSchema, type NewRunnerEntry } from '../../agent/config/index.js';
 import { ConfigError } from '../../agent/config/errors.js';
 import { readOrEmpty } from '../../agent/config/write.js';
-import { cacheSchema } from '../../agent/config/cache-schema.js';
+import { CACHE_KEYS, cacheSchema } from '../../agent/config/cache-schema.js';
+import { checkKeys, type KeyFindings } from '../../agent/config/key-check.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
 import { addCacheFlags, cacheFlagOfPath, cacheTableFromFlags } from '../cache-flags.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
@@ -153,8 +154,16 @@ function checkDockerTable(docker: Record<string, unknown>): void {
   }
 }
 
-/** Refuses, before anything is registered, a `[runners.cache]` table from flags the config loader would refuse later. */
+/**
+ * Refuses, before anything is registered, a `[runners.cache]` table from flags the config loader would
+ * refuse later; prints the warnings it would give (a flag for a key ci-runner does not use).
+ */
 function checkCacheTable(cache: Record<string, unknown>): void {
-  const parsed = cacheSchema.safeParse(cache);
-  if (!parsed.success) throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${cacheFlagOfPath(i.path)}: ${i.message}`).join('\n'));
+  const copy = structuredClone(cache);
+  const found = { warnings: [], problems: [], checked: new Set<string>() } as KeyFindings;
+  checkKeys(copy, CACHE_KEYS, [], (path) => cacheFlagOfPath(path), found);
+  for (const line of found.warnings) process.stderr.write(`WARNING: ${line}\n`);
+  const parsed = cacheSchema.safeParse(copy);
+  const problems = [...found.problems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${cacheFlagOfPath(i.path)}: ${i.message}`))];
+  if (problems.length > 0) throw new CommandError(EXIT.usage, problems.join('\n'));
 }
