@@ -13,30 +13,17 @@ import { stat } from 'node:fs/promises';
 import { extractArchive } from '../artifacts/extract.js';
 import { megabytes } from '../artifacts/naming.js';
 import { CacheError, cleanUrl } from './errors.js';
-import { hasCachePaths, type CacheContext, type CacheStageOptions, type CacheTraffic } from './job.js';
+import type { CacheContext, CacheStageOptions, CacheTraffic } from './job.js';
 import { localCacheFile } from './local.js';
-import { cacheSettings, planCache } from './plan.js';
-import { openRemote, type RemoteCache } from './remote.js';
+import type { RemoteCache } from './remote.js';
+import { setUpStage } from './stage-setup.js';
 import { downloadCacheFile } from './transfer.js';
 
 /** Restores the cache `opts.spec` names. Never throws but the job's abort reason and CACHE_POLICY_UNKNOWN. */
 export async function restoreCache(ctx: CacheContext, opts: CacheStageOptions): Promise<CacheTraffic | undefined> {
-  if (!hasCachePaths(opts.spec)) return undefined;
-  const plan = planCache(ctx.build, opts.spec, opts.variable, ctx.log, 'extraction');
-  if (!plan) return undefined;
-  if (plan.policy === 'push') {
-    ctx.log(`Not downloading cache ${plan.key} due to policy`);
-    return undefined;
-  }
-  const settings = cacheSettings(opts.variable, ctx.log);
-  let remote: RemoteCache | undefined;
-  try {
-    remote = await openRemote(ctx, opts, settings);
-  } catch (error) {
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    // GitLab Runner goes on without a URL, to the local copy alone.
-    ctx.log(`WARNING: Failed to obtain the distributed cache for ${plan.key}: ${(error as Error).message}`);
-  }
+  const setup = await setUpStage(ctx, opts, 'restore');
+  if (!setup) return undefined;
+  const { plan, remote } = setup;
   for (const key of [plan.key, ...plan.fallbackKeys]) {
     ctx.log(`Checking cache for ${key}...`);
     try {

@@ -14,30 +14,18 @@ import { createArchive } from '../artifacts/create.js';
 import { megabytes } from '../artifacts/naming.js';
 import { selectFiles, type Selection } from '../artifacts/select.js';
 import { CacheError, cleanUrl } from './errors.js';
-import { hasCachePaths, type CacheContext, type CacheStageOptions, type CacheTraffic } from './job.js';
+import type { CacheContext, CacheStageOptions, CacheTraffic } from './job.js';
 import { localCacheFile, writeCacheMetadata } from './local.js';
-import { cacheSettings, planCache, type CacheSettings } from './plan.js';
-import { openRemote, type RemoteCache } from './remote.js';
+import type { CacheSettings } from './plan.js';
+import type { RemoteCache } from './remote.js';
+import { setUpStage } from './stage-setup.js';
 import { uploadCacheFile } from './transfer.js';
 
 /** Saves the cache `opts.spec` names (the caller decides when, per `cache:when`). Never throws but the abort reason and CACHE_POLICY_UNKNOWN. */
 export async function archiveCache(ctx: CacheContext, opts: CacheStageOptions): Promise<CacheTraffic | undefined> {
-  if (!hasCachePaths(opts.spec)) return undefined;
-  const plan = planCache(ctx.build, opts.spec, opts.variable, ctx.log, 'archiving');
-  if (!plan) return undefined;
-  if (plan.policy === 'pull') {
-    ctx.log(`Not uploading cache ${plan.key} due to policy`);
-    return undefined;
-  }
-  const settings = cacheSettings(opts.variable, ctx.log);
-  let remote: RemoteCache | undefined;
-  try {
-    remote = await openRemote(ctx, opts, settings);
-  } catch (error) {
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    // GitLab Runner goes on without a URL: the archive is kept locally.
-    ctx.log(`WARNING: Unable to generate cache upload environment: ${(error as Error).message}`);
-  }
+  const setup = await setUpStage(ctx, opts, 'save');
+  if (!setup) return undefined;
+  const { plan, settings, remote } = setup;
   ctx.log(`Creating cache ${plan.key}...`);
   try {
     const traffic = await saveKey(ctx, opts, settings, remote, plan.key);
