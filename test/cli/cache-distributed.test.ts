@@ -2,7 +2,8 @@
  * The distributed cache end to end with real runner processes (`run-once -c config.toml -r NAME` from
  * dist/): two runners with their own builds and cache dirs share one cache through S3 (Ceph radosgw)
  * and through Azure (Azurite, reached over https through a proxy with a private CA), configured as a
- * GitLab Runner config.toml configures it. Neither runner's output nor the job logs show a secret.
+ * GitLab Runner config.toml configures it. Neither runner's output nor the job logs show a secret, nor
+ * does the job's environment or any command line on the machine (`ps`) while the cache moves.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -33,6 +34,9 @@ save:
   cache: { key: ${key}, paths: [vendor/] }
   script:
     - mkdir -p vendor/lib && echo "made by runner A" > vendor/lib/dep.txt
+    # What a job can see of the runner: its environment and every command line on the machine.
+    - env | sort
+    - ps -eo args
 load:
   stage: test
   tags: [load-${tag}]
@@ -57,7 +61,8 @@ load:
   builds_dir = "${dirs.builds}"
   cache_dir = "${dirs.cache}"
 ${extra.tlsCa ? `  tls-ca-file = "${extra.tlsCa}"\n` : ''}${cacheToml}`);
-    const run = await cli(['run-once', '-c', config, '-r', name, '--wait-timeout', '30s'], { env: { ...extra.env } });
+    // A shell job inherits the runner's environment: the test run's own S3 variables are not the runner's to pass on.
+    const run = await cli(['run-once', '-c', config, '-r', name, '--wait-timeout', '30s'], { env: { S3_ACCESS_KEY: '', S3_SECRET_KEY: '', ...extra.env } });
     expect(run.exitCode, String(run.all)).toBe(0);
     outputs.push(String(run.all));
     // Runner B's cache dir holds the copy it downloaded, where GitLab Runner would keep it.
