@@ -40,3 +40,12 @@ describe('register --cache-* (GitLab Runner 19\'s flags and environment names)',
     expect(bad.all).toMatch(/--cache-max_uploaded_archive_size: /);
   });
 });
+
+describe('the --cache-* flag table', () => {
+  it('has every flag of GitLab Runner 19.3\'s cache config, with its environment name', async () => {
+    const { CACHE_FLAGS } = await import('../../src/cli/cache-flags.js');
+    // The `long:` and `env:` tags of cache/cacheconfig at v19.3.0, under the `cache` namespace.
+    const theirs = JSON.parse(await readFile(new URL('../fixtures/gitlab-runner-19.3-cache-flags.json', import.meta.url), 'utf8')) as Array<{ flag: string; env: string }>;
+    expect(CACHE_FLAGS.map((f) => ({ flag: f.flag, env: f.env }))).toEqual(theirs);
+  });
+});
