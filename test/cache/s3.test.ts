@@ -68,6 +68,13 @@ describe.skipIf(skipS3)('the distributed cache in S3 (Ceph radosgw)', () => {
     expect(text(again)).toMatch(/^Checking cache for deps\.\.\.\ncache\.zip is up to date\nRestored cache "deps"/);
   });
 
+  it('asks the bucket for its region when BucketLocation is empty (radosgw answers its zonegroup)', async () => {
+    const writer = await job({ 'vendor/a': 'region' });
+    await archiveCache(writer, cacheOptions(await tempDir(), writer.build, { config: config({ s3: { BucketLocation: '' } }) }));
+    expect(writer.lines.at(-1)).toBe('Created cache');
+    await client.send(new HeadObjectCommand({ Bucket: env.bucket, Key: `${prefix}/runner/abcdefghi/project/${writer.build.project_id}/deps` }));
+  });
+
   it('puts a Shared cache under project/<id>/ without the runner part', async () => {
     const writer = await job({ 'vendor/a': 'shared' });
     await archiveCache(writer, cacheOptions(await tempDir(), writer.build, { config: config({ cache: { Shared: true } }) }));
