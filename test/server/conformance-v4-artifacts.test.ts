@@ -101,6 +101,23 @@ describe('V10 upload', () => {
     expect(t.server.getJob(job.id)?.dotenv_variables).toEqual(['RAW']);
   });
 
+  it('keeps a name beyond ASCII (RFC 5987 filename* or UTF-8) and serves it as filename*, where a header cannot carry it', async () => {
+    await t.pipeline('a:\n  script: [x]\n');
+    const job = await takeJob(t, token);
+    const body = Buffer.concat([
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''%E2%9C%93%20r%C3%A9sum%C3%A9.zip\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      randomBytes(10),
+      Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+    ]);
+    const stored = await v4(t.url, 'POST', `/jobs/${job.id}/artifacts`, { body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'job-token': job.token } });
+    expect(stored.status).toBe(201);
+    expect(t.server.getJob(job.id)?.artifacts?.filename).toBe('✓ résumé.zip');
+    const served = await download(job.id, job.token);
+    expect(served.status).toBe(200);
+    expect(served.headers['content-disposition']).toBe(`attachment; filename="_ r_sum_.zip"; filename*=UTF-8''%E2%9C%93%20r%C3%A9sum%C3%A9.zip`);
+    await updateJob(t, job, { state: 'success' });
+  });
+
   it('refuses Workhorse\'s authorize call', async () => {
     expect((await v4(t.url, 'POST', '/jobs/1/artifacts/authorize', { headers: { 'job-token': 'x' } })).status).toBe(403);
   });

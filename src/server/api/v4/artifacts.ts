@@ -60,9 +60,16 @@ function refusal(ctx: ServerContext, request: ApiRequest, token: string | undefi
   return auth.ok ? undefined : auth.reply;
 }
 
+/**
+ * A report's upload (gzip members of at most `DOTENV_MAX_BYTES` of text, or the text) is never near
+ * this size; a bigger one is refused unread, so a report costs the server no more memory than this.
+ */
+const DOTENV_UPLOAD_MAX_BYTES = 64 * 1024;
+
 /** Reads an uploaded dotenv report into the job's variables; 400 saying why when it is refused. */
 async function dotenvReport(ctx: ServerContext, build: BuildRecord, file: ReceivedFile, format: string): Promise<Reply> {
   try {
+    if (file.size > DOTENV_UPLOAD_MAX_BYTES) throw new RangeError(`the upload is ${file.size} bytes`);
     const bytes = await readFile(file.tempPath);
     const gzipped = format === 'gzip' || (bytes[0] === 0x1f && bytes[1] === 0x8b);
     // Every gzip member (one per report file) in order; more than the limit is refused unread.
