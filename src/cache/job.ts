@@ -37,7 +37,10 @@ export function hasCachePaths(spec: CacheOptions): boolean {
   return (spec.paths ?? []).length > 0 || spec.untracked === true;
 }
 
-/** Seconds a signed URL lives: the job's timeout, as GitLab Runner signs them (1 hour when the job has none). */
+/** GitLab Runner's job timeout when the coordinator sends none (common.DefaultTimeout). */
+const DEFAULT_JOB_TIMEOUT_SEC = 7200;
+
+/** Seconds a signed URL lives: the job's timeout, as GitLab Runner signs them. */
 export function urlLifetimeSec(ctx: CacheContext): number {
-  return ctx.build.timeout && ctx.build.timeout > 0 ? ctx.build.timeout : 3600;
+  return ctx.build.timeout && ctx.build.timeout > 0 ? ctx.build.timeout : DEFAULT_JOB_TIMEOUT_SEC;
 }

@@ -204,6 +204,19 @@ describe('job lifecycle', () => {
     expect(second).toMatch(/^two$/m);
   });
 
+  it('fails a job whose cache policy, once expanded, is none of GitLab\'s, as GitLab Runner does', async () => {
+    const d = await workDirs();
+    const config = runnerSchema.parse({ name: 'job-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache });
+    const p = await t.pipeline('j:\n  variables: { POLICY: sometimes }\n  script: [echo ran]\n  cache: { key: k, paths: [x], policy: $POLICY }\n');
+    const never = new AbortController().signal;
+    await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
+    const job = p.jobs[0]!;
+    const trace = (await t.server.getTrace(job.id)).toString('utf8');
+    expect(t.server.getJob(job.id)?.status, trace).toBe('failed');
+    expect(trace).toContain('unknown cache policy sometimes for k');
+    expect(trace).not.toContain('$ echo ran');
+  });
+
   it('passes artifacts from one stage to the next', async () => {
     const p = await t.pipeline('make:\n  stage: build\n  script:\n    - mkdir -p out && echo made > out/file.txt\n  artifacts:\n    paths:\n      - out/\nuse:\n  stage: test\n  script:\n    - cat out/file.txt\n');
     const d = await workDirs();

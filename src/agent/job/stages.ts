@@ -19,7 +19,6 @@ import { VERSION } from '../../util/version.js';
 import { hasCode } from '../../util/errors.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
-import type { RunnerConfig } from '../config/schema.js';
 import type { CacheRequest, StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
 import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
