@@ -121,10 +121,11 @@ export interface CacheOptions {
   untracked?: boolean;
   /**
    * `pull` restores only, `push` saves only, `pull-push` (the default) both (GitLab 9.4's
-   * `cache:policy`). Not in API v1: sent by the reference server, applied by this runner; GitLab
-   * Runner 1.x ignores it and does both.
+   * `cache:policy`); it may name variables (`$CACHE_POLICY`), expanded by the runner, which fails a
+   * job whose policy is none of the three then (src/cache/plan.ts). Not in API v1: sent by the
+   * reference server, applied by this runner; GitLab Runner 1.x ignores it and does both.
    */
-  policy?: 'pull' | 'push' | 'pull-push';
+  policy?: string;
   /** Which job outcomes save the cache (GitLab 13.5's `cache:when`; default `on_success`). Not in API v1. */
   when?: 'on_success' | 'on_failure' | 'always';
   /** Keys restored from, in order, when `key` has no cache yet (GitLab 16.0). Not in API v1. */

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { honoured, refused, warned, type Support } from '../../util/compat.js';
 import { parseSizeBytes } from '../../util/size.js';
-import { CACHE_KEYS, CACHE_REASON } from './cache-schema.js';
+import { CACHE_KEYS, cacheSection } from './cache-schema.js';
 import { CUSTOM_KEYS, CUSTOM_REASON } from './custom-schema.js';
 import { DOCKER_KEYS, dockerSection } from './docker-schema.js';
 import { key, keyTable, older, ours, type KeyEntry } from './keys.js';
@@ -102,6 +102,7 @@ export const runnerSchema = z.strictObject({
   kill_grace_period: z.number().min(0).max(300).default(3),
   docker: dockerSection,
   kubernetes: kubernetesSection,
+  cache: cacheSection,
 });
 
 export type RunnerConfig = z.output<typeof runnerSchema>;
@@ -149,7 +150,7 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   shell: key(honoured()),
   custom_build_dir: key(warned(NOT_YET), RUNNER_TABLES.custom_build_dir),
   referees: key(warned(RUNNER_TABLES.referees.reason), RUNNER_TABLES.referees.table),
-  cache: key(warned(CACHE_REASON), CACHE_KEYS),
+  cache: key(honoured('local, or in S3, Azure or GCS as GitLab Runner stores it (docs/cache-and-artifacts.md)'), CACHE_KEYS),
   artifact: key(warned(NOT_YET), RUNNER_TABLES.artifact),
   feature_flags: key(honoured('each flag as the feature flag table of the job says')),
   monitoring: key(warned(RUNNER_TABLES.monitoring.reason), RUNNER_TABLES.monitoring.table),

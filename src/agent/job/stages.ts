@@ -16,10 +16,10 @@ import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import { shortList, type JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
+import { hasCode } from '../../util/errors.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
-import type { RunnerConfig } from '../config/schema.js';
-import type { StageContext } from './artifact-stages.js';
+import type { CacheRequest, StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
 import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
@@ -209,7 +209,9 @@ async function downloadAndRestore(build: BuildPayload, services: JobServices, ct
   });
   job.check();
   for (const cache of cachesOf(build)) {
-    await services.stages.restoreCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
+    await services.stages.restoreCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
+      job.check();
+      if (hasCode(error, 'CACHE_POLICY_UNKNOWN')) throw new StageFailed((error as Error).message);
       ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
     });
     job.check();
@@ -244,7 +246,13 @@ async function archiveAndUpload(
   }
   for (const cache of caches) {
     if (!sofar.env || job.signal.aborted) continue;
-    await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, sofar.env.host)).catch((error: unknown) => {
+    await services.stages.archiveCache(ctx, cacheRequest(cache, services, sofar.env.host)).catch((error: unknown) => {
+      if (hasCode(error, 'CACHE_POLICY_UNKNOWN') && ok) {
+        // As GitLab Runner: a policy that is none of GitLab's fails the job.
+        ok = false;
+        reason = (error as Error).message;
+        failure = { reason: 'script_failure' };
+      }
       ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
     });
   }
@@ -280,12 +288,17 @@ function cachesOf(build: BuildPayload): CacheOptions[] {
   return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
 }
 
-/** Where one cache lives: its key and fallback keys expanded (then GitLab Runner's `CACHE_FALLBACK_KEY`). */
-function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: ExportedVariable[]) {
-  const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
-  const expand = (text: string): string => expandString(text, lookup).trim();
-  const key = expand(cache.key ?? '') || 'default';
-  const fallbackKeys = [...(cache.fallback_keys ?? []), lookup('CACHE_FALLBACK_KEY')].map(expand).filter((name) => name !== '' && name !== key);
-  return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
+/** One cache of the job as the cache stages take it: the runner's cache dir and store, the job's variables. */
+function cacheRequest(cache: CacheOptions, services: JobServices, variables: ExportedVariable[]): CacheRequest {
+  const { runner } = services;
+  return {
+    cacheDir: runner.cache_dir,
+    runnerName: runner.name,
+    config: runner.cache,
+    runnerToken: runner.token,
+    ca: services.client.tls.ca,
+    spec: cache,
+    variable: (name) => variables.findLast((v) => v.key === name)?.value,
+  };
 }
 

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { RunnerApi } from '../../client/api.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { SharedServices } from '../services.js';
-import type { ArtifactStages, CacheRequest, StageContext } from '../job/artifact-stages.js';
+import type { ArtifactStages, StageContext } from '../job/artifact-stages.js';
 import { runnerLabel, type ObserverSlot } from './observer.js';
 
 type Method = (...args: never[]) => Promise<{ status: number }>;
@@ -74,30 +74,16 @@ export function observedServices(services: SharedServices, slot: ObserverSlot): 
       uploadArtifacts: staged('uploadArtifacts', 'upload_artifacts'),
       restoreCache: async (ctx, opts) => {
         slot.current?.jobStage(ctx.build, 'restore_cache');
-        const before = await cacheFile(slot, ctx, opts);
-        await stages.restoreCache(ctx, opts);
-        if (before) slot.current?.cacheBytes(opts.runnerName, 'down', before.size);
+        const restored = await stages.restoreCache(ctx, opts);
+        if (restored) slot.current?.cacheBytes(opts.runnerName, 'down', restored.bytes);
+        return restored;
       },
       archiveCache: async (ctx, opts) => {
         slot.current?.jobStage(ctx.build, 'archive_cache');
-        const before = await cacheFile(slot, ctx, opts);
-        await stages.archiveCache(ctx, opts);
-        const after = await cacheFile(slot, ctx, opts);
-        // The archive is renamed into place whole: a new inode or mtime means it was written.
-        if (after && (!before || after.ino !== before.ino || after.mtimeMs !== before.mtimeMs)) slot.current?.cacheBytes(opts.runnerName, 'up', after.size);
+        const saved = await stages.archiveCache(ctx, opts);
+        if (saved) slot.current?.cacheBytes(opts.runnerName, 'up', saved.bytes);
+        return saved;
       },
     },
   };
-}
-
-/** The cache archive's size and identity, when an observer wants it and the file exists. */
-async function cacheFile(slot: ObserverSlot, ctx: StageContext, opts: CacheRequest): Promise<{ size: number; ino: number; mtimeMs: number } | undefined> {
-  if (!slot.current || !ctx.build.options.cache) return undefined;
-  try {
-    const { cacheFilePath } = await import('../../artifacts/naming.js');
-    const stats = await stat(cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key));
-    return stats.isFile() ? stats : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -86,7 +86,8 @@ const cacheSchema = z.looseObject({
   key: z.string().optional(),
   untracked: z.boolean().optional(),
   paths: stringList.optional(),
-  policy: z.enum(['pull', 'push', 'pull-push']).optional(),
+  // Expanded by the runner (`policy: $CACHE_POLICY`); checked then, as GitLab Runner does.
+  policy: z.string().optional(),
   when: when.optional(),
   fallback_keys: stringList.optional(),
 });
