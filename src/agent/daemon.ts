@@ -59,6 +59,11 @@ export class Daemon {
     );
   }
 
+  /** `shutdown_timeout` of the config in force, in ms: how long a forceful stop may take. */
+  get shutdownTimeoutMs(): number {
+    return this.config.shutdown_timeout * 1000;
+  }
+
   /** The current root logger (replaced when a reload changes `log_format`). */
   get log(): Logger {
     return this.logger;

@@ -26,10 +26,14 @@ export function scriptFailed(stage: string, exitCode: number | null, signal: str
   return new StageFailed(`exit status ${exitCode}`, { reason: 'script_failure', exitCode });
 }
 
-/** The v4 failure of what ended a job that was not a {@link StageFailed}. */
-export function failureOf(error: unknown, timedOut: boolean, canceled: boolean): JobFailure {
+/**
+ * The v4 failure of what ended a job that was not a {@link StageFailed}. A job the daemon aborted on
+ * SIGTERM/SIGINT (`interrupted`) is `runner_interrupted` (sent as `unknown_failure` to a server that
+ * does not list it, as GitLab Runner does).
+ */
+export function failureOf(error: unknown, timedOut: boolean, canceled: boolean, interrupted = false): JobFailure {
   if (error instanceof StageFailed) return error.failure;
-  if (error instanceof JobStop) return { reason: timedOut ? 'job_execution_timeout' : canceled ? 'unknown_failure' : 'runner_system_failure' };
+  if (error instanceof JobStop) return { reason: timedOut ? 'job_execution_timeout' : canceled ? 'unknown_failure' : interrupted ? 'runner_interrupted' : 'runner_system_failure' };
   if (error instanceof ExecutorSetupError) return { reason: executorReason(error.code) };
   return { reason: 'runner_system_failure' };
 }

@@ -1,11 +1,12 @@
 /**
- * `ci-runner run`: the daemon over every `[[runners]]` entry of config.toml. SIGTERM/SIGINT/SIGQUIT
- * stop polling and let jobs finish for `shutdown_timeout`; a second SIGTERM/SIGINT cancels them at
- * once. SIGHUP, or any change of the config file, re-reads the config (a bad new config is reported
- * and the old one kept).
+ * `ci-runner run`: the daemon over every `[[runners]]` entry of config.toml. SIGQUIT stops it
+ * gracefully (running jobs finish); SIGTERM/SIGINT abort running jobs and wait `shutdown_timeout`
+ * for their final updates (cli/stop-signals.ts). SIGHUP, or any change of the config file, re-reads
+ * the config (a bad new config is reported and the old one kept).
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals } from '../support.js';
+import { CommandError, EXIT } from '../support.js';
+import { handleStopSignals } from '../stop-signals.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../last-resort.js';
@@ -34,7 +35,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
   describe: 'Run the runner daemon for every runner in config.toml',
   builder: (y: Argv) =>
     addEnvOptions(y, RUN_FLAGS)
-      .epilogue('Signals: SIGTERM/SIGINT/SIGQUIT finish running jobs (up to shutdown_timeout), a second SIGTERM/SIGINT cancels them; SIGHUP reloads the config. The config file is also watched: a change is applied within a second (an invalid file is logged and the old config kept).\nExit codes: 0 stopped cleanly; 2 the config is missing, invalid or writable by every user, a bad flag, or the job user does not exist.') as unknown as Argv<RunArgs>,
+      .epilogue('Signals (as GitLab Runner): SIGQUIT stops taking jobs and lets running ones finish; SIGTERM/SIGINT abort running jobs at once (reported failed, runner_interrupted) and wait up to shutdown_timeout for their final updates; a further signal meanwhile exits at once. SIGHUP reloads the config. The config file is also watched: a change is applied within a second (an invalid file is logged and the old config kept).\nExit codes: 0 stopped cleanly; 1 a forceful stop did not finish within shutdown_timeout, or a further signal cut it short; 2 the config is missing, invalid or writable by every user, a bad flag, or the job user does not exist.') as unknown as Argv<RunArgs>,
   handler: async (argv: ArgumentsCamelCase<RunArgs>) => {
     const listenAddress = argv['listen-address'] ?? (process.env.LISTEN_ADDRESS || undefined);
     if (listenAddress !== undefined && !parseListenAddress(listenAddress)) {
@@ -59,20 +60,30 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const logger = daemon.log;
     if (systemId.unsaved) logger.warn(`system id: ${systemId.unsaved}`);
     keepRunningOnUnhandledRejection(logger);
-    const signals = handleStopSignals(logger, () => daemon.agent.shutdown(), () => daemon.agent.shutdown());
+    const signals = handleStopSignals(
+      logger,
+      { graceful: (signal) => daemon.agent.shutdown('graceful', signal), forceful: (signal) => daemon.agent.shutdown('forceful', signal) },
+      () => daemon.shutdownTimeoutMs,
+    );
     const onHup = (): void => void daemon.reload('SIGHUP');
     process.off('SIGHUP', noteHup);
     process.on('SIGHUP', onHup);
     logger.info({ config: configPath, pid: process.pid, system_id: systemId.id }, 'ci-runner started');
     await daemon.start();
     if (earlyHup) onHup();
+    let gaveUp: string | undefined;
     try {
-      await daemon.agent.done();
+      gaveUp = await Promise.race([daemon.agent.done().then(() => undefined), signals.forcedExit]);
     } finally {
       process.off('SIGHUP', onHup);
       signals.dispose();
-      await daemon.close();
     }
+    if (gaveUp !== undefined) {
+      // As GitLab Runner: exit 1 without waiting for the rest; owed final updates go at the next start.
+      daemon.log.error({ jobs: daemon.agent.runningJobs }, `forceful shutdown not finished: ${gaveUp}`);
+      process.exit(EXIT.jobFailed);
+    }
+    await daemon.close();
     daemon.log.info('ci-runner stopped');
   },
 };

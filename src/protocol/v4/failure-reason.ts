@@ -13,7 +13,8 @@ export type FailureReason =
   | 'unknown_failure'
   | 'image_pull_failure'
   | 'runner_configuration_error'
-  | 'runner_external_dependency_failure';
+  | 'runner_external_dependency_failure'
+  | 'runner_interrupted';
 
 const ALWAYS_ACCEPTED: ReadonlySet<string> = new Set(['script_failure', 'runner_system_failure', 'job_execution_timeout']);
 
