@@ -16,6 +16,7 @@ import type { RunnerMetrics } from './metrics/registry.js';
 import type { StatusServer } from './metrics/server.js';
 import type { RunAs } from '../executors/run-as.js';
 import { defaultServices } from './services.js';
+import type { StopMode } from './shutdown.js';
 
 export interface DaemonOptions {
   configPath: string;
@@ -43,6 +44,7 @@ export class Daemon {
   private status: { address: string; server: StatusServer } | undefined;
   private watcher: ConfigWatcher | undefined;
   private queue: Promise<void> = Promise.resolve();
+  private started = false;
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
@@ -76,10 +78,21 @@ export class Daemon {
     return this.queue;
   }
 
+  /**
+   * Stops the daemon: `graceful` (SIGQUIT) lets running jobs finish, `forceful` (SIGTERM/SIGINT)
+   * aborts them (Agent.shutdown); `cause` names the signal.
+   */
+  stop(mode: StopMode, cause: string): void {
+    this.agent.shutdown(mode, cause);
+    this.slot.current?.processState(this.agent.stopMode === 'forceful' ? 'forceful-shutdown' : 'graceful-shutdown');
+  }
+
   private async startAll(): Promise<void> {
     // The observer before the first poll, so every request is counted; the server after.
     if (this.wantedAddress() !== undefined) await this.loadMetrics();
     this.agent.start();
+    this.started = true;
+    this.slot.current?.processState('running');
     await this.applyListenAddress();
     this.watcher = await watchConfig(this.options.configPath, {
       logger: this.logger,
@@ -150,7 +163,8 @@ export class Daemon {
     // prom-client is loaded only now: a daemon without a status server does not carry it.
     if (!this.metrics) {
       const { RunnerMetrics } = await import('./metrics/registry.js');
-      this.metrics = new RunnerMetrics(() => this.config);
+      this.metrics = new RunnerMetrics(() => this.config, this.options.systemId);
+      if (this.started) this.metrics.processState('running');
     }
     this.slot.current = this.metrics;
     return this.metrics;
@@ -180,10 +194,12 @@ export class Daemon {
       const server = await startStatusServer(address, {
         readiness: () => ({ stopping: this.agent.stopping, runners: this.agent.readiness() }),
         runningJobs: () => metrics.runningJobs(),
+        runningJobsText: () => metrics.runningJobsText(),
+        processState: () => metrics.processStateText(),
         scrape: () => metrics.scrape(),
       }, this.logger);
       this.status = { address: wanted, server };
-      this.logger.info({ url: server.url }, `metrics and health on ${server.url} (/metrics, /healthz, /readyz, /debug/jobs)`);
+      this.logger.info({ url: server.url }, `metrics and health on ${server.url} (/metrics, /healthz, /readyz, /health/ready, /debug/jobs/list, /debug/jobs, /debug/process/state)`);
     } catch (error) {
       metrics.error('status_server_listen');
       this.logger.error({ listenAddress: wanted, err: (error as Error).message }, 'cannot listen for metrics and health; running without them until a reload');

@@ -2,8 +2,8 @@
  * Why a job failed, as v4's final update names it (`failure_reason`, `exit_code`; docs/protocol-v4.md
  * §8.6), from what ended it: a script's exit status is `script_failure` with its exit code, the job
  * timeout `job_execution_timeout`, an image that could not be had `image_pull_failure`, the runner's
- * own errors `runner_system_failure`. A cancel is `unknown_failure`, as GitLab Runner reports it (the
- * server has the job canceled already). The text reason in the trace stays as it was.
+ * own errors `runner_system_failure`. A cancel is `job_canceled`, GitLab Runner's internal reason, which
+ * no server lists: it goes out as `unknown_failure` (the server has the job canceled already). The text reason in the trace stays as it was.
  */
 import { ExecutorSetupError } from '../../executors/types.js';
 import type { FailureReason } from '../../protocol/v4/failure-reason.js';
@@ -33,7 +33,7 @@ export function scriptFailed(stage: string, exitCode: number | null, signal: str
  */
 export function failureOf(error: unknown, timedOut: boolean, canceled: boolean, interrupted = false): JobFailure {
   if (error instanceof StageFailed) return error.failure;
-  if (error instanceof JobStop) return { reason: timedOut ? 'job_execution_timeout' : canceled ? 'unknown_failure' : interrupted ? 'runner_interrupted' : 'runner_system_failure' };
+  if (error instanceof JobStop) return { reason: timedOut ? 'job_execution_timeout' : canceled ? 'job_canceled' : interrupted ? 'runner_interrupted' : 'runner_system_failure' };
   if (error instanceof ExecutorSetupError) return { reason: executorReason(error.code) };
   return { reason: 'runner_system_failure' };
 }

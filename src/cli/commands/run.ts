@@ -27,7 +27,7 @@ const RUN_FLAGS: readonly EnvFlag[] = [
   { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
   { flag: 'working-directory', alias: 'd', env: [], kind: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' },
   { flag: 'user', alias: 'u', env: [], kind: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' },
-  { flag: 'listen-address', env: ['LISTEN_ADDRESS'], kind: 'string', describe: 'Serve /metrics, /healthz, /readyz and /debug/jobs on host:port (overrides listen_address in the config)' },
+  { flag: 'listen-address', env: ['LISTEN_ADDRESS'], kind: 'string', describe: 'Serve /metrics, /health/ready, /healthz, /readyz, /debug/jobs/list and /debug/jobs on host:port (overrides listen_address in the config)' },
 ];
 
 export const runCommand: CommandModule<object, RunArgs> = {
@@ -62,7 +62,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     keepRunningOnUnhandledRejection(logger);
     const signals = handleStopSignals(
       logger,
-      { graceful: (signal) => daemon.agent.shutdown('graceful', signal), forceful: (signal) => daemon.agent.shutdown('forceful', signal) },
+      { graceful: (signal) => daemon.stop('graceful', signal), forceful: (signal) => daemon.stop('forceful', signal) },
       () => daemon.shutdownTimeoutMs,
     );
     const onHup = (): void => void daemon.reload('SIGHUP');
