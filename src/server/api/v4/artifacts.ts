@@ -11,7 +11,8 @@ import type { ServerContext } from '../../context.js';
 import { errorReply, type Reply } from '../../http/reply.js';
 import { DOTENV_MAX_BYTES, applyDotenvText } from '../../state/dotenv-report.js';
 import type { BuildRecord } from '../../state/store.js';
-import { artifactsFileReply, badExpiry, expiryFrom, receiveUpload, type ReceivedFile } from '../artifacts.js';
+import { artifactsFileReply, badExpiry, expiryFrom } from '../artifacts.js';
+import { receiveUpload, type ReceivedFile } from '../upload.js';
 import type { ApiRequest } from '../request.js';
 import { authenticateJob, jobTokenOf } from './auth.js';
 
