@@ -153,6 +153,21 @@ export class Agent {
     this.waits.wakeAll();
   }
 
+  /**
+   * An entry's token was renewed (token-rotation.ts): the entry carries on with the new one at once,
+   * keeping its loops, pause and backoff; a reload of the rewritten file then finds it unchanged.
+   */
+  rotateToken(oldToken: string, next: Pick<RunnerConfig, 'token' | 'token_obtained_at' | 'token_expires_at'>): void {
+    this.config = { ...this.config, runners: this.config.runners.map((runner) => (runner.token === oldToken ? { ...runner, ...next } : runner)) };
+    for (const [key, entry] of [...this.entries]) {
+      if (entry.config.token !== oldToken) continue;
+      this.entries.delete(key);
+      entry.config = { ...entry.config, ...next };
+      entry.key = entryKey(entry.config);
+      this.entries.set(entry.key, entry);
+    }
+  }
+
   /** The stop under way, if any. */
   get stopMode(): StopMode | undefined {
     return this.steps.mode;

@@ -17,6 +17,8 @@ import type { StatusServer } from './metrics/server.js';
 import type { RunAs } from '../executors/run-as.js';
 import { defaultServices } from './services.js';
 import type { StopMode } from './shutdown.js';
+import { TokenRotation } from './token-rotation.js';
+import type { RunnerApi } from '../client/api.js';
 
 export interface DaemonOptions {
   configPath: string;
@@ -45,6 +47,7 @@ export class Daemon {
   private watcher: ConfigWatcher | undefined;
   private queue: Promise<void> = Promise.resolve();
   private started = false;
+  private readonly tokens: TokenRotation;
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
@@ -59,6 +62,18 @@ export class Daemon {
       },
       { wrapClient: (client, runner) => observedClient(client, runner, slot), ...(options.systemId ? { systemId: options.systemId } : {}) },
     );
+    this.tokens = new TokenRotation({
+      configPath: options.configPath,
+      config: () => this.config,
+      logger: () => this.logger,
+      ...(options.systemId ? { systemId: options.systemId } : {}),
+      rotated: (oldToken, next) => {
+        this.config = { ...this.config, runners: this.config.runners.map((runner) => (runner.token === oldToken ? { ...runner, ...next } : runner)) };
+        this.agent.rotateToken(oldToken, next);
+      },
+      saved: (ok) => slot.current?.configSaved(ok),
+      wrapClient: (client, runner) => observedClient(client as unknown as RunnerApi, () => runner, slot) as unknown as typeof client,
+    });
   }
 
   /** `shutdown_timeout` of the config in force, in ms: how long a forceful stop may take. */
@@ -83,6 +98,7 @@ export class Daemon {
    * aborts them (Agent.shutdown); `cause` names the signal.
    */
   stop(mode: StopMode, cause: string): void {
+    void this.tokens.stop();
     this.agent.shutdown(mode, cause);
     this.slot.current?.processState(this.agent.stopMode === 'forceful' ? 'forceful-shutdown' : 'graceful-shutdown');
   }
@@ -91,6 +107,7 @@ export class Daemon {
     // The observer before the first poll, so every request is counted; the server after.
     if (this.wantedAddress() !== undefined) await this.loadMetrics();
     this.agent.start();
+    this.tokens.schedule();
     this.started = true;
     this.slot.current?.processState('running');
     await this.applyListenAddress();
@@ -114,6 +131,7 @@ export class Daemon {
 
   /** After the agent is done: stops watching and closes the status server. */
   async close(): Promise<void> {
+    await this.tokens.stop();
     await this.queue;
     await this.watcher?.close();
     await this.status?.server.close();
@@ -134,6 +152,7 @@ export class Daemon {
     this.config = next;
     this.applyLogging(this.logSettings(before), this.logSettings(next));
     this.agent.reload(next);
+    this.tokens.schedule();
     await this.applyListenAddress();
     this.metrics?.configReloaded(true);
     this.logger.info({ source, runners: next.runners.length }, `${source}: config reloaded`);

@@ -29,10 +29,32 @@ const byteSize = z.unknown().optional().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * A TOML date-time GitLab Runner wrote (`token_obtained_at = 2026-04-20T13:10:41Z`); its zero value
+ * `0001-01-01T00:00:00Z`, written for "none", reads as unset.
+ */
+const tokenTime = z
+  .unknown()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === '') return undefined;
+    const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) {
+      ctx.issues.push({ code: 'custom', input: value, message: 'expected a date-time such as 2026-04-20T13:10:41Z' });
+      return z.NEVER;
+    }
+    return date.getUTCFullYear() <= 1 ? undefined : new Date(date.getTime());
+  });
+
 export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   token: z.string().min(1, 'the runner token from `register`'),
+  /** GitLab Runner's: the runner's id on the server, as `register` recorded it (`reset-token --id`). */
+  id: z.int().min(0).optional(),
+  /** GitLab Runner's: when the token was obtained and when it expires; the daemon renews it at 3/4 of that span. */
+  token_obtained_at: tokenTime,
+  token_expires_at: tokenTime,
   /**
    * Ours: the runner API at `url`: `v4` (`/api/v4`, GitLab 9.0 and later), `v1` (`/ci/api/v1`,
    * GitLab 8.x), or `auto` (the default: the server is asked which it serves).
@@ -75,7 +97,7 @@ export type RunnerConfig = z.output<typeof runnerSchema>;
 
 /** GitLab Runner `[[runners]]` keys and tables with no effect here (a table of RUNNER_SECTIONS is read, whatever this says). */
 export const IGNORED_RUNNER_KEYS = new Set([
-  'id', 'token_obtained_at', 'token_expires_at', 'clone_url', 'debug_trace_disabled', 'referees',
+  'clone_url', 'debug_trace_disabled', 'referees',
   'unhealthy_requests_limit', 'unhealthy_interval', 'custom_build_dir',
   'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
   'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
