@@ -55,12 +55,17 @@ describe('register over v4', () => {
     const config = join(root, 'config.toml');
     const created = await createdRunner();
     expect(created.token.startsWith('glrt-')).toBe(true);
-    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '--token', created.token, '--name', 'made-there', '--tag-list', 'ignored']);
+    // GitLab Runner 19 refuses the settings reserved to the server with an authentication token.
+    const refused = await cli(['register', '-c', config, '-n', '--url', t.url, '--token', created.token, '--name', 'made-there', '--tag-list', 'reserved']);
+    expect(refused.exitCode, refused.all).toBe(2);
+    expect(refused.stderr).toContain('--tag-list: runner configuration other than name and executor configuration is reserved');
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '--token', created.token, '--name', 'made-there']);
     expect(reg.exitCode, reg.all).toBe(0);
-    expect(reg.stderr).toContain('--tag-list is ignored for a runner created in GitLab');
     const text = await readFile(config, 'utf8');
     expect(text).toContain(`id = ${created.id}`);
     expect(text).toMatch(/token_obtained_at = \d{4}-/);
+    // GitLab Runner's zero value: the reference server's tokens do not expire here.
+    expect(text).toContain('token_expires_at = 0001-01-01T00:00:00');
     const systemId = (await readFile(join(root, '.runner_system_id'), 'utf8')).trim();
     expect((await runnerOnServer(created.id))?.managers.map((m) => m.system_id)).toEqual([systemId]);
 
@@ -73,6 +78,25 @@ describe('register over v4', () => {
     expect(unreg.stdout).toContain('the runner stays in GitLab');
     expect(await entries(config)).toEqual([]);
     expect((await runnerOnServer(created.id))?.managers).toEqual([]);
+  });
+
+  it('takes a glrt- token given as --registration-token as an authentication token (GitLab Runner 19): verified, no legacy registration, reserved flags warned about', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    const created = await createdRunner();
+    const count = async (): Promise<number> => (JSON.parse((await raw(t.url, 'GET', '/admin/api/runners', { headers: admin() })).text) as unknown[]).length;
+    const runnersBefore = await count();
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '--registration-token', created.token, '--name', 'via-r', '--tag-list', 'ignored', '--executor', 'shell']);
+    expect(reg.exitCode, reg.all).toBe(0);
+    expect(reg.stderr).toContain('legacy-compatible registration');
+    expect(reg.stderr).toContain('--tag-list is ignored');
+    const [entry] = await entries(config);
+    expect(entry).toMatchObject({ name: 'via-r', token: created.token, id: created.id });
+    expect(entry!.token_obtained_at).toBeInstanceOf(Date);
+    const systemId = (await readFile(join(root, '.runner_system_id'), 'utf8')).trim();
+    expect((await runnerOnServer(created.id))?.managers.map((m) => m.system_id)).toEqual([systemId]);
+    // No second runner was registered for it.
+    expect(await count()).toBe(runnersBefore);
   });
 
   it('refuses a glrt- token the server does not know (exit 3) and writes nothing', async () => {

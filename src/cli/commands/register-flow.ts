@@ -26,6 +26,8 @@ export interface RegisterRequest {
   tls: TlsMaterial;
   registrationToken?: string;
   runnerToken?: string;
+  /** The runner token came as `--registration-token` (GitLab Runner 19 takes a glrt- token there too). */
+  runnerTokenViaRegistration?: boolean;
   tagList: string[];
   runUntagged: boolean;
   locked?: boolean;
@@ -42,7 +44,7 @@ export async function registerWithCoordinator(request: RegisterRequest): Promise
   if (systemId.unsaved) process.stderr.write(`WARNING: system id: ${systemId.unsaved}\n`);
   const client = await connect(url, (values.api ?? 'auto') as ApiChoice, request.tls, systemId.id);
   try {
-    const warnings = created ? createdRunnerWarnings(values) : client.api === 'v1' ? checkV4OnlyValues(values) : [];
+    const warnings = created ? createdRunnerWarnings(values, request.runnerTokenViaRegistration) : client.api === 'v1' ? checkV4OnlyValues(values) : [];
     for (const warning of warnings) process.stderr.write(`WARNING: ${warning}\n`);
     if (created) await takeCreatedRunner(client, request, systemId.id);
     else if (request.runnerToken) await takeExistingRunner(client, request, request.runnerToken);

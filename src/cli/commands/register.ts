@@ -19,7 +19,7 @@ import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
-import { registerWithCoordinator } from './register-flow.js';
+import { CREATED_RUNNER_PREFIX, registerWithCoordinator } from './register-flow.js';
 
 interface RegisterArgs extends RegisterValues {
   'tls-ca-file'?: string;
@@ -45,6 +45,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const tlsMaterial = checkTlsFlags(tls);
     const docker = dockerTableFromFlags(argv);
     if (!values['non-interactive'] && interactive()) await askMissing(values, docker);
+    // As GitLab Runner 19: an authentication token (glrt-) given where a registration token goes is
+    // verified and taken into use as one, with no legacy registration.
+    const authAsRegistration = !values.token && values['registration-token']?.startsWith(CREATED_RUNNER_PREFIX) === true;
+    if (authAsRegistration) {
+      values.token = values['registration-token'];
+      delete values['registration-token'];
+    }
     const { url, 'registration-token': token, token: runnerToken } = values;
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
     if (!token && !runnerToken) throw new CommandError(EXIT.usage, 'register needs a registration token (--registration-token or REGISTRATION_TOKEN), or the token of a runner that exists already (--token or CI_SERVER_TOKEN)');
@@ -64,7 +71,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       throw new CommandError(EXIT.usage, error instanceof ConfigError ? error.message : `cannot read ${configPath}: ${(error as Error).message}`);
     });
     warnAboveConcurrent(existing, entry);
-    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
+    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), ...(authAsRegistration ? { runnerTokenViaRegistration: true } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
     process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
   },
 };
