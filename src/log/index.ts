@@ -48,7 +48,7 @@ export function isLogFormat(value: unknown): value is LogFormat {
 }
 
 /** Whether standard error is connected to the journal. */
-function stderrIsJournal(): boolean {
+export function stderrIsJournal(): boolean {
   const stream = process.env.JOURNAL_STREAM;
   if (!stream) return false;
   try {

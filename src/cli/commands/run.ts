@@ -12,14 +12,18 @@ import { resolveConfigPath } from '../../agent/config/index.js';
 import { keepRunningOnUnhandledRejection } from '../last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../executors/run-as.js';
 import { parseListenAddress } from '../../agent/config/listen-address.js';
-import { addEnvOptions, type EnvFlag } from '../env-options.js';
+import { addEnvOptions, resolveEnvOptions, type EnvFlag } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
+import { honoured } from '../../util/compat.js';
+import { stderrIsJournal } from '../../log/index.js';
 
 interface RunArgs {
   config?: string;
   'working-directory'?: string;
   user?: string;
   'listen-address'?: string;
+  service?: string;
+  syslog?: boolean;
 }
 
 /** `run`'s flags, as GitLab Runner's `run` has them. */
@@ -28,6 +32,9 @@ const RUN_FLAGS: readonly EnvFlag[] = [
   { flag: 'working-directory', alias: 'd', env: [], kind: 'string', describe: 'Change to this directory first (relative builds_dir/cache_dir resolve against it)' },
   { flag: 'user', alias: 'u', env: [], kind: 'string', describe: 'Run shell jobs as this user (overrides config.toml `user`); the daemon stays root' },
   { flag: 'listen-address', env: ['LISTEN_ADDRESS'], kind: 'string', describe: 'Serve /metrics, /health/ready, /healthz, /readyz, /debug/jobs/list and /debug/jobs on host:port (overrides listen_address in the config)' },
+  // GitLab Runner's service files run `run --working-directory D --config C --service gitlab-runner --syslog`.
+  { flag: 'service', alias: 'n', env: [], kind: 'string', describe: 'The service name this daemon runs as (logged at start; GitLab Runner names its system-log source after it)', support: honoured('logged at start as `service`') },
+  { flag: 'syslog', env: ['LOG_SYSLOG'], kind: 'boolean', describe: 'Log to the system log', support: honoured('under systemd the log goes to the journal (standard error, each line with its syslog priority); elsewhere a warning says the log stays on standard error') },
 ];
 
 export const runCommand: CommandModule<object, RunArgs> = {
@@ -68,7 +75,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const onHup = (): void => void daemon.reload('SIGHUP');
     process.off('SIGHUP', noteHup);
     process.on('SIGHUP', onHup);
-    logger.info({ config: configPath, pid: process.pid, system_id: systemId.id }, 'ci-runner started');
+    if (resolveEnvOptions(argv, RUN_FLAGS).syslog === true && !stderrIsJournal()) logger.warn('--syslog: ci-runner does not write to syslog; its log stays on standard error (under systemd it reaches the journal with syslog priorities)');
+    logger.info({ config: configPath, pid: process.pid, system_id: systemId.id, ...(argv.service ? { service: argv.service } : {}) }, 'ci-runner started');
     await daemon.start();
     if (earlyHup) onHup();
     let gaveUp: string | undefined;
