@@ -17,7 +17,8 @@ import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags
 import { interactive, Prompter } from '../prompt.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
-import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { addEnvOptions, checkFlagSupport, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { REGISTER_COMPAT_FLAGS } from './register-compat.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
 import { CREATED_RUNNER_PREFIX, registerWithCoordinator } from './register-flow.js';
 
@@ -33,11 +34,12 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    addDockerFlags(addTlsFlags(addEnvOptions(y, REGISTER_FLAGS), { note: ' (written to config.toml)' }))
+    addDockerFlags(addTlsFlags(addEnvOptions(addEnvOptions(y, REGISTER_FLAGS), REGISTER_COMPAT_FLAGS), { note: ' (written to config.toml)' }))
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor shell', 'Take a runner created in GitLab (Settings > CI/CD > Runners > New runner) into use')
       .example('$0 register -n --url https://ci.example.com/ -r TOKEN --executor docker --docker-image alpine:3.20', 'Register with a registration token, without prompts (as `gitlab-runner register -n ...`)')
-      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (--kubernetes-*, --cache-*, --custom-*, the --docker-* not shown, --template-config, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
+    for (const warning of checkFlagSupport(argv, REGISTER_COMPAT_FLAGS)) process.stderr.write(`WARNING: ${warning}\n`);
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
     const configPath = resolveConfigPath(values.config);
     // Unusable TLS files are found before any prompt and before the coordinator is asked anything.
