@@ -134,6 +134,37 @@ describe('reset-token', () => {
     expect(old.status).toBe(403);
   });
 
+  it('resets by --url with --id, and with a personal access token (--pat) instead of the runner token; verify selects by --url with --token', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    expect((await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'by-id'])).exitCode).toBe(0);
+    expect((await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'other'])).exitCode).toBe(0);
+    const [first, second] = await entries(config);
+    expect(first!.id).toBeGreaterThan(0);
+    const byId = await cli(['reset-token', '-c', config, '--url', t.url, '--id', String(first!.id)]);
+    expect(byId.exitCode, byId.all).toBe(0);
+    const afterId = (await entries(config))[0]!;
+    expect(afterId.token).not.toBe(first!.token);
+    expect((await entries(config))[1]!.token).toBe(second!.token);
+
+    const badPat = await cli(['reset-token', '-c', config, '--name', 'by-id', '--pat', 'not-a-pat']);
+    expect(badPat.exitCode, badPat.all).toBe(3);
+    expect(badPat.stderr).toContain('refused the personal access token (403)');
+    const withPat = await cli(['reset-token', '-c', config, '--name', 'by-id', '--pat', t.server.adminToken]);
+    expect(withPat.exitCode, withPat.all).toBe(0);
+    const afterPat = (await entries(config))[0]!;
+    expect(afterPat.token).not.toBe(afterId.token);
+    expect((await raw(t.url, 'POST', '/api/v4/runners/verify', { json: { token: afterId.token } })).status).toBe(403);
+
+    const verify = await cli(['verify', '-c', config, '--url', t.url, '--token', afterPat.token]);
+    expect(verify.exitCode, verify.all).toBe(0);
+    expect(verify.stdout).toContain('"by-id"');
+    expect(verify.stdout).not.toContain('"other"');
+    const none = await cli(['verify', '-c', config, '--url', t.url, '--token', 'nobody']);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain('matches the filtering parameters');
+  });
+
   it('says the v1 API has no token reset, and leaves the entry alone (exit 3)', async () => {
     const { root } = await workDirs();
     const config = join(root, 'config.toml');

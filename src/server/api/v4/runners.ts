@@ -108,6 +108,23 @@ export async function deleteManagerV4(ctx: ServerContext, request: ApiRequest): 
   return { status: 204 };
 }
 
+/**
+ * `POST /runners/:id/reset_authentication_token` with a personal access token in `PRIVATE-TOKEN`
+ * (GitLab Runner's `reset-token --pat`): this server's admin token stands for a PAT that may manage
+ * the runner. 401 without one, 403 with another, 404 for no such runner.
+ */
+export async function resetTokenByIdV4(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
+  const header = request.req.headers['private-token'];
+  const pat = Array.isArray(header) ? header[0] : header;
+  if (!pat) return errorReply(401, '401 Unauthorized');
+  if (pat !== ctx.settings.adminToken) return errorReply(403);
+  const runner = request.buildId === undefined ? undefined : ctx.store.runners.get(request.buildId);
+  if (!runner) return errorReply(404, '404 Runner Not Found');
+  const token = ctx.store.resetRunnerToken(runner, tokenExpiry(ctx));
+  ctx.logger.info({ runnerId: runner.id, expiresAt: runner.tokenExpiresAt }, 'runner token reset with a personal access token');
+  return json(201, { token, token_expires_at: runner.tokenExpiresAt ?? null });
+}
+
 export async function resetTokenV4(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
   const call = await runnerCall(ctx, request);
   if ('reply' in call) return call.reply;
