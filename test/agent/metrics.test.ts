@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseListenAddress } from '../../src/agent/config/listen-address.js';
 import { exportedMetric, GITLAB_RUNNER_METRICS, OWN_METRICS, RENAMED_METRICS } from '../../src/agent/metrics/names.js';
@@ -47,6 +48,12 @@ describe('GitLab Runner formats', () => {
     expect(exportedMetric('gitlab_runner_jobs').labels).toEqual(['runner', 'runner_name', 'system_id', 'state', 'stage', 'executor_stage']);
     expect(() => exportedMetric('gitlab_runner_worker_slots_number')).toThrow(/not an exported metric/);
     for (const replaced of Object.keys(RENAMED_METRICS)) expect(names.has(replaced), replaced).toBe(false);
+  });
+
+  it('lists every metric of the table, exported or not, in docs/operations.md', async () => {
+    const doc = await readFile(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    for (const entry of [...GITLAB_RUNNER_METRICS, ...OWN_METRICS]) expect(doc, entry.name).toContain(`| \`${entry.name}\` | ${entry.type} |`);
+    for (const replaced of Object.keys(RENAMED_METRICS)) expect(doc, replaced).toContain(`| \`${replaced}\` |`);
   });
 });
 
