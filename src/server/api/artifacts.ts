@@ -69,12 +69,22 @@ export function artifactsFileReply(build: BuildRecord): Reply {
     status: 200,
     headers: {
       'content-type': 'application/octet-stream',
-      'content-disposition': `attachment; filename=${artifacts.filename}`,
+      'content-disposition': contentDisposition(artifacts.filename),
       'content-transfer-encoding': 'binary',
       'content-length': String(artifacts.size),
     },
     body: createReadStream(artifacts.path),
   };
+}
+
+/**
+ * `attachment; filename=NAME` as GitLab 8.x sent it for a name in printable ASCII; any other name (an
+ * upload's, so the job's choice) also as RFC 6266's `filename*`, with `_` for the rest in `filename`:
+ * a header carries no character beyond Latin-1, and one that tried would fail the download.
+ */
+function contentDisposition(name: string): string {
+  if (/^[\x20-\x7e]*$/.test(name)) return `attachment; filename=${name}`;
+  return `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
 export async function deleteArtifacts(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
@@ -84,6 +94,8 @@ export async function deleteArtifacts(ctx: ServerContext, request: ApiRequest): 
   if (!read.ok) return read.reply;
   const refused = access(build, buildTokenOf(request, read.params));
   if (refused) return refused;
+  // Only the build's own job deletes them: once it has finished, its token is every later job's (§5.5).
+  if (build.status !== 'running') return errorReply(403, '403 Forbidden  - Build is not running!');
   await ctx.artifacts.remove(build);
   return json(200, {});
 }

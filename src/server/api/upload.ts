@@ -71,7 +71,7 @@ export function receiveUpload(
     };
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { fields: 50, fieldSize: 64 * 1024, parts: 100 } });
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fields: 50, fieldSize: 64 * 1024, parts: 100 } });
     } catch (error) {
       settle(errorReply(400, `400 Bad Request - malformed multipart body: ${(error as Error).message}`));
       return;

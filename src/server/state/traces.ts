@@ -13,6 +13,14 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 import type { BuildRecord } from './store.js';
 import { KeyedLock } from './keyed-lock.js';
 
+/** GitLab's default `ci_jobs_trace_size_limit` (API v4): a job whose log grows past it is failed. */
+export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
+/**
+ * API v1's: GitLab 8.x had no limit and its runners' logs may be larger than v4's limit; this one only
+ * keeps a build's token (which its job has, `CI_BUILD_TOKEN`) from filling the server's disk.
+ */
+export const MAX_TRACE_BYTES_V1 = 1024 * 1024 * 1024;
+
 /** Replaces every occurrence of each secret with as many `x` bytes; lengths never change. */
 export function maskSecrets(bytes: Buffer, secrets: readonly string[]): Buffer {
   let out = bytes;
