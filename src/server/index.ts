@@ -137,6 +137,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     adminToken: options.adminToken ?? durable?.settings?.adminToken ?? randomToken(20),
     maxArtifactsSize: options.maxArtifactsSize ?? DEFAULT_MAX_ARTIFACTS,
     longPollMs: options.longPollMs ?? 0,
+    runnerTokenExpiresInMs: options.runnerTokenExpiresInMs ?? 0,
     staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
     stuckPendingTimeoutMs: options.stuckPendingTimeoutMs ?? 60 * 60 * 1000,
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,

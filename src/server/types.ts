@@ -58,6 +58,12 @@ export interface ReferenceServerOptions {
   requestBodyMemory?: number;
   /** 0/undefined = off. */
   longPollMs?: number;
+  /**
+   * Runner tokens (v4) expire this many ms after they are issued, as GitLab's "runner authentication
+   * token expiry" does: answers carry `token_expires_at`, an expired token is refused (403) and
+   * `POST /runners/reset_authentication_token` gives a fresh one. 0/undefined = tokens never expire.
+   */
+  runnerTokenExpiresInMs?: number;
   /** Fail running builds with no E5/E6 for this long (default 1 h). */
   staleBuildTimeoutMs?: number;
   /** Fail pending builds that no runner can take (tags, untagged, project) after this long (default 1 h, as GitLab). */

@@ -36,6 +36,8 @@ export interface RunnerRecord {
   maximumTimeout?: number;
   /** v4 `maintenance_note`: free text for admins. */
   maintenanceNote?: string;
+  /** When the token stops working (ISO 8601; `--runner-token-expires-in`); absent: never. */
+  tokenExpiresAt?: string;
   /** The hosts using this runner's token, by `system_id` (API v4 runner managers). */
   managers?: RunnerManager[];
   /** Which API the runner last asked for a job through, and the `info.features` it announced then (in memory only). */
@@ -195,14 +197,19 @@ export class Store {
     return runnerToken(new Set([...this.runners.values()].flatMap((runner) => [shortToken(runner.token), runner.token.slice(0, 8)])), kind === 'created');
   }
 
-  /** Gives `runner` a new token (v4 `reset_authentication_token`); the old one stops working at once. */
-  resetRunnerToken(runner: RunnerRecord): string {
-    const previous = runner.token;
+  /**
+   * Gives `runner` a new token (v4 `reset_authentication_token`), expiring at `expiresAt` (ISO 8601)
+   * or never; the old one stops working at once.
+   */
+  resetRunnerToken(runner: RunnerRecord, expiresAt?: string): string {
+    const previous = { token: runner.token, tokenExpiresAt: runner.tokenExpiresAt };
     runner.token = this.newRunnerToken(runner.registration ?? 'registration');
+    if (expiresAt) runner.tokenExpiresAt = expiresAt;
+    else delete runner.tokenExpiresAt;
     try {
       this.saveRunner(runner);
     } catch (error) {
-      runner.token = previous;
+      Object.assign(runner, previous);
       throw error;
     }
     return runner.token;
@@ -218,9 +225,13 @@ export class Store {
     this.runners.delete(id);
   }
 
-  runnerByToken(token: string | undefined): RunnerRecord | undefined {
+  /** The runner whose token this is, unless the token has expired (GitLab refuses those: 403). */
+  runnerByToken(token: string | undefined, now = Date.now()): RunnerRecord | undefined {
     if (!token) return undefined;
-    for (const runner of this.runners.values()) if (runner.token === token) return runner;
+    for (const runner of this.runners.values()) {
+      if (runner.token !== token) continue;
+      return runner.tokenExpiresAt !== undefined && Date.parse(runner.tokenExpiresAt) <= now ? undefined : runner;
+    }
     return undefined;
   }
 
