@@ -7,7 +7,7 @@
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { JobOutcome } from '../../pipeline/select.js';
-import type { JobSpec } from '../../pipeline/spec.js';
+import type { AutoCancelSpec, JobSpec } from '../../pipeline/spec.js';
 import { randomToken, runnerToken, shortToken } from '../tokens.js';
 
 export interface RunnerRecord {
@@ -86,6 +86,12 @@ export interface PipelineRecord {
   outcomes?: JobOutcome[];
   /** A child pipeline: the pipeline and trigger job that created it. */
   parent?: { pipelineId: number; bridgeId: number };
+  /** `workflow: name`, expanded (`CI_PIPELINE_NAME`). */
+  name?: string;
+  /** `workflow: auto_cancel` as the pipeline's rules decided it. */
+  autoCancel?: AutoCancelSpec;
+  /** Keys of the file that this server accepts but does not apply, one line each. */
+  notApplied?: string[];
 }
 
 /** API v4's variable attributes a pipeline variable can be given. */
