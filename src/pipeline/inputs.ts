@@ -143,8 +143,9 @@ export function interpolate(value: unknown, context: InterpolationContext, file:
   };
   const text = (node: string): unknown => {
     if (!node.includes('$[[')) return node;
-    const whole = new RegExp(`^${BLOCK.source}$`).exec(node);
-    if (whole) {
+    // GitLab: a node that is one block and nothing else takes the value itself, typed.
+    const whole = new RegExp(BLOCK.source).exec(node);
+    if (whole && whole[0].length === node.length) {
       state.blocks += 1;
       return blockValue(whole[1] ?? '', whole[0], context, fail);
     }

@@ -109,12 +109,14 @@ export function readVariables(value: unknown, path: ConfigPath): SpecVariable[] 
   });
 }
 
-/** A variable's value as text: null (a name with nothing after it) is empty. */
+/** A variable's value as text: null (a name with nothing after it) is empty; numbers and booleans their text. */
 function variableText(value: unknown, path: ConfigPath): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return configError(path, 'must be a string or a number');
+  // GitLab's schema takes booleans too (`DEBUG: true`), as their text.
+  if (typeof value === 'boolean') return String(value);
+  return configError(path, 'must be a string, a number or a boolean');
 }
 
 /** `image: ruby:3` or `image: { name: ruby:3 }`. */

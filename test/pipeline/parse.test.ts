@@ -303,7 +303,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['a cache that is not a map', 'b:\n  script: x\n  cache: [a]\n', 'jobs:b cache:0 must be a map'],
     ['five caches', 'b:\n  script: x\n  cache: [{}, {}, {}, {}, {}]\n', 'jobs:b cache lists 5 caches; at most 4 are allowed'],
     ['cache paths string', 'b:\n  script: x\n  cache: { paths: vendor }\n', 'jobs:b cache:paths must be a list of strings'],
-    ['variable value a list', 'b:\n  script: x\n  variables: { A: [1] }\n', 'jobs:b variables:A must be a string or a number'],
+    ['variable value a list', 'b:\n  script: x\n  variables: { A: [1] }\n', 'jobs:b variables:A must be a string, a number or a boolean'],
     ['variable bad name', 'b:\n  script: x\n  variables: { "A-B": x }\n', 'jobs:b variables:A-B is not a valid variable name'],
     ['image a number', 'b:\n  script: x\n  image: 5\n', 'jobs:b image must be an image name'],
     ['services a string', 'b:\n  script: x\n  services: postgres\n', 'jobs:b services must be a list of image names'],
