@@ -14,7 +14,7 @@ function refusal(text: string): PipelineConfigError {
 }
 
 function files(map: Record<string, string>): CommitFiles {
-  return { read: async (path) => map[path], paths: async () => Object.keys(map) };
+  return { read: async (path) => map[path], paths: async () => Object.keys(map), changedSince: async () => undefined };
 }
 
 async function read(text: string, included: Record<string, string> = {}, inputs?: Record<string, unknown>) {

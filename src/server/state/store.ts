@@ -9,6 +9,7 @@ import type { BuildStatus } from '../../protocol/types.js';
 import type { JobOutcome } from '../../pipeline/select.js';
 import type { AutoCancelSpec, JobSpec } from '../../pipeline/spec.js';
 import { randomToken, runnerToken, shortToken } from '../tokens.js';
+import type { TestSummary } from './junit.js';
 
 export interface RunnerRecord {
   id: number;
@@ -148,6 +149,18 @@ export interface BuildRecord {
   cancelGracefully?: boolean;
   /** A graceful cancel was asked for: the build still runs (after_script) until its runner reports; it then ends `canceled`. */
   canceling?: boolean;
+  /** The `artifacts:reports` the job uploaded (other than dotenv), by GitLab's artifact type (`reports.ts`). */
+  reports?: ReportRecord[];
+  /** What its JUnit reports say: passed, failed and skipped tests. */
+  tests?: TestSummary;
+}
+
+/** One report a job uploaded: its type (`junit`, `cobertura`, `sast`, …), file name and size. */
+export interface ReportRecord {
+  type: string;
+  filename: string;
+  size: number;
+  format: string;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
@@ -294,12 +307,12 @@ export class Store {
    * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
    */
   changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
-    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling } = build;
+    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling, reports, tests } = build;
     change(build);
     try {
       this.saveBuild(build);
     } catch (error) {
-      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling });
+      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling, reports, tests });
       throw error;
     }
   }
