@@ -7,6 +7,9 @@
 import { DEFAULT_KEYWORDS, GLOBAL_KEYWORDS, JOB_KEYWORDS, type KeywordTable } from './keywords.js';
 import { isMap, type YamlMap } from './parse-values.js';
 
+/** Places named per keyword; the rest are counted. */
+const MAX_PLACES = 5;
+
 interface Use {
   reason: string;
   where: Set<string>;
@@ -20,7 +23,11 @@ export function notAppliedLocally(root: YamlMap): string[] {
     else if (Object.hasOwn(GLOBAL_KEYWORDS, name)) walk({ [name]: value }, GLOBAL_KEYWORDS, name, '', uses);
     else if (!name.startsWith('.') && isMap(value)) walk(value, JOB_KEYWORDS, `job ${name}`, '', uses);
   }
-  return [...uses].map(([key, use]) => `${key} (${[...use.where].join(', ')}): ${use.reason}`);
+  return [...uses].map(([key, use]) => {
+    const where = [...use.where];
+    const shown = where.length > MAX_PLACES ? `${where.slice(0, MAX_PLACES).join(', ')} and ${where.length - MAX_PLACES} more` : where.join(', ');
+    return `${key} (${shown}): ${use.reason}`;
+  });
 }
 
 /** Records the `warned` keys of `value` (a map, or a list of maps) and walks into those with tables of their own. */

@@ -20,20 +20,23 @@ export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
   if (value === null) return [];
   if (!Array.isArray(value)) configError(path, 'must be a list of job names or maps with job');
   // `!reference [.base, needs]` inside the list nests one list in another: GitLab flattens it.
-  const list = value.flat(9) as unknown[];
+  // Empty entries (an anchor holding `- ` alone, as Xen's pipeline has) name nothing; GitLab skips them.
+  const list = (value.flat(9) as unknown[]).filter((item) => item !== null && item !== undefined);
   if (list.length > MAX_NEEDS) configError(path, `lists ${list.length} jobs; at most ${MAX_NEEDS} are allowed`);
-  const needs = list.map((item, index): JobNeed => {
+  const needs = list.flatMap((item, index): JobNeed[] => {
     const at = childPath(path, String(index));
-    if (typeof item === 'string') return { job: readString(item, at), artifacts: true, optional: false };
+    if (typeof item === 'string') return [{ job: readString(item, at), artifacts: true, optional: false }];
     if (!isMap(item)) configError(at, 'must be a job name or a map with job');
     checkKeys(item, NEED_KEYWORDS, at);
+    // Another project's or pipeline's job: accepted as GitLab accepts it, left out (listed as not applied).
+    if (item.project !== undefined || item.pipeline !== undefined) return [];
     const need: JobNeed = {
       job: readString(item.job, childPath(at, 'job')),
       artifacts: item.artifacts === undefined ? true : readBoolean(item.artifacts, childPath(at, 'artifacts')),
       optional: item.optional === undefined ? false : readBoolean(item.optional, childPath(at, 'optional')),
     };
     if (item.parallel !== undefined && item.parallel !== null) need.matrix = readNeedMatrix(item.parallel, childPath(at, 'parallel'));
-    return need;
+    return [need];
   });
   // The same job twice is a mistake, unless each names other copies of a matrix job.
   const names = needs.filter((need) => need.matrix === undefined).map((need) => need.job);

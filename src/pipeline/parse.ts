@@ -181,8 +181,8 @@ function expandParallelDependencies(jobs: JobSpec[]): void {
 }
 
 /**
- * A job may only take artifacts from jobs of earlier stages (later ones have not run yet), or, when
- * it has `needs`, from jobs it needs (GitLab: dependencies must then be a subset of needs).
+ * A job may only name jobs of its own or earlier stages in `dependencies` (later ones have not run
+ * yet), and, when it has `needs`, jobs it needs (GitLab: dependencies must then be a subset of needs).
  */
 export function checkDependencies(
   jobs: readonly JobSpec[],
@@ -209,8 +209,10 @@ export function checkDependencies(
           }
           return;
         }
-        if (other >= own) {
-          configError(at, `names '${dependency}', which is not in a stage before '${job.stage}'; a job can only use artifacts of earlier stages`);
+        // GitLab (same-stage needs, 14.2+): the current stage is allowed; its artifacts come only
+        // through needs, as a stage-ordered job does not wait for jobs of its own stage.
+        if (other > own) {
+          configError(at, `names '${dependency}', which is in the later stage '${jobs.find((j) => j.name === dependency)?.stage ?? '?'}'; GitLab: dependency ${dependency} is not defined in current or prior stages`);
         }
       });
     }

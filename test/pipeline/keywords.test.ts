@@ -110,6 +110,18 @@ t:
     expect(spec.conditions.t?.rules?.[0]?.interruptible).toBe(true);
   });
 
+  it('accepts dependencies on a job of the same stage, with needs ordering them or without (GitLab 14.2+)', () => {
+    const spec = parsePipeline('b:\n  script: x\na:\n  script: x\n  dependencies: [b]\nc:\n  script: x\n  needs: [b]\n  dependencies: [b]\n');
+    expect(spec.jobs.map((job) => [job.name, job.dependencies])).toEqual([['b', undefined], ['a', ['b']], ['c', ['b']]]);
+  });
+
+  it('leaves out needs on other projects and pipelines, saying so', () => {
+    const spec = parsePipeline('a:\n  script: x\nb:\n  script: x\n  needs:\n    - a\n    - { project: group/other, job: build, ref: main, artifacts: true }\n    - { pipeline: $PARENT_PIPELINE_ID, job: gen }\n');
+    expect(spec.jobs[1]?.needs).toEqual([{ job: 'a', artifacts: true, optional: false }]);
+    expect(spec.notApplied?.some((line) => line.startsWith('needs:project (job b): '))).toBe(true);
+    expect(spec.notApplied?.some((line) => line.startsWith('needs:pipeline (job b): '))).toBe(true);
+  });
+
   it('runs the script steps of run: as commands, and fails a step it cannot run saying why', () => {
     const spec = parsePipeline(`
 steps:
