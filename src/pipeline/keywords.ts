@@ -168,9 +168,9 @@ export const NEED_KEYWORDS: KeywordTable = {
   artifacts: yes(),
   optional: yes(),
   parallel: yes(undefined, { matrix: yes() }),
-  pipeline: not('needs: pipeline takes artifacts of another pipeline, which a local run does not have: the need is left out'),
-  project: not('needs: project takes artifacts of another project, which a local run does not have: the need is left out'),
-  ref: yes('only with needs: project, which is left out'),
+  pipeline: on(refused('needs: pipeline takes artifacts of another pipeline, which a local run does not have')),
+  project: on(refused('needs: project is a cross-project need (GitLab Premium) on artifacts of another project, which a local run does not have')),
+  ref: on(refused('needs: project is a cross-project need (GitLab Premium) on artifacts of another project, which a local run does not have')),
 };
 
 export const TRIGGER_INCLUDE_KEYWORDS: KeywordTable = {

@@ -20,16 +20,15 @@ export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
   if (value === null) return [];
   if (!Array.isArray(value)) configError(path, 'must be a list of job names or maps with job');
   // `!reference [.base, needs]` inside the list nests one list in another: GitLab flattens it.
-  // Empty entries (an anchor holding `- ` alone, as Xen's pipeline has) name nothing; GitLab skips them.
-  const list = (value.flat(9) as unknown[]).filter((item) => item !== null && item !== undefined);
+  // An empty entry inside a nested list (an anchor holding `- ` alone, as Xen's pipeline has) names
+  // nothing and is skipped, as GitLab does; an empty entry of the list itself is refused, as GitLab does.
+  const list = value.flatMap((item: unknown) => (Array.isArray(item) ? (item.flat(9) as unknown[]).filter((inner) => inner !== null && inner !== undefined) : [item]));
   if (list.length > MAX_NEEDS) configError(path, `lists ${list.length} jobs; at most ${MAX_NEEDS} are allowed`);
-  const needs = list.flatMap((item, index): JobNeed[] => {
+  const needs = list.flatMap((item: unknown, index: number): JobNeed[] => {
     const at = childPath(path, String(index));
     if (typeof item === 'string') return [{ job: readString(item, at), artifacts: true, optional: false }];
     if (!isMap(item)) configError(at, 'must be a job name or a map with job');
     checkKeys(item, NEED_KEYWORDS, at);
-    // Another project's or pipeline's job: accepted as GitLab accepts it, left out (listed as not applied).
-    if (item.project !== undefined || item.pipeline !== undefined) return [];
     const need: JobNeed = {
       job: readString(item.job, childPath(at, 'job')),
       artifacts: item.artifacts === undefined ? true : readBoolean(item.artifacts, childPath(at, 'artifacts')),

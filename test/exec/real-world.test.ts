@@ -50,7 +50,7 @@ describe.concurrent('exec on real-world pipelines', () => {
     expect(names.length).toBeGreaterThanOrEqual(10);
   });
 
-  it.for(names)('%s: accepted, with the jobs GitLab creates for a push to main', async (name, { expect }) => {
+  it.for<string>(names)('%s: accepted, with the jobs GitLab creates for a push to main', { timeout: 150_000 }, async (name, { expect }) => {
     const result = await exec(await repoOf(name), ['--list']);
     expect(result.exitCode, result.all).toBe(0);
     const lines = (result.all ?? '').split('\n');
@@ -59,7 +59,7 @@ describe.concurrent('exec on real-world pipelines', () => {
     const jobs = lines.slice(head + 1).filter((line) => line.trim() !== '').map((line) => line.replace(/\s{2,}/g, ' | ').trim());
     const notes = lines.filter((line) => line.startsWith('not applied locally: ')).map((line) => line.replace(/ \(.*?\): /, ': '));
     expect({ jobs, notes }).toMatchSnapshot();
-  }, 150_000);
+  });
 
   it('libsoup runs whole: every job passes as its echoes do', async () => {
     const result = await exec(await repoOf('libsoup', 'libsoup-run'), ['--concurrent', '2']);

@@ -115,11 +115,10 @@ t:
     expect(spec.jobs.map((job) => [job.name, job.dependencies])).toEqual([['b', undefined], ['a', ['b']], ['c', ['b']]]);
   });
 
-  it('leaves out needs on other projects and pipelines, saying so', () => {
-    const spec = parsePipeline('a:\n  script: x\nb:\n  script: x\n  needs:\n    - a\n    - { project: group/other, job: build, ref: main, artifacts: true }\n    - { pipeline: $PARENT_PIPELINE_ID, job: gen }\n');
+  it('skips an empty needs entry that an anchor nests, and refuses one written in the list itself', () => {
+    const spec = parsePipeline('.none: &none\n  -\na:\n  script: x\nb:\n  script: x\n  needs:\n    - *none\n    - a\n');
     expect(spec.jobs[1]?.needs).toEqual([{ job: 'a', artifacts: true, optional: false }]);
-    expect(spec.notApplied?.some((line) => line.startsWith('needs:project (job b): '))).toBe(true);
-    expect(spec.notApplied?.some((line) => line.startsWith('needs:pipeline (job b): '))).toBe(true);
+    expect(refusal('a:\n  script: x\nb:\n  script: x\n  needs:\n    - ~\n').message).toContain('jobs:b needs:0 must be a job name or a map with job');
   });
 
   it('runs the script steps of run: as commands, and fails a step it cannot run saying why', () => {

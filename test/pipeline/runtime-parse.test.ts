@@ -50,6 +50,7 @@ report: { stage: test, script: x, needs: [unit] }
     ['a later stage', 'a: { stage: build, script: x, needs: [b] }\nb: { stage: test, script: x }\n', "names 'b', which is in the later stage 'test'"],
     ['a cycle', 'a: { script: x, needs: [c] }\nb: { script: x, needs: [a] }\nc: { script: x, needs: [b] }\n', 'forms a cycle: a → c → b → a'],
     ['a job twice', 'a: { script: x }\nb: { script: x, needs: [a, a] }\n', "jobs:b needs names 'a' twice"],
+    ['another project', 'b: { script: x, needs: [{ project: g/p, job: a, ref: main }] }\n', 'needs: project is a cross-project need (GitLab Premium)'],
     ['a dependency outside needs', 'a: { stage: build, script: x }\nz: { stage: build, script: x }\nb: { stage: test, script: x, needs: [a], dependencies: [z] }\n', "dependencies names 'z', which is not in needs"],
   ])('refuses a need on %s', (_what, text, message) => {
     expect(refusal(text).message).toContain(message);

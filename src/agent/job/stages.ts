@@ -9,10 +9,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
+import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
@@ -21,7 +21,7 @@ import { timed } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
-import { materializeFileVariables } from './file-variables.js';
+import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { failureOf, scriptFailed, StageFailed } from './failure.js';
@@ -153,9 +153,11 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
     expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
   const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
+  const invalid = invalidFileVariables(hostList);
+  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${namesList(invalid)}`));
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
-  if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
+  if (runAs) await giveFilesToUser(runAs, fileVariablePaths(host));
   await mkdir(dirs.slotDir, { recursive: true });
   job.check();
   if (executor.prepare) {
@@ -265,6 +267,12 @@ async function archiveAndUpload(
     failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
+}
+
+/** Names the coordinator chose, printable in one short line: the first few, each cut short and quoted. */
+function namesList(names: readonly string[]): string {
+  const shown = names.slice(0, 5).map((name) => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name));
+  return names.length > shown.length ? `${shown.join(', ')} and ${names.length - shown.length} more` : shown.join(', ');
 }
 
 function lines(text: string | undefined): string[] {

@@ -11,11 +11,14 @@
  *   does not announce) refuses the job too.
  * - What only some executors use (`image`, `services`, `credentials`) never refuses a job: what
  *   cannot be read is dropped.
+ * - What reaches git (`git_info.repo_url`, `sha`, `ref`, `refspecs`) must be an http(s) URL, a hex SHA,
+ *   a valid ref name and refspecs of valid ref names: anything else refuses the job (git-source.ts).
  * A refused job keeps its id and token when they could be read, so the caller reports it failed.
  */
 import { z } from 'zod';
 import { schemaMessages } from '../../util/schema-messages.js';
 import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
+import { gitSourceIssues } from '../git-source.js';
 import { withoutNulls } from '../json-nulls.js';
 import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ServiceOptions } from '../types.js';
 
@@ -137,6 +140,10 @@ const jobSchema = z
       .catch({}),
   })
   .superRefine((job, ctx) => {
+    const git = job.git_info;
+    const at = (key: string): PropertyKey[] => ['git_info', key];
+    const sources = gitSourceIssues({ repoUrl: { path: at('repo_url'), value: git.repo_url }, sha: { path: at('sha'), value: git.sha }, ref: { path: at('ref'), value: git.ref }, refspecs: { path: at('refspecs'), value: git.refspecs } });
+    for (const issue of sources) ctx.addIssue({ code: 'custom', ...issue });
     job.steps.forEach((step, index) => {
       if (step.name !== 'script' && step.name !== 'after_script') {
         ctx.addIssue({ code: 'custom', path: ['steps', index, 'name'], message: `step "${step.name}" is not supported by this runner (it runs script and after_script)` });
