@@ -101,6 +101,10 @@ export interface PipelineView {
   source: string;
   /** What `workflow: rules` decided (`no workflow rules` when the file has none). */
   workflow: string;
+  /** `workflow: name`, expanded (absent when the file names none). */
+  name?: string;
+  /** Keys of the file this server accepts but does not apply, one line each (absent when none). */
+  not_applied?: string[];
   /** The current build of each job (a retry replaces the build it retried). */
   jobs: Array<{
     id: number;
@@ -154,4 +158,10 @@ export interface JobView {
   dotenv_variables?: string[];
   /** A trigger job: the server runs it (a child pipeline, or a note why not); its log says what it did. */
   trigger?: boolean;
+  /** The `artifacts:reports` it uploaded (other than dotenv): GitLab's type, file name, size. */
+  reports?: Array<{ type: string; filename: string; size: number }>;
+  /** What its JUnit report says. */
+  tests?: { total: number; passed: number; failed: number; skipped: number; failed_names: string[] };
+  /** Its `resource_group:`, as written. */
+  resource_group?: string;
 }

@@ -7,8 +7,9 @@
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { JobOutcome } from '../../pipeline/select.js';
-import type { JobSpec } from '../../pipeline/spec.js';
+import type { AutoCancelSpec, JobSpec } from '../../pipeline/spec.js';
 import { randomToken, runnerToken, shortToken } from '../tokens.js';
+import type { TestSummary } from './junit.js';
 
 export interface RunnerRecord {
   id: number;
@@ -88,6 +89,12 @@ export interface PipelineRecord {
   outcomes?: JobOutcome[];
   /** A child pipeline: the pipeline and trigger job that created it. */
   parent?: { pipelineId: number; bridgeId: number };
+  /** `workflow: name`, expanded (`CI_PIPELINE_NAME`). */
+  name?: string;
+  /** `workflow: auto_cancel` as the pipeline's rules decided it. */
+  autoCancel?: AutoCancelSpec;
+  /** Keys of the file that this server accepts but does not apply, one line each. */
+  notApplied?: string[];
 }
 
 /** API v4's variable attributes a pipeline variable can be given. */
@@ -146,6 +153,18 @@ export interface BuildRecord {
   canceling?: boolean;
   /** The `system_id` of the runner manager that took the build (API v4), whose contact its job updates renew. In memory only. */
   managerSystemId?: string;
+  /** The `artifacts:reports` the job uploaded (other than dotenv), by GitLab's artifact type (`reports.ts`). */
+  reports?: ReportRecord[];
+  /** What its JUnit reports say: passed, failed and skipped tests. */
+  tests?: TestSummary;
+}
+
+/** One report a job uploaded: its type (`junit`, `cobertura`, `sast`, …), file name and size. */
+export interface ReportRecord {
+  type: string;
+  filename: string;
+  size: number;
+  format: string;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
@@ -301,12 +320,12 @@ export class Store {
    * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
    */
   changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
-    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling } = build;
+    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling, reports, tests } = build;
     change(build);
     try {
       this.saveBuild(build);
     } catch (error) {
-      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling });
+      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling, reports, tests });
       throw error;
     }
   }
