@@ -62,7 +62,6 @@ describe('a config.toml written by GitLab Runner', () => {
     const { warnings } = parseConfig(WRITTEN_BY_GITLAB_RUNNER, 'config.toml');
     expect(warnings.map((w) => w.replace(/^config\.toml:\d+: /, ''))).toEqual([
       '`session_server` is ignored: ci-runner has no interactive web terminal, so no session server',
-      '`token_obtained_at` is ignored: ci-runner does not renew runner tokens yet',
     ]);
     const set = parseConfig(WRITTEN_BY_GITLAB_RUNNER.replace('tls_verify = false', 'isolation = "process"'), 'config.toml');
     expect(set.warnings.join('\n')).toMatch(/`isolation` in \[runners\.docker\] is ignored/);

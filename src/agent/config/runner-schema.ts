@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { honoured, refused, warned, type Support } from '../../util/compat.js';
 import { parseSizeBytes } from '../../util/size.js';
-import { CACHE_KEYS, CACHE_REASON } from './cache-schema.js';
+import { CACHE_KEYS, cacheSection } from './cache-schema.js';
 import { CUSTOM_KEYS, CUSTOM_REASON } from './custom-schema.js';
 import { DOCKER_KEYS, dockerSection } from './docker-schema.js';
 import { goDuration } from './durations.js';
@@ -95,12 +95,32 @@ const byteSize = z.unknown().optional().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * A TOML date-time GitLab Runner wrote (`token_obtained_at = 2026-04-20T13:10:41Z`); its zero value
+ * `0001-01-01T00:00:00Z`, written for "none", reads as unset.
+ */
+const tokenTime = z
+  .unknown()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === '') return undefined;
+    const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) {
+      ctx.issues.push({ code: 'custom', input: value, message: 'expected a date-time such as 2026-04-20T13:10:41Z' });
+      return z.NEVER;
+    }
+    return date.getUTCFullYear() <= 1 ? undefined : new Date(date.getTime());
+  });
+
 export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   token: z.string().min(1, 'the runner token from `register`'),
-  /** GitLab Runner's record of the runner's id on the server, written by `register`. */
+  /** GitLab Runner's: the runner's id on the server, as `register` recorded it (`reset-token --id`). */
   id: z.int().min(0).optional(),
+  /** GitLab Runner's: when the token was obtained and when it expires; the daemon renews it at 3/4 of that span. */
+  token_obtained_at: tokenTime,
+  token_expires_at: tokenTime,
   /**
    * Ours: the runner API at `url`: `v4` (`/api/v4`, GitLab 9.0 and later), `v1` (`/ci/api/v1`,
    * GitLab 8.x), or `auto` (the default: the server is asked which it serves).
@@ -158,6 +178,7 @@ export const runnerSchema = z.strictObject({
   kill_grace_period: z.number().min(0).max(300).default(3),
   docker: dockerSection,
   kubernetes: kubernetesSection,
+  cache: cacheSection,
 });
 
 export type RunnerConfig = z.output<typeof runnerSchema>;
@@ -174,8 +195,8 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   url: key(honoured()),
   id: key(honoured('a record of the runner\'s id on the server, written by `register`')),
   token: key(honoured()),
-  token_obtained_at: key(warned('ci-runner does not renew runner tokens yet')),
-  token_expires_at: key(warned('ci-runner does not renew runner tokens yet')),
+  token_obtained_at: key(honoured('with token_expires_at, the daemon renews the token at 3/4 of its life (agent/token-rotation.ts)')),
+  token_expires_at: key(honoured('the daemon renews the token before it (agent/token-rotation.ts); 0001-01-01T00:00:00Z: never expires')),
   'tls-ca-file': key(honoured()),
   'tls-cert-file': key(honoured()),
   'tls-key-file': key(honoured()),
@@ -205,7 +226,7 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   shell: key(honoured('bash and sh; PowerShell is refused (SHELLS)')),
   custom_build_dir: key(warned(NOT_YET), RUNNER_TABLES.custom_build_dir),
   referees: key(warned(RUNNER_TABLES.referees.reason), RUNNER_TABLES.referees.table),
-  cache: key(warned(CACHE_REASON), CACHE_KEYS),
+  cache: key(honoured('local, or in S3, Azure or GCS as GitLab Runner stores it (docs/cache-and-artifacts.md)'), CACHE_KEYS),
   artifact: key(honoured(), keyTable(artifactTable, { upload_timeout: key(honoured()), response_header_timeout: key(honoured()) })),
   feature_flags: key(honoured('each flag as the feature flag table of the job says')),
   monitoring: key(warned(RUNNER_TABLES.monitoring.reason), RUNNER_TABLES.monitoring.table),

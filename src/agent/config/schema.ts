@@ -31,7 +31,7 @@ const configTable = z.strictObject({
     .preprocess((v) => (typeof v === 'string' ? v.toLowerCase().replace(/^warning$/, 'warn') : v), z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic'], { error: 'one of panic, fatal, error, warning, info, debug, trace' }))
     .default('info'),
   log_format: z.enum(['runner', 'text', 'json']).default('runner'),
-  /** Seconds running jobs get to finish after SIGTERM before they are cancelled; 0 means the default 30. */
+  /** After SIGTERM/SIGINT (jobs aborted), how long the daemon waits for their final updates before it exits 1; 0 means the default 30. */
   shutdown_timeout: z.int().min(0).default(30).transform((v) => (v === 0 ? 30 : v)),
   /** GitLab Runner's: shell jobs run as this user (looked up at start); the daemon stays root. */
   user: z.string().min(1).optional(),

@@ -5,6 +5,7 @@
  * touches them and artifacts never include them.
  */
 import { join } from 'node:path';
+import { trimEndChar, trimStartChar } from '../../util/text.js';
 
 /** The path of `repo_url` without the leading `/` and `.git`; `project-<id>` when unusable. */
 export function projectSlug(repoUrl: string, projectId: number): string {
@@ -17,7 +18,7 @@ export function projectSlug(repoUrl: string, projectId: number): string {
   } catch {
     return fallback;
   }
-  const slug = path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '');
+  const slug = trimEndChar(trimStartChar(path, '/'), '/').replace(/\.git$/, '');
   if (slug === '' || slug === '.' || slug.split('/').some((part) => part === '..' || part === '.' || part === '')) return fallback;
   return slug;
 }

@@ -31,6 +31,7 @@ export function stageTimeout(job: JobSignal, option: 'prepare_timeout' | 'get_so
     },
     timedOut: () => ownTimeout() || job.timedOut(),
     canceled: () => job.canceled(),
+    interrupted: () => job.interrupted(),
     dispose: () => undefined,
   };
 }

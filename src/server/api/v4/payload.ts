@@ -10,6 +10,7 @@ import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pi
 import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
+import { reportFileName } from '../../state/reports.js';
 import { onProtectedRef } from '../../state/scheduler.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../../state/store.js';
 
@@ -62,7 +63,7 @@ export interface V4JobPayload {
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
   dependencies: Array<{ id: number; name: string; token: string; artifacts_file?: { filename: string; size: number } }>;
-  features: { trace_sections: boolean; failure_reasons: string[] };
+  features: { trace_sections: boolean; failure_reasons: string[]; token_mask_prefixes: string[] };
 }
 
 /** The job's timeout: its own or the server's default, capped by the runner's `maximum_timeout`. */
@@ -161,6 +162,10 @@ function artifacts(spec: JobArtifactsSpec | undefined): V4Artifact[] | null {
   if (dotenv.length > 0) {
     list.push({ name: '.env', untracked: false, paths: [...dotenv], when: 'always', expire_in: expireIn, artifact_type: 'dotenv', artifact_format: 'gzip' });
   }
+  // GitLab sends each report as its own upload, `when: always` (a failed test run is when it matters).
+  for (const [type, paths] of Object.entries(spec.reports?.typed ?? {})) {
+    list.push({ name: reportFileName(type), untracked: false, paths: [...paths], when: 'always', expire_in: expireIn, artifact_type: type, artifact_format: 'gzip' });
+  }
   return list.length > 0 ? list : null;
 }
 
@@ -258,6 +263,7 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       const file = liveArtifacts(dep);
       return { id: dep.id, name: dep.job.name, token: build.token, ...(file ? { artifacts_file: { filename: file.filename, size: file.size } } : {}) };
     }),
-    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS] },
+    // What GitLab sends for an instance with its default personal access token prefix.
+    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS], token_mask_prefixes: ['glpat-'] },
   };
 }
