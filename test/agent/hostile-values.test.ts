@@ -3,7 +3,8 @@
  * on (a long run of URL-scheme characters, `${` repeated, a masked value of line breaks, a masked
  * value of one repeated letter printed by the job) must not stop the daemon's event loop: the job
  * runs, its log is masked, and a timer keeps firing meanwhile. The bound asserted (5 s without a
- * tick) is far above what a loaded machine shows; the old code blocked for minutes.
+ * tick) is far above what a loaded machine shows; the old code blocked for minutes. The same for
+ * artifacts globs made to be slow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
@@ -76,6 +77,29 @@ describe('variable values made to be slow', () => {
     expect(trace).toContain('repeated: [MASKED].');
     // Output that is only the start of a masked value is not held back for ever.
     expect(trace).toMatch(/\na{1000} short run/);
+    expect(stallMs, `the event loop stood still for ${Math.round(stallMs)} ms`).toBeLessThan(5_000);
+  }, 300_000);
+
+  it('keep it turning while artifacts are selected with globs made to be slow (a glob library takes exponential time on them)', async () => {
+    const slow = `${'*a'.repeat(12)}*b`;
+    const yaml = [
+      'j:',
+      '  script:',
+      `    - touch ${'a'.repeat(36)} keep.txt`,
+      '  artifacts:',
+      `    paths: ['${slow}', 'keep.txt', '*.txt']`,
+      `    exclude: ['${slow}']`,
+      '',
+    ].join('\n');
+    const d = await workDirs();
+    const p = await t.pipeline(yaml);
+    const runner = runnerSchema.parse({ name: 'slow-globs', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
+    const never = new AbortController().signal;
+    const { stallMs } = await longestStall(() => runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never }));
+    const id = p.jobs[0]!.id;
+    const trace = (await t.server.getTrace(id)).toString('utf8');
+    expect(t.server.getJob(id)?.status, trace.slice(-2000)).toBe('success');
+    expect(trace).toContain('Archived 1 file(s)');
     expect(stallMs, `the event loop stood still for ${Math.round(stallMs)} ms`).toBeLessThan(5_000);
   }, 300_000);
 });
