@@ -17,14 +17,19 @@ import type { SelectedEntry } from './select.js';
 
 export type CreateFormat = 'tar.gz' | 'zip' | 'gzip' | 'raw';
 
+export interface CreateOptions {
+  /** zip only: the deflate level, 0 (files stored) to 9; zlib's default (6) when absent. */
+  compressionLevel?: number;
+}
+
 /**
  * Archives `entries` (paths relative to `projectDir`) into `out`. Returns the archive's size in
  * bytes. Throws ARCHIVE_CREATE_FAILED (e.g. a selected file vanished) or the abort reason.
  */
-export async function createArchive(projectDir: string, entries: SelectedEntry[], out: string, format: CreateFormat, signal: AbortSignal): Promise<number> {
+export async function createArchive(projectDir: string, entries: SelectedEntry[], out: string, format: CreateFormat, signal: AbortSignal, options: CreateOptions = {}): Promise<number> {
   const root = await realpath(projectDir);
   try {
-    if (format === 'zip') await createZip(root, entries, out, signal);
+    if (format === 'zip') await createZip(root, entries, out, signal, options.compressionLevel);
     else if (format === 'gzip') await createGzip(root, entries, out, signal);
     else if (format === 'raw') await createRaw(root, entries, out);
     else await createTarGz(root, entries, out, signal);
@@ -49,7 +54,8 @@ async function createTarGz(root: string, entries: SelectedEntry[], out: string, 
   await written;
 }
 
-async function createZip(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal): Promise<void> {
+async function createZip(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal, level?: number): Promise<void> {
+  const compression = level === undefined ? { compress: true } : level === 0 ? { compress: false } : { compress: true, compressionLevel: level };
   const zip = new ZipFile();
   const failed = new Promise<never>((_, reject) => zip.on('error', reject));
   failed.catch(() => undefined);
@@ -61,7 +67,7 @@ async function createZip(root: string, entries: SelectedEntry[], out: string, si
     // An empty file has nothing to read or deflate: stored as it is, with no file opened and no
     // compressor made for it (thousands of them cost seconds of CPU otherwise).
     else if (entry.size === 0) zip.addBuffer(Buffer.alloc(0), entry.path, { ...options, compress: false });
-    else zip.addFile(join(root, entry.path), entry.path, { ...options, compress: true });
+    else zip.addFile(join(root, entry.path), entry.path, { ...options, ...compression });
   }
   zip.end();
   await Promise.race([written, failed]);

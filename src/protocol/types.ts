@@ -121,10 +121,11 @@ export interface CacheOptions {
   untracked?: boolean;
   /**
    * `pull` restores only, `push` saves only, `pull-push` (the default) both (GitLab 9.4's
-   * `cache:policy`). Not in API v1: sent by the reference server, applied by this runner; GitLab
-   * Runner 1.x ignores it and does both.
+   * `cache:policy`); it may name variables (`$CACHE_POLICY`), expanded by the runner, which fails a
+   * job whose policy is none of the three then (src/cache/plan.ts). Not in API v1: sent by the
+   * reference server, applied by this runner; GitLab Runner 1.x ignores it and does both.
    */
-  policy?: 'pull' | 'push' | 'pull-push';
+  policy?: string;
   /** Which job outcomes save the cache (GitLab 13.5's `cache:when`; default `on_success`). Not in API v1. */
   when?: 'on_success' | 'on_failure' | 'always';
   /** Keys restored from, in order, when `key` has no cache yet (GitLab 16.0). Not in API v1. */
@@ -221,6 +222,17 @@ export interface BuildPayload {
   failure_reasons?: string[];
   /** v4's `features.token_mask_prefixes`: tokens starting with these are masked in the trace. */
   token_mask_prefixes?: string[];
+  /** v4's `job_info` queue figures, for the runner's metrics only. */
+  queue_info?: QueueInfo;
+}
+
+/** How the job waited in the server's queue (v4 `job_info`; docs/protocol-v4.md), for metrics. */
+export interface QueueInfo {
+  time_in_queue_seconds?: number;
+  /** `project_jobs_running_on_instance_runners_count`: a bucket such as `"3"`, `"5+"`, `"+Inf"`. */
+  project_jobs_running?: string;
+  queue_size?: number;
+  queue_depth?: number;
 }
 
 /** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KNOWN_DOCKER_KEYS } from '../../src/agent/config/docker-schema.js';
+import { dockerSchema } from '../../src/agent/config/docker-schema.js';
 import { appendRunner, loadConfig, parseConfig, removeRunners } from '../../src/agent/config/index.js';
 import { configListenAddress } from '../../src/agent/config/schema.js';
 
@@ -97,7 +97,7 @@ describe('config file', () => {
   it('reads listen_address, and metrics_server as its older name', () => {
     expect(parseConfig(`listen_address = "127.0.0.1:9252"\n${GOOD}`, 'c.toml').config.listen_address).toBe('127.0.0.1:9252');
     const old = parseConfig(`metrics_server = ":9252"\n${GOOD}`, 'c.toml');
-    expect(old.warnings).toEqual([]);
+    expect(old.warnings.join('\n')).not.toContain('metrics_server');
     expect(configListenAddress(old.config)).toBe(':9252');
     expect(configListenAddress(parseConfig(`listen_address = "[::1]:0"\n${GOOD}`, 'c.toml').config)).toBe('[::1]:0');
     expect(() => parseConfig(`listen_address = "9252"\n${GOOD}`, 'c.toml')).toThrow(/c\.toml:1: `listen_address`: expected "host:port"/);
@@ -137,7 +137,7 @@ describe('config file', () => {
     expect(docker?.docker).toMatchObject({ image: 'debian:bookworm-slim', pull_policy: ['always', 'if-not-present'], services: [{ name: 'postgres:16' }, { name: 'redis:7', alias: 'cache' }] });
     const text2 = text.replace(/^(\s*)# (network_mode|host|user) = /gm, '$1$2 = ');
     const keys = Object.keys(parseConfig(text2, 'config.example.toml').config.runners.find((r) => r.executor === 'docker')!.docker);
-    expect(new Set(keys)).toEqual(new Set(KNOWN_DOCKER_KEYS));
+    expect(new Set(keys)).toEqual(new Set(Object.keys(dockerSchema.shape)));
   });
 });
 

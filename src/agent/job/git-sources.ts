@@ -1,6 +1,8 @@
 /**
  * The get_sources stage as shell commands (docs/protocol-v1.md §10.9): clone, fetch into the slot's existing
- * checkout, or nothing; then check out `sha` and update submodules. The commands run unechoed; the
+ * checkout, or nothing; then check out `sha` and update submodules. What the coordinator sent (URL,
+ * refspecs, ref, sha) was validated with the payload (protocol/git-source.ts) and is passed after `--`
+ * wherever git takes it, so none of it can be an option. The commands run unechoed; the
  * notices they print never contain the repository credentials (the URL is shown redacted). They
  * expect `guardCheckout` (src/git/checkout-guard.ts) to have run on the project dir first.
  */
@@ -71,7 +73,7 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
     // The tree was cleaned before the fetch (or is fresh), so a forced checkout leaves it clean. A
     // kept checkout found at the job's commit (fetchOrElse) has been reset to it already.
     `if [ -z "\${${AT_SHA}:-}" ]; then`,
-    `git checkout -f -q ${shellQuote(build.sha)}`,
+    `git checkout -f -q ${shellQuote(build.sha)} --`,
     'fi',
   );
   if (options.submodules !== 'none') {
@@ -110,15 +112,15 @@ export function credentialHeader(repoUrl: string): { base: string; header: strin
 function refLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string): string[] {
   const { build } = options;
   const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
-  const cloneArgs = options.depth > 0 ? `${depthArgs} --branch ${shellQuote(build.ref)}` : '';
+  const cloneArgs = options.depth > 0 ? `${depthArgs} --branch=${shellQuote(build.ref)}` : '';
   // guardCheckout left the project dir empty unless it kept a checkout to fetch into.
   const clone = [
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
-    `git clone -q --no-checkout${cloneArgs} ${url} ${dir}`,
+    `git clone -q --no-checkout${cloneArgs} -- ${url} ${dir}`,
   ];
   if (options.strategy === 'clone') return clone;
   const specs = options.depth > 0 ? [`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`] : ['+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*'];
-  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} ${url} ${specs.map(shellQuote).join(' ')}`, clone, specs);
+  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} -- ${url} ${specs.map(shellQuote).join(' ')}`, clone, specs);
 }
 
 /**
@@ -177,11 +179,11 @@ function refspecLines(options: GitSourcesOptions, url: string, dir: string, dept
   const specs = refspecs.map(shellQuote).join(' ');
   const init = [
     notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
-    `git -c init.defaultBranch=main init -q ${dir}`,
+    `git -c init.defaultBranch=main init -q -- ${dir}`,
     `cd ${dir}`,
-    `git remote add origin ${url}`,
-    `git fetch -q --prune${depthArgs} origin ${specs}`,
+    `git remote add -- origin ${url}`,
+    `git fetch -q --prune${depthArgs} -- origin ${specs}`,
   ];
   if (options.strategy === 'clone') return init;
-  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} ${url} ${specs}`, init, refspecs);
+  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} -- ${url} ${specs}`, init, refspecs);
 }

@@ -16,10 +16,10 @@ import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import { shortList, type JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
+import { hasCode } from '../../util/errors.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
-import type { RunnerConfig } from '../config/schema.js';
-import type { StageContext } from './artifact-stages.js';
+import type { CacheRequest, StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
 import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
@@ -100,7 +100,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
+    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled(), job.interrupted());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
@@ -209,7 +209,9 @@ async function downloadAndRestore(build: BuildPayload, services: JobServices, ct
   });
   job.check();
   for (const cache of cachesOf(build)) {
-    await services.stages.restoreCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
+    await services.stages.restoreCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
+      job.check();
+      if (hasCode(error, 'CACHE_POLICY_UNKNOWN')) throw new StageFailed((error as Error).message);
       ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
     });
     job.check();
@@ -240,12 +242,18 @@ async function archiveAndUpload(
       // A job that failed already keeps its reason; this one is worth a line.
       if (!ok) ctx.log(warning(`WARNING: ${message}`));
       const ownFault = error instanceof JobOverLimitError;
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled()) };
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
     }
   }
   for (const cache of caches) {
     if (!sofar.env || job.signal.aborted) continue;
-    await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, sofar.env.host)).catch((error: unknown) => {
+    await services.stages.archiveCache(ctx, cacheRequest(cache, services, sofar.env.host)).catch((error: unknown) => {
+      if (hasCode(error, 'CACHE_POLICY_UNKNOWN') && ok) {
+        // As GitLab Runner: a policy that is none of GitLab's fails the job.
+        ok = false;
+        reason = (error as Error).message;
+        failure = { reason: 'script_failure' };
+      }
       ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
     });
   }
@@ -259,14 +267,14 @@ async function archiveAndUpload(
       if (ok) {
         ok = false;
         reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
-        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled()) : { reason: 'script_failure' };
+        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted()) : { reason: 'script_failure' };
       } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
     }
   }
   if (ok && job.signal.aborted) {
     ok = false;
     reason = job.reason();
-    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
+    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
 }
@@ -281,12 +289,17 @@ function cachesOf(build: BuildPayload): CacheOptions[] {
   return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
 }
 
-/** Where one cache lives: its key and fallback keys expanded (then GitLab Runner's `CACHE_FALLBACK_KEY`). */
-function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: ExportedVariable[]) {
-  const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
-  const expand = (text: string): string => expandString(text, lookup).trim();
-  const key = expand(cache.key ?? '') || 'default';
-  const fallbackKeys = [...(cache.fallback_keys ?? []), lookup('CACHE_FALLBACK_KEY')].map(expand).filter((name) => name !== '' && name !== key);
-  return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
+/** One cache of the job as the cache stages take it: the runner's cache dir and store, the job's variables. */
+function cacheRequest(cache: CacheOptions, services: JobServices, variables: ExportedVariable[]): CacheRequest {
+  const { runner } = services;
+  return {
+    cacheDir: runner.cache_dir,
+    runnerName: runner.name,
+    config: runner.cache,
+    runnerToken: runner.token,
+    ca: services.client.tls.ca,
+    spec: cache,
+    variable: (name) => variables.findLast((v) => v.key === name)?.value,
+  };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { BuildPayload } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';
+import { shortToken } from '../../util/short-token.js';
 import { RUNNER_NAME, VERSION } from '../../util/version.js';
 
 export interface JobVariable {
@@ -83,7 +84,7 @@ export function collectVariables(ctx: VariableContext): JobVariable[] {
   secret('CI_REPOSITORY_URL', build.repo_url);
   pub('CI_RUNNER_VERSION', VERSION);
   pub('CI_RUNNER_EXECUTABLE', RUNNER_NAME);
-  pub('CI_RUNNER_SHORT_TOKEN', ctx.runnerToken.slice(0, 8));
+  pub('CI_RUNNER_SHORT_TOKEN', shortToken(ctx.runnerToken));
   // As GitLab Runner does: a job's own git or curl can then trust the coordinator.
   if (ctx.tlsCa) list.push({ key: 'CI_SERVER_TLS_CA_FILE', value: ctx.tlsCa, public: true, file: true });
   for (const v of build.variables) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}), ...(v.raw ? { raw: true } : {}) });

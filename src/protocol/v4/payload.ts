@@ -11,13 +11,16 @@
  *   does not announce) refuses the job too.
  * - What only some executors use (`image`, `services`, `credentials`) never refuses a job: what
  *   cannot be read is dropped.
+ * - What reaches git (`git_info.repo_url`, `sha`, `ref`, `refspecs`) must be an http(s) URL, a hex SHA,
+ *   a valid ref name and refspecs of valid ref names: anything else refuses the job (git-source.ts).
  * A refused job keeps its id and token when they could be read, so the caller reports it failed.
  */
 import { z } from 'zod';
 import { schemaMessages } from '../../util/schema-messages.js';
 import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
+import { gitSourceIssues } from '../git-source.js';
 import { withoutNulls } from '../json-nulls.js';
-import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ServiceOptions } from '../types.js';
+import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, QueueInfo, ServiceOptions } from '../types.js';
 
 const stringList = z.array(z.string());
 const when = z.enum(['on_success', 'on_failure', 'always']);
@@ -83,7 +86,8 @@ const cacheSchema = z.looseObject({
   key: z.string().optional(),
   untracked: z.boolean().optional(),
   paths: stringList.optional(),
-  policy: z.enum(['pull', 'push', 'pull-push']).optional(),
+  // Expanded by the runner (`policy: $CACHE_POLICY`); checked then, as GitLab Runner does.
+  policy: z.string().optional(),
   when: when.optional(),
   fallback_keys: stringList.optional(),
 });
@@ -109,6 +113,11 @@ const jobSchema = z
       stage: z.string().default(''),
       project_id: z.int(),
       project_name: z.string().catch(''),
+      // Metrics only: a value of the wrong kind is dropped, never a reason to refuse the job.
+      time_in_queue_seconds: z.number().nonnegative().optional().catch(undefined),
+      project_jobs_running_on_instance_runners_count: z.string().max(32).optional().catch(undefined),
+      queue_size: z.int().nonnegative().optional().catch(undefined),
+      queue_depth: z.int().nonnegative().optional().catch(undefined),
     }),
     git_info: z.looseObject({
       repo_url: z.string().min(1, 'must not be empty'),
@@ -137,6 +146,10 @@ const jobSchema = z
       .catch({}),
   })
   .superRefine((job, ctx) => {
+    const git = job.git_info;
+    const at = (key: string): PropertyKey[] => ['git_info', key];
+    const sources = gitSourceIssues({ repoUrl: { path: at('repo_url'), value: git.repo_url }, sha: { path: at('sha'), value: git.sha }, ref: { path: at('ref'), value: git.ref }, refspecs: { path: at('refspecs'), value: git.refspecs } });
+    for (const issue of sources) ctx.addIssue({ code: 'custom', ...issue });
     job.steps.forEach((step, index) => {
       if (step.name !== 'script' && step.name !== 'after_script') {
         ctx.addIssue({ code: 'custom', path: ['steps', index, 'name'], message: `step "${step.name}" is not supported by this runner (it runs script and after_script)` });
@@ -198,6 +211,8 @@ function toBuildPayload(job: Job): BuildPayload {
     git_depth: git.depth,
   };
   if (job.features.failure_reasons) build.failure_reasons = job.features.failure_reasons;
+  const queue = queueInfo(info);
+  if (queue) build.queue_info = queue;
   if (job.features.token_mask_prefixes) build.token_mask_prefixes = job.features.token_mask_prefixes;
   return build;
 }
@@ -258,4 +273,15 @@ function toDependency(dep: z.output<typeof dependencySchema>): DependencyBuild {
     project_id: 0,
     project_name: '',
   };
+}
+
+/** The queue figures of `job_info`, when the server sent any. */
+function queueInfo(info: Job['job_info']): QueueInfo | undefined {
+  const queue: QueueInfo = {
+    ...(info.time_in_queue_seconds !== undefined ? { time_in_queue_seconds: info.time_in_queue_seconds } : {}),
+    ...(info.project_jobs_running_on_instance_runners_count !== undefined ? { project_jobs_running: info.project_jobs_running_on_instance_runners_count } : {}),
+    ...(info.queue_size !== undefined ? { queue_size: info.queue_size } : {}),
+    ...(info.queue_depth !== undefined ? { queue_depth: info.queue_depth } : {}),
+  };
+  return Object.keys(queue).length > 0 ? queue : undefined;
 }
