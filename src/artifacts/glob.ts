@@ -164,52 +164,40 @@ function matchesOne(token: Token, c: string): boolean {
   }
 }
 
-/** One segment: `*` is any run of characters; on a mismatch only the last `*` takes one more. */
+/** One segment: `*` is any run of characters. */
 function matchSegment(tokens: readonly Token[], text: readonly string[]): boolean {
-  let t = 0;
-  let s = 0;
-  let star = -1;
-  let starFrom = 0;
-  while (s < text.length) {
-    const token = tokens[t];
-    if (token !== undefined && token.kind === 'star') {
-      star = t;
-      starFrom = s;
-      t += 1;
-    } else if (token !== undefined && matchesOne(token, text[s] as string)) {
-      t += 1;
-      s += 1;
-    } else if (star >= 0) {
-      t = star + 1;
-      starFrom += 1;
-      s = starFrom;
-    } else return false;
-  }
-  while (tokens[t]?.kind === 'star') t += 1;
-  return t === tokens.length;
+  return wildcardMatch(tokens.length, text.length, (t) => tokens[t]?.kind === 'star', (t, s) => matchesOne(tokens[t] as Token, text[s] as string));
 }
 
-/** The whole path, segment by segment: `**` is any run of segments, handled as matchSegment handles `*`. */
+/** The whole path, segment by segment: `**` is any run of segments, as `*` is of characters. */
 function matchPath(segments: readonly Segment[], parts: readonly string[][]): boolean {
+  return wildcardMatch(segments.length, parts.length, (p) => segments[p] === 'globstar', (p, s) => matchSegment(segments[p] as Token[], parts[s] as string[]));
+}
+
+/**
+ * `patternLength` pattern items against `textLength` text items, where a star item takes any run of
+ * text items and any other takes one (`matches`). On a mismatch only the last star takes one item more
+ * (the two-pointer method): at most patternLength × textLength calls of `matches`.
+ */
+function wildcardMatch(patternLength: number, textLength: number, isStar: (p: number) => boolean, matches: (p: number, t: number) => boolean): boolean {
   let p = 0;
-  let s = 0;
+  let t = 0;
   let star = -1;
   let starFrom = 0;
-  while (s < parts.length) {
-    const segment = segments[p];
-    if (segment === 'globstar') {
+  while (t < textLength) {
+    if (p < patternLength && isStar(p)) {
       star = p;
-      starFrom = s;
+      starFrom = t;
       p += 1;
-    } else if (segment !== undefined && matchSegment(segment, parts[s] as string[])) {
+    } else if (p < patternLength && matches(p, t)) {
       p += 1;
-      s += 1;
+      t += 1;
     } else if (star >= 0) {
       p = star + 1;
       starFrom += 1;
-      s = starFrom;
+      t = starFrom;
     } else return false;
   }
-  while (segments[p] === 'globstar') p += 1;
-  return p === segments.length;
+  while (p < patternLength && isStar(p)) p += 1;
+  return p === patternLength;
 }
