@@ -54,13 +54,15 @@ export function globBase(pattern: string): string {
 
 /** Every alternative `{a,b}` makes, nested ones too; GlobError past MAX_PATTERN characters in all. */
 function expandBraces(pattern: string): string[] {
+  const tooLong = (): GlobError => new GlobError(`the pattern is longer than ${MAX_PATTERN} characters once its {…} alternatives are written out`);
+  if (pattern.length > MAX_PATTERN) throw tooLong();
   const out: string[] = [];
   let size = 0;
   const expand = (text: string): void => {
-    const open = findOpen(text);
+    const open = firstBraces(text);
     if (open === undefined) {
       size += text.length;
-      if (size > MAX_PATTERN) throw new GlobError(`the pattern is longer than ${MAX_PATTERN} characters once its {…} alternatives are written out`);
+      if (size > MAX_PATTERN) throw tooLong();
       out.push(text);
       return;
     }
@@ -71,35 +73,38 @@ function expandBraces(pattern: string): string[] {
   return out;
 }
 
-/** The first `{` that has a matching `}`, with what is between split at its own commas. */
-function findOpen(text: string): { start: number; end: number; choices: string[] } | undefined {
-  for (let start = 0; start < text.length; start += 1) {
-    if (text[start] === '\\') {
-      start += 1;
-      continue;
+/**
+ * The first `{` that has a matching `}` (one pass with a stack; an unmatched `{` is a character),
+ * with what is between split at its own commas.
+ */
+function firstBraces(text: string): { start: number; end: number; choices: string[] } | undefined {
+  const open: number[] = [];
+  let first: { start: number; end: number } | undefined;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '\\') i += 1;
+    else if (c === '{') open.push(i);
+    else if (c === '}' && open.length > 0) {
+      const start = open.pop() as number;
+      if (first === undefined || start < first.start) first = { start, end: i };
     }
-    if (text[start] !== '{') continue;
-    let depth = 0;
-    let from = start + 1;
-    const choices: string[] = [];
-    for (let i = start + 1; i < text.length; i += 1) {
-      const c = text[i];
-      if (c === '\\') i += 1;
-      else if (c === '{') depth += 1;
-      else if (c === ',' && depth === 0) {
-        choices.push(text.slice(from, i));
-        from = i + 1;
-      } else if (c === '}') {
-        if (depth === 0) {
-          choices.push(text.slice(from, i));
-          return { start, end: i, choices };
-        }
-        depth -= 1;
-      }
-    }
-    // No matching `}`: this `{` is a character.
   }
-  return undefined;
+  if (first === undefined) return undefined;
+  const choices: string[] = [];
+  let depth = 0;
+  let from = first.start + 1;
+  for (let i = first.start + 1; i < first.end; i += 1) {
+    const c = text[i];
+    if (c === '\\') i += 1;
+    else if (c === '{') depth += 1;
+    else if (c === '}') depth -= 1;
+    else if (c === ',' && depth === 0) {
+      choices.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  choices.push(text.slice(from, first.end));
+  return { start: first.start, end: first.end, choices };
 }
 
 function parsePath(pattern: string): Segment[] {

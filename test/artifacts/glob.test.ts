@@ -56,8 +56,11 @@ describe('globs of artifacts and cache paths', () => {
     expect(globMatcher('+(a|aa)+(a|aa)b')(name)).toBe(false);
   });
 
-  it('refuse a pattern whose braces write out past the bound', () => {
+  it('refuse a pattern whose braces write out past the bound, and a long one at once', () => {
     expect(() => globMatcher('{a,b}'.repeat(20))).toThrow(GlobError);
+    expect(() => globMatcher('{'.repeat(1_000_000))).toThrow(GlobError);
+    // Unmatched braces are characters, found in one pass.
+    expect(globMatcher(`${'{'.repeat(4000)}a,b}`)(`${'{'.repeat(3999)}b`)).toBe(true);
   });
 });
 
