@@ -221,6 +221,14 @@ export interface BuildPayload {
   failure_reasons?: string[];
   /** v4's `features.token_mask_prefixes`: tokens starting with these are masked in the trace. */
   token_mask_prefixes?: string[];
+  /** v4's `hooks`: scripts around get_sources (`pre_get_sources_script`, `post_get_sources_script`). */
+  hooks?: JobHook[];
+}
+
+/** One of v4's `hooks` (GitLab's `hooks:` keyword): a name and its commands. */
+export interface JobHook {
+  name: string;
+  script: string[];
 }
 
 /** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */

@@ -13,6 +13,7 @@ import { createGitRepo, git } from '../helpers/git.js';
 import { makeTrap } from '../helpers/planted-git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
+import { shortToken } from '../../src/protocol/short-token.js';
 
 let t: TestServer;
 let token: string;
@@ -61,7 +62,7 @@ async function runJob(strategy: string, script: string[], d?: { builds: string; 
   const never = new AbortController().signal;
   await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[0]!.id;
-  const projectDir = join(d.builds, token.slice(0, 8), '0', 'group', 'project');
+  const projectDir = join(d.builds, shortToken(token), '0', 'group', 'project');
   const buildToken = await readFile(join(projectDir, '..', 'build-token'), 'utf8').catch(() => '');
   return { status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8'), projectDir, buildToken };
 }

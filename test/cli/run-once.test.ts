@@ -7,6 +7,7 @@ import { git } from '../helpers/git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
+import { shortToken } from '../../src/protocol/short-token.js';
 
 let t: TestServer;
 let token: string;
@@ -170,9 +171,9 @@ cancel-me:
     expect(secondTrace).not.toContain('is here already');
     const dirOf = (text: string) => /^dir=(\S+)/m.exec(text)?.[1];
     expect(dirOf(secondTrace)).toBe(dirOf(firstTrace));
-    expect(dirOf(firstTrace)).toBe(join(d.builds, token.slice(0, 8), '0', 'group', 'project'));
+    expect(dirOf(firstTrace)).toBe(join(d.builds, shortToken(token), '0', 'group', 'project'));
     // the checkout keeps no credentials
-    const gitConfig = await readFile(join(d.builds, token.slice(0, 8), '0', 'group', 'project', '.git', 'config'), 'utf8');
+    const gitConfig = await readFile(join(d.builds, shortToken(token), '0', 'group', 'project', '.git', 'config'), 'utf8');
     expect(gitConfig).toContain('url = http://127.0.0.1');
     expect(gitConfig).not.toContain('gitlab-ci-token');
   });

@@ -21,6 +21,7 @@ import {
   KNOWN_RUNNER_KEYS,
   REGISTRATION_RECORD_KEYS,
   RUNNER_SECTIONS,
+  runnerValueChecks,
   type Config,
 } from './schema.js';
 
@@ -109,6 +110,12 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
+  result.data.runners.forEach((runner, i) => {
+    const checks = runnerValueChecks(runner);
+    warnings.push(...checks.warnings.map((line) => `${where(['runners', i])}: ${line}`));
+    problems.push(...checks.problems.map((line) => `${where(['runners', i])}: ${line}`));
+  });
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   checkUniqueRunners(result.data, layout, path);
   defaultCaFiles(result.data, path);
   if (options.checkTlsFiles !== false) checkTlsFiles(result.data, where);

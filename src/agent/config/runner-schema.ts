@@ -8,12 +8,13 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseSizeBytes } from '../../util/size.js';
 import { cacheSection } from './cache-schema.js';
+import { customBuildDirSection } from './custom-build-dir-schema.js';
 import { dockerSection } from './docker-schema.js';
 import { kubernetesSection } from './kubernetes-schema.js';
 import { sectionsShape } from './section.js';
 
 /** The tables of an entry, each in its own module; a new one is added here. */
-export const RUNNER_SECTIONS = [dockerSection, kubernetesSection, cacheSection] as const;
+export const RUNNER_SECTIONS = [dockerSection, kubernetesSection, cacheSection, customBuildDirSection] as const;
 
 const nonNegativeInt = z.int().min(0);
 
@@ -55,7 +56,17 @@ export const runnerSchema = z.strictObject({
   output_limit: nonNegativeInt.default(0).transform((v) => (v === 0 ? 4096 : v)),
   /** ≤ 0 means the default, 1 (GitLab Runner's `max(1, n)`). */
   request_concurrency: z.int().default(1).transform((v) => Math.max(1, v)),
+  /** GitLab Runner's: commands run (where get_sources runs) before the clone or fetch; after, with `post_`. */
+  pre_get_sources_script: z.string().optional(),
+  post_get_sources_script: z.string().optional(),
+  /** GitLab Runner's name of `pre_get_sources_script` before 17.0: run as it (with a warning, load.ts). */
   pre_clone_script: z.string().optional(),
+  /** GitLab Runner's: the base URL to fetch sources from instead of the payload's repository URL. */
+  clone_url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }).optional(),
+  /** GitLab Runner's: the checkout's git config is always rebuilt here; `false` gets a warning (load.ts). */
+  clean_git_config: z.boolean().optional(),
+  /** GitLab Runner's: `safe.directory` for the checkout (default: on, except for the shell executor). */
+  safe_directory_checkout: z.boolean().optional(),
   pre_build_script: z.string().optional(),
   post_build_script: z.string().optional(),
   /** Ours: seconds between trace sends. */
@@ -75,10 +86,10 @@ export type RunnerConfig = z.output<typeof runnerSchema>;
 
 /** GitLab Runner `[[runners]]` keys and tables with no effect here (a table of RUNNER_SECTIONS is read, whatever this says). */
 export const IGNORED_RUNNER_KEYS = new Set([
-  'id', 'token_obtained_at', 'token_expires_at', 'clone_url', 'debug_trace_disabled', 'referees',
-  'unhealthy_requests_limit', 'unhealthy_interval', 'custom_build_dir',
+  'id', 'token_obtained_at', 'token_expires_at', 'debug_trace_disabled', 'referees',
+  'unhealthy_requests_limit', 'unhealthy_interval',
   'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
-  'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
+  'executor_url', 'disable_verbose', 'tls-skip-verify',
   'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',
 ]);
 
@@ -90,3 +101,15 @@ export const REGISTRATION_RECORD_KEYS = new Set(['id', 'token_obtained_at', 'tok
 
 /** Every key of an entry this runner reads, for "did you mean" suggestions. */
 export const KNOWN_RUNNER_KEYS = Object.keys(runnerSchema.shape);
+
+/** What an entry's values (not its keys) deserve: problems refuse the file, warnings are said once at load. */
+export function runnerValueChecks(runner: RunnerConfig): { problems: string[]; warnings: string[] } {
+  const problems: string[] = [];
+  if (runner.pre_clone_script !== undefined && runner.pre_get_sources_script !== undefined) {
+    problems.push('`pre_clone_script`: set pre_get_sources_script only (pre_clone_script is its name before GitLab Runner 17.0)');
+  }
+  const warnings: string[] = [];
+  if (runner.pre_clone_script !== undefined) warnings.push('`pre_clone_script` is GitLab Runner\'s name before 17.0 of `pre_get_sources_script` (GitLab Runner 17 and later ignore it): it runs as `pre_get_sources_script`; rename it');
+  if (runner.clean_git_config === false) warnings.push('`clean_git_config = false` is ignored: the runner always rebuilds the checkout\'s git config before its own git runs there (docs/jobs.md, "Getting the sources")');
+  return { problems, warnings };
+}

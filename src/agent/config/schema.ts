@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { parseListenAddress } from './listen-address.js';
 import { runnerSchema } from './runner-schema.js';
 
-export { IGNORED_RUNNER_KEYS, KNOWN_RUNNER_KEYS, REGISTRATION_RECORD_KEYS, RUNNER_SECTIONS, runnerSchema, type RunnerConfig } from './runner-schema.js';
+export { IGNORED_RUNNER_KEYS, KNOWN_RUNNER_KEYS, REGISTRATION_RECORD_KEYS, RUNNER_SECTIONS, runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
 
 /** `host:port` for the metrics and health server (`:9252` = every interface). */
 const listenAddress = z

@@ -1,7 +1,9 @@
 /**
  * Local concurrency ids (docs/protocol-v1.md §10.7): each running job of a runner token and project gets the
  * lowest slot number not in use, so a later job of the same project reuses a finished one's build
- * dir (and a `fetch` there is cheap), while two concurrent jobs never share a checkout.
+ * dir (and a `fetch` there is cheap), while two concurrent jobs never share a checkout. That is GitLab
+ * Runner's CI_CONCURRENT_PROJECT_ID; its CI_CONCURRENT_ID is the same over all the token's jobs
+ * (`concurrentId`), given back as the job's slot is.
  *
  * A job gives its slot back as its final update goes out, with its executor's cleanup (the leftovers
  * in the slot's dirs) as the slot's: the next job of the same slot waits for that cleanup (`previous`).
@@ -10,6 +12,8 @@
  */
 export class SlotAllocator {
   private readonly used = new Map<string, Set<number>>();
+  /** CI_CONCURRENT_IDs in use, by runner token. */
+  private readonly runnerIds = new Map<string, Set<number>>();
   /** Cleanups still running, by `key\0slot`. */
   private readonly cleanups = new Map<string, Promise<void>>();
   /** Work of ended jobs that no slot waits for (`track`). */
@@ -19,22 +23,30 @@ export class SlotAllocator {
    * Takes the lowest free slot for `(runnerToken, projectId)`. `previous` settles once the cleanup of
    * the slot's last job has ended; `release` gives the slot back, with the cleanup still to run.
    */
-  acquire(runnerToken: string, projectId: number): { slot: number; previous: Promise<void>; release: (cleanup?: Promise<void>) => void } {
+  acquire(runnerToken: string, projectId: number): { slot: number; concurrentId: number; previous: Promise<void>; release: (cleanup?: Promise<void>) => void } {
     const key = `${runnerToken}\u0000${projectId}`;
     let set = this.used.get(key);
     if (!set) {
       set = new Set();
       this.used.set(key, set);
     }
-    let slot = 0;
-    while (set.has(slot)) slot += 1;
+    const slot = lowestFree(set);
     set.add(slot);
     const owned = set;
+    let ids = this.runnerIds.get(runnerToken);
+    if (!ids) {
+      ids = new Set();
+      this.runnerIds.set(runnerToken, ids);
+    }
+    const concurrentId = lowestFree(ids);
+    ids.add(concurrentId);
+    const ownedIds = ids;
     const cleanupKey = `${key}\u0000${slot}`;
     const previous = this.cleanups.get(cleanupKey) ?? Promise.resolve();
     let released = false;
     return {
       slot,
+      concurrentId,
       previous,
       release: (cleanup) => {
         if (released) return;
@@ -48,6 +60,8 @@ export class SlotAllocator {
         }
         owned.delete(slot);
         if (owned.size === 0) this.used.delete(key);
+        ownedIds.delete(concurrentId);
+        if (ownedIds.size === 0) this.runnerIds.delete(runnerToken);
       },
     };
   }
@@ -62,4 +76,10 @@ export class SlotAllocator {
   async settled(): Promise<void> {
     while (this.cleanups.size > 0 || this.background.size > 0) await Promise.all([...this.cleanups.values(), ...this.background]);
   }
+}
+
+function lowestFree(used: ReadonlySet<number>): number {
+  let n = 0;
+  while (used.has(n)) n += 1;
+  return n;
 }

@@ -30,7 +30,7 @@ import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
 import { buildPath, stageShells } from './stage-shell.js';
-import { collectVariables, expandVariables } from './variables.js';
+import { collectVariables, expandVariables, variableContext } from './variables.js';
 
 export type { StageRun };
 
@@ -99,7 +99,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
+    failure = error instanceof JobSetupError ? { reason: error.reason } : failureOf(error, job.timedOut(), job.canceled());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
@@ -149,10 +149,10 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
   write(`Running on ${hostname()}...\n`);
   if (executor.containment) write(`Process containment: ${executor.containment}\n`);
-  const collect = (projectDir: string, buildsDir: string) =>
-    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
+  const collect = (projectDir: string, buildsDir: string) => expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir, buildsDir }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
+  const controls = readControls(hostList, { allowGitFetch: build.allow_git_fetch, defaultDepth: build.git_depth ?? 0, setByJob: setByJob(build, runner) });
+  for (const line of controls.warnings) write(warning(`WARNING: ${line}`));
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
   if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
@@ -265,6 +265,11 @@ async function archiveAndUpload(
     failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
+}
+
+/** The variables the job's payload and the runner's `environment` set (the predefined ones are the runner's own). */
+function setByJob(build: BuildPayload, runner: RunnerConfig): Set<string> {
+  return new Set([...build.variables.map((v) => v.key), ...runner.environment.map((entry) => entry.slice(0, entry.indexOf('=')))]);
 }
 
 function lines(text: string | undefined): string[] {

@@ -63,6 +63,7 @@ interface JobState {
 
 export class DockerExecutor implements Executor {
   readonly name = 'docker';
+  readonly buildsDir = CONTAINER_BUILDS_DIR;
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;

@@ -56,6 +56,7 @@ interface JobState {
 
 export class KubernetesExecutor implements Executor {
   readonly name = 'kubernetes';
+  readonly buildsDir = POD_BUILDS_DIR;
   readonly host: Executor;
   readonly marker: string | undefined;
   private job: JobState | undefined;
@@ -162,9 +163,11 @@ export class KubernetesExecutor implements Executor {
     try {
       const podStateDir = this.buildPath(request.scriptDir);
       const fileVariables = request.variables.filter((v) => v.value.startsWith(`${podStateDir}/`)).map((v) => join(request.scriptDir, v.value.slice(podStateDir.length + 1)));
-      const paths = [...(job.synced ? [] : [job.projectDir]), scriptPath, ...new Set(fileVariables)].map((p) => relative(job.slotDir, p));
+      // The checkout goes in with the first stage that runs after get_sources.
+      const sync = !job.synced && !request.beforeSources;
+      const paths = [...(sync ? [job.projectDir] : []), scriptPath, ...new Set(fileVariables)].map((p) => relative(job.slotDir, p));
       const size = await packPaths(job.slotDir, paths, tarPath);
-      job.synced = true;
+      if (sync) job.synced = true;
       const run = { connection: job.api.connection, target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER }, script: this.buildPath(scriptPath), pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`, input: { path: tarPath, size }, killGraceMs: this.options.killGraceMs };
       return await runPodStage(run, request).catch(async (error: unknown) => {
         // An exec that fails because the container ended (its entrypoint exited, it was OOM-killed) says so.

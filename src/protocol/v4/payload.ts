@@ -5,7 +5,7 @@
  * - `null` anywhere means absent, unknown keys are ignored.
  * - What the runner needs and cannot guess — `id`, `token`, `job_info.name`, `job_info.project_id`,
  *   `git_info.repo_url`, `ref`, `sha` (≥ 8 chars) — refuses the job when absent; the message names it.
- * - What the runner acts on (`steps`, `variables`, `artifacts`, `cache`, `dependencies`) must have
+ * - What the runner acts on (`steps`, `variables`, `artifacts`, `cache`, `dependencies`, `hooks`) must have
  *   its documented types: a wrong one refuses the job, naming the key, since running it without them
  *   would not be what the user asked for. A step the runner does not implement (`release`, which it
  *   does not announce) refuses the job too.
@@ -100,6 +100,9 @@ const dependencySchema = z.looseObject({
     .optional(),
 });
 
+/** A hook the runner acts on: a list that is not one refuses the job, a hook without a name is dropped. */
+const hookSchema = z.looseObject({ name: z.string().min(1), script: stringList.default([]) });
+
 const credentialSchema = z.looseObject({ type: z.string().catch(''), url: z.string().catch(''), username: z.string().catch(''), password: z.string().catch('') });
 
 const jobSchema = z
@@ -131,6 +134,7 @@ const jobSchema = z
     cache: z.array(cacheSchema).default([]),
     credentials: tolerantList(credentialSchema).default([]),
     dependencies: z.array(dependencySchema).default([]),
+    hooks: z.array(hookSchema).default([]),
     features: z
       .looseObject({
         failure_reasons: stringList.optional().catch(undefined),
@@ -206,6 +210,7 @@ function toBuildPayload(job: Job): BuildPayload {
   };
   if (job.features.failure_reasons) build.failure_reasons = job.features.failure_reasons;
   if (job.features.token_mask_prefixes) build.token_mask_prefixes = job.features.token_mask_prefixes;
+  if (job.hooks.length > 0) build.hooks = job.hooks.map((hook) => ({ name: hook.name, script: hook.script }));
   return build;
 }
 
