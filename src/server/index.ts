@@ -187,6 +187,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       return false;
     },
     logger: logger.child({ component: 'git' }),
+    baseUrl: () => ctx.baseUrl(),
   };
   // Loaded on the first git request: the git side pulls in execa, which would otherwise cost
   // `ci-runner serve` a noticeable part of its start-up time.
