@@ -8,6 +8,7 @@ import { childPath, configError, ConfigErrors, describePath, PipelineConfigError
 import { JOB_KEYS, type PipelineDefaults } from './parse-job.js';
 import { readRetry } from './parse-runtime.js';
 import type { SpecVariable } from './spec.js';
+import { readHooks } from './parse-image-options.js';
 import {
   isMap,
   readArtifacts,
@@ -46,6 +47,7 @@ const VALIDATORS: Readonly<Record<string, (value: unknown, path: ConfigPath) => 
   timeout: readTimeout,
   retry: readRetry,
   interruptible: readBoolean,
+  hooks: readHooks,
 };
 
 /** Reads `default:`, the old global keys and `variables:`; every problem is reported. */

@@ -111,7 +111,7 @@ function variableText(value: unknown, path: ConfigPath): string {
 /** `image: ruby:3` or `image: { name: ruby:3 }`. */
 export function readImage(value: unknown, path: ConfigPath): string {
   if (isMap(value)) {
-    checkKeys(value, ['name', 'entrypoint', 'pull_policy'], path);
+    checkKeys(value, ['name', 'entrypoint', 'pull_policy', 'docker', 'kubernetes'], path);
     if (value.pull_policy !== undefined && value.pull_policy !== null) readPullPolicy(value.pull_policy, childPath(path, 'pull_policy'));
     return readString(value.name, childPath(path, 'name'));
   }
@@ -156,13 +156,14 @@ export function readServiceSpecs(value: unknown, path: ConfigPath): JobServiceSp
   return value.map((item, index): JobServiceSpec => {
     const at = childPath(path, String(index));
     if (!isMap(item)) return { name: readString(item, at) };
-    checkKeys(item, ['name', 'alias', 'entrypoint', 'command', 'pull_policy'], at);
+    checkKeys(item, ['name', 'alias', 'entrypoint', 'command', 'pull_policy', 'variables', 'docker', 'kubernetes'], at);
     const given = (key: string): boolean => item[key] !== undefined && item[key] !== null;
     const spec: JobServiceSpec = { name: readString(item.name, childPath(at, 'name')) };
     if (given('alias')) spec.alias = readString(item.alias, childPath(at, 'alias'));
     if (given('entrypoint')) spec.entrypoint = readArgv(item.entrypoint, childPath(at, 'entrypoint'));
     if (given('command')) spec.command = readArgv(item.command, childPath(at, 'command'));
     if (given('pull_policy')) spec.pullPolicy = readPullPolicy(item.pull_policy, childPath(at, 'pull_policy'));
+    // `variables`, `docker` and `kubernetes`: parse-image-options.ts (withServiceExtras).
     return spec;
   });
 }

@@ -105,13 +105,28 @@ export interface ArtifactsOptions {
 /** A docker image's pull policies, tried in order (`image:pull_policy`). */
 export type ImagePullPolicy = 'always' | 'if-not-present' | 'never';
 
+/**
+ * An image's or a service's `executor_opts` (v4; `.gitlab-ci.yml`'s `docker:` and `kubernetes:`): the
+ * user its containers run as and (docker) the platform of the image. Unexpanded (`$VAR` allowed).
+ */
+export interface ExecutorOpts {
+  docker?: { platform?: string; user?: string };
+  kubernetes?: { user?: string };
+  /** Options GitLab Runner would refuse (`executor_opts.<key>` it does not know), for the job's failure. */
+  unsupported?: string[];
+}
+
 /** A service as v4 sends it (`services[]`); v1 sends names only. */
 export interface ServiceOptions {
   name: string;
+  /** One alias, or several separated by commas or spaces. */
   alias?: string;
   entrypoint?: string[];
   command?: string[];
   pull_policy?: ImagePullPolicy[];
+  /** The service's own `variables:`, on top of the job's. */
+  variables?: Array<{ key: string; value: string }>;
+  executor_opts?: ExecutorOpts;
 }
 
 /** `options.cache` (§5.3). */
@@ -138,6 +153,8 @@ export interface BuildOptions {
   imageEntrypoint?: string[];
   /** `image.pull_policy` (v4; ours, not a v1 key): overrides the runner's `pull_policy` for the image. */
   imagePullPolicy?: ImagePullPolicy[];
+  /** `image.executor_opts` (v4; ours, not a v1 key). */
+  imageExecutorOpts?: ExecutorOpts;
   services?: string[];
   /** v4's services as objects (ours, not a v1 key); when present the docker executor uses these instead of `services`. */
   serviceSpecs?: ServiceOptions[];

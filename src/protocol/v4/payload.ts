@@ -20,7 +20,7 @@ import { schemaMessages } from '../../util/schema-messages.js';
 import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
 import { gitSourceIssues } from '../git-source.js';
 import { withoutNulls } from '../json-nulls.js';
-import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ServiceOptions } from '../types.js';
+import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ExecutorOpts, ServiceOptions } from '../types.js';
 
 const stringList = z.array(z.string());
 const when = z.enum(['on_success', 'on_failure', 'always']);
@@ -49,15 +49,51 @@ const stepSchema = z.looseObject({
   allow_failure: z.boolean().catch(false),
 });
 
+/**
+ * `executor_opts`: `docker: { platform, user }`, `kubernetes: { user }` (a user may be a number); the
+ * names GitLab Runner 19 does not know are kept apart, as it refuses a job that has them.
+ */
+const userValue = z.union([z.string(), z.int().nonnegative().transform(String)]);
+const executorOptsSchema = z
+  .record(z.string(), z.unknown())
+  .transform((raw): ExecutorOpts => {
+    const opts: ExecutorOpts = {};
+    const unsupported: string[] = [];
+    const section = (key: 'docker' | 'kubernetes', allowed: readonly string[]): Record<string, string> | undefined => {
+      const value = raw[key];
+      if (value === undefined) return undefined;
+      const fields = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+      const out: Record<string, string> = {};
+      for (const [name, field] of Object.entries(fields)) {
+        const parsed = userValue.safeParse(field);
+        if (!allowed.includes(name)) unsupported.push(`${key}.${name}`);
+        else if (parsed.success && parsed.data !== '') out[name] = parsed.data;
+      }
+      return out;
+    };
+    for (const key of Object.keys(raw)) if (key !== 'docker' && key !== 'kubernetes') unsupported.push(key);
+    const docker = section('docker', ['platform', 'user']);
+    const kubernetes = section('kubernetes', ['user']);
+    if (docker && Object.keys(docker).length > 0) opts.docker = docker;
+    if (kubernetes && Object.keys(kubernetes).length > 0) opts.kubernetes = kubernetes;
+    if (unsupported.length > 0) opts.unsupported = unsupported;
+    return opts;
+  })
+  .optional()
+  .catch(undefined);
+
 const imageSchema = z.looseObject({
   name: z.string().min(1),
   entrypoint: stringList.optional().catch(undefined),
   pull_policy: pullPolicy,
+  executor_opts: executorOptsSchema,
 });
 
 const serviceSchema = imageSchema.extend({
   alias: z.string().optional().catch(undefined),
   command: stringList.optional().catch(undefined),
+  // A service's own variables; one without a key names nothing and is dropped.
+  variables: keyedVariables(z.looseObject({ key: z.string(), value: z.union([z.string(), z.number(), z.boolean()]).transform(String).default('') })).optional().catch(undefined),
 });
 
 /** Only some executors use these: an entry that cannot be read is dropped. */
@@ -100,8 +136,11 @@ const dependencySchema = z.looseObject({
     .optional(),
 });
 
-/** A hook the runner acts on: a list that is not one refuses the job, a hook without a name is dropped. */
-const hookSchema = z.looseObject({ name: z.string().min(1), script: stringList.default([]) });
+/** The hooks the runner acts on: a list that is not one refuses the job, a hook without a name is dropped. */
+const hooksSchema = z
+  .array(z.unknown())
+  .transform((items) => items.filter((item) => typeof item === 'object' && item !== null && typeof (item as { name?: unknown }).name === 'string' && (item as { name: string }).name !== ''))
+  .pipe(z.array(z.looseObject({ name: z.string(), script: stringList.default([]) })));
 
 const credentialSchema = z.looseObject({ type: z.string().catch(''), url: z.string().catch(''), username: z.string().catch(''), password: z.string().catch('') });
 
@@ -134,7 +173,7 @@ const jobSchema = z
     cache: z.array(cacheSchema).default([]),
     credentials: tolerantList(credentialSchema).default([]),
     dependencies: z.array(dependencySchema).default([]),
-    hooks: z.array(hookSchema).default([]),
+    hooks: hooksSchema.default([]),
     features: z
       .looseObject({
         failure_reasons: stringList.optional().catch(undefined),
@@ -148,6 +187,12 @@ const jobSchema = z
     const at = (key: string): PropertyKey[] => ['git_info', key];
     const sources = gitSourceIssues({ repoUrl: { path: at('repo_url'), value: git.repo_url }, sha: { path: at('sha'), value: git.sha }, ref: { path: at('ref'), value: git.ref }, refspecs: { path: at('refspecs'), value: git.refspecs } });
     for (const issue of sources) ctx.addIssue({ code: 'custom', ...issue });
+    // GitLab Runner 19 refuses a job whose executor_opts it does not know, rather than ignore them.
+    const refuseOpts = (opts: ExecutorOpts | undefined, path: PropertyKey[]): void => {
+      if (opts?.unsupported) ctx.addIssue({ code: 'custom', path: [...path, 'executor_opts'], message: `unsupported options ${opts.unsupported.join(', ')} (supported: docker.platform, docker.user, kubernetes.user)` });
+    };
+    refuseOpts(job.image?.executor_opts, ['image']);
+    job.services.forEach((service, index) => refuseOpts(service.executor_opts, ['services', index]));
     job.steps.forEach((step, index) => {
       if (step.name !== 'script' && step.name !== 'after_script') {
         ctx.addIssue({ code: 'custom', path: ['steps', index, 'name'], message: `step "${step.name}" is not supported by this runner (it runs script and after_script)` });
@@ -222,6 +267,7 @@ function toOptions(job: Job, script: string[]): BuildOptions {
     options.image = job.image.name;
     if (job.image.entrypoint && job.image.entrypoint.length > 0) options.imageEntrypoint = job.image.entrypoint;
     if (job.image.pull_policy && job.image.pull_policy.length > 0) options.imagePullPolicy = job.image.pull_policy;
+    if (job.image.executor_opts && Object.keys(job.image.executor_opts).length > 0) options.imageExecutorOpts = job.image.executor_opts;
   }
   if (job.services.length > 0) {
     options.services = job.services.map((service) => service.name);
@@ -239,6 +285,8 @@ function toService(service: z.output<typeof serviceSchema>): ServiceOptions {
     ...(service.entrypoint && service.entrypoint.length > 0 ? { entrypoint: service.entrypoint } : {}),
     ...(service.command && service.command.length > 0 ? { command: service.command } : {}),
     ...(service.pull_policy && service.pull_policy.length > 0 ? { pull_policy: service.pull_policy } : {}),
+    ...(service.variables && service.variables.length > 0 ? { variables: service.variables.map(({ key, value }) => ({ key, value })) } : {}),
+    ...(service.executor_opts && Object.keys(service.executor_opts).length > 0 ? { executor_opts: service.executor_opts } : {}),
   };
 }
 
