@@ -72,7 +72,13 @@ export const CONTROL_VARIABLES: readonly ControlVariable[] = [
   { name: 'RUNNER_GENERATE_ARTIFACTS_METADATA', support: warned('no SLSA provenance metadata is generated for artifacts'), default: '`false`', accepts: BOOL },
   { name: 'SLSA_PROVENANCE_SCHEMA_VERSION', support: warned('no SLSA provenance metadata is generated for artifacts'), default: '`v1`', accepts: '`v1`' },
   // Images.
-  { name: 'DOCKER_AUTH_CONFIG', support: warned('registry logins come from the job\'s `credentials` only'), default: 'none', accepts: 'a docker `config.json` document' },
+  {
+    name: 'DOCKER_AUTH_CONFIG',
+    support: honoured('its `auths` log the image and service pulls in (docker; kubernetes: the pod\'s image pull secret), before the runner\'s own docker config and the job\'s `credentials`; its `credsStore`/`credHelpers` are not run (they would run a program on the runner\'s host), with a warning'),
+    default: 'none',
+    accepts: 'a docker `config.json` document (a job variable, or the runner\'s `environment`)',
+  },
+  { name: 'HEALTHCHECK_TCP_PORT', support: honoured('docker: the one port waited for (a service\'s own variable, or the job\'s); kubernetes waits for no port'), default: 'every port the service image exposes', accepts: 'a TCP port' },
   // Kubernetes overwrites (GitLab Runner's `executors/kubernetes/overwrites.go`).
   ...[
     'KUBERNETES_NAMESPACE_OVERWRITE', 'KUBERNETES_SERVICE_ACCOUNT_OVERWRITE', 'KUBERNETES_BEARER_TOKEN',

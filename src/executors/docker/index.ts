@@ -27,6 +27,7 @@ import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
 import { jobDockerConfig } from './registry-auth.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
 import { healthcheckPort, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 import { dockerOpts, serviceOwnVariables } from '../executor-opts.js';
 import { runStageContainer } from './stage-container.js';
@@ -132,9 +133,12 @@ export class DockerExecutor implements Executor {
     };
     const imagePolicies = pullPolicies(o.pull_policy, build.options.imagePullPolicy, 'image');
     const servicePolicies = services.map((s) => pullPolicies(o.pull_policy, (s as ServiceOptions).pull_policy, `service ${s.name}`));
-    // The job's registry logins (v4 `credentials`) reach its pulls only, through a config file.
-    const env = await jobDockerConfig(request.stateDir, build.credentials);
-    if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
+    // The job's registry logins (DOCKER_AUTH_CONFIG, v4 `credentials`) reach its pulls only, through a config file.
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    const env = await jobDockerConfig(request.stateDir, build.credentials, process.env, authConfig.auths);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    if (env.DOCKER_CONFIG && build.credentials.length > 0) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
     request.log(`Using docker image ${image} ...`);
     const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images, ...(imageOpts.platform ? { platform: imageOpts.platform } : {}) });
     request.log(`Using docker image ${image} with ID ${local.id}`);

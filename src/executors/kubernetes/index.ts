@@ -26,6 +26,7 @@ import { JobPod } from './job-pod.js';
 import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
 import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, serviceSecretKey, type PodPlan } from './pod-spec.js';
 import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
 import { collectProject, packPaths } from './transfer.js';
@@ -147,7 +148,10 @@ export class KubernetesExecutor implements Executor {
       });
       plan.serviceEnvSecret = await create(`${plan.name}-services`, environmentSecret(`${plan.name}-services`, namespace, plan.labels, env));
     }
-    const dockerConfig = registryConfig(build.credentials);
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    const dockerConfig = registryConfig(build.credentials, authConfig.auths);
     if (dockerConfig) plan.registrySecret = await create(`${plan.name}-registry`, registrySecret(`${plan.name}-registry`, namespace, plan.labels, dockerConfig));
   }
 

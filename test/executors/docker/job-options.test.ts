@@ -5,9 +5,10 @@
  * variables, several aliases, `docker: user`, HEALTHCHECK_TCP_PORT; git options refused on the host.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../cli/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
@@ -94,5 +95,25 @@ describe.skipIf(skipDocker)('docker: what the job asks of its containers', () =>
     expect(run.status, run.trace).toBe('success');
     expect(run.trace).toMatch(/nothing accepted a connection on [\d.]+:6000 within 1 seconds/);
     expect(run.trace).not.toContain(':5432');
+  });
+
+  it('logs the image pull in with DOCKER_AUTH_CONFIG, and never prints it', async () => {
+    // A CLI that keeps the docker config each pull was given, then hands over to the real one.
+    const dir = await mkdtemp(join(scratch, 'cli-'));
+    const realDocker = (await execa('sh', ['-c', 'command -v docker'])).stdout.trim();
+    const cli = join(dir, 'docker');
+    await writeFile(cli, `#!/bin/sh\nif [ "$1" = pull ]; then cat "$DOCKER_CONFIG/config.json" > ${join(dir, 'pull-config.json')}; fi\nexec ${realDocker} "$@"\n`);
+    await chmod(cli, 0o755);
+    const login = { auths: { '127.0.0.1:1': { username: 'puller', password: 'pull-secret-xyz' } } };
+    const run = await runDockerJob(t, token, 'j:\n  image: 127.0.0.1:1/ci-runner-test/sh:1\n  script:\n    - echo built\n', {
+      docker: { cli, pull_policy: ['always', 'if-not-present'] },
+      variables: { DOCKER_AUTH_CONFIG: JSON.stringify(login) },
+    });
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('Authenticating with credentials from $DOCKER_AUTH_CONFIG for 127.0.0.1:1');
+    const used = JSON.parse(await readFile(join(dir, 'pull-config.json'), 'utf8')) as { auths: Record<string, { auth: string }> };
+    expect(used.auths['127.0.0.1:1']).toEqual({ auth: Buffer.from('puller:pull-secret-xyz').toString('base64') });
+    expect(run.trace).not.toContain('pull-secret-xyz');
+    expect(run.trace).not.toContain(Buffer.from('puller:pull-secret-xyz').toString('base64'));
   });
 });

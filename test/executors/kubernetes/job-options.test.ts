@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../helpers/server.js';
-import { K8S_IMAGES, skipKubernetes } from './cluster.js';
-import { runKubernetesJob, useKubernetesTestServer, useNamespace } from './jobs.js';
+import { waitUntil } from '../../cli/helpers.js';
+import { cluster, K8S_IMAGES, labelled, skipKubernetes } from './cluster.js';
+import { runKubernetesJob, startKubernetesJob, useKubernetesTestServer, useNamespace } from './jobs.js';
 
 let t: TestServer;
 let token: string;
@@ -74,5 +75,25 @@ describe.skipIf(skipKubernetes)('kubernetes: what the job asks of its pod', () =
     expect(run.status, run.trace).toBe('success');
     expect(run.trace).toContain('build 1000:1001');
     expect(run.trace.match(/uid=1002 own=for-j/g)).toHaveLength(2);
+  });
+
+  it('gives the pod an image pull secret with DOCKER_AUTH_CONFIG\'s logins', async () => {
+    const login = { auths: { 'registry.example.test': { username: 'puller', password: 'pull-secret-xyz' } } };
+    const job = await startKubernetesJob(t, token, 'j:\n  script:\n    - sleep 3\n', { namespace, variables: { DOCKER_AUTH_CONFIG: JSON.stringify(login) } });
+    let config: unknown;
+    await waitUntil(async () => {
+      const { pods, secrets } = await labelled(cluster!.core, namespace, token, job.id);
+      const pod = pods[0] ? await cluster!.core.readNamespacedPod({ name: pods[0], namespace }) : undefined;
+      const pullSecret = pod?.spec?.imagePullSecrets?.[0]?.name;
+      if (!pullSecret || !secrets.includes(pullSecret)) return false;
+      const secret = await cluster!.core.readNamespacedSecret({ name: pullSecret, namespace });
+      config = JSON.parse(Buffer.from(secret.data?.['.dockerconfigjson'] ?? '', 'base64').toString('utf8'));
+      return true;
+    }, 60_000, 'the job pod and its pull secret');
+    const { status, trace } = await job.done;
+    expect(status, trace).toBe('success');
+    expect(config).toEqual({ auths: { 'registry.example.test': { auth: Buffer.from('puller:pull-secret-xyz').toString('base64') } } });
+    expect(trace).toContain('Authenticating with credentials from $DOCKER_AUTH_CONFIG for registry.example.test');
+    expect(trace).not.toContain('pull-secret-xyz');
   });
 });
