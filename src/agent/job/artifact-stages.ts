@@ -18,7 +18,7 @@ export interface CacheRequest {
 
 export interface ArtifactStages {
   downloadArtifacts(ctx: StageContext, opts: { attempts: number }): Promise<void>;
-  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string }): Promise<void>;
+  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string; compressionLevel?: number }): Promise<void>;
   restoreCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
   archiveCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
 }

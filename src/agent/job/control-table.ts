@@ -63,7 +63,7 @@ export const CONTROL_VARIABLES: readonly ControlVariable[] = [
   { name: 'CACHE_CHUNK_SIZE', support: noHelper, default: '16 MiB', accepts: 'bytes' },
   { name: 'CACHE_CONCURRENCY', support: noHelper, default: '16', accepts: 'an integer' },
   // Artifacts.
-  { name: 'ARTIFACT_COMPRESSION_LEVEL', support: warned('artifacts are compressed at the default level'), default: '`default`', accepts: '`fastest`, `fast`, `default`, `slow`, `slowest`' },
+  { name: 'ARTIFACT_COMPRESSION_LEVEL', support: honoured('as deflate levels 0 (stored), 1, zlib\'s default, 7 and 9, for every artifact format (GitLab Runner applies it with FF_USE_FASTZIP)'), default: '`default`', accepts: '`fastest`, `fast`, `default`, `slow`, `slowest`' },
   { name: 'FASTZIP_ARCHIVER_CONCURRENCY', support: noFastzip, default: 'the number of CPUs', accepts: 'an integer' },
   { name: 'FASTZIP_ARCHIVER_BUFFER_SIZE', support: noFastzip, default: '2 MiB', accepts: 'bytes' },
   { name: 'FASTZIP_EXTRACTOR_CONCURRENCY', support: noFastzip, default: 'the number of CPUs', accepts: 'an integer' },

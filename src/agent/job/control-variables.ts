@@ -43,6 +43,8 @@ export interface JobControls {
   artifactDownloadAttempts: number;
   restoreCacheAttempts: number;
   debugTrace: boolean;
+  /** ARTIFACT_COMPRESSION_LEVEL as a deflate level; absent: the default. */
+  artifactCompressionLevel?: number;
   /** Lines for the job log: values that could not be used, and variables set that are not honoured. */
   warnings: string[];
 }
@@ -61,6 +63,17 @@ function parseBool(raw: string): boolean | undefined {
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(raw)) return true;
   if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(raw)) return false;
   return undefined;
+}
+
+/** GitLab Runner's compression level names as deflate levels (its fastzip archiver's). */
+const DEFLATE_LEVELS: Readonly<Record<string, number>> = { fastest: 0, fast: 1, slow: 7, slowest: 9 };
+
+/** The deflate level a level name asks for; undefined for the default (or a name it cannot use, with a warning). */
+function compressionLevel(name: string, value: string, warnings: string[]): number | undefined {
+  if (value === '' || value === 'default') return undefined;
+  const level = DEFLATE_LEVELS[value];
+  if (level === undefined) warnings.push(`${name}: compression level ${JSON.stringify(value)} is invalid, falling back to default`);
+  return level;
 }
 
 /** Reads the control variables of `vars` (expanded); throws JobSetupError for a refused git option. */
@@ -137,6 +150,8 @@ export function readControls(vars: readonly JobVariable[], options: ReadControls
     debugTrace: bool('CI_DEBUG_TRACE', false),
     warnings,
   };
+  const level = compressionLevel('ARTIFACT_COMPRESSION_LEVEL', raw('ARTIFACT_COMPRESSION_LEVEL'), warnings);
+  if (level !== undefined) controls.artifactCompressionLevel = level;
   for (const name of options.setByJob ?? []) {
     const entry = controlVariable(name);
     if (entry?.support.status === 'warned') warnings.push(`${name} is not honoured by this runner: ${entry.support.reason}`);

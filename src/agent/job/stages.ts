@@ -250,7 +250,8 @@ async function archiveAndUpload(
     try {
       const variables = sofar.env?.host ?? [];
       const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand });
+      const level = sofar.env?.controls.artifactCompressionLevel;
+      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand, ...(level !== undefined ? { compressionLevel: level } : {}) });
     } catch (error) {
       if (ok) {
         ok = false;
