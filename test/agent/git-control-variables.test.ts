@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/log/index.js';
 import { shortToken } from '../../src/protocol/short-token.js';
 import { workDirs } from '../cli/helpers.js';
 import { git } from '../helpers/git.js';
+import { startPayloadProxy } from '../helpers/payload-proxy.js';
 import { runOnce } from '../helpers/run-once.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -133,5 +134,22 @@ describe('git control variables', () => {
     const run = await runJob({ TRANSFER_METER_FREQUENCY: '5s' }, ['echo ran']);
     expect(run.status, run.trace).toBe('success');
     expect(run.trace.match(/TRANSFER_METER_FREQUENCY is not honoured by this runner/g)).toHaveLength(1);
+  });
+
+  it('says GIT_CLONE_EXTRA_FLAGS does not apply where v4 refspecs are fetched into a new repository', async () => {
+    const run = await runJob({ GIT_STRATEGY: 'clone', GIT_CLONE_EXTRA_FLAGS: '--no-tags' }, ['echo ran']);
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('WARNING: GIT_CLONE_EXTRA_FLAGS is not used: this job\'s sources are fetched into a new repository');
+  });
+
+  it('fetches from clone_url joined with the project\'s path instead of the payload\'s URL', async () => {
+    const proxy = await startPayloadProxy(t.url);
+    try {
+      const run = await runJob({ GIT_STRATEGY: 'clone' }, ['cat src/a.txt'], { runner: { clone_url: proxy.url } });
+      expect(run.status, run.trace).toBe('success');
+      expect(proxy.requests.some((request) => request.startsWith('GET /group/project.git/info/refs'))).toBe(true);
+    } finally {
+      await proxy.close();
+    }
   });
 });

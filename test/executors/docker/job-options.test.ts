@@ -52,9 +52,9 @@ describe.skipIf(skipDocker)('docker: what the job asks of its containers', () =>
   });
 
   it('runs the build as the image\'s docker: user', async () => {
-    const run = await runDockerJob(t, token, `j:\n  image:\n    name: ${IMAGES.sh}\n    docker:\n      user: "1000"\n  script:\n    - echo "uid=$(id -u)"\n    - cat README.md\n`);
+    const run = await runDockerJob(t, token, `j:\n  image:\n    name: ${IMAGES.sh}\n    docker:\n      user: "1000"\n  script:\n    - echo "uid=$(id -u) image=$CI_JOB_IMAGE disposable=$CI_DISPOSABLE_ENVIRONMENT shared=$CI_SHARED_ENVIRONMENT dir=$CI_PROJECT_DIR"\n    - cat README.md\n`);
     expect(run.status, run.trace).toBe('success');
-    expect(run.trace).toContain('uid=1000');
+    expect(run.trace).toContain(`uid=1000 image=${IMAGES.sh} disposable=true shared= dir=/builds/group/project`);
     expect(run.trace).toContain('the job\'s image docker: user "1000"');
   });
 
