@@ -20,7 +20,7 @@ export interface ControlVariable {
 
 const ATTEMPTS = 'an integer from 1 to 10 (outside: clamped, with a warning)';
 const BOOL = '`true` or `false` (Go\'s ParseBool: 1, t, T, TRUE, True, 0, f, …)';
-const FLAGS = 'git options separated by spaces, or `none`; options that run programs, read config or reach outside the checkout are refused (docs/jobs.md)';
+const FLAGS = 'git options separated by spaces, or `none`; options that run programs, read config or reach outside the checkout are refused (see "Getting the sources" in docs/jobs.md)';
 
 const noSecrets = warned('this runner resolves no `secrets:` (Vault, cloud secret managers): the job gets none of them');
 const kubernetesOverwrite = warned('the kubernetes executor does not take overwrites from jobs yet: the `[runners.kubernetes]` settings apply');
