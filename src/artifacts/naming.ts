@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { ArtifactsOptions, BuildPayload, BuildVariable } from '../protocol/types.js';
 import { ArtifactsError } from './errors.js';
+import { trimStartChar } from '../util/text.js';
 
 /** Expands `$NAME` and `${NAME}` from `variables` (later entries win); unknown names become empty. */
 export function expandVariables(text: string, variables: BuildVariable[]): string {
@@ -51,7 +52,7 @@ export function projectSlug(build: BuildPayload): string {
   } catch {
     path = '';
   }
-  const parts = path.replace(/^\/+/, '').replace(/\.git$/, '').split('/').filter((part) => part !== '');
+  const parts = trimStartChar(path, '/').replace(/\.git$/, '').split('/').filter((part) => part !== '');
   if (parts.length === 0 || parts.some((part) => part === '.' || part === '..')) return `project-${build.project_id}`;
   return parts.map(safeSegment).join('/');
 }

@@ -15,6 +15,7 @@ import picomatch from 'picomatch';
 import { lastLine, runCommand } from '../util/command.js';
 import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
 import { linkTargetProblem } from './guard.js';
+import { trimEndChar } from '../util/text.js';
 
 export interface SelectedEntry {
   /** Forward-slash path relative to the project dir. */
@@ -59,7 +60,7 @@ export async function selectFiles(projectDir: string, spec: SelectionSpec, log: 
  */
 export function excludeEntries(selection: Selection, exclude: readonly string[]): { selection: Selection; excluded: number } {
   if (exclude.length === 0) return { selection, excluded: 0 };
-  const patterns = exclude.map((pattern) => pattern.replace(/^\.\//, '').replace(/\/+$/, ''));
+  const patterns = exclude.map((pattern) => trimEndChar(pattern.replace(/^\.\//, ''), '/'));
   const matchers = patterns.map((pattern) => {
     const isMatch = picomatch(pattern, { dot: true });
     const under = pattern.endsWith('/**') ? pattern.slice(0, -3) : undefined;
@@ -206,7 +207,7 @@ class Selector {
       if (inside === undefined) return undefined;
       path = inside;
     }
-    const normal = posix.normalize(path.split(sep).join('/')).replace(/\/+$/, '');
+    const normal = trimEndChar(posix.normalize(path.split(sep).join('/')), '/');
     if (normal === '..' || normal.startsWith('../')) return undefined;
     return normal === '.' ? '' : normal.replace(/^\.\//, '');
   }

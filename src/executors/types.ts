@@ -12,6 +12,13 @@ import type { MarkStep } from '../util/timeline.js';
 export interface ExportedVariable {
   key: string;
   value: string;
+  /**
+   * A file variable: the host path of the file holding its content (written by the job runner in the
+   * job's state dir); `value` is that file's path as the stages see it. The one source of the host
+   * files an executor hands to a job: never derived from a value or a name, which the job and the
+   * coordinator control.
+   */
+  file?: string;
 }
 
 export interface StageRequest {

@@ -175,17 +175,11 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
 
   const gitOptions: GitHttpHandlerOptions = {
     resolveProject: (name) => store.projectByName(name)?.path,
-    // Any live build's token may read any project on this server (GitLab lets a job's token read
-    // other projects' repositories), so submodules living in another project clone with the same
-    // credentials. Read-only either way: the handler refuses receive-pack before asking. A finished
-    // build's token reads nothing.
-    authorize: (_project, username, password) => {
-      if (username !== 'gitlab-ci-token') return false;
-      for (const build of store.builds.values()) {
-        if (build.token === password && (build.status === 'pending' || build.status === 'running')) return true;
-      }
-      return false;
-    },
+    // A running job's token reads every project on this server, so submodules living in another
+    // project clone with the job's credentials (GitLab lets it when that project's job token allowlist
+    // names the job's; this server keeps no allowlist, so its projects read each other: docs/server.md).
+    // Read-only either way: the handler refuses receive-pack before asking. Any other token reads nothing.
+    authorize: (_project, username, password) => username === 'gitlab-ci-token' && store.runningBuildByToken(password) !== undefined,
     logger: logger.child({ component: 'git' }),
     baseUrl: () => ctx.baseUrl(),
   };

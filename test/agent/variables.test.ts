@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { jobDirs, projectSlug, redactUrl } from '../../src/agent/job/build-dir.js';
 import { shortToken } from '../../src/protocol/short-token.js';
+import { invalidFileVariables, isValidVariableName, materializeFileVariables } from '../../src/agent/job/file-variables.js';
 import { SlotAllocator } from '../../src/agent/job/slots.js';
 import { collectVariables, expandVariables, refSlug, variableValue } from '../../src/agent/job/variables.js';
 import { expandString } from '../../src/util/expand.js';
@@ -50,6 +54,35 @@ describe('job variables', () => {
     expect(refSlug('Feature/ABC_def')).toBe('feature-abc-def');
     expect(refSlug('-x-')).toBe('x');
     expect(refSlug('a'.repeat(80))).toHaveLength(63);
+  });
+});
+
+describe('file variables', () => {
+  it('holds names to GitLab\'s rule: letters, digits and _, at most 255', () => {
+    for (const name of ['A', 'a_1', '1ST', '_', 'X'.repeat(255)]) expect(isValidVariableName(name), name).toBe(true);
+    for (const name of ['', '../etc/passwd', 'a/b', '.', '..', 'A-B', 'A.B', 'A B', 'A\nB', 'X'.repeat(256), 'trace.log']) expect(isValidVariableName(name), name).toBe(false);
+  });
+
+  it('writes each file in the state dir and says where on the host; a file variable with another name is dropped, its path never made', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ci-runner-file-vars-'));
+    onTestFinished(() => rm(root, { recursive: true, force: true }));
+    const stateDir = join(root, 'state');
+    await mkdir(stateDir);
+    const list = [
+      { key: 'CONF', value: 'a=b\n', public: false, file: true },
+      { key: '../escaped', value: 'outside', public: false, file: true },
+      // A plain variable whose value names a path is only a value.
+      { key: '../../x', value: join(root, 'x'), public: true },
+    ];
+    expect(invalidFileVariables(list)).toEqual(['../escaped']);
+    const out = await materializeFileVariables(list, stateDir, (path) => `/builds${path.slice(root.length)}`);
+    expect(out).toEqual([
+      { key: 'CONF', value: '/builds/state/CONF', file: join(stateDir, 'CONF') },
+      { key: '../../x', value: join(root, 'x') },
+    ]);
+    expect(await readFile(join(stateDir, 'CONF'), 'utf8')).toBe('a=b\n');
+    expect((await readdir(root)).sort()).toEqual(['state']);
+    expect(await readdir(stateDir)).toEqual(['CONF']);
   });
 });
 

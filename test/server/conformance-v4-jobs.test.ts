@@ -158,6 +158,7 @@ describe('the job document (§6)', () => {
     expect(variable('CI_COMMIT_SHA')?.value).toBe(job.git_info.sha);
     expect(job.variables.every((v) => !('file' in v) || v.file === true)).toBe(true);
     expect(job.features.failure_reasons).toContain('script_failure');
+    expect(job.features.token_mask_prefixes).toEqual(['glpat-']);
     expect(job.credentials).toEqual([]);
   });
 

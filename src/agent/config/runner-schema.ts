@@ -1,20 +1,47 @@
 /**
  * One `[[runners]]` entry: GitLab Runner's keys that apply here, with their meanings (docs/protocol-v1.md
  * §10.11; `output_limit` is KiB), this runner's own keys, and the tables inside an entry, one module
- * each (RUNNER_SECTIONS). GitLab Runner writes zero values for keys left unset (`request_concurrency
- * = 0`): where it reads a zero as its default, so does this schema.
+ * each. GitLab Runner writes zero values for keys left unset (`request_concurrency = 0`): where it reads
+ * a zero as its default, so does this schema. RUNNER_KEYS gives every key of GitLab Runner 19's entry
+ * a status (keys.ts); EXECUTORS does the same for the values of `executor`.
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { honoured, refused, warned, type Support } from '../../util/compat.js';
 import { parseSizeBytes } from '../../util/size.js';
-import { cacheSection } from './cache-schema.js';
-import { customBuildDirSection } from './custom-build-dir-schema.js';
-import { dockerSection } from './docker-schema.js';
-import { kubernetesSection } from './kubernetes-schema.js';
-import { sectionsShape } from './section.js';
+import { CACHE_KEYS, CACHE_REASON } from './cache-schema.js';
+import { CUSTOM_KEYS, CUSTOM_REASON } from './custom-schema.js';
+import { DOCKER_KEYS, dockerSection } from './docker-schema.js';
+import { key, keyTable, older, ours, type KeyEntry } from './keys.js';
+import { KUBERNETES_KEYS, kubernetesSection } from './kubernetes-schema.js';
+import { OTHER_EXECUTOR_TABLES } from './other-executors-schema.js';
+import { RUNNER_TABLES } from './runner-tables-schema.js';
 
-/** The tables of an entry, each in its own module; a new one is added here. */
-export const RUNNER_SECTIONS = [dockerSection, kubernetesSection, cacheSection, customBuildDirSection] as const;
+/** The executors ci-runner has. */
+const OUR_EXECUTORS = ['shell', 'docker', 'kubernetes'] as const;
+
+const noSuchExecutor = (name: string) => refused(`ci-runner does not have GitLab Runner's ${name} executor`);
+
+/** Every value of GitLab Runner 19's `executor`: ours are honoured, an entry of any other is refused. */
+export const EXECUTORS: Readonly<Record<string, Support>> = {
+  ...Object.fromEntries(OUR_EXECUTORS.map((name) => [name, honoured()])),
+  custom: refused(CUSTOM_REASON),
+  ssh: noSuchExecutor('ssh'),
+  parallels: noSuchExecutor('parallels'),
+  virtualbox: noSuchExecutor('virtualbox'),
+  'docker+machine': noSuchExecutor('docker+machine'),
+  'docker-autoscaler': noSuchExecutor('docker-autoscaler'),
+  instance: noSuchExecutor('instance'),
+  'docker-windows': refused("ci-runner runs Linux containers only; it does not have GitLab Runner's docker-windows executor"),
+};
+
+/** Why `executor` cannot be `input`: its refusal, or the list of what it can be. */
+function executorProblem(input: unknown): string {
+  const have = `ci-runner's executors are ${OUR_EXECUTORS.join(', ')}`;
+  const support = typeof input === 'string' && Object.hasOwn(EXECUTORS, input) ? EXECUTORS[input] : undefined;
+  if (support?.status === 'refused') return `"${String(input)}" is refused: ${support.reason}; ${have}`;
+  return `not an executor of GitLab Runner 19 that ci-runner has; ${have}`;
+}
 
 const nonNegativeInt = z.int().min(0);
 
@@ -30,10 +57,15 @@ const byteSize = z.unknown().optional().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/** `[runners.custom_build_dir]` (GIT_CLONE_PATH, agent/job/project-dir.ts). */
+const customBuildDirSchema = z.strictObject({ enabled: z.boolean().optional() });
+
 export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   token: z.string().min(1, 'the runner token from `register`'),
+  /** GitLab Runner's record of the runner's id on the server, written by `register`. */
+  id: z.int().min(0).optional(),
   /**
    * Ours: the runner API at `url`: `v4` (`/api/v4`, GitLab 9.0 and later), `v1` (`/ci/api/v1`,
    * GitLab 8.x), or `auto` (the default: the server is asked which it serves).
@@ -44,7 +76,7 @@ export const runnerSchema = z.strictObject({
   /** GitLab Runner's: client certificate (PEM) for a coordinator that asks for one; with `tls-key-file`. */
   'tls-cert-file': z.string().min(1).optional(),
   'tls-key-file': z.string().min(1).optional(),
-  executor: z.enum(['shell', 'docker', 'kubernetes']).default('shell'),
+  executor: z.enum(OUR_EXECUTORS, { error: (issue) => executorProblem(issue.input) }).default('shell'),
   shell: z.enum(['bash', 'sh']).default('bash'),
   /** Shell executor default: `<daemon cwd>/builds` (§9.4); relative paths resolve against the cwd. */
   builds_dir: z.string().min(1).default('builds').transform((p) => resolve(p)),
@@ -59,16 +91,20 @@ export const runnerSchema = z.strictObject({
   /** GitLab Runner's: commands run (where get_sources runs) before the clone or fetch; after, with `post_`. */
   pre_get_sources_script: z.string().optional(),
   post_get_sources_script: z.string().optional(),
-  /** GitLab Runner's name of `pre_get_sources_script` before 17.0: run as it (with a warning, load.ts). */
+  /** GitLab Runner's name of `pre_get_sources_script` before 17.0: run as it (with a warning, runnerValueChecks). */
   pre_clone_script: z.string().optional(),
   /** GitLab Runner's: the base URL to fetch sources from instead of the payload's repository URL. */
   clone_url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }).optional(),
-  /** GitLab Runner's: the checkout's git config is always rebuilt here; `false` gets a warning (load.ts). */
+  /** GitLab Runner's: the checkout's git config is always rebuilt here; `false` gets a warning (runnerValueChecks). */
   clean_git_config: z.boolean().optional(),
   /** GitLab Runner's: `safe.directory` for the checkout (default: on, except for the shell executor). */
   safe_directory_checkout: z.boolean().optional(),
+  /** GitLab Runner's: jobs may choose their project dir with GIT_CLONE_PATH (default: on for docker and kubernetes, off for shell). */
+  custom_build_dir: customBuildDirSchema.prefault({}),
   pre_build_script: z.string().optional(),
   post_build_script: z.string().optional(),
+  /** GitLab Runner's feature flags set for this entry (`FF_…` = true/false); what each does is the job's business. */
+  feature_flags: z.record(z.string().min(1), z.boolean()).default({}),
   /** Ours: seconds between trace sends. */
   trace_update_interval: z.number().positive().max(3600).default(1),
   /** Ours: seconds of silence before a keep-alive (v1 an empty PATCH, v4 a `running` PUT) doubles as the cancel probe; the server's interval wins. */
@@ -79,28 +115,13 @@ export const runnerSchema = z.strictObject({
   artifacts_extract_limit: byteSize,
   /** Ours: seconds between SIGTERM and SIGKILL when a job is cancelled or times out. */
   kill_grace_period: z.number().min(0).max(300).default(3),
-  ...sectionsShape(RUNNER_SECTIONS),
+  docker: dockerSection,
+  kubernetes: kubernetesSection,
 });
 
 export type RunnerConfig = z.output<typeof runnerSchema>;
 
-/** GitLab Runner `[[runners]]` keys and tables with no effect here (a table of RUNNER_SECTIONS is read, whatever this says). */
-export const IGNORED_RUNNER_KEYS = new Set([
-  'id', 'token_obtained_at', 'token_expires_at', 'debug_trace_disabled', 'referees',
-  'unhealthy_requests_limit', 'unhealthy_interval',
-  'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
-  'executor_url', 'disable_verbose', 'tls-skip-verify',
-  'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',
-]);
-
-/**
- * What GitLab Runner's `register` records about the registration, not settings: ignored without a
- * warning, so a config.toml it wrote loads quietly.
- */
-export const REGISTRATION_RECORD_KEYS = new Set(['id', 'token_obtained_at', 'token_expires_at']);
-
-/** Every key of an entry this runner reads, for "did you mean" suggestions. */
-export const KNOWN_RUNNER_KEYS = Object.keys(runnerSchema.shape);
+const CUSTOM_BUILD_DIR_KEYS = keyTable(customBuildDirSchema, { enabled: key(honoured()) });
 
 /** What an entry's values (not its keys) deserve: problems refuse the file, warnings are said once at load. */
 export function runnerValueChecks(runner: RunnerConfig): { problems: string[]; warnings: string[] } {
@@ -113,3 +134,74 @@ export function runnerValueChecks(runner: RunnerConfig): { problems: string[]; w
   if (runner.clean_git_config === false) warnings.push('`clean_git_config = false` is ignored: the runner always rebuilds the checkout\'s git config before its own git runs there (docs/jobs.md, "Getting the sources")');
   return { problems, warnings };
 }
+
+/** Reason of the keys ci-runner is yet to apply (issue 35). */
+const NOT_YET = 'ci-runner does not apply it yet';
+
+/** A table of an executor ci-runner does not have. */
+const otherExecutor = (name: keyof typeof OTHER_EXECUTOR_TABLES): KeyEntry => key(warned(OTHER_EXECUTOR_TABLES[name].reason), OTHER_EXECUTOR_TABLES[name].table);
+
+/** `[[runners]]`: every key of GitLab Runner 19's entry, and ours. */
+export const RUNNER_KEYS = keyTable(runnerSchema, {
+  name: key(honoured()),
+  url: key(honoured()),
+  id: key(honoured('a record of the runner\'s id on the server, written by `register`')),
+  token: key(honoured()),
+  token_obtained_at: key(warned('ci-runner does not renew runner tokens yet')),
+  token_expires_at: key(warned('ci-runner does not renew runner tokens yet')),
+  'tls-ca-file': key(honoured()),
+  'tls-cert-file': key(honoured()),
+  'tls-key-file': key(honoured()),
+  limit: key(honoured()),
+  output_limit: key(honoured()),
+  request_concurrency: key(honoured()),
+  strict_check_interval: key(warned(NOT_YET)),
+  unhealthy_requests_limit: key(warned(NOT_YET)),
+  unhealthy_interval: key(warned(NOT_YET)),
+  job_status_final_update_retry_limit: key(warned(NOT_YET)),
+  labels: key(warned(NOT_YET)),
+  executor: key(honoured('the values ci-runner has; any other of GitLab Runner\'s is refused (EXECUTORS)')),
+  builds_dir: key(honoured()),
+  cache_dir: key(honoured()),
+  clone_url: key(honoured('get_sources fetches from it joined with CI_PROJECT_PATH (docs/jobs.md)')),
+  environment: key(honoured()),
+  proxy_exec: key(warned('ci-runner runs job scripts itself; it has no helper binary to proxy them through')),
+  pre_get_sources_script: key(honoured('runs where get_sources runs: on the host for docker and kubernetes too (docs/jobs.md)')),
+  post_get_sources_script: key(honoured('runs where get_sources runs: on the host for docker and kubernetes too (docs/jobs.md)')),
+  pre_build_script: key(honoured()),
+  post_build_script: key(honoured()),
+  prepare_timeout: key(warned(NOT_YET)),
+  get_sources_timeout: key(warned(NOT_YET)),
+  debug_trace_disabled: key(warned(NOT_YET)),
+  safe_directory_checkout: key(honoured('`safe.directory` for the runner\'s git in the checkout; default on, except for the shell executor')),
+  clean_git_config: key(honoured('the checkout\'s git config is always rebuilt before the runner\'s git runs there: `false` is ignored, with a warning')),
+  shell: key(honoured()),
+  custom_build_dir: key(honoured(), CUSTOM_BUILD_DIR_KEYS),
+  referees: key(warned(RUNNER_TABLES.referees.reason), RUNNER_TABLES.referees.table),
+  cache: key(warned(CACHE_REASON), CACHE_KEYS),
+  artifact: key(warned(NOT_YET), RUNNER_TABLES.artifact),
+  feature_flags: key(honoured('each flag as the feature flag table of the job says')),
+  monitoring: key(warned(RUNNER_TABLES.monitoring.reason), RUNNER_TABLES.monitoring.table),
+  use_slot_cgroups: key(warned(RUNNER_TABLES.slotCgroups)),
+  slot_cgroup_template: key(warned(RUNNER_TABLES.slotCgroups)),
+  instance: otherExecutor('instance'),
+  ssh: otherExecutor('ssh'),
+  docker: key(honoured(), DOCKER_KEYS),
+  parallels: otherExecutor('parallels'),
+  virtualbox: otherExecutor('virtualbox'),
+  machine: otherExecutor('machine'),
+  kubernetes: key(honoured(), KUBERNETES_KEYS),
+  custom: key(warned(CUSTOM_REASON), CUSTOM_KEYS),
+  autoscaler: otherExecutor('autoscaler'),
+  step_runner_image: key(warned('ci-runner does not run CI steps (`run:`), so it puts no step-runner into the build container')),
+  experimental: key(warned(RUNNER_TABLES.experimental.reason), RUNNER_TABLES.experimental.table),
+  pre_clone_script: older(honoured('GitLab Runner 17 removed it for pre_get_sources_script: read as that, with a warning (GitLab Runner 19 ignores it); both set is refused')),
+  'tls-skip-verify': older(warned('GitLab Runner 1.11 documented it without implementing it, and later versions dropped it')),
+  disable_verbose: older(warned('GitLab Runner 1.11 documented it without implementing it, and later versions dropped it')),
+  api: ours(honoured('which runner API the entry speaks: v4, v1 or auto')),
+  trace_update_interval: ours(honoured()),
+  trace_keepalive_interval: ours(honoured()),
+  artifacts_format: ours(honoured()),
+  artifacts_extract_limit: ours(honoured()),
+  kill_grace_period: ours(honoured()),
+});

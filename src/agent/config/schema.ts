@@ -1,15 +1,17 @@
 /**
  * The config.toml schema: the global keys (GitLab Runner's that apply here, with their meanings,
  * docs/protocol-v1.md §10.11; `check_interval` ≤ 0 means the default) and the `[[runners]]` entries
- * (runner-schema.ts, whose tables have a module each). Keys GitLab Runner knows but we do not use are
- * listed separately: they produce a warning, while any other unknown key is an error (most likely a
- * misspelling of one of ours).
+ * (runner-schema.ts, whose tables have a module each). GLOBAL_KEYS gives every key GitLab Runner 19
+ * has at the top level a status (keys.ts): one it does not use is warned about, any key of no table is
+ * an error (most likely a misspelling).
  */
 import { z } from 'zod';
+import { honoured, warned } from '../../util/compat.js';
+import { key, keyTable, older, warnedTable } from './keys.js';
 import { parseListenAddress } from './listen-address.js';
-import { runnerSchema } from './runner-schema.js';
+import { RUNNER_KEYS, runnerSchema } from './runner-schema.js';
 
-export { IGNORED_RUNNER_KEYS, KNOWN_RUNNER_KEYS, REGISTRATION_RECORD_KEYS, RUNNER_SECTIONS, runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
+export { runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
 
 /** `host:port` for the metrics and health server (`:9252` = every interface). */
 const listenAddress = z
@@ -42,11 +44,37 @@ export function configListenAddress(config: Pick<Config, 'listen_address' | 'met
   return config.listen_address ?? config.metrics_server;
 }
 
-/** GitLab Runner global keys with no effect here: a warning names them. */
-export const IGNORED_GLOBAL_KEYS = new Set([
-  'sentry_dsn', 'session_server', 'connection_max_age',
-  'prometheus_address', 'shutdown_timeout_kill',
-]);
+const NOT_YET = 'ci-runner does not apply it yet';
+const SESSION_SERVER = 'ci-runner has no interactive web terminal, so no session server';
+const MACHINE = 'only the docker+machine executor reads it, and ci-runner has no such executor';
+const USAGE_LOGGER = "ci-runner writes no usage log (GitLab Runner's experimental usage logger)";
 
-/** Every global key this runner reads, for "did you mean" suggestions. */
-export const KNOWN_GLOBAL_KEYS = Object.keys(configSchema.shape);
+/** The top level of config.toml: every key of GitLab Runner 19's, and ours. */
+export const GLOBAL_KEYS = keyTable(configSchema, {
+  listen_address: key(honoured()),
+  session_server: key(warned(SESSION_SERVER), warnedTable(SESSION_SERVER, ['listen_address', 'advertise_address', 'session_timeout'])),
+  labels: key(warned(NOT_YET)),
+  concurrent: key(honoured()),
+  check_interval: key(honoured()),
+  log_level: key(honoured()),
+  log_format: key(honoured()),
+  user: key(honoured()),
+  runners: key(honoured(), RUNNER_KEYS),
+  sentry_dsn: key(warned('ci-runner reports no errors to Sentry')),
+  connection_max_age: key(warned(NOT_YET)),
+  machine: key(warned(MACHINE), warnedTable(MACHINE, [], { shutdown_drain: warnedTable(MACHINE, ['enabled', 'concurrency', 'max_retries', 'retry_backoff']) })),
+  experimental: key(
+    warned(USAGE_LOGGER),
+    warnedTable(USAGE_LOGGER, [], {
+      usage_logger: warnedTable(USAGE_LOGGER, ['enabled', 'writers', 'log_dir', 'max_backup_files', 'max_rotation_age', 'labels'], {
+        logrotate: warnedTable(USAGE_LOGGER, ['log_dir', 'max_backup_files', 'max_rotation_age', 'labels']),
+        snowplow_billing: warnedTable(USAGE_LOGGER, [
+          'collector_uri', 'app_id', 'category', 'realm', 'deployment_type', 'metadata', 'batch_delivery_duration_buckets', 'enable_oidc',
+          'skip_oidc_if_unsupported_cloud', 'skip_runner_system_failure',
+        ]),
+      }),
+    }),
+  ),
+  shutdown_timeout: key(honoured()),
+  metrics_server: older(honoured('GitLab Runner 11 and older called listen_address so')),
+});

@@ -9,10 +9,11 @@
  * dir of its own, `<builds_dir>/<short token>/project-<id>-concurrent-<slot>` (GitLab Runner's volume
  * is per project and slot too): a job choosing its project dir with GIT_CLONE_PATH can then reach
  * nothing of another project's. Versions before GitLab Runner 19's short token used the token's first
- * 8 characters (`LEGACY_TOKEN_DIR`); crash recovery still looks there.
+ * 8 characters (`legacyTokenDir`); crash recovery still looks there.
  */
 import { join } from 'node:path';
 import { shortToken } from '../../protocol/short-token.js';
+import { trimEndChar, trimStartChar } from '../../util/text.js';
 
 /** The path of `repo_url` without the leading `/` and `.git`; `project-<id>` when unusable. */
 export function projectSlug(repoUrl: string, projectId: number): string {
@@ -25,7 +26,7 @@ export function projectSlug(repoUrl: string, projectId: number): string {
   } catch {
     return fallback;
   }
-  const slug = path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '');
+  const slug = trimEndChar(trimStartChar(path, '/'), '/').replace(/\.git$/, '');
   if (slug === '' || slug === '.' || slug.split('/').some((part) => part === '..' || part === '.' || part === '')) return fallback;
   return slug;
 }

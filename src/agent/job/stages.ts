@@ -9,19 +9,19 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
+import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
-import type { JobFailure } from '../../trace/index.js';
+import { shortList, type JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
-import { materializeFileVariables } from './file-variables.js';
+import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
 import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
 import { failureOf, scriptFailed, StageFailed } from './failure.js';
@@ -49,6 +49,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   const { runner } = services;
   const { dirs, write, executor } = run;
   write(header(VERSION, runner.name, runner.token));
+  for (const note of run.trace.notes) write(warning(note));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
     write(`\n${errorLine(canceled ? 'The job was canceled on the server; stopping it.' : `Stopping the job: ${reason}`)}`);
   });
@@ -153,9 +154,11 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   const hostList = collect(dirs.projectDir, runner.builds_dir);
   const controls = readControls(hostList, { allowGitFetch: build.allow_git_fetch, defaultDepth: build.git_depth ?? 0, setByJob: setByJob(build, runner) });
   for (const line of controls.warnings) write(warning(`WARNING: ${line}`));
+  const invalid = invalidFileVariables(hostList);
+  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${shortList(invalid)}`));
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
-  if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
+  if (runAs) await giveFilesToUser(runAs, fileVariablePaths(host));
   await mkdir(dirs.slotDir, { recursive: true });
   job.check();
   if (executor.prepare) {

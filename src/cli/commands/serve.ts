@@ -2,7 +2,7 @@
  * `ci-runner serve`: runs the embedded reference CI server (docs/architecture.md) until SIGINT/SIGTERM. Prints
  * one block with the URL, tokens and projects on standard output; request logs go to standard error.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CiRunnerError } from '../../util/errors.js';
@@ -142,7 +142,6 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
   const pipelineText = args.pipeline === undefined ? undefined : await readFile(args.pipeline, 'utf8');
   if (pipelineText !== undefined && projects.length === 0) throw new UsageError('--pipeline needs a project to run on: add --project NAME=PATH');
   const dataDir = args.dataDir === undefined ? undefined : resolve(args.dataDir);
-  if (dataDir) await mkdir(dataDir, { recursive: true });
 
   // The global --log-level/--debug (default info): request and event logs on standard error.
   const logger = createLogger({ level: requestedLogLevel(args) ?? 'info' });

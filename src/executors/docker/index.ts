@@ -14,6 +14,7 @@ import type { ServiceOptions } from '../../protocol/types.js';
 import { writeNewFile } from '../../util/new-file.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import { pathUnderBuildsDir } from '../build-path.js';
+import { fileVariablePaths } from '../file-variables.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
@@ -250,17 +251,15 @@ export class DockerExecutor implements Executor {
   }
 
   /**
-   * The host paths of the job's file variables, which the stages see at their build paths (see
-   * materializeFileVariables): a variable whose value is that path for a file of its name in the state dir.
+   * The host files of the job's file variables (ExportedVariable.file, set by the job runner alone),
+   * which the stages see at their build paths.
    */
   private async fileVariables(request: StageRequest): Promise<string[]> {
     const found = await Promise.all(
-      request.variables.map(async (v) => {
-        const path = join(request.scriptDir, v.key);
-        if (v.value !== this.buildPath(path)) return undefined;
+      fileVariablePaths(request.variables).map(async (path) =>
         // Only a file: docker would create a directory (as root) at a host path that does not exist.
-        return (await lstat(path).catch(() => undefined))?.isFile() ? path : undefined;
-      }),
+        (await lstat(path).catch(() => undefined))?.isFile() ? path : undefined,
+      ),
     );
     return found.filter((path): path is string => path !== undefined);
   }

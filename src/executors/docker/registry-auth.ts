@@ -19,7 +19,9 @@ const DIR = 'docker-config';
 export function registryHost(url: string): string {
   const trimmed = url.trim();
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) && URL.canParse(trimmed)) return new URL(trimmed).host;
-  return trimmed.replace(/\/.*$/, '');
+  // Not `/\/.*$/`: a coordinator's text, and that search costs the square of a run of slashes.
+  const slash = trimmed.indexOf('/');
+  return slash >= 0 ? trimmed.slice(0, slash) : trimmed;
 }
 
 /**

@@ -10,7 +10,8 @@ import type { ServiceSpec } from './options.js';
 
 /** `registry.example.com/group/redis:3` → `registry.example.com__group__redis`, `registry.example.com-group-redis`. */
 export function serviceAliases(spec: ServiceSpec): string[] {
-  let name = spec.name.replace(/@.*$/, '');
+  const digest = spec.name.indexOf('@');
+  let name = digest >= 0 ? spec.name.slice(0, digest) : spec.name;
   const colon = name.lastIndexOf(':');
   if (colon > name.lastIndexOf('/')) name = name.slice(0, colon);
   const aliases = [name.replace(/\//g, '__'), name.replace(/\//g, '-')];

@@ -16,6 +16,7 @@ import type { ServiceOptions } from '../../protocol/types.js';
 import { expandName, checkAllowed } from '../docker/image.js';
 import { serviceAliases, serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';
+import { fileVariablePaths } from '../file-variables.js';
 import { generateScript } from '../shell/script.js';
 import type { Executor, ExportedVariable, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
@@ -175,11 +176,10 @@ export class KubernetesExecutor implements Executor {
     const script = generateScript({ shell: 'sh', variables: request.variables, workDir: request.workDir, commands: request.commands, echoCommands: request.echoCommands, ...(request.debugTrace ? { debugTrace: true } : {}) });
     await writeFile(scriptPath, script, { mode: 0o600 });
     try {
-      const podStateDir = this.buildPath(request.scriptDir);
-      const fileVariables = request.variables.filter((v) => v.value.startsWith(`${podStateDir}/`)).map((v) => join(request.scriptDir, v.value.slice(podStateDir.length + 1)));
+      // File variables: the files the job runner wrote (ExportedVariable.file), never a path read from a value.
       // The checkout goes in with the first stage that runs after get_sources.
       const sync = !job.synced && !request.beforeSources;
-      const paths = [...(sync ? [job.projectDir] : []), scriptPath, ...new Set(fileVariables)].map((p) => relative(job.slotDir, p));
+      const paths = [...(sync ? [job.projectDir] : []), scriptPath, ...fileVariablePaths(request.variables)].map((p) => relative(job.slotDir, p));
       const size = await packPaths(job.slotDir, paths, tarPath);
       if (sync) job.synced = true;
       const run = { connection: job.api.connection, target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER }, script: this.buildPath(scriptPath), pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`, input: { path: tarPath, size }, killGraceMs: this.options.killGraceMs };

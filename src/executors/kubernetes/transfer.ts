@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { create } from 'tar';
@@ -29,8 +29,14 @@ import type { Connection } from './connection.js';
 import { PodExecError, podExec, type ExecTarget } from './exec.js';
 import { TarEndFinder, TRAILER_END, TRAILER_START } from './tar-end.js';
 
-/** Writes a tar of `paths` (relative to `cwd`) to `out`; returns its size. Symlinks are stored as links. */
+/**
+ * Writes a tar of `paths` (relative to `cwd`, each inside it) to `out`; returns its size. Symlinks
+ * are stored as links. A path that leads out of `cwd` is refused: nothing of the runner's machine but
+ * the slot dir goes into a pod.
+ */
 export async function packPaths(cwd: string, paths: readonly string[], out: string): Promise<number> {
+  const outside = paths.find((path) => isAbsolute(path) || path === '..' || path.startsWith('../'));
+  if (outside !== undefined) throw new Error(`${JSON.stringify(outside)} is not inside ${cwd}; it is not sent to the pod`);
   // portable: no owner or host-specific metadata; files belong to whoever unpacks them in the pod.
   await create({ cwd, file: out, portable: true, noDirRecurse: false }, [...paths]);
   return (await stat(out)).size;

@@ -142,6 +142,8 @@ export interface BuildRecord {
   cancelGracefully?: boolean;
   /** A graceful cancel was asked for: the build still runs (after_script) until its runner reports; it then ends `canceled`. */
   canceling?: boolean;
+  /** The `system_id` of the runner manager that took the build (API v4), whose contact its job updates renew. In memory only. */
+  managerSystemId?: string;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
@@ -305,5 +307,11 @@ export class Store {
   /** A build id from a URL segment: any integer string, negative ones included (they simply miss). */
   buildById(id: number): BuildRecord | undefined {
     return this.builds.get(id);
+  }
+
+  /** The running (or canceling) build whose token `token` is: a job token stands for its job only while the job runs. */
+  runningBuildByToken(token: string): BuildRecord | undefined {
+    for (const build of this.builds.values()) if (build.status === 'running' && build.token === token) return build;
+    return undefined;
   }
 }

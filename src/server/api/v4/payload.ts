@@ -64,7 +64,7 @@ export interface V4JobPayload {
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
   dependencies: Array<{ id: number; name: string; token: string; artifacts_file?: { filename: string; size: number } }>;
-  features: { trace_sections: boolean; failure_reasons: string[] };
+  features: { trace_sections: boolean; failure_reasons: string[]; token_mask_prefixes: string[] };
   /** GitLab's `hooks:` keyword: `[{ name: 'pre_get_sources_script', script: [...] }]`, absent without one. */
   hooks?: Array<{ name: string; script: string[] }>;
 }
@@ -275,7 +275,8 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       const file = liveArtifacts(dep);
       return { id: dep.id, name: dep.job.name, token: build.token, ...(file ? { artifacts_file: { filename: file.filename, size: file.size } } : {}) };
     }),
-    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS] },
+    // What GitLab sends for an instance with its default personal access token prefix.
+    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS], token_mask_prefixes: ['glpat-'] },
     ...(job.hooks?.preGetSourcesScript ? { hooks: [{ name: 'pre_get_sources_script', script: [...job.hooks.preGetSourcesScript] }] } : {}),
   };
 }

@@ -7,7 +7,7 @@
 import type { ServerContext } from '../../context.js';
 import { boolParam, stringParam, type Params } from '../../http/body.js';
 import { errorReply, json, type Reply } from '../../http/reply.js';
-import { noteContact, parseInfo, removeManager } from '../../state/runner-contact.js';
+import { contactProblem, noteContact, parseInfo, removeManager } from '../../state/runner-contact.js';
 import { createRunner, registrationScope, runnerSettingsProblem } from '../../state/runner-registry.js';
 import type { RunnerAccessLevel, RunnerRecord } from '../../state/store.js';
 import { deleteRunner } from '../../state/transitions.js';
@@ -48,6 +48,8 @@ export async function registerRunnerV4(ctx: ServerContext, request: ApiRequest):
   if (!token) return bad('token is missing');
   const scope = registrationScope(ctx, token);
   if (!scope) return errorReply(403);
+  const infoProblem = contactProblem(params.info, undefined);
+  if (infoProblem) return bad(infoProblem);
   const active = activeParam(params);
   if (typeof active === 'string') return bad(active);
   const accessLevel = params.access_level ?? 'not_protected';
@@ -87,7 +89,10 @@ async function runnerCall(ctx: ServerContext, request: ApiRequest): Promise<{ ru
 export async function verifyRunnerV4(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
   const call = await runnerCall(ctx, request);
   if ('reply' in call) return call.reply;
-  noteContact(ctx.store, call.runner, { info: call.params.info, systemId: stringParam(call.params, 'system_id') });
+  const systemId = stringParam(call.params, 'system_id');
+  const problem = contactProblem(call.params.info, systemId);
+  if (problem) return bad(problem);
+  noteContact(ctx.store, call.runner, { info: call.params.info, systemId });
   return json(200, details(call.runner));
 }
 
