@@ -46,7 +46,7 @@ function job(sha: string, refspecs: string[], ref = 'main', tag = false): BuildP
 /** Runs the fetch strategy's get_sources for `build` into `slot`/p; its output and the git calls it made. */
 async function getSources(slot: string, build: BuildPayload): Promise<{ output: string; calls: string[] }> {
   await rm(shimLog, { force: true });
-  const lines = gitSourcesCommands({ build, projectDir: join(slot, 'p'), strategy: 'fetch', depth: 20, submodules: 'none' });
+  const lines = gitSourcesCommands({ build, projectDir: join(slot, 'p'), strategy: 'fetch', depth: 20, submodules: 'none', lfs: false });
   const result = await execa('bash', ['-c', ['set -eo pipefail', 'exec 2>&1', ...lines].join('\n')], { cwd: slot, env: { PATH: path }, extendEnv: false, reject: false });
   expect(result.exitCode, result.stdout).toBe(0);
   const calls = (await readFile(shimLog, 'utf8').catch(() => '')).split('\n').filter(Boolean).map(verb);

@@ -48,7 +48,7 @@ ok:
     expect(t.server.getJob(jobId)?.status).toBe('success');
     const text = await trace(jobId);
     expect(text).toContain('Running with ci-runner');
-    expect(text).toMatch(/Checking out [0-9a-f]{8} as main\.\.\./);
+    expect(text).toMatch(/Checking out [0-9a-f]{8} as detached HEAD \(ref is main\)\.\.\./);
     expect(text).toContain('$ sh hello.sh');
     expect(text).toContain('hello from the repo');
     expect(text).toMatch(/job=ok id=\d+ sha=[0-9a-f]{40} ref=main/);
@@ -166,8 +166,9 @@ cancel-me:
     expect(result.exitCode, result.all).toBe(0);
     const firstTrace = await trace(first.jobs[0]!.id);
     const secondTrace = await trace(second.jobs[0]!.id);
-    expect(firstTrace).toContain('Cloning repository');
+    expect(firstTrace).toContain('Created fresh repository.');
     expect(secondTrace).toContain('Fetching changes');
+    expect(secondTrace).not.toContain('Created fresh repository.');
     expect(secondTrace).not.toContain('is here already');
     const dirOf = (text: string) => /^dir=(\S+)/m.exec(text)?.[1];
     expect(dirOf(secondTrace)).toBe(dirOf(firstTrace));
