@@ -4,11 +4,7 @@
  * back to the default with GitLab Runner's warning.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runnerSchema } from '../../src/agent/config/schema.js';
-import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log/index.js';
-import { workDirs } from '../cli/helpers.js';
-import { runOnce } from '../helpers/run-once.js';
+import { runV4Job } from '../helpers/v4-job.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -23,15 +19,8 @@ afterAll(async () => {
 
 /** The size of the artifact a job makes of 200 KB of repeated text with `level`. */
 async function artifactSize(level: string): Promise<{ size: number; trace: string }> {
-  const d = await workDirs();
-  const p = await t.pipeline(`j:\n  variables:\n    ARTIFACT_COMPRESSION_LEVEL: ${level}\n  script:\n    - head -c 200000 /dev/zero | tr '\\0' a > out.txt\n  artifacts:\n    paths: [out.txt]\n`);
-  const runner = runnerSchema.parse({ name: 'levels', url: t.url, token, api: 'v4', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
-  const never = new AbortController().signal;
-  await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
-  const id = p.jobs[0]!.id;
-  const job = await t.waitForJob(id, (j) => j.status === 'success' || j.status === 'failed');
-  const trace = (await t.server.getTrace(id)).toString('utf8');
-  expect(job.status, trace).toBe('success');
+  const { job, status, trace } = await runV4Job(t, token, `j:\n  variables:\n    ARTIFACT_COMPRESSION_LEVEL: ${level}\n  script:\n    - head -c 200000 /dev/zero | tr '\\0' a > out.txt\n  artifacts:\n    paths: [out.txt]\n`);
+  expect(status, trace).toBe('success');
   return { size: job.artifacts?.size ?? 0, trace };
 }
 

@@ -8,14 +8,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runnerSchema } from '../../src/agent/config/schema.js';
-import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log/index.js';
 import { shortToken } from '../../src/protocol/short-token.js';
-import { workDirs } from '../cli/helpers.js';
 import { git } from '../helpers/git.js';
 import { startPayloadProxy } from '../helpers/payload-proxy.js';
-import { runOnce } from '../helpers/run-once.js';
+import { jobYaml, runV4Job, type Dirs } from '../helpers/v4-job.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -33,20 +29,8 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-type Dirs = Awaited<ReturnType<typeof workDirs>>;
-
 /** Runs one job with `variables` and `script`, in `d` (a fresh builds dir when absent), over v4. */
-async function runJob(variables: Record<string, string>, script: string[], options: { d?: Dirs; runner?: Record<string, unknown> } = {}) {
-  const d = options.d ?? (await workDirs());
-  const vars = Object.entries(variables).map(([key, value]) => `    ${key}: ${JSON.stringify(value)}\n`).join('');
-  const p = await t.pipeline(`j:\n${vars ? `  variables:\n${vars}` : ''}  script:\n${script.map((line) => `    - ${JSON.stringify(line)}\n`).join('')}`);
-  const runner = runnerSchema.parse({ name: 'git-vars', url: t.url, token, api: 'v4', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2, ...options.runner });
-  const never = new AbortController().signal;
-  await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
-  const id = p.jobs[0]!.id;
-  const job = await t.waitForJob(id, (j) => j.status === 'success' || j.status === 'failed');
-  return { d, job, status: job.status, trace: (await t.server.getTrace(id)).toString('utf8') };
-}
+const runJob = (variables: Record<string, string>, script: string[], options: { d?: Dirs; runner?: Record<string, unknown> } = {}) => runV4Job(t, token, jobYaml(variables, script), options);
 
 describe('git control variables', () => {
   it('GIT_CLEAN_FLAGS: -ffdx by default, `none` keeps what the last job left, -e keeps what it names', async () => {

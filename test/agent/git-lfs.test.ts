@@ -8,12 +8,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runnerSchema } from '../../src/agent/config/schema.js';
-import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log/index.js';
-import { workDirs } from '../cli/helpers.js';
 import { git } from '../helpers/git.js';
-import { runOnce } from '../helpers/run-once.js';
+import { jobYaml, runV4Job } from '../helpers/v4-job.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const hasLfs = (await execa('git', ['lfs', 'version'], { reject: false })).exitCode === 0;
@@ -38,17 +34,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function runJob(variables: Record<string, string>, script: string[]) {
-  const d = await workDirs();
-  const vars = Object.entries(variables).map(([key, value]) => `    ${key}: ${JSON.stringify(value)}\n`).join('');
-  const p = await t.pipeline(`j:\n${vars ? `  variables:\n${vars}` : ''}  script:\n${script.map((line) => `    - ${JSON.stringify(line)}\n`).join('')}`);
-  const runner = runnerSchema.parse({ name: 'lfs', url: t.url, token, api: 'v4', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
-  const never = new AbortController().signal;
-  await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
-  const id = p.jobs[0]!.id;
-  const job = await t.waitForJob(id, (j) => j.status === 'success' || j.status === 'failed');
-  return { status: job.status, trace: (await t.server.getTrace(id)).toString('utf8') };
-}
+const runJob = (variables: Record<string, string>, script: string[]) => runV4Job(t, token, jobYaml(variables, script));
 
 describe.skipIf(!hasLfs)('Git LFS', () => {
   it('pulls the tracked files after the checkout, from the project\'s own LFS endpoint', async () => {

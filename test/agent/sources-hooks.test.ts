@@ -5,11 +5,7 @@
  * executor, reference server over v4, real git.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runnerSchema } from '../../src/agent/config/schema.js';
-import { defaultServices } from '../../src/agent/services.js';
-import { silentLogger } from '../../src/log/index.js';
-import { workDirs } from '../cli/helpers.js';
-import { runOnce } from '../helpers/run-once.js';
+import { runV4Job } from '../helpers/v4-job.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -23,16 +19,7 @@ afterAll(async () => {
   await t.close();
 });
 
-async function runJob(yaml: string, runner: Record<string, unknown> = {}) {
-  const d = await workDirs();
-  const p = await t.pipeline(yaml);
-  const config = runnerSchema.parse({ name: 'hooks', url: t.url, token, api: 'v4', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2, ...runner });
-  const never = new AbortController().signal;
-  await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
-  const id = p.jobs[0]!.id;
-  const job = await t.waitForJob(id, (j) => j.status === 'success' || j.status === 'failed');
-  return { status: job.status, trace: (await t.server.getTrace(id)).toString('utf8') };
-}
+const runJob = (yaml: string, runner: Record<string, unknown> = {}) => runV4Job(t, token, yaml, { runner });
 
 const order = (trace: string, marks: string[]): number[] => marks.map((mark) => trace.indexOf(mark));
 

@@ -132,6 +132,17 @@ describe('build dirs', () => {
     a.release();
     expect(slots.acquire('t', 1).slot).toBe(0);
   });
+
+  it('numbers a runner token\'s running jobs (CI_CONCURRENT_ID) over all its projects, reusing released numbers', () => {
+    const slots = new SlotAllocator();
+    const a = slots.acquire('t', 1);
+    const b = slots.acquire('t', 2);
+    const other = slots.acquire('u', 1);
+    expect([a.concurrentId, b.concurrentId, other.concurrentId]).toEqual([0, 1, 0]);
+    expect([a.slot, b.slot]).toEqual([0, 0]);
+    a.release();
+    expect(slots.acquire('t', 3).concurrentId).toBe(0);
+  });
 });
 
 describe('get_sources commands', () => {

@@ -25,22 +25,10 @@ export class SlotAllocator {
    */
   acquire(runnerToken: string, projectId: number): { slot: number; concurrentId: number; previous: Promise<void>; release: (cleanup?: Promise<void>) => void } {
     const key = `${runnerToken}\u0000${projectId}`;
-    let set = this.used.get(key);
-    if (!set) {
-      set = new Set();
-      this.used.set(key, set);
-    }
-    const slot = lowestFree(set);
-    set.add(slot);
-    const owned = set;
-    let ids = this.runnerIds.get(runnerToken);
-    if (!ids) {
-      ids = new Set();
-      this.runnerIds.set(runnerToken, ids);
-    }
-    const concurrentId = lowestFree(ids);
-    ids.add(concurrentId);
-    const ownedIds = ids;
+    const owned = takeLowest(this.used, key);
+    const slot = owned.taken;
+    const ownedIds = takeLowest(this.runnerIds, runnerToken);
+    const concurrentId = ownedIds.taken;
     const cleanupKey = `${key}\u0000${slot}`;
     const previous = this.cleanups.get(cleanupKey) ?? Promise.resolve();
     let released = false;
@@ -58,10 +46,8 @@ export class SlotAllocator {
           });
           this.cleanups.set(cleanupKey, tracked);
         }
-        owned.delete(slot);
-        if (owned.size === 0) this.used.delete(key);
-        ownedIds.delete(concurrentId);
-        if (ownedIds.size === 0) this.runnerIds.delete(runnerToken);
+        owned.give();
+        ownedIds.give();
       },
     };
   }
@@ -78,8 +64,22 @@ export class SlotAllocator {
   }
 }
 
-function lowestFree(used: ReadonlySet<number>): number {
-  let n = 0;
-  while (used.has(n)) n += 1;
-  return n;
+/** Takes the lowest number not in use under `key` in `sets`; `give` puts it back (and drops an empty set). */
+function takeLowest(sets: Map<string, Set<number>>, key: string): { taken: number; give: () => void } {
+  let set = sets.get(key);
+  if (!set) {
+    set = new Set();
+    sets.set(key, set);
+  }
+  let taken = 0;
+  while (set.has(taken)) taken += 1;
+  set.add(taken);
+  const owned = set;
+  return {
+    taken,
+    give: () => {
+      owned.delete(taken);
+      if (owned.size === 0 && sets.get(key) === owned) sets.delete(key);
+    },
+  };
 }
