@@ -8,7 +8,7 @@
  */
 import { checkJobGitOptions, RefusedGitOption, type JobGitCommand } from '../../git/job-options.js';
 import type { FailureReason } from '../../protocol/v4/failure-reason.js';
-import { CONTROL_VARIABLES, controlVariable } from './control-table.js';
+import { controlVariable } from './control-table.js';
 import type { GitStrategy, SubmoduleStrategy } from './git-sources.js';
 import { variableValue, type JobVariable } from './variables.js';
 
@@ -158,6 +158,3 @@ export function readControls(vars: readonly JobVariable[], options: ReadControls
   }
   return controls;
 }
-
-/** Names of the table's honoured variables, for tests and docs that hold the reader to the table. */
-export const HONOURED_CONTROL_VARIABLES: readonly string[] = CONTROL_VARIABLES.filter((entry) => entry.support.status === 'honoured').map((entry) => entry.name);
