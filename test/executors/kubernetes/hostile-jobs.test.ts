@@ -9,6 +9,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { jobDirs } from '../../../src/agent/job/build-dir.js';
 import type { TestServer } from '../../helpers/server.js';
 import { skipKubernetes } from './cluster.js';
 import { runKubernetesJob, useKubernetesTestServer, useNamespace } from './jobs.js';
@@ -74,8 +75,10 @@ describe.skipIf(skipKubernetes)('kubernetes executor: what a job cannot reach', 
     expect(trace).toContain("ERROR: Job failed: bringing the build's files back from the kubernetes executor failed: the build's files in the pod come to more than 20.0 MB (artifacts_extract_limit); the copy-back stopped there and nothing of it was kept");
     // Stopped at the header: not after streaming gigabytes.
     expect(Date.now() - started).toBeLessThan(120_000);
-    const project = join(dirs.builds, token.slice(0, 8), '0', 'group', 'project');
-    expect(await readdir(project).catch(() => [])).not.toContain('huge.bin');
+    const project = jobDirs(dirs.builds, token, 0, { id, repo_url: `${t.url}/group/project.git`, project_id: 1 }, false).projectDir;
+    // The checkout is there, the file the pod made is not.
+    expect(await readdir(project)).toContain('README.md');
+    expect(await readdir(project)).not.toContain('huge.bin');
     const left = await readdir(`${project}.tmp`).catch(() => [] as string[]);
     expect(left.filter((name) => name !== `build-${id}`)).toEqual([]);
     const scratch = await readdir(join(`${project}.tmp`, `build-${id}`)).catch(() => [] as string[]);
