@@ -13,7 +13,7 @@ import { absentExecutor } from './other-executors-schema.js';
 import { goDuration } from './durations.js';
 import { labelsSchema, RUNNER_KEYS, runnerSchema } from './runner-schema.js';
 
-export { runnerSchema, type RunnerConfig } from './runner-schema.js';
+export { runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
 
 /** `host:port` for the metrics and health server (`:9252` = every interface). */
 const listenAddress = z

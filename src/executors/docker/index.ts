@@ -26,6 +26,7 @@ import { containerLabelArgs, jobLabelArgs } from './labels.js';
 import { planJob } from './job-plan.js';
 import type { DockerOptions } from './options.js';
 import { jobDockerConfig } from './registry-auth.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
 import { runStageContainer } from './stage-container.js';
 import { startServices } from './start-services.js';
 import { jobVolumes } from './volumes.js';
@@ -65,11 +66,16 @@ interface JobState {
   network?: string;
   /** The image's own user when it is not root. */
   user?: Ids;
+  /** `--user` of the build stages: `[runners.docker] user`, else the image's `docker: user`. */
+  runUser?: string;
+  /** The image's `docker: platform`. */
+  platform?: string;
   entrypoint: Entrypoint;
 }
 
 export class DockerExecutor implements Executor {
   readonly name = 'docker';
+  readonly buildsDir = CONTAINER_BUILDS_DIR;
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
@@ -113,14 +119,22 @@ export class DockerExecutor implements Executor {
     const { image } = plan;
     const labels = jobLabelArgs(this.options.runnerToken, build.id, request.slot);
     const containerLabels = containerLabelArgs(o.container_labels, request.variables, false);
-    this.job = { id: build.id, prefix, labels, containerLabels, image, privileged: plan.privileged, binds: [], temporaryVolumes: [], slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
+    this.job = {
+      id: build.id, prefix, labels, containerLabels, image, privileged: plan.privileged, binds: [], temporaryVolumes: [],
+      slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined),
+      ...(plan.user ? { runUser: plan.user } : {}),
+      ...(plan.platform ? { platform: plan.platform } : {}),
+    };
     const job = this.job;
-    // The job's registry logins (v4 `credentials`) reach its pulls only, through a config file.
-    const env = await jobDockerConfig(request.stateDir, build.credentials);
-    if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
+    // The job's registry logins (DOCKER_AUTH_CONFIG, v4 `credentials`) reach its pulls only, through a config file.
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    const env = await jobDockerConfig(request.stateDir, build.credentials, process.env, authConfig.auths);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    if (env.DOCKER_CONFIG && build.credentials.length > 0) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
     request.log(`Using effective pull policy of [${plan.imagePolicies.join(' ')}] for container ${image}`);
     request.log(`Using docker image ${image} ...`);
-    const local = await ensureImage(this.docker, image, plan.imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images });
+    const local = await ensureImage(this.docker, image, plan.imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images, ...(plan.platform ? { platform: plan.platform } : {}) });
     request.log(`Using docker image ${image} with ID ${local.id}`);
     await this.readImageConfig(job, local, request);
     const volumes = await jobVolumes(this.docker, o, { runnerToken: this.options.runnerToken, projectId: build.project_id, slot: request.slot, prefix, signal: request.signal });
@@ -139,11 +153,12 @@ export class DockerExecutor implements Executor {
   /** Whom the build stages run as, and what runs first in their containers. */
   private async readImageConfig(job: JobState, config: LocalImage, request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
-    const spec = o.user ?? config.user;
+    const spec = job.runUser ?? config.user;
     const user = await imageUser(this.docker, job.image, spec, job.labels, request.signal);
     if (user) {
       job.user = user;
-      request.log(`Running the script as ${user.uid}:${user.gid} (${o.user ? '[runners.docker] user' : 'the image\'s USER'} "${spec}"), the project directory handed to it for each stage`);
+      const source = o.user ? '[runners.docker] user' : job.runUser ? 'the job\'s image docker: user' : 'the image\'s USER';
+      request.log(`Running the script as ${user.uid}:${user.gid} (${source} "${spec}"), the project directory handed to it for each stage`);
     }
     let replacement = request.build.options.imageEntrypoint;
     if (replacement && o.disable_entrypoint_overwrite) {
@@ -232,7 +247,8 @@ export class DockerExecutor implements Executor {
       ...job.containerLabels,
       ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
       ...containerFlags(this.options.docker, { privileged: job.privileged, volumes: job.binds }),
-      ...(this.options.docker.user ? ['--user', this.options.docker.user] : []),
+      ...(job.runUser ? ['--user', job.runUser] : []),
+      ...(job.platform ? ['--platform', job.platform] : []),
       '--volume', `${job.projectDir}:${projectInContainer}`,
       ...files.flatMap(([host, inContainer]) => ['--volume', `${host}:${inContainer}:ro`]),
       // The one file the wrapper writes outside the checkout.

@@ -1,8 +1,8 @@
 /**
  * Starts a job's services (job-plan.ts decided which, with what pull policies and privileges) on a
  * network made for the job: each container gets the job's variables (minus its credentials) and its own
- * `environment` through env files removed once the services run, the `[runners.docker]` keys of a
- * service (create-args.ts), and is waited for up to `wait_for_services_timeout`.
+ * through an env file removed once it runs, the `[runners.docker]` keys of a service (create-args.ts),
+ * and is waited for up to `wait_for_services_timeout` (its HEALTHCHECK_TCP_PORT alone, when it has one).
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import type { PlannedService } from './job-plan.js';
 import { containerLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
-import { ownServiceEnvironment, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { healthcheckPort, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 
 export interface ServicesStart {
   docker: DockerCli;
@@ -41,35 +41,29 @@ export async function startServices(start: ServicesStart, request: PrepareReques
   const network = `${start.prefix}-network`;
   await start.docker.run(['network', 'create', ...start.labels, ...networkFlags(o), network], { signal });
   start.track('network', network);
-  const serviceEnv = splitServiceEnv(serviceEnvironment(request.variables, start.secrets));
-  if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
-  const envFile = join(request.stateDir, 'services.env');
-  if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
-  const written: string[] = [envFile];
   const started: StartedService[] = [];
-  try {
-    for (const [i, spec] of start.services.entries()) {
+  for (const [i, spec] of start.services.entries()) {
+    // The job's variables and the service's own (GitLab Runner's GetServiceVariables), in a file.
+    const serviceEnv = splitServiceEnv(serviceEnvironment([...request.variables, ...spec.variables], start.secrets));
+    if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to service ${spec.name} (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
+    const envFile = join(request.stateDir, `service-${i}.env`);
+    if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
+    try {
       request.log(`Starting service ${spec.name} ...`);
       request.log(`Using effective pull policy of [${spec.policies.join(' ')}] for container ${spec.name}`);
-      await ensureImage(start.docker, spec.name, spec.policies, { ...start.ensure, log: request.log, signal });
+      await ensureImage(start.docker, spec.name, spec.policies, { ...start.ensure, log: request.log, signal, ...(spec.platform ? { platform: spec.platform } : {}) });
       const container = `${start.prefix}-service-${i}`;
       start.track('container', container);
-      const envFiles = serviceEnv.file ? [envFile] : [];
-      const own = ownServiceEnvironment(spec.environment ?? [], request.variables);
-      if (own.skipped.length > 0) request.warn(`WARNING: not given to service ${spec.name} (a value with a line break): ${own.skipped.join(', ')}`);
-      if (own.lines.length > 0) {
-        const file = join(request.stateDir, `service-${i}.env`);
-        written.push(file);
-        await writeNewFile(file, `${own.lines.join('\n')}\n`, 0o600);
-        envFiles.push(file);
-      }
       const flags = [...containerLabelArgs(o.container_labels, request.variables, true), ...serviceFlags(o, { privileged: spec.privileged, devices: spec.devices, volumes: start.binds })];
-      const args = serviceRunArgs(spec, { container, network, labels: start.labels, envFiles, byName: Object.keys(serviceEnv.byName), flags });
+      const args = serviceRunArgs(spec, {
+        container, network, labels: start.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), flags,
+        ...(spec.user ? { user: spec.user } : {}), ...(spec.platform ? { platform: spec.platform } : {}),
+      });
       await start.docker.run(args, { env: serviceEnv.byName, signal });
-      started.push({ container, image: spec.name });
+      started.push({ container, image: spec.name, ...healthcheckPort([...request.variables, ...spec.variables]) });
+    } finally {
+      await rm(envFile, { force: true });
     }
-  } finally {
-    await Promise.all(written.map((file) => rm(file, { force: true })));
   }
   await waitForServices(start.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal });
 }
