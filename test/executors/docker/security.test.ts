@@ -64,6 +64,10 @@ describe.skipIf(skipDocker)('docker security knobs', () => {
     expect(job.trace).toContain('ERROR: Job failed: user "1000" is not an allowed user: [2000 builder]');
     const ok = await runDockerJob(t, token, 'j:\n  script:\n    - id -u\n', { docker: { user: '1000', allowed_users: ['1000'] } });
     expect(ok.status, ok.trace).toBe('success');
+    // The job's own `image: docker: user` is checked the same way.
+    const asked = await runDockerJob(t, token, `j:\n  image:\n    name: ${IMAGES.sh}\n    docker:\n      user: "0"\n  script:\n    - echo never\n`, { docker: { allowed_users: ['1000'] } });
+    expect(asked.status).toBe('failed');
+    expect(asked.trace).toContain('ERROR: Job failed: user "0" is not an allowed user: [1000]');
   }, 90_000);
 
   it('runs privileged only the images allowed_privileged_images lists', async () => {
