@@ -1,11 +1,10 @@
 /**
- * The smaller tables of a `[[runners]]` entry that ci-runner does not read (yet): `[runners.referees]`,
- * `[runners.monitoring]`, `[runners.experimental]`, as key
- * tables (keys.ts) with the reason each is ignored. runner-schema.ts places them.
+ * The smaller tables of a `[[runners]]` entry that ci-runner does not read: `[runners.referees]`,
+ * `[runners.monitoring]`, `[runners.experimental]`, as key tables (keys.ts) with the reason each is
+ * ignored, and the reason of the slot cgroup keys. runner-schema.ts places them.
  */
 import { warnedTable } from './keys.js';
 
-const NOT_YET = 'ci-runner does not apply it yet';
 const REFEREES = "ci-runner sends GitLab no referee data (Prometheus metrics of the job's machine)";
 const MONITORING = 'ci-runner does not count jobs that waited in the queue past a threshold (gitlab_runner_acceptable_job_queuing_duration_exceeded_total)';
 const EXPERIMENTAL = 'ci-runner runs no start-up canary job';

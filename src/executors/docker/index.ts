@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lstat, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import type { Logger } from '../../log/index.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import { pathUnderBuildsDir } from '../build-path.js';
