@@ -222,6 +222,17 @@ export interface BuildPayload {
   failure_reasons?: string[];
   /** v4's `features.token_mask_prefixes`: tokens starting with these are masked in the trace. */
   token_mask_prefixes?: string[];
+  /** v4's `job_info` queue figures, for the runner's metrics only. */
+  queue_info?: QueueInfo;
+}
+
+/** How the job waited in the server's queue (v4 `job_info`; docs/protocol-v4.md), for metrics. */
+export interface QueueInfo {
+  time_in_queue_seconds?: number;
+  /** `project_jobs_running_on_instance_runners_count`: a bucket such as `"3"`, `"5+"`, `"+Inf"`. */
+  project_jobs_running?: string;
+  queue_size?: number;
+  queue_depth?: number;
 }
 
 /** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */

@@ -56,12 +56,32 @@ const byteSize = z.unknown().optional().transform((value, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * A TOML date-time GitLab Runner wrote (`token_obtained_at = 2026-04-20T13:10:41Z`); its zero value
+ * `0001-01-01T00:00:00Z`, written for "none", reads as unset.
+ */
+const tokenTime = z
+  .unknown()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === '') return undefined;
+    const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined;
+    if (!date || Number.isNaN(date.getTime())) {
+      ctx.issues.push({ code: 'custom', input: value, message: 'expected a date-time such as 2026-04-20T13:10:41Z' });
+      return z.NEVER;
+    }
+    return date.getUTCFullYear() <= 1 ? undefined : new Date(date.getTime());
+  });
+
 export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   token: z.string().min(1, 'the runner token from `register`'),
-  /** GitLab Runner's record of the runner's id on the server, written by `register`. */
+  /** GitLab Runner's: the runner's id on the server, as `register` recorded it (`reset-token --id`). */
   id: z.int().min(0).optional(),
+  /** GitLab Runner's: when the token was obtained and when it expires; the daemon renews it at 3/4 of that span. */
+  token_obtained_at: tokenTime,
+  token_expires_at: tokenTime,
   /**
    * Ours: the runner API at `url`: `v4` (`/api/v4`, GitLab 9.0 and later), `v1` (`/ci/api/v1`,
    * GitLab 8.x), or `auto` (the default: the server is asked which it serves).
@@ -119,8 +139,8 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   url: key(honoured()),
   id: key(honoured('a record of the runner\'s id on the server, written by `register`')),
   token: key(honoured()),
-  token_obtained_at: key(warned('ci-runner does not renew runner tokens yet')),
-  token_expires_at: key(warned('ci-runner does not renew runner tokens yet')),
+  token_obtained_at: key(honoured('with token_expires_at, the daemon renews the token at 3/4 of its life (agent/token-rotation.ts)')),
+  token_expires_at: key(honoured('the daemon renews the token before it (agent/token-rotation.ts); 0001-01-01T00:00:00Z: never expires')),
   'tls-ca-file': key(honoured()),
   'tls-cert-file': key(honoured()),
   'tls-key-file': key(honoured()),

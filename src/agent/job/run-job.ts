@@ -13,6 +13,7 @@ import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { JobFailure, JobTrace } from '../../trace/index.js';
+import type { FailureReason } from '../../protocol/v4/failure-reason.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
@@ -36,6 +37,8 @@ export interface JobOutcome {
   state: 'success' | 'failed';
   /** Why it failed. */
   reason?: string;
+  /** Why it failed, as the runner names it before mapping it to what the server accepts (metrics). */
+  failureReason?: FailureReason;
   /** The server has the final state (or refused it for good). */
   delivered: boolean;
 }
@@ -94,12 +97,13 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const duration_s = Math.round((Date.now() - started) / 100) / 10;
     const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
     logger.info(fields, result.state === 'success' ? 'Job succeeded' : 'Job failed');
-    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), delivered };
+    const failureReason = result.state === 'failed' ? (result.failure?.reason ?? 'script_failure') : undefined;
+    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), ...(failureReason ? { failureReason } : {}), delivered };
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.
     logger.error({ err: error }, 'job could not start');
     const delivered = await reportBuildFailed(services.client, runner, build, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
-    return { state: 'failed', reason: (error as Error).message, delivered };
+    return { state: 'failed', reason: (error as Error).message, failureReason: 'runner_system_failure', delivered };
   } finally {
     const work = cleanup;
     release(work ? timed(mark, 'cleanup', work).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')) : undefined);

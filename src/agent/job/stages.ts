@@ -100,7 +100,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
+    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled(), job.interrupted());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
@@ -241,7 +241,7 @@ async function archiveAndUpload(
       const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
       // A job that failed already keeps its reason; this one is worth a line.
       if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled()) };
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
     }
   }
   for (const cache of caches) {
@@ -266,14 +266,14 @@ async function archiveAndUpload(
       if (ok) {
         ok = false;
         reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
-        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled()) : { reason: 'script_failure' };
+        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted()) : { reason: 'script_failure' };
       } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
     }
   }
   if (ok && job.signal.aborted) {
     ok = false;
     reason = job.reason();
-    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
+    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
 }

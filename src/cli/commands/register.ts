@@ -20,9 +20,10 @@ import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags
 import { interactive, Prompter } from '../prompt.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
-import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { addEnvOptions, checkFlagSupport, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { REGISTER_COMPAT_FLAGS } from './register-compat.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
-import { registerWithCoordinator } from './register-flow.js';
+import { CREATED_RUNNER_PREFIX, registerWithCoordinator } from './register-flow.js';
 
 interface RegisterArgs extends RegisterValues {
   'tls-ca-file'?: string;
@@ -37,12 +38,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    addCacheFlags(addDockerFlags(addTlsFlags(addEnvOptions(y, REGISTER_FLAGS), { note: ' (written to config.toml)' })))
+    addCacheFlags(addDockerFlags(addTlsFlags(addEnvOptions(addEnvOptions(y, REGISTER_FLAGS), REGISTER_COMPAT_FLAGS), { note: ' (written to config.toml)' })))
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor shell', 'Take a runner created in GitLab (Settings > CI/CD > Runners > New runner) into use')
       .example('$0 register -n --url https://ci.example.com/ -r TOKEN --executor docker --docker-image alpine:3.20', 'Register with a registration token, without prompts (as `gitlab-runner register -n ...`)')
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --cache-type s3 --cache-shared --cache-s3-bucket-name runner-cache --cache-s3-bucket-location eu-west-1', 'With a cache in S3 shared by the runners (credentials: CACHE_S3_ACCESS_KEY, CACHE_S3_SECRET_KEY, or the machine\'s IAM role)')
-      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (--kubernetes-*, --custom-*, the --docker-* not shown, --template-config, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
+    for (const warning of checkFlagSupport(argv, REGISTER_COMPAT_FLAGS)) process.stderr.write(`WARNING: ${warning}\n`);
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
     const configPath = resolveConfigPath(values.config);
     // Unusable TLS files are found before any prompt and before the coordinator is asked anything.
@@ -52,6 +54,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const cache = cacheTableFromFlags(argv);
     if (cache) checkCacheTable(cache);
     if (!values['non-interactive'] && interactive()) await askMissing(values, docker);
+    // As GitLab Runner 19: an authentication token (glrt-) given where a registration token goes is
+    // verified and taken into use as one, with no legacy registration.
+    const authAsRegistration = !values.token && values['registration-token']?.startsWith(CREATED_RUNNER_PREFIX) === true;
+    if (authAsRegistration) {
+      values.token = values['registration-token'];
+      delete values['registration-token'];
+    }
     const { url, 'registration-token': token, token: runnerToken } = values;
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
     if (!token && !runnerToken) throw new CommandError(EXIT.usage, 'register needs a registration token (--registration-token or REGISTRATION_TOKEN), or the token of a runner that exists already (--token or CI_SERVER_TOKEN)');
@@ -71,7 +80,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       throw new CommandError(EXIT.usage, error instanceof ConfigError ? error.message : `cannot read ${configPath}: ${(error as Error).message}`);
     });
     warnAboveConcurrent(existing, entry);
-    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
+    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), ...(authAsRegistration ? { runnerTokenViaRegistration: true } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
     process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
   },
 };

@@ -20,7 +20,7 @@ import { schemaMessages } from '../../util/schema-messages.js';
 import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
 import { gitSourceIssues } from '../git-source.js';
 import { withoutNulls } from '../json-nulls.js';
-import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ServiceOptions } from '../types.js';
+import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, QueueInfo, ServiceOptions } from '../types.js';
 
 const stringList = z.array(z.string());
 const when = z.enum(['on_success', 'on_failure', 'always']);
@@ -113,6 +113,11 @@ const jobSchema = z
       stage: z.string().default(''),
       project_id: z.int(),
       project_name: z.string().catch(''),
+      // Metrics only: a value of the wrong kind is dropped, never a reason to refuse the job.
+      time_in_queue_seconds: z.number().nonnegative().optional().catch(undefined),
+      project_jobs_running_on_instance_runners_count: z.string().max(32).optional().catch(undefined),
+      queue_size: z.int().nonnegative().optional().catch(undefined),
+      queue_depth: z.int().nonnegative().optional().catch(undefined),
     }),
     git_info: z.looseObject({
       repo_url: z.string().min(1, 'must not be empty'),
@@ -206,6 +211,8 @@ function toBuildPayload(job: Job): BuildPayload {
     git_depth: git.depth,
   };
   if (job.features.failure_reasons) build.failure_reasons = job.features.failure_reasons;
+  const queue = queueInfo(info);
+  if (queue) build.queue_info = queue;
   if (job.features.token_mask_prefixes) build.token_mask_prefixes = job.features.token_mask_prefixes;
   return build;
 }
@@ -266,4 +273,15 @@ function toDependency(dep: z.output<typeof dependencySchema>): DependencyBuild {
     project_id: 0,
     project_name: '',
   };
+}
+
+/** The queue figures of `job_info`, when the server sent any. */
+function queueInfo(info: Job['job_info']): QueueInfo | undefined {
+  const queue: QueueInfo = {
+    ...(info.time_in_queue_seconds !== undefined ? { time_in_queue_seconds: info.time_in_queue_seconds } : {}),
+    ...(info.project_jobs_running_on_instance_runners_count !== undefined ? { project_jobs_running: info.project_jobs_running_on_instance_runners_count } : {}),
+    ...(info.queue_size !== undefined ? { queue_size: info.queue_size } : {}),
+    ...(info.queue_depth !== undefined ? { queue_depth: info.queue_depth } : {}),
+  };
+  return Object.keys(queue).length > 0 ? queue : undefined;
 }

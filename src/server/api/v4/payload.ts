@@ -10,6 +10,7 @@ import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pi
 import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
+import { reportFileName } from '../../state/reports.js';
 import { onProtectedRef } from '../../state/scheduler.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../../state/store.js';
 
@@ -160,6 +161,10 @@ function artifacts(spec: JobArtifactsSpec | undefined): V4Artifact[] | null {
   const dotenv = spec.reports?.dotenv ?? [];
   if (dotenv.length > 0) {
     list.push({ name: '.env', untracked: false, paths: [...dotenv], when: 'always', expire_in: expireIn, artifact_type: 'dotenv', artifact_format: 'gzip' });
+  }
+  // GitLab sends each report as its own upload, `when: always` (a failed test run is when it matters).
+  for (const [type, paths] of Object.entries(spec.reports?.typed ?? {})) {
+    list.push({ name: reportFileName(type), untracked: false, paths: [...paths], when: 'always', expire_in: expireIn, artifact_type: type, artifact_format: 'gzip' });
   }
   return list.length > 0 ? list : null;
 }
