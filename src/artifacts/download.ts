@@ -42,11 +42,14 @@ export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOpt
 /** What downloading one job's artifacts needs: the job's context without the job (GitLab Runner's `artifacts-downloader` has none). */
 export type DependencyContext = Omit<ArtifactsContext, 'build'>;
 
+/** The job whose artifacts are downloaded: its id and token, a name for messages, the size its payload announced. */
+export type ArtifactsSource = Pick<DependencyBuild, 'id' | 'token' | 'name' | 'artifacts_file'>;
+
 /**
  * Downloads `dep`'s artifacts (with its token) into the state dir and extracts them over the project
  * dir, as downloadArtifacts does for each dependency. Throws as it does.
  */
-export async function downloadDependency(ctx: DependencyContext, dep: DependencyBuild, opts: DownloadOptions): Promise<void> {
+export async function downloadDependency(ctx: DependencyContext, dep: ArtifactsSource, opts: DownloadOptions): Promise<void> {
   await mkdir(ctx.stateDir, { recursive: true });
   const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
   try {
@@ -70,7 +73,7 @@ export async function downloadDependency(ctx: DependencyContext, dep: Dependency
 }
 
 /** Names the dependency in an archive error (download errors name it already). */
-function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
+function aboutDependency(dep: ArtifactsSource, error: unknown): unknown {
   if (error instanceof ArtifactsError && (error.code.startsWith('ARCHIVE_') || error.code === 'DISK_FULL')) {
     return new ArtifactsError(error.code, `artifacts of ${dep.name} (${dep.id}): ${error.message}`, { cause: error });
   }
@@ -83,7 +86,7 @@ function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
  * unreadable archive is not retried — the server sent those bytes, and would send them again —
  * and neither is a full disk.
  */
-async function fetchWithRetries(ctx: DependencyContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
+async function fetchWithRetries(ctx: DependencyContext, dep: ArtifactsSource, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
   const attempts = Math.min(10, Math.max(1, Math.floor(opts.attempts)));
   const expected = dep.artifacts_file?.size;
   await mkdir(ctx.projectDir, { recursive: true });
