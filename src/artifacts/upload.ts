@@ -28,6 +28,8 @@ export interface UploadOptions {
   retryBaseMs?: number;
   /** Expands the job's variables in `paths` and `exclude` (`$CI_PROJECT_DIR/out`, a matrix `${NAME}`), as GitLab Runner does. */
   expand?: (text: string) => string;
+  /** Deflate level 0–9 (ARTIFACT_COMPRESSION_LEVEL); absent: zlib's default. */
+  compressionLevel?: number;
 }
 
 /** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
@@ -78,7 +80,7 @@ export async function uploadEntry(ctx: EntryContext, opts: UploadOptions, spec: 
   await mkdir(ctx.stateDir, { recursive: true });
   try {
     const started = performance.now();
-    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal);
+    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal, opts.compressionLevel === undefined ? {} : { compressionLevel: opts.compressionLevel });
     ctx.log(`Archived ${selection.files} file(s), ${megabytes(selection.bytes)}, into ${filename} (${megabytes(size)}) in ${seconds(performance.now() - started)}`);
     const upload = { path: archive, filename, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
     await send(ctx, opts, upload, size);
