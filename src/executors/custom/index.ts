@@ -65,6 +65,11 @@ export class CustomExecutor implements Executor {
     return { buildsDir: config?.buildsDir ?? this.options.buildsDir, cacheDir: config?.cacheDir ?? this.options.cacheDir, shared: config?.buildsDirIsShared ?? false };
   }
 
+  /** The hostname config_exec gave, if any (prepare_script's `Running on … via <hostname>`). */
+  get hostname(): string | undefined {
+    return this.prepared?.config.hostname;
+  }
+
   /** config_exec, then prepare_exec; a failure that is not the job's own is tried again, as GitLab Runner does. */
   async prepare(request: PrepareRequest): Promise<void> {
     const { custom } = this.options;
