@@ -182,7 +182,9 @@ export class CustomExecutor implements Executor {
       variables.push({ key: variable.key, value: path });
     }
     const shebang = this.options.shell === 'bash' ? '#!/usr/bin/env bash' : '#!/bin/sh';
-    const prelude = files.length > 0 ? [shebang, `mkdir -p ${shellQuote(fileDir)} && chmod 700 ${shellQuote(fileDir)} || exit 1`, ...files.map((line) => `${line} || exit 1`)] : [shebang];
+    // The driver's side starts empty: prepare_script and get_sources run before the project dir exists.
+    const prelude = [shebang, `mkdir -p -- ${shellQuote(request.workDir)} || exit 1`];
+    if (files.length > 0) prelude.push(`mkdir -p ${shellQuote(fileDir)} && chmod 700 ${shellQuote(fileDir)} || exit 1`, ...files.map((line) => `${line} || exit 1`));
     return generateScript({
       shell: this.options.shell,
       variables,
