@@ -63,7 +63,7 @@ describe('the config key tables', () => {
     expect(allEntries().filter(({ entry }) => entry.support.status === 'refused').map(({ path, name }) => label(path, name))).toEqual([]);
     const refused = Object.entries(EXECUTORS).filter(([, support]) => support.status === 'refused');
     expect(refused.map(([name]) => name).sort()).toEqual(['docker+machine', 'docker-autoscaler', 'docker-windows', 'instance', 'parallels', 'ssh', 'virtualbox']);
-    expect(Object.entries(EXECUTORS).filter(([, support]) => support.status === 'honoured').map(([name]) => name)).toEqual(['shell', 'docker', 'kubernetes']);
+    expect(Object.entries(EXECUTORS).filter(([, support]) => support.status === 'honoured').map(([name]) => name)).toEqual(['shell', 'docker', 'kubernetes', 'custom']);
   });
 
   it('give every warned key a reason', () => {
