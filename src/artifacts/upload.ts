@@ -68,7 +68,7 @@ export async function uploadEntry(ctx: EntryContext, opts: UploadOptions, spec: 
   const expand = (list: string[] | undefined): string[] | undefined => (list && opts.expand ? list.map(opts.expand) : list);
   const paths = expand(spec.paths);
   const selected = await selectFiles(ctx.projectDir, { ...(paths ? { paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
-  const { selection, excluded } = excludeEntries(selected, expand(spec.exclude) ?? []);
+  const { selection, excluded } = await excludeEntries(selected, expand(spec.exclude) ?? [], ctx.signal);
   if (excluded > 0) ctx.log(`Excluded ${excluded} file(s) matching artifacts:exclude`);
   if (selection.files === 0) {
     ctx.log(`NOTICE: no files matched ${type ? `the ${type} report's paths` : 'artifacts:paths or artifacts:untracked'}; nothing to upload`);

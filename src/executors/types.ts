@@ -103,6 +103,9 @@ export interface PrepareRequest {
  *  message is the trace's `ERROR: Job failed: <message>`. */
 export class ExecutorSetupError extends CiRunnerError {}
 
+/** What the job left went past a limit of the runner's (the kubernetes copy-back's byte budget): the job's failure, not the runner's. */
+export class JobOverLimitError extends CiRunnerError {}
+
 export interface Executor {
   readonly name: string;
   /** Tags the job's processes; saved in the job's state dir so a restarted daemon can kill leftovers. */

@@ -118,6 +118,17 @@ describe('build dirs', () => {
     expect(projectSlug('http://h/a/%252e%252e/b.git', 7)).not.toContain('..');
   });
 
+  it('gives a project path GitLab could not have, or one ending in .tmp (another project\'s state dirs), the fallback', () => {
+    expect(projectSlug('http://h/group/sub.group/my_app-2.git', 7)).toBe('group/sub.group/my_app-2');
+    // `group/project.tmp` is the state dirs of `group/project` next to it, whose jobs may run at the same time.
+    expect(projectSlug('http://h/group/project.tmp.git', 7)).toBe('project-7');
+    const slot = jobDirs('/b', 'abcdefgh', 0, { id: 1, repo_url: 'http://h/group/project.git', project_id: 1 });
+    const other = jobDirs('/b', 'abcdefgh', 0, { id: 2, repo_url: 'http://h/group/project.tmp.git', project_id: 2 });
+    expect(other.projectDir.startsWith(slot.tmpDir)).toBe(false);
+    // A colon would split docker's --volume; blanks, percent-decoded bytes and the like are no GitLab path either.
+    for (const path of ['g/a:b', 'g/a%20b', 'g/a%0Ab', 'g/%00', 'g/a%3A%2Fetc']) expect(projectSlug(`http://h/${path}.git`, 7), path).toBe('project-7');
+  });
+
   it('strips credentials from URLs it prints', () => {
     expect(redactUrl(build.repo_url)).toBe('http://127.0.0.1:9/acme/web-app.git');
     expect(redactUrl('http://h/x.git')).toBe('http://h/x.git');

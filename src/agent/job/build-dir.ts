@@ -15,7 +15,15 @@ import { join } from 'node:path';
 import { shortToken } from '../../util/short-token.js';
 import { trimEndChar, trimStartChar } from '../../util/text.js';
 
-/** The path of `repo_url` without the leading `/` and `.git`; `project-<id>` when unusable. */
+/** A segment of a GitLab group or project path: letters, digits, `_`, `-` and `.`. */
+const PATH_SEGMENT = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * The path of `repo_url` without the leading `/` and `.git`; `project-<id>` when unusable: a segment
+ * GitLab would not make (`..`, a `:` that would split docker's `--volume`, a blank), or a last one
+ * ending in `.tmp` — the state dirs of the project of that name without it, whose jobs share the slot
+ * numbers (slots.ts counts per project) and may run beside this one.
+ */
 export function projectSlug(repoUrl: string, projectId: number): string {
   const fallback = `project-${projectId}`;
   let path: string;
@@ -27,7 +35,8 @@ export function projectSlug(repoUrl: string, projectId: number): string {
     return fallback;
   }
   const slug = trimEndChar(trimStartChar(path, '/'), '/').replace(/\.git$/, '');
-  if (slug === '' || slug === '.' || slug.split('/').some((part) => part === '..' || part === '.' || part === '')) return fallback;
+  const parts = slug.split('/');
+  if (parts.some((part) => part === '..' || part === '.' || !PATH_SEGMENT.test(part)) || slug.endsWith('.tmp')) return fallback;
   return slug;
 }
 

@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
-import { ExecutorSetupError } from '../../executors/types.js';
+import { ExecutorSetupError, JobOverLimitError } from '../../executors/types.js';
 import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import { shortList, type JobFailure } from '../../trace/index.js';
@@ -260,7 +260,8 @@ async function archiveAndUpload(
       const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
       // A job that failed already keeps its reason; this one is worth a line.
       if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
+      const ownFault = error instanceof JobOverLimitError;
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
     }
   }
   for (const cache of caches) {

@@ -30,7 +30,7 @@ import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
 import { dockerAuthConfig } from '../docker-auth-config.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
-import { collectProject, packPaths } from './transfer.js';
+import { collectProject, DEFAULT_COLLECT_LIMIT_BYTES, packPaths, type CollectLimit } from './transfer.js';
 
 export interface KubernetesExecutorOptions {
   kubernetes: KubernetesOptions;
@@ -39,6 +39,8 @@ export interface KubernetesExecutorOptions {
   killGraceMs: number;
   /** Runs get_sources on the runner (a shell executor). */
   host: Executor;
+  /** `artifacts_extract_limit` (bytes, 0: not set): also the most the copy-back may bring from the pod. */
+  extractLimitBytes?: number;
   /** Who this runner process is (leftovers.ts); default from POD_NAME/POD_NAMESPACE or the host name. */
   owner?: Owner;
   logger?: Logger;
@@ -206,6 +208,7 @@ export class KubernetesExecutor implements Executor {
       scratchDir: job.stateDir,
       signal,
       warn,
+      limit: collectLimit(this.options.extractLimitBytes ?? 0),
     });
   }
 
@@ -238,6 +241,13 @@ export class KubernetesExecutor implements Executor {
   private warn(error: unknown, message: string): void {
     this.options.logger?.warn({ err: error }, message);
   }
+}
+
+/** The copy-back's budget: `artifacts_extract_limit` when set, else a default a build does not reach. */
+function collectLimit(extractLimitBytes: number): CollectLimit {
+  return extractLimitBytes > 0
+    ? { bytes: extractLimitBytes, setting: 'artifacts_extract_limit' }
+    : { bytes: DEFAULT_COLLECT_LIMIT_BYTES, setting: 'the copy-back\'s limit when artifacts_extract_limit is not set' };
 }
 
 /**
