@@ -103,7 +103,7 @@ export async function cacheArchiver(values: ArchiverValues): Promise<void> {
   if (format !== '' && format !== 'zip') warn(`compression format ${JSON.stringify(format)} is not supported by ci-runner; the cache is written as zip`);
   await renameAlternate(file, values['alternate-file']);
   const selected = await selectFiles(process.cwd(), { paths: values.path ?? [], ...(values.untracked ? { untracked: true } : {}) }, say, signal);
-  const { selection } = excludeEntries(selected, values.exclude ?? []);
+  const { selection } = await excludeEntries(selected, values.exclude ?? []);
   if (selection.entries.length === 0) {
     warn('No files to cache.');
     return;
