@@ -97,7 +97,7 @@ function describeIssue(issue: z.core.$ZodIssue, where: (p: ReadonlyArray<Propert
 }
 
 /** The tables only one executor reads: one set beside another executor does nothing (in GitLab Runner too). */
-const EXECUTOR_TABLES = ['docker', 'kubernetes'] as const;
+const EXECUTOR_TABLES = ['docker', 'kubernetes', 'custom'] as const;
 
 function unusedExecutorTables(raw: Record<string, unknown>, config: Config, where: (p: ReadonlyArray<PropertyKey>) => string, warnings: string[]): void {
   const entries = Array.isArray(raw.runners) ? raw.runners : [];
