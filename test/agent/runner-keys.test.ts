@@ -7,25 +7,25 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { configSchema, parseConfig, runnerSchema } from '../../src/agent/config/index.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { createLogger, silentLogger } from '../../src/log/index.js';
 import { waitUntil, workDirs } from '../cli/helpers.js';
 import { runOnce } from '../helpers/run-once.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, useTestServer, type TestServer } from '../helpers/server.js';
 import { configFailure, configHead } from './config-text.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t.close();
-});
+useTestServer(
+  (server, runnerToken) => {
+    t = server;
+    token = runnerToken;
+  },
+  { files: { 'README.md': '# p\n' } },
+);
 
 /** Queues `yaml`, runs its one job in-process on a shell runner with `runner`'s keys. */
 async function runJob(yaml: string, runner: Record<string, unknown> = {}, variables?: Record<string, string>) {
