@@ -1,0 +1,74 @@
+/**
+ * The job pod's labels and annotations: GitLab Runner 19's own (`project.runner.gitlab.com/id`,
+ * `job.runner.gitlab.com/sha`, …, so selectors and dashboards written for it find the pod), the
+ * runner's `pod_labels` and `pod_annotations` with the job's overwrites (values expanded against the
+ * job's variables; a label value made a valid one as GitLab Runner makes it), and ci-runner's own
+ * (labels.ts), which nothing overrides. A `pod_labels` key in GitLab Runner's or ci-runner's namespace
+ * is not set, as GitLab Runner does not set it, and the job log says so.
+ */
+import type { BuildPayload } from '../../protocol/types.js';
+import type { ExportedVariable } from '../types.js';
+import { LABEL_PREFIX } from './labels.js';
+
+const GITLAB = 'runner.gitlab.com';
+/** Keys in GitLab Runner's namespace, or ci-runner's. */
+const PROTECTED = new RegExp(`^(?:(?:.*\\.)?${GITLAB.replace(/\./g, '\\.')}|${LABEL_PREFIX})(?:/|$)`, 'i');
+
+/** GitLab Runner's `sanitizeLabel`: [A-Za-z0-9._-] only, alphanumeric at both ends, at most 63. */
+export function sanitizeLabel(value: string): string {
+  const trim = (s: string) => s.replace(/^[-_.]+|[-_.]+$/g, '');
+  return trim(trim(value.replace(/[^A-Za-z0-9._-]/g, '_')).slice(0, 63));
+}
+
+export interface MetadataInput {
+  build: BuildPayload;
+  variables: readonly ExportedVariable[];
+  runnerName: string;
+  expand: (text: string) => string;
+  /** `pod_labels` / `pod_annotations` with the job's overwrites. */
+  podLabels: Readonly<Record<string, string>>;
+  podAnnotations: Readonly<Record<string, string>>;
+  /** ci-runner's own. */
+  ours: { labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> };
+  log: (line: string) => void;
+}
+
+export function podMetadata(input: MetadataInput): { labels: Record<string, string>; annotations: Record<string, string> } {
+  const { build } = input;
+  const variable = (name: string): string => input.variables.findLast((v) => v.key === name)?.value ?? '';
+  const labels: Record<string, string> = {
+    [`project.${GITLAB}/id`]: String(build.project_id),
+    [`project.${GITLAB}/namespace-id`]: sanitizeLabel(variable('CI_PROJECT_NAMESPACE_ID')),
+    [`project.${GITLAB}/name`]: sanitizeLabel(build.project_name),
+    [`project.${GITLAB}/namespace`]: sanitizeLabel(variable('CI_PROJECT_NAMESPACE')),
+    [`project.${GITLAB}/root-namespace`]: sanitizeLabel(variable('CI_PROJECT_ROOT_NAMESPACE')),
+    [`manager.${GITLAB}/name`]: sanitizeLabel(input.runnerName),
+  };
+  for (const [key, value] of Object.entries(input.podLabels)) {
+    if (PROTECTED.test(key)) input.log(`not setting pod label "${key}", overwrite of labels in the "${GITLAB}" namespace is not allowed`);
+    else labels[key] = sanitizeLabel(input.expand(value));
+  }
+  const annotations: Record<string, string> = {
+    [`job.${GITLAB}/id`]: String(build.id),
+    [`job.${GITLAB}/url`]: variable('CI_JOB_URL'),
+    [`job.${GITLAB}/sha`]: build.sha,
+    [`job.${GITLAB}/before_sha`]: build.before_sha,
+    [`job.${GITLAB}/ref`]: build.ref,
+    [`job.${GITLAB}/name`]: build.name,
+    [`job.${GITLAB}/timeout`]: goDuration(build.timeout),
+    [`project.${GITLAB}/id`]: String(build.project_id),
+  };
+  for (const [key, value] of Object.entries(input.podAnnotations)) annotations[key] = input.expand(value);
+  return { labels: { ...labels, ...input.ours.labels }, annotations: { ...annotations, ...input.ours.annotations } };
+}
+
+/** Seconds as Go's time.Duration prints them: `1h0m0s`, `10m0s`, `30s`. */
+export function goDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const rest = s % 60;
+  if (h > 0) return `${h}h${m}m${rest}s`;
+  if (m > 0) return `${m}m${rest}s`;
+  return `${rest}s`;
+}
