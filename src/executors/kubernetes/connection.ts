@@ -40,7 +40,8 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
     }
     if (Boolean(options.cert_file) !== Boolean(options.key_file)) throw new KubernetesConfigError('[runners.kubernetes] cert_file and key_file go together: set both or neither');
     config.loadFromOptions({
-      clusters: [{ name: 'runner', server: options.host.replace(/\/+$/, ''), skipTLSVerify: false, ...(options.ca_file ? { caFile: options.ca_file } : {}) }],
+      // Plain http:// has no TLS to verify; the library refuses it unless told so.
+      clusters: [{ name: 'runner', server: options.host.replace(/\/+$/, ''), skipTLSVerify: options.host.startsWith('http://'), ...(options.ca_file ? { caFile: options.ca_file } : {}) }],
       users: [{ name: 'runner', ...(options.bearer_token ? { token: options.bearer_token } : {}), ...(options.cert_file ? { certFile: options.cert_file, keyFile: options.key_file } : {}) }],
       contexts: [{ name: 'runner', cluster: 'runner', user: 'runner' }],
       currentContext: 'runner',

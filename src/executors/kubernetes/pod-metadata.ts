@@ -45,7 +45,7 @@ export function podMetadata(input: MetadataInput): { labels: Record<string, stri
     [`manager.${GITLAB}/name`]: sanitizeLabel(input.runnerName),
   };
   for (const [key, value] of Object.entries(input.podLabels)) {
-    if (PROTECTED.test(key)) input.log(`not setting pod label "${key}", overwrite of labels in the "${GITLAB}" namespace is not allowed`);
+    if (PROTECTED.test(key)) input.log(`not setting pod label "${key}", overwrite of labels in the "${key.startsWith(LABEL_PREFIX) ? LABEL_PREFIX : GITLAB}" namespace is not allowed`);
     else labels[key] = sanitizeLabel(input.expand(value));
   }
   const annotations: Record<string, string> = {
