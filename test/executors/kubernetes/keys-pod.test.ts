@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig, NodeV1Api, SchedulingV1Api } from '@kubernetes/client-node';
 import type { TestServer } from '../../helpers/server.js';
-import { cluster, K8S_IMAGES, labelled, skipKubernetes } from './cluster.js';
-import { runKubernetesJob, useKubernetesTestServer, useNamespace } from './jobs.js';
+import { cluster, K8S_IMAGES, skipKubernetes } from './cluster.js';
+import { useKubernetesTestServer, useNamespace } from './jobs.js';
+import { nothingLeft, runProxied } from './keys-jobs.js';
 import { recordingProxy, type RecordingProxy } from './recording-proxy.js';
-import { waitUntil } from '../../cli/helpers.js';
 
 let t: TestServer;
 let token: string;
@@ -65,23 +65,7 @@ afterAll(async () => {
   await cluster.core.deletePersistentVolume({ name: `${namespace}-${CLAIM}` }).catch(() => undefined);
 });
 
-/** Runs `script` on a runner with `kubernetes` (through the proxy); returns the job and its pod as sent and created. */
-async function run(script: string[], kubernetes: Record<string, unknown>, variables: Record<string, string> = {}) {
-  // The job's own variables, as .gitlab-ci.yml gives them (not masked).
-  const vars = Object.entries(variables).map(([key, value]) => `    ${key}: ${JSON.stringify(value)}\n`).join('');
-  const yaml = `j:\n${vars ? `  variables:\n${vars}` : ''}  script:\n${script.map((line) => `    - ${JSON.stringify(line)}`).join('\n')}\n`;
-  const job = await runKubernetesJob(t, token, yaml, { namespace, kubernetes: { host: proxy.url, ...kubernetes } });
-  const pod = proxy.pods.find((p) => p.sent.metadata?.labels?.['ci-runner/job'] === String(job.id));
-  return { ...job, pod };
-}
-
-/** Nothing of the job's is left in `ns`: no undeleted pod, no secret. */
-async function nothingLeft(id: number, ns = namespace): Promise<void> {
-  await waitUntil(async () => {
-    const left = await labelled(cluster!.core, ns, token, id);
-    return left.undeleted.length === 0 && left.secrets.length === 0;
-  }, 60_000, 'the job\'s pods and secrets deleted');
-}
+const run = (script: string[], kubernetes: Record<string, unknown>, variables: Record<string, string> = {}) => runProxied({ t, token, namespace, proxy }, script, kubernetes, variables);
 
 describe.skipIf(skipKubernetes)('[runners.kubernetes] keys in the job\'s pod', () => {
   it('resources: the containers\' and the pod\'s, the job\'s overwrites within *_overwrite_max_allowed, refused above them', async () => {
@@ -105,7 +89,7 @@ describe.skipIf(skipKubernetes)('[runners.kubernetes] keys in the job\'s pod', (
     expect(refused.status).toBe('failed');
     expect(refused.trace).toContain('ERROR: Job failed: couldn\'t prepare overwrites: invalid build limits specified: the resource "CPULimit" requested "2" is higher than limit allowed "1"');
     expect(refused.pod).toBeUndefined();
-    await nothingLeft(refused.id);
+    await nothingLeft(namespace, token, refused.id);
   });
 
   it('scheduling: node selector (and the job\'s, where allowed), tolerations, affinity, priority and runtime class, scheduler, host aliases, DNS', async () => {
