@@ -178,7 +178,9 @@ export class JobPod {
   private async warningEvents(): Promise<void> {
     if (!this.options.print_pod_warning_events) return;
     const { api, namespace, name } = this;
-    const list = await api.call(`listing the events of pod ${name}`, undefined, (c) => api.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},type=Warning`, limit: 200 }, c)).catch(() => undefined);
+    const list = await api.call(`listing the events of pod ${name}`, undefined, (c) => api.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},type=Warning`, limit: 200 }, c)).catch((error: unknown) => {
+      this.say('warn', `WARNING: the pod's warning events could not be read (print_pod_warning_events): ${(error as Error).message}`);
+    });
     const events = (list?.items ?? []).filter((e) => !this.seenEvents.has(eventKey(e))).sort((a, b) => eventTime(a) - eventTime(b));
     for (const event of events) {
       this.seenEvents.add(eventKey(event));
