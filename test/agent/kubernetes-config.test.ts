@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
 import { configFailure, configHead, firstRunner } from './config-text.js';
@@ -157,6 +159,22 @@ describe('the cluster connection', () => {
   it('refuses a missing file and half a client certificate', () => {
     expect(() => connect({ host: 'https://k8s:6443', ca_file: '/nonexistent/ca.crt' })).toThrow('[runners.kubernetes] ca_file "/nonexistent/ca.crt" does not exist');
     expect(() => connect({ host: 'https://k8s:6443', cert_file: '/etc/hostname' })).toThrow('cert_file and key_file go together');
+  });
+
+  it('reads a kubeconfig at `context`, refusing one it does not have; a job\'s bearer token replaces the account\'s', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubeconfig-'));
+    const file = join(dir, 'config');
+    await writeFile(file, [
+      'apiVersion: v1', 'kind: Config', 'current-context: a',
+      'clusters:', '- name: a', '  cluster: { server: "https://a.example:6443" }', '- name: b', '  cluster: { server: "https://b.example:6443" }',
+      'users:', '- name: u', '  user: { token: "from-file" }',
+      'contexts:', '- name: a', '  context: { cluster: a, user: u }', '- name: ci', '  context: { cluster: b, user: u }',
+    ].join('\n'));
+    expect(connect({}, { KUBECONFIG: file }).server).toBe('https://a.example:6443');
+    const ci = connect({ context: 'ci' }, { KUBECONFIG: file }, 'job-token');
+    expect(ci.server).toBe('https://b.example:6443');
+    expect(ci.config.getCurrentUser()?.token).toBe('job-token');
+    expect(() => connect({ context: 'nope' }, { KUBECONFIG: file })).toThrow(`[runners.kubernetes] context "nope" is not a context of KUBECONFIG ${file} (it has a, ci)`);
   });
 
   it('uses host and bearer_token over KUBECONFIG', () => {

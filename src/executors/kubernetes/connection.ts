@@ -51,7 +51,20 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
     const files = env.KUBECONFIG.split(':').filter(Boolean);
     const missing = files.find((file) => !existsSync(file));
     if (missing) throw new KubernetesConfigError(`KUBECONFIG names "${missing}", which does not exist`);
-    load(config, () => config.loadFromDefault({}, false), `KUBECONFIG ${env.KUBECONFIG}`);
+    // As the library's loadFromDefault does, but from `env` (it reads process.env).
+    load(
+      config,
+      () => {
+        const [first = '', ...more] = files;
+        config.loadFromFile(first);
+        for (const file of more) {
+          const next = new KubeConfig();
+          next.loadFromFile(file);
+          config.mergeConfig(next, false);
+        }
+      },
+      `KUBECONFIG ${env.KUBECONFIG}`,
+    );
     source = `KUBECONFIG ${env.KUBECONFIG}`;
     useContext(config, options.context, source);
   } else if (env.KUBERNETES_SERVICE_HOST) {
