@@ -123,7 +123,7 @@ async function runnersAdmin(ctx: ServerContext, req: IncomingMessage, method: st
   const result = runnerAction(ctx, id(idText), verb);
   if (!result.ok) return result.reply;
   if (result.deleted) return { status: 204 };
-  return json(200, { ...runnerAdminView(ctx, result.runner), ...(result.token ? { token: result.token, token_expires_at: null } : {}) });
+  return json(200, { ...runnerAdminView(ctx, result.runner), ...(result.token ? { token: result.token, token_expires_at: result.runner.tokenExpiresAt ?? null } : {}) });
 }
 
 async function formParams(ctx: ServerContext, req: IncomingMessage, signal: AbortSignal): Promise<Record<string, unknown>> {

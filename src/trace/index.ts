@@ -15,6 +15,7 @@ import { PrefixChecksum } from './checksum.js';
 import { sendFinalUpdate, type JobFailure } from './final.js';
 import { limitNotice } from './limit.js';
 import { collectSecrets } from './secrets.js';
+import { tokenPrefixes } from './token-prefixes.js';
 import { TraceSender } from './sender.js';
 import { SpoolReader, SpoolWriter } from './spool.js';
 import { DeliveryStateStore, SPOOL_FILE } from './state.js';
@@ -77,6 +78,8 @@ export interface JobTrace {
   /** Path of the full (masked) log on disk: everything the job printed, also past the output limit.
    *  It lives in `stateDir`; the notice in a truncated trace names it, so keep it when `truncated`. */
   readonly logPath: string;
+  /** Warnings about what the trace's masking leaves out (made-up URL passwords, token prefixes), for the job log. */
+  readonly notes: readonly string[];
   /** True once the output limit cut the sent trace: the file at `logPath` is the only full copy. */
   readonly truncated: boolean;
   /** Ends the trace, sends the final update with the state (and, v4, why it failed); resolves when
@@ -145,8 +148,12 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   });
   // v4's final update states the whole trace's CRC: summed as the bytes are written, up to the cut.
   const written = api === 'v4' ? new PrefixChecksum(trace) : undefined;
+  const notes: string[] = [];
+  const tokens = tokenPrefixes(build);
+  if (tokens.leftOut.length > 0) notes.push(`WARNING: token prefixes not masked (the 15 shortest are, none longer than 256 characters, as GitLab Runner does): ${shortList(tokens.leftOut)}`);
   const capture = new TraceCapture({
-    secrets: collectSecrets(build, runnerToken, options.secrets),
+    secrets: collectSecrets(build, runnerToken, options.secrets, notes),
+    tokenPrefixes: tokens.prefixes,
     limitBytes,
     spool: written
       ? {
@@ -225,6 +232,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     cancelSignal: cancel.signal,
     stopNowSignal: stopNow.signal,
     logPath,
+    notes,
     get truncated() {
       return trace.cut !== undefined;
     },
@@ -234,4 +242,10 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       await closing;
     },
   };
+}
+
+/** Texts the coordinator chose, printable in one short line: the first few, each cut short and quoted. */
+export function shortList(texts: readonly string[]): string {
+  const shown = texts.slice(0, 5).map((text) => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text));
+  return texts.length > shown.length ? `${shown.join(', ')} and ${texts.length - shown.length} more` : shown.join(', ');
 }

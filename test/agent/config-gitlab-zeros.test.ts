@@ -63,7 +63,6 @@ describe('a config.toml written by GitLab Runner', () => {
     expect(warnings.map((w) => w.replace(/^config\.toml:\d+: /, ''))).toEqual([
       '`connection_max_age` is ignored: ci-runner does not apply it yet',
       '`session_server` is ignored: ci-runner has no interactive web terminal, so no session server',
-      '`token_obtained_at` is ignored: ci-runner does not renew runner tokens yet',
     ]);
     const set = parseConfig(WRITTEN_BY_GITLAB_RUNNER.replace('oom_kill_disable = false', 'oom_kill_disable = true'), 'config.toml');
     expect(set.warnings.join('\n')).toMatch(/`oom_kill_disable` in \[runners\.docker\]/);

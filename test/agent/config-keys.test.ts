@@ -94,9 +94,11 @@ describe('loading keys by their table', () => {
     expect(warnings).toEqual(["c.toml:8: `ssh` is ignored: read by GitLab Runner's ssh, parallels and virtualbox executors only; ci-runner has none of them"]);
   });
 
-  it('warns about a set [runners.cache] table instead of loading it silently', () => {
-    const { warnings } = firstRunner(`${configHead('shell')}  [runners.cache]\n    Type = "s3"\n    [runners.cache.s3]\n      BucketName = "ci"\n`);
-    expect(warnings).toEqual(['c.toml:8: `cache` is ignored: ci-runner has no distributed cache yet: caches stay on this host, in cache_dir']);
+  it('reads [runners.cache] into the distributed cache, and warns about the S3 role keys it does not use', () => {
+    const { runner, warnings } = firstRunner(`${configHead('shell')}  [runners.cache]\n    Type = "s3"\n    [runners.cache.s3]\n      BucketName = "ci"\n      RoleARN = "arn:aws:iam::1:role/cache"\n`);
+    expect(runner.cache).toMatchObject({ Type: 's3', Shared: false, s3: { BucketName: 'ci', AuthenticationType: '' } });
+    expect(warnings).toEqual(['c.toml:12: `RoleARN` in [runners.cache.s3] is ignored: ci-runner does not assume an AWS role for the cache: its URLs are signed with the [runners.cache.s3] keys or the machine\'s IAM identity']);
+    expect(configFailure(`${configHead('shell')}  [runners.cache]\n    Type = "ftp"\n`)).toMatch(/c\.toml:9: `runners\.cache\.Type`: "s3", "azure" or "gcs"/);
   });
 
   it('reads [runners.feature_flags] as flag names to true or false', () => {

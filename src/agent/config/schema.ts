@@ -11,7 +11,7 @@ import { key, keyTable, older, warnedTable } from './keys.js';
 import { parseListenAddress } from './listen-address.js';
 import { RUNNER_KEYS, runnerSchema } from './runner-schema.js';
 
-export { runnerSchema, type RunnerConfig } from './runner-schema.js';
+export { runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
 
 /** `host:port` for the metrics and health server (`:9252` = every interface). */
 const listenAddress = z
@@ -26,7 +26,7 @@ export const configSchema = z.strictObject({
   check_interval: z.number().default(0).transform((v) => (v <= 0 ? 3 : v)),
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic']).default('info'),
   log_format: z.enum(['runner', 'text', 'json']).default('runner'),
-  /** Seconds running jobs get to finish after SIGTERM before they are cancelled; 0 means the default 30. */
+  /** After SIGTERM/SIGINT (jobs aborted), how long the daemon waits for their final updates before it exits 1; 0 means the default 30. */
   shutdown_timeout: z.int().min(0).default(30).transform((v) => (v === 0 ? 30 : v)),
   /** GitLab Runner's: shell jobs run as this user (looked up at start); the daemon stays root. */
   user: z.string().min(1).optional(),

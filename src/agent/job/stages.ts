@@ -11,15 +11,16 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
-import { ExecutorSetupError } from '../../executors/types.js';
+import { ExecutorSetupError, JobOverLimitError } from '../../executors/types.js';
 import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
-import type { JobFailure } from '../../trace/index.js';
+import { shortList, type JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
+import { hasCode } from '../../util/errors.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
-import type { StageContext } from './artifact-stages.js';
+import type { CacheRequest, StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
 import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
@@ -30,7 +31,7 @@ import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
 import { buildPath, stageShells } from './stage-shell.js';
-import { collectVariables, expandVariables } from './variables.js';
+import { collectVariables, expandVariables, variableContext } from './variables.js';
 
 export type { StageRun };
 
@@ -49,6 +50,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   const { runner } = services;
   const { dirs, write, executor } = run;
   write(header(VERSION, runner.name, runner.token));
+  for (const note of run.trace.notes) write(warning(note));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
     write(`\n${errorLine(canceled ? 'The job was canceled on the server; stopping it.' : `Stopping the job: ${reason}`)}`);
   });
@@ -99,7 +101,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
+    failure = error instanceof JobSetupError ? { reason: error.reason } : failureOf(error, job.timedOut(), job.canceled(), job.interrupted());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
@@ -149,12 +151,12 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
   write(`Running on ${hostname()}...\n`);
   if (executor.containment) write(`Process containment: ${executor.containment}\n`);
-  const collect = (projectDir: string, buildsDir: string) =>
-    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
+  const collect = (projectDir: string, buildsDir: string) => expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir, buildsDir }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
+  const controls = readControls(hostList, { allowGitFetch: build.allow_git_fetch, defaultDepth: build.git_depth ?? 0, setByJob: setByJob(build, runner) });
+  for (const line of controls.warnings) write(warning(`WARNING: ${line}`));
   const invalid = invalidFileVariables(hostList);
-  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${namesList(invalid)}`));
+  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${shortList(invalid)}`));
   const host = await materializeFileVariables(hostList, dirs.stateDir);
   const runAs = jobUser(services, executor);
   if (runAs) await giveFilesToUser(runAs, fileVariablePaths(host));
@@ -208,7 +210,9 @@ async function downloadAndRestore(build: BuildPayload, services: JobServices, ct
   });
   job.check();
   for (const cache of cachesOf(build)) {
-    await services.stages.restoreCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
+    await services.stages.restoreCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
+      job.check();
+      if (hasCode(error, 'CACHE_POLICY_UNKNOWN')) throw new StageFailed((error as Error).message);
       ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
     });
     job.check();
@@ -238,12 +242,19 @@ async function archiveAndUpload(
       const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
       // A job that failed already keeps its reason; this one is worth a line.
       if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled()) };
+      const ownFault = error instanceof JobOverLimitError;
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
     }
   }
   for (const cache of caches) {
     if (!sofar.env || job.signal.aborted) continue;
-    await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, sofar.env.host)).catch((error: unknown) => {
+    await services.stages.archiveCache(ctx, cacheRequest(cache, services, sofar.env.host)).catch((error: unknown) => {
+      if (hasCode(error, 'CACHE_POLICY_UNKNOWN') && ok) {
+        // As GitLab Runner: a policy that is none of GitLab's fails the job.
+        ok = false;
+        reason = (error as Error).message;
+        failure = { reason: 'script_failure' };
+      }
       ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
     });
   }
@@ -252,27 +263,27 @@ async function archiveAndUpload(
     try {
       const variables = sofar.env?.host ?? [];
       const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand });
+      const level = sofar.env?.controls.artifactCompressionLevel;
+      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand, ...(level !== undefined ? { compressionLevel: level } : {}) });
     } catch (error) {
       if (ok) {
         ok = false;
         reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
-        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled()) : { reason: 'script_failure' };
+        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted()) : { reason: 'script_failure' };
       } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
     }
   }
   if (ok && job.signal.aborted) {
     ok = false;
     reason = job.reason();
-    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
+    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
 }
 
-/** Names the coordinator chose, printable in one short line: the first few, each cut short and quoted. */
-function namesList(names: readonly string[]): string {
-  const shown = names.slice(0, 5).map((name) => JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name));
-  return names.length > shown.length ? `${shown.join(', ')} and ${names.length - shown.length} more` : shown.join(', ');
+/** The variables the job's payload and the runner's `environment` set (the predefined ones are the runner's own). */
+function setByJob(build: BuildPayload, runner: RunnerConfig): Set<string> {
+  return new Set([...build.variables.map((v) => v.key), ...runner.environment.map((entry) => entry.slice(0, entry.indexOf('=')))]);
 }
 
 function lines(text: string | undefined): string[] {
@@ -285,12 +296,17 @@ function cachesOf(build: BuildPayload): CacheOptions[] {
   return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
 }
 
-/** Where one cache lives: its key and fallback keys expanded (then GitLab Runner's `CACHE_FALLBACK_KEY`). */
-function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: ExportedVariable[]) {
-  const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
-  const expand = (text: string): string => expandString(text, lookup).trim();
-  const key = expand(cache.key ?? '') || 'default';
-  const fallbackKeys = [...(cache.fallback_keys ?? []), lookup('CACHE_FALLBACK_KEY')].map(expand).filter((name) => name !== '' && name !== key);
-  return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
+/** One cache of the job as the cache stages take it: the runner's cache dir and store, the job's variables. */
+function cacheRequest(cache: CacheOptions, services: JobServices, variables: ExportedVariable[]): CacheRequest {
+  const { runner } = services;
+  return {
+    cacheDir: runner.cache_dir,
+    runnerName: runner.name,
+    config: runner.cache,
+    runnerToken: runner.token,
+    ca: services.client.tls.ca,
+    spec: cache,
+    variable: (name) => variables.findLast((v) => v.key === name)?.value,
+  };
 }
 

@@ -30,6 +30,7 @@ import {
   postJson,
   registerRunnerV4,
   resetTokenV4,
+  resetTokenWithPatV4,
   verifyRunnerV4,
   type RegisterParams,
   type RunnerToken,
@@ -102,6 +103,11 @@ export class RunnerApiV4Client implements RunnerApi {
   /** V5: a new runner token; the old one stops working at once. */
   resetToken(token: string, signal?: AbortSignal): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
     return resetTokenV4(this.context, token, signal);
+  }
+
+  /** V5 by runner id with a personal access token instead of the runner's token (`reset-token --pat`). */
+  resetTokenWithPat(runnerId: number, pat: string, signal?: AbortSignal): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
+    return resetTokenWithPatV4(this.context, runnerId, pat, signal);
   }
 
   /** V6: asks for a job; a 201's body is mapped onto the job model. */

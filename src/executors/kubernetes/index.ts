@@ -16,6 +16,8 @@ import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log/index.js';
 import { serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
+import { fileVariablePaths } from '../file-variables.js';
 import { generateScript } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
@@ -27,10 +29,10 @@ import { checkResources, createDisruptionBudget, createNamespace, deleteDisrupti
 import { currentOwner, LABELS, type Owner } from './labels.js';
 import type { KubernetesOptions } from './options.js';
 import { patchPodSpec } from './pod-patch.js';
-import { BUILD_CONTAINER, podSpec, POD_BUILDS_DIR, type PodPlan } from './pod-spec.js';
+import { BUILD_CONTAINER, podSpec, POD_BUILDS_DIR, serviceSecretKey, type PodPlan } from './pod-spec.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
-import { collectProject, packPaths } from './transfer.js';
+import { collectProject, DEFAULT_COLLECT_LIMIT_BYTES, packPaths, type CollectLimit } from './transfer.js';
 
 export interface KubernetesExecutorOptions {
   kubernetes: KubernetesOptions;
@@ -41,6 +43,8 @@ export interface KubernetesExecutorOptions {
   killGraceMs: number;
   /** Runs get_sources on the runner (a shell executor). */
   host: Executor;
+  /** `artifacts_extract_limit` (bytes, 0: not set): also the most the copy-back may bring from the pod. */
+  extractLimitBytes?: number;
   /** Who this runner process is (leftovers.ts); default from POD_NAME/POD_NAMESPACE or the host name. */
   owner?: Owner;
   logger?: Logger;
@@ -65,6 +69,7 @@ interface JobState {
 
 export class KubernetesExecutor implements Executor {
   readonly name = 'kubernetes';
+  readonly buildsDir = POD_BUILDS_DIR;
   readonly host: Executor;
   readonly marker: string | undefined;
   private job: JobState | undefined;
@@ -135,10 +140,18 @@ export class KubernetesExecutor implements Executor {
       return name;
     };
     if (pod.services.length > 0) {
-      const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
+      const secrets = [build.token, this.options.runnerToken];
+      const env = serviceEnvironment(request.variables, secrets);
+      // Each service's own variables, under keys of their own (pod-spec.ts's serviceSecretKey).
+      plan.serviceOwn.forEach((own, i) => {
+        for (const [name, value] of Object.entries(serviceEnvironment(own, secrets))) env[serviceSecretKey(i, name)] = value;
+      });
       pod.serviceEnvSecret = await create(`${pod.name}-services`, environmentSecret(`${pod.name}-services`, namespace, plan.ownLabels, env));
     }
-    const dockerConfig = registryConfig(build.credentials);
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    const dockerConfig = registryConfig(build.credentials, authConfig.auths);
     if (dockerConfig) pod.registrySecret = await create(`${pod.name}-registry`, registrySecret(`${pod.name}-registry`, namespace, plan.ownLabels, dockerConfig));
   }
 
@@ -162,11 +175,12 @@ export class KubernetesExecutor implements Executor {
     const script = generateScript({ shell: 'sh', variables: request.variables, workDir: request.workDir, commands: request.commands, echoCommands: request.echoCommands, ...(request.debugTrace ? { debugTrace: true } : {}) });
     await writeFile(scriptPath, script, { mode: 0o600 });
     try {
-      const podStateDir = this.buildPath(request.scriptDir);
-      const fileVariables = request.variables.filter((v) => v.value.startsWith(`${podStateDir}/`)).map((v) => join(request.scriptDir, v.value.slice(podStateDir.length + 1)));
-      const paths = [...(job.synced ? [] : [job.projectDir]), scriptPath, ...new Set(fileVariables)].map((p) => relative(job.slotDir, p));
+      // File variables: the files the job runner wrote (ExportedVariable.file), never a path read from a value.
+      // The checkout goes in with the first stage that runs after get_sources.
+      const sync = !job.synced && !request.beforeSources;
+      const paths = [...(sync ? [job.projectDir] : []), scriptPath, ...fileVariablePaths(request.variables)].map((p) => relative(job.slotDir, p));
       const size = await packPaths(job.slotDir, paths, tarPath);
-      job.synced = true;
+      if (sync) job.synced = true;
       const run = { connection: job.api.connection, target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER }, script: this.buildPath(scriptPath), pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`, input: { path: tarPath, size }, killGraceMs: this.options.killGraceMs };
       return await runPodStage(run, request).catch(async (error: unknown) => {
         // An exec that fails because the container ended (its entrypoint exited, it was OOM-killed) says so.
@@ -191,6 +205,7 @@ export class KubernetesExecutor implements Executor {
       scratchDir: job.stateDir,
       signal,
       warn,
+      limit: collectLimit(this.options.extractLimitBytes ?? 0),
     });
   }
 
@@ -228,4 +243,11 @@ export class KubernetesExecutor implements Executor {
   private warn(error: unknown, message: string): void {
     this.options.logger?.warn({ err: error }, message);
   }
+}
+
+/** The copy-back's budget: `artifacts_extract_limit` when set, else a default a build does not reach. */
+function collectLimit(extractLimitBytes: number): CollectLimit {
+  return extractLimitBytes > 0
+    ? { bytes: extractLimitBytes, setting: 'artifacts_extract_limit' }
+    : { bytes: DEFAULT_COLLECT_LIMIT_BYTES, setting: 'the copy-back\'s limit when artifacts_extract_limit is not set' };
 }

@@ -9,9 +9,10 @@ import type { ServiceOptions } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';
 import { checkAllowed, expandName } from '../docker/image.js';
 import { serviceAliases } from '../docker/services.js';
-import { ExecutorSetupError, type PrepareRequest } from '../types.js';
+import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
+import { ExecutorSetupError, type ExportedVariable, type PrepareRequest } from '../types.js';
 import { jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
-import type { KubernetesOptions, KubernetesService } from './options.js';
+import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
 import { createOverwrites, serviceResources } from './overwrites.js';
 import { podMetadata } from './pod-metadata.js';
 import { BUILD_CONTAINER, serviceContainerNames, serviceHostnames, type PlannedService, type PodPlan } from './pod-spec.js';
@@ -26,8 +27,6 @@ export interface JobPlanInput {
   runnerToken: string;
   runnerName: string;
   terminationGraceSeconds: number;
-  /** The job's `kubernetes: user` for its image, when it names one. */
-  runAs?: JobRunAs;
 }
 
 export interface JobPlan {
@@ -36,6 +35,8 @@ export interface JobPlan {
   ownLabels: Record<string, string>;
   /** The `pod_spec` patches apply to this job. */
   patchPodSpec: boolean;
+  /** Each service's own variables (none for the runner's), expanded: they go into the services' Secret. */
+  serviceOwn: ExportedVariable[][];
 }
 
 const ADVANCED_POD_SPEC = 'FF_USE_ADVANCED_POD_SPEC_CONFIGURATION';
@@ -55,19 +56,21 @@ export function planJob(input: JobPlanInput): JobPlan {
   // v4 sends the job's services as objects (alias, entrypoint, command, pull_policy); v1 by name.
   const specs: ServiceOptions[] = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
   const runnerServices = o.services.map((s) => ({ ...s, name: expandName(s.name, variables) }));
-  const jobServices = specs.map(({ name, alias, entrypoint, command, pull_policy }) => ({
+  const jobServices = specs.map(({ name, alias, entrypoint, command, pull_policy, executor_opts: opts, variables: own }) => ({
     service: { name: expandName(name, variables), ...(alias ? { alias } : {}), ...(entrypoint ? { entrypoint } : {}), ...(command ? { command } : {}) } as KubernetesService,
     pullPolicy: pull_policy,
+    runAs: kubernetesUser(opts, variables, `service ${name}`),
+    ownVariables: (own ?? []).map((v) => v.key).filter((key) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)),
   }));
   for (const { service } of jobServices) {
     if (!runnerServices.some((s) => s.name === service.name)) checkAllowed(service.name, o.allowed_services, 'allowed_services', 'service', '[runners.kubernetes]');
   }
-  const all = [...runnerServices.map((service) => ({ service, pullPolicy: undefined })), ...jobServices];
+  const all: Array<{ service: KubernetesService; pullPolicy?: KubernetesPullPolicy[]; runAs?: JobRunAs; ownVariables?: string[] }> = [...runnerServices.map((service) => ({ service })), ...jobServices];
   const containers = serviceContainerNames(all.map((s) => s.service));
 
   const buildPolicies = effectivePullPolicies(BUILD_CONTAINER, build.options.imagePullPolicy, o);
   log(`Using effective pull policy of ${policyList(buildPolicies)} for container ${BUILD_CONTAINER}`);
-  const services: PlannedService[] = all.map(({ service, pullPolicy }, i) => {
+  const services: PlannedService[] = all.map(({ service, pullPolicy, runAs, ownVariables }, i) => {
     const container = containers[i] ?? `svc-${i}`;
     const pullPolicies = effectivePullPolicies(container, pullPolicy, o);
     log(`Using effective pull policy of ${policyList(pullPolicies)} for container ${container}`);
@@ -77,7 +80,8 @@ export function planJob(input: JobPlanInput): JobPlan {
       hostnames: hostnamesOf(service, warn),
       pullPolicies,
       resources: serviceResources(o, overwrites.service, serviceVariables(service), log),
-      securityContext: containerSecurityContext(o, o.service_container_security_context, container, undefined, warn),
+      securityContext: containerSecurityContext(o, o.service_container_security_context, container, runAs, warn),
+      ...(ownVariables && ownVariables.length > 0 ? { ownVariables } : {}),
     };
   });
 
@@ -109,7 +113,7 @@ export function planJob(input: JobPlanInput): JobPlan {
       image,
       ...(build.options.imageEntrypoint ? { entrypoint: build.options.imageEntrypoint } : {}),
       pullPolicies: buildPolicies,
-      buildSecurityContext: containerSecurityContext(o, o.build_container_security_context, BUILD_CONTAINER, input.runAs, warn),
+      buildSecurityContext: containerSecurityContext(o, o.build_container_security_context, BUILD_CONTAINER, kubernetesUser(build.options.imageExecutorOpts, variables, 'image'), warn),
       services,
       overwrites,
       expand,
@@ -117,6 +121,7 @@ export function planJob(input: JobPlanInput): JobPlan {
     },
     ownLabels,
     patchPodSpec: podSpecPatches(o, lookup(ADVANCED_POD_SPEC), warn),
+    serviceOwn: [...runnerServices.map(() => []), ...specs.map((s) => serviceOwnVariables(s.variables, variables))],
   };
 }
 

@@ -44,7 +44,12 @@ export interface PlannedService extends KubernetesService {
   pullPolicies: PullChoice[];
   resources: ResourceLists;
   securityContext: V1SecurityContext;
+  /** Names of the job's own variables for this service (`services: [{ variables }]`), in the services' Secret under `serviceSecretKey`. */
+  ownVariables?: string[];
 }
+
+/** Where service `i`'s own variable `name` is in the services' Secret (a Secret key allows `-._a-zA-Z0-9`). */
+export const serviceSecretKey = (i: number, name: string): string => `svc-${i}.${name}`;
 
 export interface PodPlan {
   name: string;
@@ -100,8 +105,14 @@ export function podSpec(plan: PodPlan, o: KubernetesOptions, attempt: PullAttemp
     securityContext: plan.buildSecurityContext,
     ...(hooks ? { lifecycle: hooks } : {}),
   };
-  const services: V1Container[] = plan.services.map((service) => {
+  const services: V1Container[] = plan.services.map((service, i) => {
     const [first, ...rest] = service.entrypoint ?? [];
+    // The service's own variables beat the job's of the same name (env wins over envFrom).
+    const secret = plan.serviceEnvSecret;
+    const env = [
+      ...(service.environment ?? []).map(environmentVariable),
+      ...(secret ? (service.ownVariables ?? []).map((name) => ({ name, valueFrom: { secretKeyRef: { name: secret, key: serviceSecretKey(i, name) } } })) : []),
+    ];
     return {
       name: service.container,
       image: service.name,
@@ -109,7 +120,7 @@ export function podSpec(plan: PodPlan, o: KubernetesOptions, attempt: PullAttemp
       ...(first !== undefined ? { command: [first, ...rest] } : {}),
       ...(service.command ? { args: service.command } : {}),
       ...(plan.serviceEnvSecret ? { envFrom: [{ secretRef: { name: plan.serviceEnvSecret } }] } : {}),
-      ...(service.environment?.length ? { env: service.environment.map(environmentVariable) } : {}),
+      ...(env.length > 0 ? { env } : {}),
       ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
       ...resources(service.resources),
       securityContext: service.securityContext,

@@ -41,6 +41,19 @@ export class ArtifactStore {
     return build.artifacts;
   }
 
+  /** Where build `buildId`'s report of `type` lives (`type` is one of the server's report types). */
+  reportPath(buildId: number, type: string): string {
+    return join(this.dataDir, 'artifacts', String(buildId), 'reports', type);
+  }
+
+  /** Moves a finished report upload into place, replacing the build's previous report of that type. */
+  async commitReport(tempPath: string, buildId: number, type: string): Promise<string> {
+    const path = this.reportPath(buildId, type);
+    await mkdir(dirname(path), { recursive: true });
+    await rename(tempPath, path);
+    return path;
+  }
+
   async remove(build: BuildRecord): Promise<void> {
     const artifacts = build.artifacts;
     build.artifacts = null;

@@ -2,21 +2,22 @@
  * V10 upload and V11 download of job artifacts (docs/protocol-v4.md §7), without Workhorse: a plain
  * multipart `file` part, `artifact_type`/`artifact_format`/`expire_in` in the query string. An
  * `archive` becomes the job's artifacts (what later jobs download); a `dotenv` report becomes
- * variables of the jobs that take this job's artifacts. This server's pipelines ask for no other
- * report, so other types are refused rather than stored unread.
+ * variables of the jobs that take this job's artifacts; every other report type of GitLab's is kept
+ * and listed (`state/reports.ts`, JUnit read into test counts). Types outside GitLab's are refused.
  */
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import type { ServerContext } from '../../context.js';
 import { errorReply, type Reply } from '../../http/reply.js';
 import { DOTENV_MAX_BYTES, applyDotenvText } from '../../state/dotenv-report.js';
+import { REPORT_TYPES, storeReport } from '../../state/reports.js';
 import type { BuildRecord } from '../../state/store.js';
 import { artifactsFileReply, badExpiry, expiryFrom } from '../artifacts.js';
 import { receiveUpload, type ReceivedFile } from '../upload.js';
 import type { ApiRequest } from '../request.js';
 import { authenticateJob, jobTokenOf } from './auth.js';
 
-const TYPES = ['archive', 'dotenv'];
+const TYPES = ['archive', 'dotenv', ...REPORT_TYPES];
 const FORMATS = ['zip', 'gzip', 'raw'];
 
 function created(): Reply {
@@ -49,6 +50,11 @@ export async function uploadArtifactsV4(ctx: ServerContext, request: ApiRequest)
     const expireAt = expiryFrom(expireIn);
     if (expireAt === undefined) return { reply: badExpiry(expireIn), keep: false };
     if (type === 'dotenv') return { reply: await dotenvReport(ctx, job, file, format), keep: false };
+    if (type !== 'archive') {
+      await storeReport(ctx, job, type, file, format);
+      ctx.logger.info({ buildId: job.id, type, size: file.size }, 'report stored');
+      return { reply: created(), keep: true };
+    }
     await ctx.artifacts.commit(job, file.tempPath, file.filename, file.size, expireAt);
     ctx.logger.info({ buildId: job.id, size: file.size, format }, 'artifacts stored');
     return { reply: created(), keep: true };
