@@ -13,12 +13,13 @@ export interface ProxiedJob {
 }
 
 /**
- * Runs `script` with the job's own `variables` (as .gitlab-ci.yml gives them: not masked) on a runner
- * with `kubernetes`; returns the job and its first pod as sent and as created.
+ * Runs `script` with the job's own `variables` (as .gitlab-ci.yml gives them: not masked) and more of
+ * the job's YAML (`jobYaml`, indented lines) on a runner with `kubernetes`; returns the job and its first
+ * pod as sent and as created.
  */
-export async function runProxied(at: ProxiedJob, script: string[], kubernetes: Record<string, unknown>, variables: Record<string, string> = {}) {
+export async function runProxied(at: ProxiedJob, script: string[], kubernetes: Record<string, unknown>, variables: Record<string, string> = {}, jobYaml = '') {
   const vars = Object.entries(variables).map(([key, value]) => `    ${key}: ${JSON.stringify(value)}\n`).join('');
-  const yaml = `j:\n${vars ? `  variables:\n${vars}` : ''}  script:\n${script.map((line) => `    - ${JSON.stringify(line)}`).join('\n')}\n`;
+  const yaml = `j:\n${jobYaml}${vars ? `  variables:\n${vars}` : ''}  script:\n${script.map((line) => `    - ${JSON.stringify(line)}`).join('\n')}\n`;
   const job = await runKubernetesJob(at.t, at.token, yaml, { namespace: at.namespace, kubernetes: { host: at.proxy.url, ...kubernetes } });
   const pods = at.proxy.pods.filter((p) => p.sent.metadata?.labels?.['ci-runner/job'] === String(job.id));
   return { ...job, pod: pods[0], pods };

@@ -65,7 +65,7 @@ afterAll(async () => {
   await cluster.core.deletePersistentVolume({ name: `${namespace}-${CLAIM}` }).catch(() => undefined);
 });
 
-const run = (script: string[], kubernetes: Record<string, unknown>, variables: Record<string, string> = {}) => runProxied({ t, token, namespace, proxy }, script, kubernetes, variables);
+const run = (script: string[], kubernetes: Record<string, unknown>, variables: Record<string, string> = {}, job = '') => runProxied({ t, token, namespace, proxy }, script, kubernetes, variables, job);
 
 describe.skipIf(skipKubernetes)('[runners.kubernetes] keys in the job\'s pod', () => {
   it('resources: the containers\' and the pod\'s, the job\'s overwrites within *_overwrite_max_allowed, refused above them', async () => {
@@ -148,6 +148,19 @@ describe.skipIf(skipKubernetes)('[runners.kubernetes] keys in the job\'s pod', (
     // AppArmor profiles in the security context are Kubernetes 1.30+: sent, and dropped by 1.20.
     expect(job.pod!.sent.spec!.securityContext!.appArmorProfile).toEqual({ type: 'RuntimeDefault' });
     expect(spec.securityContext!.appArmorProfile).toBeUndefined();
+
+    // The job's kubernetes: user, as allowed_users and allowed_groups allow it (GitLab Runner: a refused one is warned about, not used).
+    const asUser = (user: string) => `  image:\n    name: ${K8S_IMAGES.sh}\n    kubernetes:\n      user: "${user}"\n`;
+    const allowed = await run(['echo "as $(id -u):$(id -g)"'], { allowed_users: ['1000'], allowed_groups: ['1000'] }, {}, asUser('1000:1000'));
+    expect(allowed.status, allowed.trace).toBe('success');
+    expect(allowed.trace).toContain('as 1000:1000');
+    const refused = await run(['echo "as $(id -u)"'], { allowed_users: ['1000'] }, {}, asUser('0'));
+    expect(refused.status, refused.trace).toBe('success');
+    expect(refused.trace).toContain('Error parsing \'uid\' from image options for container "build", using the configured security context: validating UID: user "0" is not in the allowed list: [1000]');
+    expect(refused.pod!.created!.spec!.containers[0]!.securityContext!.runAsUser).toBeUndefined();
+    const pinned = await run(['echo "as $(id -u)"'], { build_container_security_context: { run_as_user: 1000 } }, {}, asUser('2000'));
+    expect(pinned.trace).toContain('Overriding user for container "build" to "2000" is not allowed: user is set to 1000 in container security context');
+    expect(pinned.trace).toContain('as 1000');
 
     const missing = await run(['echo never'], { image_pull_secrets: ['nowhere'], resource_availability_check_max_attempts: 1 });
     expect(missing.status).toBe('failed');
