@@ -86,8 +86,7 @@ export class KubernetesExecutor implements Executor {
   async prepare(request: PrepareRequest): Promise<void> {
     const o = this.options.kubernetes;
     const owner = this.options.owner ?? currentOwner();
-    const podName = `ci-runner-${request.build.id}-${randomBytes(3).toString('hex')}`;
-    const plan = planJob({ o, request, podName, owner, runnerToken: this.options.runnerToken, runnerName: this.options.runnerName ?? '', terminationGraceSeconds: this.graceSeconds() });
+    const plan = planJob({ o, request, owner, runnerToken: this.options.runnerToken, runnerName: this.options.runnerName ?? '', terminationGraceSeconds: this.graceSeconds() });
     let api: KubeApi;
     try {
       api = new KubeApi(connect(o, process.env, plan.pod.overwrites.bearerToken), { limit: o.retry_limit, backoffMaxMs: o.retry_backoff_max, limits: o.retry_limits });

@@ -14,7 +14,7 @@ import { ExecutorSetupError, type ExportedVariable, type PrepareRequest } from '
 import { jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
 import { createOverwrites, serviceResources } from './overwrites.js';
-import { podMetadata } from './pod-metadata.js';
+import { podMetadata, podName, projectUniqueName } from './pod-metadata.js';
 import { BUILD_CONTAINER, serviceContainerNames, serviceHostnames, type PlannedService, type PodPlan } from './pod-spec.js';
 import { effectivePullPolicies, policyList } from './pull-policy.js';
 import { containerSecurityContext, type JobRunAs } from './security.js';
@@ -22,7 +22,6 @@ import { containerSecurityContext, type JobRunAs } from './security.js';
 export interface JobPlanInput {
   o: KubernetesOptions;
   request: PrepareRequest;
-  podName: string;
   owner: Owner;
   runnerToken: string;
   runnerName: string;
@@ -86,10 +85,14 @@ export function planJob(input: JobPlanInput): JobPlan {
   });
 
   const ownLabels = jobLabels(input.runnerToken, build.id, request.slot, input.owner);
+  // The slot is the job's among its project's (CI_CONCURRENT_PROJECT_ID).
+  const uniqueName = projectUniqueName(input.runnerToken, build.project_id, String(request.slot));
   const metadata = podMetadata({
     build,
     variables,
     runnerName: input.runnerName,
+    uniqueName,
+    runnerToken: input.runnerToken,
     expand,
     podLabels: overwrites.podLabels,
     podAnnotations: overwrites.podAnnotations,
@@ -106,7 +109,7 @@ export function planJob(input: JobPlanInput): JobPlan {
 
   return {
     pod: {
-      name: input.podName,
+      name: podName(uniqueName),
       namespace,
       labels: metadata.labels,
       annotations: metadata.annotations,

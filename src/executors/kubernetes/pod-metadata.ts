@@ -6,7 +6,9 @@
  * (labels.ts), which nothing overrides. A `pod_labels` key in GitLab Runner's or ci-runner's namespace
  * is not set, as GitLab Runner does not set it, and the job log says so.
  */
+import { randomInt } from 'node:crypto';
 import type { BuildPayload } from '../../protocol/types.js';
+import { shortToken } from '../../util/short-token.js';
 import type { ExportedVariable } from '../types.js';
 import { LABEL_PREFIX } from './labels.js';
 
@@ -20,10 +22,28 @@ export function sanitizeLabel(value: string): string {
   return trim(trim(value.replace(/[^A-Za-z0-9._-]/g, '_')).slice(0, 63));
 }
 
+/**
+ * GitLab Runner's `ProjectUniqueName`: `runner-<short token>-project-<project id>-concurrent-<the job's
+ * slot among the project's>` made a DNS label (lowercase, [a-z0-9-], at most 63).
+ */
+export function projectUniqueName(runnerToken: string, projectId: number, projectSlot: string): string {
+  return `runner-${shortToken(runnerToken)}-project-${projectId}-concurrent-${projectSlot}`.toLowerCase().replace(/[^-a-z0-9]/g, '').replace(/^[^a-z0-9]+/, '').slice(0, 63);
+}
+
+/** A pod's name as GitLab Runner makes one: the project's unique name (cut to leave room) and 8 random characters. */
+export function podName(uniqueName: string): string {
+  const chars = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  const suffix = Array.from({ length: 8 }, () => chars[randomInt(chars.length)]).join('');
+  return `${uniqueName.slice(0, 63 - 8 - 1)}-${suffix}`;
+}
+
 export interface MetadataInput {
   build: BuildPayload;
   variables: readonly ExportedVariable[];
   runnerName: string;
+  /** `projectUniqueName` of the job. */
+  uniqueName: string;
+  runnerToken: string;
   expand: (text: string) => string;
   /** `pod_labels` / `pod_annotations` with the job's overwrites. */
   podLabels: Readonly<Record<string, string>>;
@@ -37,12 +57,15 @@ export function podMetadata(input: MetadataInput): { labels: Record<string, stri
   const { build } = input;
   const variable = (name: string): string => input.variables.findLast((v) => v.key === name)?.value ?? '';
   const labels: Record<string, string> = {
+    pod: sanitizeLabel(input.uniqueName),
     [`project.${GITLAB}/id`]: String(build.project_id),
     [`project.${GITLAB}/namespace-id`]: sanitizeLabel(variable('CI_PROJECT_NAMESPACE_ID')),
     [`project.${GITLAB}/name`]: sanitizeLabel(build.project_name),
     [`project.${GITLAB}/namespace`]: sanitizeLabel(variable('CI_PROJECT_NAMESPACE')),
     [`project.${GITLAB}/root-namespace`]: sanitizeLabel(variable('CI_PROJECT_ROOT_NAMESPACE')),
+    [`job.${GITLAB}/pod`]: sanitizeLabel(input.uniqueName),
     [`manager.${GITLAB}/name`]: sanitizeLabel(input.runnerName),
+    [`manager.${GITLAB}/id-short`]: sanitizeLabel(shortToken(input.runnerToken)),
   };
   for (const [key, value] of Object.entries(input.podLabels)) {
     if (PROTECTED.test(key)) input.log(`not setting pod label "${key}", overwrite of labels in the "${key.startsWith(LABEL_PREFIX) ? LABEL_PREFIX : GITLAB}" namespace is not allowed`);

@@ -28,7 +28,7 @@ function jobPod(table: Record<string, unknown> = {}, job: JobShape = {}) {
   const variables: ExportedVariable[] = Object.entries({ CI_JOB_URL: 'https://gitlab.example.com/g/p/-/jobs/7', CI_PROJECT_NAMESPACE: 'g', ...job.variables }).map(([key, value]) => ({ key, value }));
   const build = { id: 7, name: 'test job', sha: 'abc', before_sha: '000', ref: 'main', project_id: 3, project_name: 'p', timeout: 3600, token: 'jt', credentials: [], options: { ...job.options } } as unknown as BuildPayload;
   const request = { build, slot: 0, variables, slotDir: '/b/0', projectDir: '/b/0/g/p', stateDir: '/b/0/.s', log: (l: string) => lines.push(l), warn: (l: string) => lines.push(l), signal: new AbortController().signal } as PrepareRequest;
-  const plan = planJob({ o, request, podName: 'ci-runner-7-abc', owner: { id: 'host' }, runnerToken: 'tok', runnerName: 'k8s runner', terminationGraceSeconds: 3 });
+  const plan = planJob({ o, request, owner: { id: 'host' }, runnerToken: 'tok', runnerName: 'k8s runner', terminationGraceSeconds: 3 });
   return { pod: podSpec(plan.pod, o, {}), plan, lines, o };
 }
 
@@ -71,7 +71,11 @@ describe('the job pod', () => {
       resources: { limits: { cpu: '2', memory: '1Gi', 'ephemeral-storage': '5Gi' }, requests: { cpu: '500m', memory: '256' } },
     });
     expect(service).toMatchObject({ name: 'svc-0', image: 'redis:7', imagePullPolicy: 'IfNotPresent', resources: { limits: { cpu: '250m' }, requests: { memory: '64Mi' } } });
-    expect(pod.metadata!.labels).toMatchObject({ team: 'a', job: 'j-g', 'ci-runner/job': '7', 'project.runner.gitlab.com/id': '3', 'manager.runner.gitlab.com/name': 'k8s_runner' });
+    expect(pod.metadata!.labels).toMatchObject({
+      team: 'a', job: 'j-g', 'ci-runner/job': '7', 'project.runner.gitlab.com/id': '3', 'manager.runner.gitlab.com/name': 'k8s_runner',
+      pod: 'runner-tok-project-3-concurrent-0', 'job.runner.gitlab.com/pod': 'runner-tok-project-3-concurrent-0', 'manager.runner.gitlab.com/id-short': 'tok',
+    });
+    expect(pod.metadata!.name).toMatch(/^runner-tok-project-3-concurrent-0-[a-z0-9]{8}$/);
     expect(pod.metadata!.annotations).toMatchObject({ note: 'in g', 'job.runner.gitlab.com/id': '7', 'job.runner.gitlab.com/timeout': '1h0m0s', 'job.runner.gitlab.com/url': 'https://gitlab.example.com/g/p/-/jobs/7' });
     expect(pod.spec).toMatchObject({
       restartPolicy: 'Never', terminationGracePeriodSeconds: 3, serviceAccountName: 'builder', nodeSelector: { 'kubernetes.io/arch': 'amd64' },
