@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
 import { configFailure, configHead, firstRunner } from './config-text.js';
-import { kubernetesSchema } from '../../src/agent/config/kubernetes-schema.js';
+import { KUBERNETES_KEYS, kubernetesSchema } from '../../src/agent/config/kubernetes-schema.js';
 import { connect } from '../../src/executors/kubernetes/connection.js';
 
 const HEAD = configHead('kubernetes', 'pods');
@@ -181,6 +181,14 @@ describe('the cluster connection', () => {
     const connection = connect({ host: 'https://k8s.example.com:6443/', bearer_token: 'tok' }, { KUBECONFIG: '/nonexistent' });
     expect(connection.server).toBe('https://k8s.example.com:6443');
     expect(connection.config.getCurrentUser()?.token).toBe('tok');
+  });
+});
+
+describe('docs/executors/kubernetes.md', () => {
+  it('names every key of [runners.kubernetes], each with what it does here', async () => {
+    const doc = await readFile(new URL('../../docs/executors/kubernetes.md', import.meta.url), 'utf8');
+    const named = (key: string) => doc.includes(`\`${key}\``) || (/^(service_|pod_)?(cpu|memory|ephemeral_storage)_(limit|request)(_overwrite_max_allowed)?$|^helper_/.test(key) && doc.includes('_overwrite_max_allowed'));
+    expect(Object.keys(KUBERNETES_KEYS.keys).filter((key) => !named(key))).toEqual([]);
   });
 });
 

@@ -67,6 +67,8 @@ export function planJob(input: JobPlanInput): JobPlan {
   const all: Array<{ service: KubernetesService; pullPolicy?: KubernetesPullPolicy[]; runAs?: JobRunAs; ownVariables?: string[] }> = [...runnerServices.map((service) => ({ service })), ...jobServices];
   const containers = serviceContainerNames(all.map((s) => s.service));
 
+  // Each service's own variables: a runner service's `environment`, a job service's `variables:` (expanded).
+  const serviceOwn: ExportedVariable[][] = [...runnerServices.map(() => []), ...specs.map((spec) => serviceOwnVariables(spec.variables, variables))];
   const buildPolicies = effectivePullPolicies(BUILD_CONTAINER, build.options.imagePullPolicy, o);
   log(`Using effective pull policy of ${policyList(buildPolicies)} for container ${BUILD_CONTAINER}`);
   const services: PlannedService[] = all.map(({ service, pullPolicy, runAs, ownVariables }, i) => {
@@ -78,7 +80,7 @@ export function planJob(input: JobPlanInput): JobPlan {
       container,
       hostnames: hostnamesOf(service, warn),
       pullPolicies,
-      resources: serviceResources(o, overwrites.service, serviceVariables(service), log),
+      resources: serviceResources(o, overwrites.service, [...serviceVariables(service), ...(serviceOwn[i] ?? [])], log),
       securityContext: containerSecurityContext(o, o.service_container_security_context, container, runAs, warn),
       ...(ownVariables && ownVariables.length > 0 ? { ownVariables } : {}),
     };
@@ -124,7 +126,7 @@ export function planJob(input: JobPlanInput): JobPlan {
     },
     ownLabels,
     patchPodSpec: podSpecPatches(o, lookup(ADVANCED_POD_SPEC), warn),
-    serviceOwn: [...runnerServices.map(() => []), ...specs.map((s) => serviceOwnVariables(s.variables, variables))],
+    serviceOwn,
   };
 }
 

@@ -78,6 +78,7 @@ describe.skipIf(skipKubernetes)('[runners.kubernetes] keys in the job\'s pod', (
     expect(job.status, job.trace).toBe('success');
     expect(job.trace).toContain('"CPULimit" overwritten with "750m"');
     expect(job.trace).toContain('"MemoryLimit" overwritten with "192Mi"');
+    expect(job.trace).not.toContain('is not honoured by this runner');
     const [build, service] = job.pod!.created!.spec!.containers;
     expect(build!.resources).toEqual({ limits: { cpu: '750m', memory: '192Mi', 'ephemeral-storage': '1Gi' }, requests: { cpu: '10m', memory: '16Mi', 'ephemeral-storage': '1Mi' } });
     expect(service!.resources).toEqual({ limits: { memory: '96Mi' }, requests: { cpu: '5m', memory: '96Mi' } });
