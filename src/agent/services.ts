@@ -46,6 +46,10 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
     const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
     return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, runnerName: runner.name, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, ...(logger ? { logger } : {}) });
   }
+  if (runner.executor === 'custom') {
+    const { CustomExecutor } = await import('../executors/custom/index.js');
+    return new CustomExecutor({ custom: runner.custom, buildsDir: runner.builds_dir, cacheDir: runner.cache_dir, shell: runner.shell, ...(logger ? { logger } : {}) });
+  }
   if (runner.executor !== 'shell') {
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);
   }

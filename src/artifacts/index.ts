@@ -4,8 +4,8 @@
  */
 export type { ArtifactsContext } from './context.js';
 export { ArtifactsError, type ArtifactsErrorCode } from './errors.js';
-export { downloadArtifacts, dependenciesToDownload, type DownloadOptions } from './download.js';
-export { uploadArtifacts, shouldUpload, type UploadOptions } from './upload.js';
+export { downloadArtifacts, downloadDependency, dependenciesToDownload, type DependencyContext, type DownloadOptions } from './download.js';
+export { uploadArtifacts, uploadEntry, shouldUpload, type EntryContext, type UploadOptions } from './upload.js';
 export { extractArchive, type ExtractSummary } from './extract.js';
 export { detectFormat, type ArchiveFormat } from './format.js';
 export { createArchive, type CreateFormat } from './create.js';

@@ -13,7 +13,7 @@ export function expandVariables(text: string, variables: BuildVariable[]): strin
 }
 
 /** The job's artifacts entries: v1's one archive, or v4's list (the archive and one entry per report). */
-export function artifactsOf(build: BuildPayload): ArtifactsOptions[] {
+export function artifactsOf(build: Pick<BuildPayload, 'options'>): ArtifactsOptions[] {
   const artifacts = build.options.artifacts;
   return artifacts === undefined ? [] : Array.isArray(artifacts) ? artifacts : [artifacts];
 }
@@ -25,7 +25,7 @@ const EXTENSIONS = { 'tar.gz': 'tar.gz', zip: 'zip', gzip: 'gz' } as const;
  * `<basename of the expanded artifacts name, or "artifacts">.<format>` for `spec` (default: the
  * job's first entry); a `raw` entry is sent under its file's own name, given as `rawFile`.
  */
-export function artifactsFileName(build: BuildPayload, format: 'tar.gz' | 'zip' | 'gzip' | 'raw', spec = artifactsOf(build)[0], rawFile?: string): string {
+export function artifactsFileName(build: Pick<BuildPayload, 'variables' | 'options'>, format: 'tar.gz' | 'zip' | 'gzip' | 'raw', spec = artifactsOf(build)[0], rawFile?: string): string {
   const basename = (text: string): string => text.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').pop() ?? '';
   if (format === 'raw' && rawFile !== undefined && basename(rawFile) !== '') return basename(rawFile);
   const base = basename(expandVariables(spec?.name ?? '', build.variables));

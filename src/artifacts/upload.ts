@@ -14,7 +14,7 @@ import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { ArtifactsError } from './errors.js';
 import { artifactsFileName, artifactsOf, megabytes } from './naming.js';
-import type { ArtifactsOptions } from '../protocol/types.js';
+import type { ArtifactsOptions, BuildPayload } from '../protocol/types.js';
 import { excludeEntries, selectFiles } from './select.js';
 
 export interface UploadOptions {
@@ -46,10 +46,17 @@ export function shouldUpload(when: string | undefined, jobSucceeded: boolean): b
  * the abort reason.
  */
 export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions): Promise<void> {
-  for (const spec of artifactsOf(ctx.build)) await uploadEntry(ctx, opts, spec);
+  for (const spec of artifactsOf(ctx.build)) await uploadEntry({ ...ctx, job: ctx.build }, opts, spec);
 }
 
-async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: ArtifactsOptions): Promise<void> {
+/**
+ * What uploading one artifacts entry needs: the job's context, and the job it is uploaded for (GitLab
+ * Runner's `artifacts-uploader` knows the job by its id and token alone).
+ */
+export type EntryContext = Omit<ArtifactsContext, 'build'> & { job: Pick<BuildPayload, 'id' | 'token' | 'variables' | 'options'> };
+
+/** Uploads one artifacts entry as uploadArtifacts does each; resolves when uploaded or when there is nothing to upload. */
+export async function uploadEntry(ctx: EntryContext, opts: UploadOptions, spec: ArtifactsOptions): Promise<void> {
   if ((spec.paths ?? []).length === 0 && !spec.untracked) return;
   const type = spec.artifact_type && spec.artifact_type !== 'archive' ? spec.artifact_type : undefined;
   const what = type ? `artifacts (${type} report)` : 'artifacts';
@@ -68,7 +75,7 @@ async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: Art
     return;
   }
   const format = spec.artifact_format ?? opts.format;
-  const filename = artifactsFileName(ctx.build, format, spec, selection.entries.find((entry) => entry.kind === 'file')?.path);
+  const filename = artifactsFileName(ctx.job, format, spec, selection.entries.find((entry) => entry.kind === 'file')?.path);
   const archive = join(ctx.stateDir, `artifacts-upload.${format}`);
   await mkdir(ctx.stateDir, { recursive: true });
   try {
@@ -82,12 +89,12 @@ async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: Art
   }
 }
 
-async function send(ctx: ArtifactsContext, opts: UploadOptions, file: ArtifactUpload, size: number): Promise<void> {
+async function send(ctx: EntryContext, opts: UploadOptions, file: ArtifactUpload, size: number): Promise<void> {
   const { filename } = file;
   const attempts = Math.max(1, opts.attempts ?? 5);
   const upload = async (): Promise<Step<ApiResult, ApiResult>> => {
     const started = performance.now();
-    const result = await ctx.client.uploadArtifacts(ctx.build.id, ctx.build.token, file, ctx.signal);
+    const result = await ctx.client.uploadArtifacts(ctx.job.id, ctx.job.token, file, ctx.signal);
     if (result.outcome === 'ok') {
       const elapsed = performance.now() - started;
       ctx.log(`Uploaded ${filename}: ${megabytes(size)} in ${seconds(elapsed)} (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);

@@ -14,5 +14,6 @@ export { cacheSettings, planCache, type CachePlan, type CacheSettings, type Vari
 export { restoreCache } from './restore.js';
 export { archiveCache } from './save.js';
 export { openCacheStore, type CacheStore } from './store.js';
+export { setUpStage, type StageSetup } from './stage-setup.js';
 export { downloadCacheFile, uploadCacheFile, type DownloadOutcome, type SignedRequest, type SignedUpload, type TransferOptions } from './transfer.js';
 export { cacheTransport } from './transport-pool.js';

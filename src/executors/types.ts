@@ -91,6 +91,12 @@ export interface PrepareRequest {
   signal: AbortSignal;
   /** The job's timeline (`--debug`): each docker call is a step of it. */
   mark?: MarkStep;
+  /**
+   * The job's variables as the build stages will see them (paths through `buildPath`), for an
+   * executor whose preparation hands them on (custom: prepare_exec's CUSTOM_ENV_*); asked once the
+   * executor knows its paths.
+   */
+  buildVariables?: () => Promise<ExportedVariable[]>;
 }
 
 /** A job cannot run on this executor as configured (no image, image refused or not pullable). The
@@ -141,6 +147,17 @@ export interface Executor {
    * only when a host stage will read it. `warn` writes a line to the trace.
    */
   collect?(signal: AbortSignal, warn: (line: string) => void): Promise<void>;
+  /**
+   * Every stage runs through `runStage`, the runner's own among them (get_sources, restore_cache,
+   * download_artifacts, archive_cache, upload_artifacts, cleanup_file_variables), as scripts that
+   * call GitLab Runner's helper commands where the job runs (the custom executor).
+   */
+  readonly runsEveryStage?: boolean;
+  /**
+   * Called once when the stages are over, before the final update (custom: cleanup_exec, which
+   * GitLab Runner runs before the job's end is reported). Never rejects.
+   */
+  finish?(): Promise<void>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;
   /**

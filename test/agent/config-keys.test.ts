@@ -62,8 +62,8 @@ describe('the config key tables', () => {
   it('refuse no key: only the executors ci-runner does not have are refused, each with a reason', () => {
     expect(allEntries().filter(({ entry }) => entry.support.status === 'refused').map(({ path, name }) => label(path, name))).toEqual([]);
     const refused = Object.entries(EXECUTORS).filter(([, support]) => support.status === 'refused');
-    expect(refused.map(([name]) => name).sort()).toEqual(['custom', 'docker+machine', 'docker-autoscaler', 'docker-windows', 'instance', 'parallels', 'ssh', 'virtualbox']);
-    expect(Object.entries(EXECUTORS).filter(([, support]) => support.status === 'honoured').map(([name]) => name)).toEqual(['shell', 'docker', 'kubernetes']);
+    expect(refused.map(([name]) => name).sort()).toEqual(['docker+machine', 'docker-autoscaler', 'docker-windows', 'instance', 'parallels', 'ssh', 'virtualbox']);
+    expect(Object.entries(EXECUTORS).filter(([, support]) => support.status === 'honoured').map(([name]) => name)).toEqual(['shell', 'docker', 'kubernetes', 'custom']);
   });
 
   it('leave no [runners.kubernetes] key warned as "not applied yet": each warned one says why it cannot apply', () => {
@@ -84,7 +84,7 @@ describe('loading keys by their table', () => {
     expect(configFailure(configHead('ssh'))).toContain('c.toml:7: `runners.executor`: "ssh" is refused: ci-runner does not have GitLab Runner\'s ssh executor; ci-runner\'s executors are shell, docker, kubernetes');
     expect(configFailure(configHead('docker+machine'))).toContain('"docker+machine" is refused: ci-runner does not have GitLab Runner\'s docker+machine executor');
     expect(configFailure(configHead('docker-windows'))).toContain('"docker-windows" is refused: ci-runner runs Linux containers only');
-    expect(configFailure(configHead('custom'))).toContain('"custom" is refused: ci-runner has no custom executor yet');
+    expect(configFailure(configHead('ssh'))).toContain('"ssh" is refused: ci-runner does not have GitLab Runner\'s ssh executor');
     expect(configFailure(configHead('dockr'))).toContain("c.toml:7: `runners.executor`: not an executor of GitLab Runner 19 that ci-runner has; ci-runner's executors are shell, docker, kubernetes");
   });
 

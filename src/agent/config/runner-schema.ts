@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { honoured, refused, warned, type Support } from '../../util/compat.js';
 import { parseSizeBytes } from '../../util/size.js';
 import { CACHE_KEYS, cacheSection } from './cache-schema.js';
-import { CUSTOM_KEYS, CUSTOM_REASON } from './custom-schema.js';
+import { CUSTOM_KEYS, customSection } from './custom-schema.js';
 import { DOCKER_KEYS, dockerSection } from './docker-schema.js';
 import { key, keyTable, older, ours, type KeyEntry } from './keys.js';
 import { KUBERNETES_KEYS, kubernetesSection } from './kubernetes-schema.js';
@@ -18,14 +18,13 @@ import { OTHER_EXECUTOR_TABLES } from './other-executors-schema.js';
 import { RUNNER_TABLES } from './runner-tables-schema.js';
 
 /** The executors ci-runner has. */
-const OUR_EXECUTORS = ['shell', 'docker', 'kubernetes'] as const;
+const OUR_EXECUTORS = ['shell', 'docker', 'kubernetes', 'custom'] as const;
 
 const noSuchExecutor = (name: string) => refused(`ci-runner does not have GitLab Runner's ${name} executor`);
 
 /** Every value of GitLab Runner 19's `executor`: ours are honoured, an entry of any other is refused. */
 export const EXECUTORS: Readonly<Record<string, Support>> = {
   ...Object.fromEntries(OUR_EXECUTORS.map((name) => [name, honoured()])),
-  custom: refused(CUSTOM_REASON),
   ssh: noSuchExecutor('ssh'),
   parallels: noSuchExecutor('parallels'),
   virtualbox: noSuchExecutor('virtualbox'),
@@ -136,6 +135,7 @@ export const runnerSchema = z.strictObject({
   kill_grace_period: z.number().min(0).max(300).default(3),
   docker: dockerSection,
   kubernetes: kubernetesSection,
+  custom: customSection,
   cache: cacheSection,
 });
 
@@ -211,7 +211,7 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   virtualbox: otherExecutor('virtualbox'),
   machine: otherExecutor('machine'),
   kubernetes: key(honoured(), KUBERNETES_KEYS),
-  custom: key(warned(CUSTOM_REASON), CUSTOM_KEYS),
+  custom: key(honoured('the custom executor\'s driver programs (docs/executors/custom.md)'), CUSTOM_KEYS),
   autoscaler: otherExecutor('autoscaler'),
   step_runner_image: key(warned('ci-runner does not run CI steps (`run:`), so it puts no step-runner into the build container')),
   experimental: key(warned(RUNNER_TABLES.experimental.reason), RUNNER_TABLES.experimental.table),

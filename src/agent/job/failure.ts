@@ -42,5 +42,8 @@ function executorReason(code: string): FailureReason {
   if (code === 'IMAGE_UNAVAILABLE') return 'image_pull_failure';
   // An image the job names that the runner's settings refuse, or no image at all: a configuration matter.
   if (code === 'NO_IMAGE' || code === 'BAD_IMAGE' || code === 'IMAGE_NOT_ALLOWED') return 'runner_configuration_error';
+  // The custom executor: no run_exec configured; a preparation driver that said the job failed (BUILD_FAILURE_EXIT_CODE).
+  if (code === 'DRIVER_NOT_CONFIGURED') return 'runner_configuration_error';
+  if (code === 'DRIVER_BUILD_FAILURE') return 'script_failure';
   return 'runner_system_failure';
 }

@@ -4,7 +4,8 @@
  * Under `--debug` each git command is a step of the job's timeline.
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { shellQuote } from '../../executors/shell/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
 import { StageFailed } from './failure.js';
@@ -15,8 +16,9 @@ import type { JobSignal } from './job-signal.js';
 import { notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
 import { announcedCommands, POST_HOOK, PRE_HOOK, sourcesHooks } from './sources-hooks.js';
-import type { StageResult } from '../../executors/types.js';
-import { jobUser, type ChainRun, type JobEnv, type NextStage, type ShellRun, type StageRun } from './stage-run.js';
+import type { Executor, StageResult } from '../../executors/types.js';
+import { jobUser, type ChainRun, type JobEnv, type NextStage, type ShellRun, type StageOptions, type StageRun } from './stage-run.js';
+import { buildPath } from './stage-shell.js';
 import { scriptSteps } from './timeline.js';
 
 export { CheckoutError };
@@ -39,7 +41,11 @@ export async function getSources(
   const { dirs, write, executor } = run;
   const { controls } = env;
   // With nothing to fetch there is nothing for a shell to do (GitLab Runner runs no hook then either).
+  // Where every stage runs through the executor, the checkout is on its side (the custom executor's).
+  const inDriver = executor.runsEveryStage === true;
+  const projectDir = inDriver ? buildPath(executor, dirs.projectDir) : dirs.projectDir;
   if (controls.gitStrategy === 'none' || controls.gitStrategy === 'empty') {
+    if (inDriver) return driverSkipsGit(executor, shell, controls.gitStrategy, projectDir, { echo: false, workDir: dirs.slotDir, variables: env.build, signal: job.signal }, job);
     if (controls.gitStrategy === 'none') write(notice('Skipping Git repository setup'));
     else {
       write(notice('Skipping Git repository setup and creating an empty build directory'));
@@ -57,14 +63,15 @@ export async function getSources(
   const inJob = executor.host !== undefined;
   const runAs = jobUser(services, executor);
   // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
-  const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
+  const gitTls = inDriver ? undefined : await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
+  if (inDriver && services.client.tls.ca) write(warning('WARNING: the runner\'s tls-ca-file is not handed to git where the custom executor runs the job; install the CA there'));
   // The steps file is the daemon's (state dir), so not under a job user; EPOCHREALTIME is bash's.
-  const stepFile = run.mark && !runAs && runner.shell === 'bash' ? join(dirs.stateDir, 'git-steps') : undefined;
+  const stepFile = run.mark && !runAs && !inDriver && runner.shell === 'bash' ? join(dirs.stateDir, 'git-steps') : undefined;
   const remote = gitRemote(build, runner, env.host, controls.submoduleForceHttps);
   const safeDirectory = runner.safe_directory_checkout ?? executor.name !== 'shell';
-  const sources = gitSourcesCommands({
+  const gitCommands = gitSourcesCommands({
     build,
-    projectDir: dirs.projectDir,
+    projectDir,
     strategy: controls.gitStrategy,
     depth: controls.gitDepth,
     submodules: controls.submodules,
@@ -77,12 +84,14 @@ export async function getSources(
     submoduleUpdateFlags: controls.submoduleUpdateFlags,
     lfs: !controls.lfsSkipSmudge,
     ...(remote.url ? { remoteUrl: remote.url } : {}),
-    extraConfig: [...remote.config, ...(safeDirectory ? [['safe.directory', dirs.projectDir] as const] : [])],
+    extraConfig: [...remote.config, ...(safeDirectory ? [['safe.directory', projectDir] as const] : [])],
     preScript: announcedCommands(inJob ? hooks.runnerPre : [...hooks.runnerPre, ...hooks.jobPre]),
     postScript: announcedCommands(inJob ? hooks.runnerPost : [...hooks.jobPost, ...hooks.runnerPost]),
     ...(gitTls ? { tls: gitTls.tls } : {}),
     ...(stepFile ? { stepFile } : {}),
   });
+  // The runner's guardCheckout cannot reach the driver's side: a clone starts from an empty dir there.
+  const sources = inDriver ? [`mkdir -p -- ${shellQuote(dirname(projectDir))}`, ...(controls.gitStrategy === 'clone' ? [`rm -rf -- ${shellQuote(projectDir)}`] : []), ...gitCommands] : gitCommands;
   const jobHook = async (stage: string, commands: string[], workDir: string): Promise<StageResult | undefined> => {
     if (!inJob || commands.length === 0) return undefined;
     await mkdir(dirs.projectDir, { recursive: true });
@@ -99,8 +108,8 @@ export async function getSources(
       let outcome: Awaited<ReturnType<ChainRun>> | undefined;
       let buildBegan: number | undefined;
       if (!result) {
-        await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
-        const options = { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
+        if (!inDriver) await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
+        const options = { echo: false, workDir: dirs.slotDir, variables: inDriver ? env.build : sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
         // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
         // is rare enough to take its own process.
         const chained = attempt === 1 && !gitTls ? chain : undefined;
@@ -134,4 +143,17 @@ async function markGitSteps(run: StageRun, stepFile: string, ended: number): Pro
   const text = await readFile(stepFile, 'utf8').catch(() => '');
   await rm(stepFile, { force: true });
   for (const step of scriptSteps(text, ended)) run.mark?.(step.step, step.began, undefined, step.began + step.took);
+}
+
+/** GIT_STRATEGY none or empty where the driver holds the checkout: its project dir made (emptied) there. */
+async function driverSkipsGit(executor: Executor, shell: ShellRun, strategy: 'none' | 'empty', projectDir: string, options: StageOptions, job: JobSignal): Promise<undefined> {
+  const dir = shellQuote(projectDir);
+  const lines =
+    strategy === 'none'
+      ? [`printf '\\033[32;1m%s\\033[0;m\\n' 'Skipping Git repository setup'`, `mkdir -p -- ${dir}`]
+      : [`printf '\\033[32;1m%s\\033[0;m\\n' 'Skipping Git repository setup and creating an empty build directory'`, `rm -rf -- ${dir}`, `mkdir -p -- ${dir}`];
+  const result = await shell(executor, 'get_sources', lines, options);
+  job.check();
+  if (result.exitCode !== 0) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
+  return undefined;
 }

@@ -28,6 +28,7 @@ import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from '
 import { failureOf, scriptFailed, StageFailed } from './failure.js';
 import { errorLine, header, notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
+import { archiveAndUploadInDriver, cleanupFileVariablesInDriver, prepareScriptInDriver, restoreAndDownloadInDriver, type DriverStageRun } from './driver-stages.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
 import { buildPath, stageShells } from './stage-shell.js';
@@ -70,11 +71,17 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   let reason: string | undefined;
   let failure: JobFailure | undefined;
   let env: JobEnv | undefined;
+  // An executor that runs every stage gets the runner's stages as scripts too (driver-stages.ts).
+  let driver: DriverStageRun | undefined;
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
   try {
     env = await timed(run.mark, 'prepare', () => prepare(build, services, run, job));
     const prepared = env;
+    if (executor.runsEveryStage) {
+      driver = { build, services, ctx, executor, shell, variables: env.build, projectDir: buildPath(executor, dirs.projectDir), job, debug: env.controls.debugTrace };
+      await prepareScriptInDriver(driver);
+    }
     // 5. build_script: the server's `script` entries when it sends them (an entry spanning lines
     // stays one command).
     const script = build.options.script ?? lines(build.commands);
@@ -87,7 +94,8 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, chained));
     if (!result) {
       if (runAs) await takeProject(dirs.projectDir, runAs);
-      await timed(run.mark, 'download_artifacts and restore_cache', () => downloadAndRestore(build, services, ctx, job, prepared));
+      const inDriver = driver;
+      await timed(run.mark, 'download_artifacts and restore_cache', () => (inDriver ? restoreAndDownloadInDriver(inDriver) : downloadAndRestore(build, services, ctx, job, prepared)));
       if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
       run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
       await executorReady(executor, run, job);
@@ -120,7 +128,11 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     buildRan = false;
   }
   // A server that asked to stop at once gets no cache saved and no artifacts (the job is over there).
-  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) }));
+  const sofar = { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) };
+  const inDriver = driver;
+  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => (inDriver ? archiveAndUploadInDriver(inDriver, sofar) : archiveAndUpload(build, services, ctx, job, sofar)));
+  if (inDriver) await cleanupFileVariablesInDriver(inDriver, run.stop);
+  await executor.finish?.();
   job.dispose();
   if (final.ok) return { state: 'success' };
   return { state: 'failed', ...(final.reason ? { reason: final.reason } : {}), failure: final.reason === reason && failure ? failure : final.failure };
@@ -148,8 +160,12 @@ async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shel
 async function prepare(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal): Promise<JobEnv> {
   const { runner } = services;
   const { dirs, executor, write } = run;
-  write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
-  write(`Running on ${hostname()}...\n`);
+  // An executor that runs every stage says itself what it is (the custom executor's driver line),
+  // and where the job runs is its prepare_script's to say.
+  if (!executor.runsEveryStage) {
+    write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
+    write(`Running on ${hostname()}...\n`);
+  }
   if (executor.containment) write(`Process containment: ${executor.containment}\n`);
   const collect = (projectDir: string, buildsDir: string) => expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir, buildsDir }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
@@ -162,6 +178,10 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   if (runAs) await giveFilesToUser(runAs, fileVariablePaths(host));
   await mkdir(dirs.slotDir, { recursive: true });
   job.check();
+  // The build stages may see other paths (docker: /builds/…), known once the executor is prepared.
+  let buildList: Promise<ExportedVariable[]> | undefined;
+  const buildVariables = (): Promise<ExportedVariable[]> =>
+    (buildList ??= executor.buildPath ? materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path)) : Promise.resolve(host));
   if (executor.prepare) {
     // A stop during preparation (a pull, the wait for services) is reported as the stop, not as the
     // abort error it surfaces as.
@@ -176,6 +196,7 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
       log: (line) => write(`${line}\n`),
       warn: (line) => write(warning(line)),
       signal: job.signal,
+      buildVariables,
     });
     await prepared.catch((error: unknown) => {
       job.check();
@@ -183,12 +204,9 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
     });
     job.check();
   }
-  // The build stages may see other paths (docker: /builds/…), known once the executor is prepared.
-  const buildVariables = executor.buildPath
-    ? await materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path))
-    : host;
+  const inStages = await buildVariables();
   run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
-  return { controls, host, build: buildVariables };
+  return { controls, host, build: inStages };
 }
 
 /** What prepare left starting (a pod) while the host fetched the sources, once it is there. */
