@@ -67,7 +67,7 @@ export function planJob(input: JobPlanInput): JobPlan {
   const all: Array<{ service: KubernetesService; pullPolicy?: KubernetesPullPolicy[]; runAs?: JobRunAs; ownVariables?: string[] }> = [...runnerServices.map((service) => ({ service })), ...jobServices];
   const containers = serviceContainerNames(all.map((s) => s.service));
 
-  // Each service's own variables: a runner service's `environment`, a job service's `variables:` (expanded).
+  // A job service's own `variables:`, expanded (a runner service's `environment` is its container's env as it is).
   const serviceOwn: ExportedVariable[][] = [...runnerServices.map(() => []), ...specs.map((spec) => serviceOwnVariables(spec.variables, variables))];
   const buildPolicies = effectivePullPolicies(BUILD_CONTAINER, build.options.imagePullPolicy, o);
   log(`Using effective pull policy of ${policyList(buildPolicies)} for container ${BUILD_CONTAINER}`);
