@@ -44,7 +44,7 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
     const killGraceMs = runner.kill_grace_period * 1000;
     // get_sources runs on the runner, as for docker.
     const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
-    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, ...(logger ? { logger } : {}) });
+    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, runnerName: runner.name, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, ...(logger ? { logger } : {}) });
   }
   if (runner.executor === 'custom') {
     const { CustomExecutor } = await import('../executors/custom/index.js');

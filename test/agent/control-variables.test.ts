@@ -82,10 +82,10 @@ describe('control variables', () => {
   });
 
   it('warns once for each warned variable the job sets, with the reason, and never for ones it does not set', () => {
-    const c = read({ TRANSFER_METER_FREQUENCY: '5s', KUBERNETES_POD_LABELS_TEAM: 'a', GIT_STRATEGY: 'clone' });
+    const c = read({ TRANSFER_METER_FREQUENCY: '5s', KUBERNETES_HELPER_CPU_LIMIT: '1', KUBERNETES_POD_LABELS_TEAM: 'a', GIT_STRATEGY: 'clone' });
     expect(c.warnings).toEqual([
       `TRANSFER_METER_FREQUENCY is not honoured by this runner: ${(controlVariable('TRANSFER_METER_FREQUENCY')?.support as { reason: string }).reason}`,
-      `KUBERNETES_POD_LABELS_TEAM is not honoured by this runner: ${(controlVariable('KUBERNETES_POD_LABELS_')?.support as { reason: string }).reason}`,
+      `KUBERNETES_HELPER_CPU_LIMIT is not honoured by this runner: ${(controlVariable('KUBERNETES_HELPER_CPU_LIMIT')?.support as { reason: string }).reason}`,
     ]);
     expect(readControls(withVars({ TRANSFER_METER_FREQUENCY: '5s' }), { allowGitFetch: true }).warnings).toEqual([]);
   });

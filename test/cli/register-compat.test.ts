@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CACHE_FLAGS } from '../../src/cli/cache-flags.js';
 import { DOCKER_FLAGS } from '../../src/cli/docker-flags.js';
+import { KUBERNETES_FLAGS } from '../../src/cli/kubernetes-flags.js';
 import { REGISTER_COMPAT_FLAGS } from '../../src/cli/commands/register-compat.js';
 import { REGISTER_FLAGS } from '../../src/cli/commands/register-options.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -29,7 +30,7 @@ describe("register: GitLab Runner 19.3's flags", () => {
     const text = await readFile(new URL('../fixtures/gitlab-runner-19.3-register-flags.txt', import.meta.url), 'utf8');
     const gitlab = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
     expect(gitlab.length).toBeGreaterThan(300);
-    const honoured = new Set([...REGISTER_FLAGS.flatMap((f) => [f.flag, ...[f.alias ?? []].flat()]), ...Object.values(DOCKER_FLAGS).map((f) => f.flag), ...CACHE_FLAGS.map((f) => f.flag), ...TLS]);
+    const honoured = new Set([...REGISTER_FLAGS.flatMap((f) => [f.flag, ...[f.alias ?? []].flat()]), ...Object.values(DOCKER_FLAGS).map((f) => f.flag), ...CACHE_FLAGS.map((f) => f.flag), ...KUBERNETES_FLAGS.map((f) => f.flag), ...TLS]);
     const compat = new Map(REGISTER_COMPAT_FLAGS.map((f) => [f.flag, f]));
     const missing = gitlab.filter((flag) => !honoured.has(flag) && !compat.has(flag));
     expect(missing).toEqual([]);
@@ -38,15 +39,16 @@ describe("register: GitLab Runner 19.3's flags", () => {
       expect(f.support?.status, f.flag).toMatch(/^(warned|refused)$/);
     }
     expect(compat.get('ssh-host')?.support?.status).toBe('refused');
-    expect(compat.get('kubernetes-image')?.support?.status).toBe('warned');
+    expect(compat.get('kubernetes-helper-image')?.support?.status).toBe('warned');
+    expect(KUBERNETES_FLAGS.every((f) => gitlab.includes(f.flag)), 'every --kubernetes-* flag is GitLab Runner\'s').toBe(true);
   });
 
-  it('registers with --kubernetes-* flags, warning once for each with the reason', async () => {
+  it('registers with the --kubernetes-* flags of a helper container, warning once for each with the reason', async () => {
     const { root } = await workDirs();
     const config = join(root, 'config.toml');
-    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'compat', '--kubernetes-image', 'alpine'], { env: { CUSTOM_RUN_EXEC: '/bin/run' } });
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'compat', '--kubernetes-helper-image', 'alpine'], { env: { CUSTOM_RUN_EXEC: '/bin/run' } });
     expect(reg.exitCode, reg.all).toBe(0);
-    expect(reg.stderr).toContain('WARNING: --kubernetes-image is ignored: register does not write [runners.kubernetes] settings yet');
+    expect(reg.stderr).toContain("WARNING: --kubernetes-helper-image is ignored: ci-runner's kubernetes executor has no helper container");
     // The environment names GitLab Runner reads for them are warned about too.
     expect(reg.stderr).toContain('WARNING: CUSTOM_RUN_EXEC is ignored');
   });

@@ -1,65 +1,53 @@
 /**
- * The sub-tables of `[runners.kubernetes]` that ci-runner's kubernetes executor does not read yet, as key
- * tables (keys.ts): GitLab Runner 19's pod settings (affinity, DNS, security contexts, lifecycle hooks,
- * pod spec patches, the pause-pod autoscaler) and two volume kinds. Their keys repeat the way GitLab
- * Runner's structs repeat (a node selector requirement, a label selector, a security context), so each
- * shape is written once and used wherever GitLab Runner uses it. kubernetes-schema.ts places them.
+ * Pieces the `[runners.kubernetes]` schemas share (kubernetes-schema.ts, kubernetes-pod-schema.ts,
+ * kubernetes-volumes-schema.ts): GitLab Runner writes every key it knows into config.toml, unset ones
+ * as `""`, `0`, `false` or an empty table, so these read `""` as unset; a table whose keys are all
+ * read becomes a key table of honoured keys in one call; and the reasons of the keys not applied.
  */
-import { warnedTable, type KeyTable } from './keys.js';
+import { z } from 'zod';
+import { goRegExp } from '../../executors/kubernetes/overwrites.js';
+import { QUANTITY_FORM, parseQuantity } from '../../executors/kubernetes/quantity.js';
+import { honoured, warned } from '../../util/compat.js';
+import { key, type KeyEntry, type KeyTable } from './keys.js';
 
-export const KUBERNETES_NOT_YET = "ci-runner's kubernetes executor does not apply it yet";
+/** The keys about GitLab Runner's helper container. */
+export const HELPER = warned("ci-runner's kubernetes executor has no helper container: get_sources, artifacts and cache run on the runner");
 
-const table = (names: readonly string[], tables: Readonly<Record<string, KeyTable>> = {}): KeyTable => warnedTable(KUBERNETES_NOT_YET, names, tables);
+/** A string; `""` (GitLab Runner's unset) reads as unset. */
+export const optString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
 
-const requirement = table(['key', 'operator', 'values']);
-const nodeSelectorTerm = table([], { match_expressions: requirement, match_fields: requirement });
-const labelSelector = table(['match_labels'], { match_expressions: requirement });
-const podAffinityTerm = table(['match_label_keys', 'mismatch_label_keys', 'namespaces', 'topology_key'], { label_selector: labelSelector, namespace_selector: labelSelector });
-const podAffinity = table([], {
-  preferred_during_scheduling_ignored_during_execution: table(['weight'], { pod_affinity_term: podAffinityTerm }),
-  required_during_scheduling_ignored_during_execution: podAffinityTerm,
-});
+export const stringList = z.array(z.string().min(1)).default([]);
+export const stringMap = z.record(z.string().min(1), z.string()).default({});
 
-const affinity = table([], {
-  node_affinity: table([], {
-    preferred_during_scheduling_ignored_during_execution: table(['weight'], { preference: nodeSelectorTerm }),
-    required_during_scheduling_ignored_during_execution: table([], { node_selector_terms: nodeSelectorTerm }),
-  }),
-  pod_affinity: podAffinity,
-  pod_anti_affinity: podAffinity,
-});
-
-const profile = table(['type', 'localhost_profile']);
-const containerSecurityContext = table(
-  ['privileged', 'run_as_user', 'run_as_group', 'run_as_non_root', 'read_only_root_filesystem', 'allow_privilege_escalation', 'selinux_type', 'proc_mount'],
-  { capabilities: table(['add', 'drop']), seccomp_profile: profile, app_armor_profile: profile },
+/** A regex (RE2 as GitLab Runner reads it) JavaScript can run; `""` reads as unset (no overwrite allowed). */
+export const regexString = optString.refine(
+  (v) => {
+    if (v === undefined) return true;
+    try {
+      goRegExp(v);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'a regular expression (Go/RE2 syntax) that JavaScript can run too' },
 );
 
-const lifecycleHandler = table([], {
-  exec: table(['command']),
-  http_get: table(['host', 'path', 'port', 'scheme'], { http_headers: table(['name', 'value']) }),
-  tcp_socket: table(['host', 'port']),
-});
+/** A Kubernetes resource quantity (`500m`, `1.5`, `2`, `512Mi`, `1G`); `""` reads as unset. */
+export const quantity = z
+  .union([z.string().refine((v) => v === '' || parseQuantity(v) !== undefined, QUANTITY_FORM), z.number().nonnegative()], { error: QUANTITY_FORM })
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : String(v)));
 
-/** The tables kubernetes-schema.ts places: `pod` ones directly under `[runners.kubernetes]`. */
-export const KUBERNETES_SUBTABLES = {
-  pod: {
-    affinity,
-    dns_config: table(['nameservers', 'searches'], { options: table(['name', 'value']) }),
-    pod_security_context: table(['fs_group', 'run_as_group', 'run_as_non_root', 'run_as_user', 'supplemental_groups', 'selinux_type'], {
-      seccomp_profile: profile,
-      app_armor_profile: profile,
-    }),
-    build_container_security_context: containerSecurityContext,
-    service_container_security_context: containerSecurityContext,
-    init_permissions_container_security_context: containerSecurityContext,
-    container_lifecycle: table([], { post_start: lifecycleHandler, pre_stop: lifecycleHandler }),
-    pod_spec: table(['name', 'patch', 'patch_path', 'patch_type']),
-    autoscaler: table(['max_pause_pods', 'pause_pod_image', 'pause_pod_image_pull_secrets', 'pause_pod_priority_class_name'], {
-      policy: table(['periods', 'timezone', 'idle_count', 'idle_time', 'scale_factor', 'scale_factor_limit', 'preemptive_mode']),
-    }),
-  },
-  containerSecurityContext,
-  csi: table(['name', 'mount_path', 'sub_path', 'driver', 'fs_type', 'read_only', 'volume_attributes']),
-  nfs: table(['name', 'mount_path', 'sub_path', 'server', 'path', 'read_only']),
-} as const;
+/** A DNS-1123 label, as Kubernetes names volumes and containers. */
+export const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a DNS-1123 label: lowercase letters, digits and "-", at most 63');
+
+/** A key table of `schema` with every key honoured; `tables` for keys that are tables, `extra` for keys it does not read. */
+export function readTable(schema: z.ZodObject, tables: Readonly<Record<string, KeyTable>> = {}, extra: Readonly<Record<string, KeyEntry>> = {}): KeyTable {
+  const keys: Record<string, KeyEntry> = {};
+  for (const name of Object.keys(schema.shape)) keys[name] = key(honoured(), tables[name]);
+  return { schema, keys: { ...keys, ...extra } };
+}

@@ -40,6 +40,8 @@ export interface NewRunnerEntry {
   docker?: Record<string, unknown>;
   /** Written as the entry's `[runners.cache]` table, its `s3`, `gcs`, `azure` as sub-tables (raw values, validated by the caller). */
   cache?: Record<string, unknown>;
+  /** Written as the entry's `[runners.kubernetes]` table, with its sub-tables (raw values, validated by the caller). */
+  kubernetes?: Record<string, unknown>;
 }
 
 const NEW_FILE_HEADER = `# ci-runner configuration; see config.example.toml for every key.
@@ -50,12 +52,14 @@ check_interval = 0
 /** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
 export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
   const text = await readOrEmpty(path);
-  const { docker, cache, ...keys } = entry;
+  const { docker, cache, kubernetes, ...keys } = entry;
   let block = `[[runners]]\n${indent(stringify(defined(keys)), '  ')}\n`;
-  for (const [name, table] of [['docker', docker], ['cache', cache]] as const) {
+  for (const [name, table] of [['docker', docker], ['cache', cache], ['kubernetes', kubernetes]] as const) {
     if (!table || Object.keys(defined(table)).length === 0) continue;
-    // smol-toml writes sub-tables as `[tmpfs]`, `[s3]`: they belong under this entry's table.
-    const body = stringify(defined(table)).replace(/^\[(.+)\]$/gm, `[runners.${name}.$1]`);
+    // smol-toml writes sub-tables as `[tmpfs]`, `[s3]` (arrays of them as `[[host_aliases]]`): they belong under this entry's table.
+    const body = stringify(defined(table))
+      .replace(/^\[\[(.+)\]\]$/gm, `[[runners.${name}.$1]]`)
+      .replace(/^\[([^[\]].*)\]$/gm, `[runners.${name}.$1]`);
     block += `  [runners.${name}]\n${indent(body, '    ')}\n`;
   }
   const base = text === '' ? NEW_FILE_HEADER : text.endsWith('\n') ? text : `${text}\n`;

@@ -23,7 +23,8 @@ const BOOL = '`true` or `false` (Go\'s ParseBool: 1, t, T, TRUE, True, 0, f, …
 const FLAGS = 'git options separated by spaces, or `none`; options that run programs, read config or reach outside the checkout are refused (see "Getting the sources" in docs/jobs.md)';
 
 const noSecrets = warned('this runner resolves no `secrets:` (Vault, cloud secret managers): the job gets none of them');
-const kubernetesOverwrite = warned('the kubernetes executor does not take overwrites from jobs yet: the `[runners.kubernetes]` settings apply');
+const kubernetesOverwrite = honoured('by the kubernetes executor, where `[runners.kubernetes]` allows it; above a bound or not matching, the job fails with GitLab Runner\'s message (docs/executors/kubernetes.md); other executors ignore it');
+const noHelperContainer = warned("ci-runner's kubernetes executor has no helper container: get_sources, artifacts and cache run on the runner");
 const noFastzip = warned('the runner\'s own archiver is used for artifacts and cache (there is no fastzip archiver to tune)');
 const noHelper = warned('there is no helper image: artifacts and cache move in the runner process');
 
@@ -79,19 +80,26 @@ export const CONTROL_VARIABLES: readonly ControlVariable[] = [
     accepts: 'a docker `config.json` document (a job variable, or the runner\'s `environment`)',
   },
   { name: 'HEALTHCHECK_TCP_PORT', support: honoured('docker: the one port waited for (a service\'s own variable, or the job\'s); kubernetes waits for no port'), default: 'every port the service image exposes', accepts: 'a TCP port' },
-  // Kubernetes overwrites (GitLab Runner's `executors/kubernetes/overwrites.go`).
+  // Kubernetes overwrites (GitLab Runner's `executors/kubernetes/overwrites.go`; ci-runner's executors/kubernetes/overwrites.ts).
   ...[
-    'KUBERNETES_NAMESPACE_OVERWRITE', 'KUBERNETES_SERVICE_ACCOUNT_OVERWRITE', 'KUBERNETES_BEARER_TOKEN',
-    'KUBERNETES_CPU_LIMIT', 'KUBERNETES_CPU_REQUEST', 'KUBERNETES_MEMORY_LIMIT', 'KUBERNETES_MEMORY_REQUEST',
-    'KUBERNETES_EPHEMERAL_STORAGE_LIMIT', 'KUBERNETES_EPHEMERAL_STORAGE_REQUEST',
-    'KUBERNETES_SERVICE_CPU_LIMIT', 'KUBERNETES_SERVICE_CPU_REQUEST', 'KUBERNETES_SERVICE_MEMORY_LIMIT', 'KUBERNETES_SERVICE_MEMORY_REQUEST',
-    'KUBERNETES_SERVICE_EPHEMERAL_STORAGE_LIMIT', 'KUBERNETES_SERVICE_EPHEMERAL_STORAGE_REQUEST',
-    'KUBERNETES_HELPER_CPU_LIMIT', 'KUBERNETES_HELPER_CPU_REQUEST', 'KUBERNETES_HELPER_MEMORY_LIMIT', 'KUBERNETES_HELPER_MEMORY_REQUEST',
-    'KUBERNETES_HELPER_EPHEMERAL_STORAGE_LIMIT', 'KUBERNETES_HELPER_EPHEMERAL_STORAGE_REQUEST',
-  ].map((name): ControlVariable => ({ name, support: kubernetesOverwrite, default: 'the `[runners.kubernetes]` setting', accepts: 'as GitLab Runner, within the `*_overwrite_allowed` / `*_overwrite_max_allowed` settings' })),
-  ...['KUBERNETES_POD_LABELS_', 'KUBERNETES_POD_ANNOTATIONS_', 'KUBERNETES_NODE_SELECTOR_', 'KUBERNETES_NODE_TOLERATIONS_'].map(
-    (name): ControlVariable => ({ name, prefix: true, support: kubernetesOverwrite, default: 'the `[runners.kubernetes]` setting', accepts: 'as GitLab Runner, within the `*_overwrite_allowed` settings' }),
+    ['KUBERNETES_NAMESPACE_OVERWRITE', '`namespace_overwrite_allowed`'],
+    ['KUBERNETES_SERVICE_ACCOUNT_OVERWRITE', '`service_account_overwrite_allowed`'],
+    ['KUBERNETES_BEARER_TOKEN', '`bearer_token_overwrite_allowed`'],
+    ...['CPU_LIMIT', 'CPU_REQUEST', 'MEMORY_LIMIT', 'MEMORY_REQUEST', 'EPHEMERAL_STORAGE_LIMIT', 'EPHEMERAL_STORAGE_REQUEST'].flatMap((kind) => [
+      [`KUBERNETES_${kind}`, `\`${kind.toLowerCase()}_overwrite_max_allowed\``],
+      [`KUBERNETES_SERVICE_${kind}`, `\`service_${kind.toLowerCase()}_overwrite_max_allowed\``],
+    ]),
+    ...['CPU_LIMIT', 'CPU_REQUEST', 'MEMORY_LIMIT', 'MEMORY_REQUEST'].map((kind) => [`KUBERNETES_POD_${kind}`, `\`pod_${kind.toLowerCase()}_overwrite_max_allowed\``]),
+  ].map(([name, key]): ControlVariable => ({ name: name ?? '', support: kubernetesOverwrite, default: 'the `[runners.kubernetes]` setting', accepts: `as GitLab Runner: within ${key ?? ''} of \`[runners.kubernetes]\`` })),
+  ...['KUBERNETES_HELPER_CPU_LIMIT', 'KUBERNETES_HELPER_CPU_REQUEST', 'KUBERNETES_HELPER_MEMORY_LIMIT', 'KUBERNETES_HELPER_MEMORY_REQUEST', 'KUBERNETES_HELPER_EPHEMERAL_STORAGE_LIMIT', 'KUBERNETES_HELPER_EPHEMERAL_STORAGE_REQUEST'].map(
+    (name): ControlVariable => ({ name, support: noHelperContainer, default: 'none', accepts: 'a Kubernetes quantity' }),
   ),
+  ...[
+    ['KUBERNETES_POD_LABELS_', 'pod_labels_overwrite_allowed'],
+    ['KUBERNETES_POD_ANNOTATIONS_', 'pod_annotations_overwrite_allowed'],
+    ['KUBERNETES_NODE_SELECTOR_', 'node_selector_overwrite_allowed'],
+    ['KUBERNETES_NODE_TOLERATIONS_', 'node_tolerations_overwrite_allowed'],
+  ].map(([name, key]): ControlVariable => ({ name: name ?? '', prefix: true, support: kubernetesOverwrite, default: 'the `[runners.kubernetes]` setting', accepts: `\`key=value\` (tolerations: \`key[=value]:effect\`) matching \`${key ?? ''}\` of \`[runners.kubernetes]\`` })),
 ];
 
 /** The table's entry for `name` (an exact entry, else a prefix one). */

@@ -20,7 +20,7 @@ export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'run-untagged', env: ['REGISTER_RUN_UNTAGGED'], kind: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags)' },
   { flag: 'locked', env: ['REGISTER_LOCKED'], kind: 'boolean', describe: 'Lock the runner to its project' },
   { flag: 'leave-runner', env: ['REGISTER_LEAVE_RUNNER'], kind: 'boolean', describe: 'Keep the runner registered when config.toml cannot be written (its token is printed instead)' },
-  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', choices: ['shell', 'docker'], describe: 'Executor (default: shell)' },
+  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', choices: ['shell', 'docker', 'kubernetes'], describe: 'Executor (default: shell)' },
   { flag: 'shell', env: ['RUNNER_SHELL'], kind: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts' },
   { flag: 'builds-dir', env: ['RUNNER_BUILDS_DIR'], kind: 'string', describe: 'Where sources are checked out' },
   { flag: 'cache-dir', env: ['RUNNER_CACHE_DIR'], kind: 'string', describe: 'Where caches are kept' },

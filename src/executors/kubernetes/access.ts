@@ -3,16 +3,39 @@
  * its namespace, asked of the API itself (SelfSubjectAccessReview), so `verify` and the agent's
  * start-up check can name the missing permission instead of a job failing on it.
  */
+import { setMaxListeners } from 'node:events';
 import { KubeApi } from './api.js';
 import { connect } from './connection.js';
 import type { KubernetesOptions } from './options.js';
 
-/** What the executor does: pods with their exec subresource (WebSocket exec is a GET before Kubernetes 1.30), and secrets. */
-export const REQUIRED_ACCESS: ReadonlyArray<{ resource: string; subresource?: string; verbs: string[] }> = [
-  { resource: 'pods', verbs: ['create', 'get', 'list', 'watch', 'delete'] },
-  { resource: 'pods', subresource: 'exec', verbs: ['create', 'get'] },
-  { resource: 'secrets', verbs: ['create', 'delete', 'list'] },
-];
+interface Access {
+  resource: string;
+  subresource?: string;
+  group?: string;
+  verbs: string[];
+  /** Cluster-wide (namespaces), not in the job namespace. */
+  cluster?: boolean;
+}
+
+/**
+ * What the executor does, as this `[runners.kubernetes]` has it do: pods with their exec subresource
+ * (WebSocket exec is a GET before Kubernetes 1.30) and secrets always; the pod's warning events
+ * (`print_pod_warning_events`), the service account and pull secrets read
+ * (`resource_availability_check_max_attempts`), PodDisruptionBudgets and namespaces where those keys
+ * ask for them.
+ */
+export function requiredAccess(o: KubernetesOptions): Access[] {
+  const checks = o.resource_availability_check_max_attempts > 0;
+  return [
+    { resource: 'pods', verbs: ['create', 'get', 'list', 'watch', 'delete'] },
+    { resource: 'pods', subresource: 'exec', verbs: ['create', 'get'] },
+    { resource: 'secrets', verbs: ['create', 'delete', 'list', ...(checks ? ['get'] : [])] },
+    ...(o.print_pod_warning_events ? [{ resource: 'events', verbs: ['list'] }] : []),
+    ...(checks && o.service_account ? [{ resource: 'serviceaccounts', verbs: ['get'] }] : []),
+    ...(o.pod_disruption_budget ? [{ resource: 'poddisruptionbudgets', group: 'policy', verbs: ['create', 'delete'] }] : []),
+    ...(o.namespace_per_job ? [{ resource: 'namespaces', verbs: ['create', 'delete'], cluster: true }] : []),
+  ];
+}
 
 export interface AccessReport {
   /** The server and where its settings came from, e.g. `https://127.0.0.1:6443 (from KUBECONFIG /x)`. */
@@ -29,11 +52,14 @@ export async function checkAccess(options: KubernetesOptions, signal?: AbortSign
   const target = `${connection.server} (from ${connection.source})`;
   const version = await api.call('asking the API server for its version', signal, (o) => api.version.getCode(o));
   const namespace = options.namespace;
-  const checks = REQUIRED_ACCESS.flatMap(({ resource, subresource, verbs }) => verbs.map((verb) => ({ resource, subresource, verb })));
+  const checks = requiredAccess(options).flatMap(({ verbs, ...access }) => verbs.map((verb) => ({ ...access, verb })));
+  // Each check's request listens on the signal while it runs.
+  if (signal) setMaxListeners(checks.length + 10, signal);
   const answers = await Promise.all(
-    checks.map(async ({ resource, subresource, verb }) => {
+    checks.map(async ({ resource, subresource, group, verb, cluster }) => {
+      const attributes = { ...(cluster ? {} : { namespace }), verb, resource, ...(subresource ? { subresource } : {}), ...(group ? { group } : {}) };
       const review = await api.call(`checking whether the account may ${verb} ${resource}${subresource ? `/${subresource}` : ''}`, signal, (o) =>
-        api.authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { namespace, verb, resource, ...(subresource ? { subresource } : {}) } } } }, o),
+        api.authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } }, o),
       );
       return review.status?.allowed === true;
     }),

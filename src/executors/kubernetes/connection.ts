@@ -1,7 +1,10 @@
 /**
- * Which cluster, as whom: GitLab Runner's order. `host` with `bearer_token`, `ca_file` and
- * `cert_file`/`key_file` from `[runners.kubernetes]`; else the file KUBECONFIG names; else the pod's
- * service account when the runner itself runs in a pod (KUBERNETES_SERVICE_HOST); else ~/.kube/config.
+ * Which cluster, as whom: `host` with `bearer_token`, `ca_file` and `cert_file`/`key_file` from
+ * `[runners.kubernetes]`; else the file KUBECONFIG names; else the pod's service account when the
+ * runner itself runs in a pod (KUBERNETES_SERVICE_HOST); else ~/.kube/config. A kubeconfig file is
+ * read at its `context` when that key names one (kubectl's `--context`). A job's bearer token
+ * (KUBERNETES_BEARER_TOKEN, where `bearer_token_overwrite_allowed`) replaces the account's
+ * credentials, as GitLab Runner's does.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -24,10 +27,10 @@ export interface Connection {
   server: string;
 }
 
-type ConnectionKeys = Pick<KubernetesOptions, 'host' | 'bearer_token' | 'ca_file' | 'cert_file' | 'key_file'>;
+type ConnectionKeys = Pick<KubernetesOptions, 'host' | 'bearer_token' | 'ca_file' | 'cert_file' | 'key_file' | 'context'>;
 
 /** Builds the client configuration; throws {@link KubernetesConfigError} with what to fix. */
-export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = process.env): Connection {
+export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = process.env, bearerToken?: string): Connection {
   const config = new KubeConfig();
   let source: string;
   if (options.host) {
@@ -37,7 +40,8 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
     }
     if (Boolean(options.cert_file) !== Boolean(options.key_file)) throw new KubernetesConfigError('[runners.kubernetes] cert_file and key_file go together: set both or neither');
     config.loadFromOptions({
-      clusters: [{ name: 'runner', server: options.host.replace(/\/+$/, ''), skipTLSVerify: false, ...(options.ca_file ? { caFile: options.ca_file } : {}) }],
+      // Plain http:// has no TLS to verify; the library refuses it unless told so.
+      clusters: [{ name: 'runner', server: options.host.replace(/\/+$/, ''), skipTLSVerify: options.host.startsWith('http://'), ...(options.ca_file ? { caFile: options.ca_file } : {}) }],
       users: [{ name: 'runner', ...(options.bearer_token ? { token: options.bearer_token } : {}), ...(options.cert_file ? { certFile: options.cert_file, keyFile: options.key_file } : {}) }],
       contexts: [{ name: 'runner', cluster: 'runner', user: 'runner' }],
       currentContext: 'runner',
@@ -47,8 +51,22 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
     const files = env.KUBECONFIG.split(':').filter(Boolean);
     const missing = files.find((file) => !existsSync(file));
     if (missing) throw new KubernetesConfigError(`KUBECONFIG names "${missing}", which does not exist`);
-    load(config, () => config.loadFromDefault({}, false), `KUBECONFIG ${env.KUBECONFIG}`);
+    // As the library's loadFromDefault does, but from `env` (it reads process.env).
+    load(
+      config,
+      () => {
+        const [first = '', ...more] = files;
+        config.loadFromFile(first);
+        for (const file of more) {
+          const next = new KubeConfig();
+          next.loadFromFile(file);
+          config.mergeConfig(next, false);
+        }
+      },
+      `KUBECONFIG ${env.KUBECONFIG}`,
+    );
     source = `KUBECONFIG ${env.KUBECONFIG}`;
+    useContext(config, options.context, source);
   } else if (env.KUBERNETES_SERVICE_HOST) {
     load(config, () => config.loadFromCluster(), 'the in-cluster service account');
     source = 'the pod\'s service account';
@@ -59,10 +77,25 @@ export function connect(options: ConnectionKeys, env: NodeJS.ProcessEnv = proces
     }
     load(config, () => config.loadFromFile(file), file);
     source = file;
+    useContext(config, options.context, source);
   }
   const cluster = config.getCurrentCluster();
   if (!cluster) throw new KubernetesConfigError(`${source}: no current cluster (check current-context)`);
+  if (bearerToken) withToken(config, bearerToken);
   return { config, source, server: cluster.server };
+}
+
+/** `[runners.kubernetes] context`, when set: it must be one of the file's. */
+function useContext(config: KubeConfig, context: string | undefined, source: string): void {
+  if (!context) return;
+  if (!config.getContextObject(context)) throw new KubernetesConfigError(`[runners.kubernetes] context "${context}" is not a context of ${source} (it has ${config.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+  config.setCurrentContext(context);
+}
+
+/** The current user's token replaced (its other credentials kept, as client-go keeps them). */
+function withToken(config: KubeConfig, token: string): void {
+  const current = config.getCurrentUser();
+  config.users = config.users.map((user) => (user.name === current?.name ? { ...user, token } : user));
 }
 
 function load(config: KubeConfig, fn: () => void, what: string): void {

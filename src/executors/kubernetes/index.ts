@@ -1,34 +1,35 @@
 /**
- * The kubernetes executor: each job is one pod in `[runners.kubernetes] namespace`, its build
- * container from the job's image and its services as sidecars (pod-spec.ts). The pod needs no route
- * to the coordinator: get_sources runs on the runner (`host`), artifacts and cache are the runner's,
- * and files cross through exec (transfer.ts): the checkout into the pod with the first stage, the
- * build's work back out before the runner archives it (`collect`). Every stage is one exec (stage.ts).
- * The pod starts while the runner fetches the sources (`prepare` creates it, `ready` waits for it).
- * The pod and its secrets carry the job's labels and are deleted in `cleanup`, whatever the outcome.
+ * The kubernetes executor: each job is one pod in `[runners.kubernetes] namespace` (or the one the job
+ * may choose, or its own), its build container from the job's image and its services as sidecars
+ * (pod-spec.ts, job-plan.ts). The pod needs no route to the coordinator: get_sources runs on the
+ * runner (`host`), artifacts and cache are the runner's, and files cross through exec (transfer.ts):
+ * the checkout into the pod with the first stage, the build's work back out before the runner archives
+ * it (`collect`). Every stage is one exec (stage.ts). The pod starts while the runner fetches the
+ * sources (`prepare` creates it, `ready` waits for it). The pod, its secrets and whatever else the job
+ * made carry the job's labels and are deleted in `cleanup`, whatever the outcome, within
+ * `cleanup_resources_timeout`.
  */
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import type { V1Secret } from '@kubernetes/client-node';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log/index.js';
-import type { ServiceOptions } from '../../protocol/types.js';
-import { expandName } from '../docker/image.js';
-import { verifyAllowedImage } from '../common/image-policy.js';
-import { serviceAliases, serviceEnvironment } from '../docker/services.js';
+import { serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
 import { fileVariablePaths } from '../file-variables.js';
 import { generateScript } from '../shell/script.js';
-import type { Executor, ExportedVariable, PrepareRequest, StageRequest, StageResult } from '../types.js';
+import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
 import { isNotFound, KubeApi } from './api.js';
 import { connect, KubernetesConfigError } from './connection.js';
-import { currentOwner, jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import { JobPod } from './job-pod.js';
-import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
-import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, serviceSecretKey, type PodPlan } from './pod-spec.js';
-import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
-import { dockerAuthConfig } from '../docker-auth-config.js';
+import { planJob, type JobPlan } from './job-plan.js';
+import { checkResources, createDisruptionBudget, createNamespace, deleteDisruptionBudget, deleteNamespace } from './job-resources.js';
+import { currentOwner, LABELS, type Owner } from './labels.js';
+import type { KubernetesOptions } from './options.js';
+import { patchPodSpec } from './pod-patch.js';
+import { BUILD_CONTAINER, podSpec, POD_BUILDS_DIR, serviceSecretKey, type PodPlan } from './pod-spec.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
 import { collectProject, DEFAULT_COLLECT_LIMIT_BYTES, packPaths, type CollectLimit } from './transfer.js';
@@ -36,6 +37,8 @@ import { collectProject, DEFAULT_COLLECT_LIMIT_BYTES, packPaths, type CollectLim
 export interface KubernetesExecutorOptions {
   kubernetes: KubernetesOptions;
   runnerToken: string;
+  /** The entry's `name`, for GitLab Runner's `manager.runner.gitlab.com/name` label. */
+  runnerName?: string;
   /** Time between SIGTERM and SIGKILL, ms: for a stopped stage, and the pod's grace period unless configured. */
   killGraceMs: number;
   /** Runs get_sources on the runner (a shell executor). */
@@ -53,6 +56,10 @@ interface JobState {
   /** Made at the end of prepare. */
   pod?: JobPod;
   secrets: string[];
+  /** The job's own namespace, when `namespace_per_job` made one. */
+  ownNamespace?: string;
+  /** The PodDisruptionBudget made for the pod. */
+  disruptionBudget?: string;
   slotDir: string;
   projectDir: string;
   stateDir: string;
@@ -78,65 +85,51 @@ export class KubernetesExecutor implements Executor {
 
   async prepare(request: PrepareRequest): Promise<void> {
     const o = this.options.kubernetes;
-    const { build } = request;
-    const image = expandName(build.options.image ?? '', request.variables) || o.image;
-    if (!image) throw new ExecutorSetupError('NO_IMAGE', 'no image: the job names none and [runners.kubernetes] image is not set');
-    // The runner's default image is always allowed (GitLab Runner's internal images), for services too.
-    const internal = o.image ? [o.image] : [];
-    verifyAllowedImage({ image, list: 'images', allowed: o.allowed_images, internal, log: request.log });
-    // v4 sends the job's services as objects (alias, entrypoint, command); v1 by name.
-    const specs: ServiceOptions[] = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
-    const jobServices: KubernetesService[] = specs.map(({ name, alias, entrypoint, command, executor_opts: opts, variables }) => ({
-      name,
-      ...(alias ? { alias } : {}),
-      ...(entrypoint ? { entrypoint } : {}),
-      ...(command ? { command } : {}),
-      runAs: kubernetesUser(opts, request.variables, `service ${name}`),
-      ...(variables && variables.length > 0 ? { ownVariables: variables.map((v) => v.key).filter((key) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) } : {}),
-    }));
-    const serviceOwn = [...o.services.map(() => []), ...specs.map((s) => serviceOwnVariables(s.variables, request.variables))];
-    const services = [...o.services, ...jobServices].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
-    for (const s of services) verifyAllowedImage({ image: s.name, list: 'services', allowed: o.allowed_services, internal, log: request.log });
+    const owner = this.options.owner ?? currentOwner();
+    const plan = planJob({ o, request, owner, runnerToken: this.options.runnerToken, runnerName: this.options.runnerName ?? '', terminationGraceSeconds: this.graceSeconds() });
     let api: KubeApi;
     try {
-      api = new KubeApi(connect(o));
+      api = new KubeApi(connect(o, process.env, plan.pod.overwrites.bearerToken), { limit: o.retry_limit, backoffMaxMs: o.retry_backoff_max, limits: o.retry_limits });
     } catch (error) {
       if (error instanceof KubernetesConfigError) throw new ExecutorSetupError('KUBERNETES_CONFIG', error.message, { cause: error });
       throw error;
     }
-    const owner = this.options.owner ?? currentOwner();
-    const podName = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
-    const labels = jobLabels(this.options.runnerToken, build.id, request.slot, owner);
-    const namespace = o.namespace;
+    const { namespace } = plan.pod;
     const job: JobState = { api, namespace, secrets: [], slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, synced: false };
     this.job = job;
+    if (o.namespace_per_job) {
+      await createNamespace(api, namespace, plan.ownLabels, request.signal);
+      job.ownNamespace = namespace;
+    }
     request.log(`Using Kubernetes namespace: ${namespace}`);
-    request.log(`Using Kubernetes executor with image ${image} ...`);
-    const plan: PodPlan = {
-      name: podName,
-      namespace,
-      labels,
-      annotations: {
-        [`${LABEL_PREFIX}/job-name`]: build.name,
-        [`${LABEL_PREFIX}/project`]: labelValue(build.project_name || String(build.project_id)),
-        ...(owner.pod ? { [OWNER_POD_ANNOTATION]: `${owner.pod.namespace}/${owner.pod.name}` } : {}),
-      },
-      image,
-      ...(build.options.imageEntrypoint ? { entrypoint: build.options.imageEntrypoint } : {}),
-      runAs: kubernetesUser(build.options.imageExecutorOpts, request.variables, 'image'),
-      ...jobPullPolicies(o.pull_policy, build.options.imagePullPolicy),
-      services: services.map((s) => withHostnames(s, request.warn)),
-      terminationGraceSeconds: this.graceSeconds(),
-    };
-    await this.createSecrets(job, plan, request, serviceOwn);
+    request.log(`Using Kubernetes executor with image ${plan.pod.image} ...`);
+    const pullSecrets = o.use_service_account_image_pull_secrets ? [] : o.image_pull_secrets;
+    await checkResources(api, { namespace, ...(plan.pod.overwrites.serviceAccount ? { serviceAccount: plan.pod.overwrites.serviceAccount } : {}), pullSecrets, attempts: o.resource_availability_check_max_attempts, signal: request.signal });
+    await this.createSecrets(job, plan, request);
     // The pod starts while the runner fetches the sources; `ready` waits for it.
-    job.pod = new JobPod(api, plan, o, { log: request.log, warn: request.warn }, request.signal);
+    job.pod = new JobPod(api, plan.pod, { spec: (name, attempt) => this.spec({ ...plan.pod, name }, attempt, plan, request), created: (pod, signal) => this.podCreated(job, pod, plan, signal) }, o, { log: request.log, warn: request.warn }, request.signal);
+  }
+
+  /** One attempt's pod: the spec, then the `pod_spec` patches where they apply. */
+  private async spec(pod: PodPlan, attempt: Record<string, number>, plan: JobPlan, request: PrepareRequest): Promise<V1Pod> {
+    const o = this.options.kubernetes;
+    const body = podSpec(pod, o, attempt);
+    if (!plan.patchPodSpec || !body.spec) return body;
+    return { ...body, spec: await patchPodSpec(body.spec, o.pod_spec, request.warn) };
+  }
+
+  /** Once a pod exists: its PodDisruptionBudget (the first pod's; later ones carry the same labels). */
+  private async podCreated(job: JobState, pod: V1Pod, plan: JobPlan, signal: AbortSignal): Promise<void> {
+    if (!this.options.kubernetes.pod_disruption_budget || job.disruptionBudget) return;
+    const selector = { [LABELS.runner]: plan.ownLabels[LABELS.runner] ?? '', [LABELS.job]: plan.ownLabels[LABELS.job] ?? '' };
+    job.disruptionBudget = await createDisruptionBudget(job.api, pod, selector, signal);
   }
 
   /** The services' environment and the job's registry credentials, as Secrets the pod refers to. */
-  private async createSecrets(job: JobState, plan: PodPlan, request: PrepareRequest, serviceOwn: ExportedVariable[][]): Promise<void> {
+  private async createSecrets(job: JobState, plan: JobPlan, request: PrepareRequest): Promise<void> {
     const { build } = request;
     const { api, namespace } = job;
+    const pod = plan.pod;
     const create = async (name: string, body: V1Secret): Promise<string> => {
       await api.call(`creating secret ${name}`, request.signal, (c) => api.core.createNamespacedSecret({ namespace, body }, c)).catch((error: unknown) => {
         request.signal.throwIfAborted();
@@ -145,20 +138,20 @@ export class KubernetesExecutor implements Executor {
       job.secrets.push(name);
       return name;
     };
-    if (plan.services.length > 0) {
+    if (pod.services.length > 0) {
       const secrets = [build.token, this.options.runnerToken];
       const env = serviceEnvironment(request.variables, secrets);
       // Each service's own variables, under keys of their own (pod-spec.ts's serviceSecretKey).
-      serviceOwn.forEach((own, i) => {
+      plan.serviceOwn.forEach((own, i) => {
         for (const [name, value] of Object.entries(serviceEnvironment(own, secrets))) env[serviceSecretKey(i, name)] = value;
       });
-      plan.serviceEnvSecret = await create(`${plan.name}-services`, environmentSecret(`${plan.name}-services`, namespace, plan.labels, env));
+      pod.serviceEnvSecret = await create(`${pod.name}-services`, environmentSecret(`${pod.name}-services`, namespace, plan.ownLabels, env));
     }
     const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
     for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
     if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
     const dockerConfig = registryConfig(build.credentials, authConfig.auths);
-    if (dockerConfig) plan.registrySecret = await create(`${plan.name}-registry`, registrySecret(`${plan.name}-registry`, namespace, plan.labels, dockerConfig));
+    if (dockerConfig) pod.registrySecret = await create(`${pod.name}-registry`, registrySecret(`${pod.name}-registry`, namespace, plan.ownLabels, dockerConfig));
   }
 
   async ready(signal: AbortSignal): Promise<void> {
@@ -215,22 +208,27 @@ export class KubernetesExecutor implements Executor {
     });
   }
 
+  /** Deletes what the job made: pod, secrets, PodDisruptionBudget, its own namespace; within `cleanup_resources_timeout`. */
   async cleanup(): Promise<void> {
     const job = this.job;
+    const o = this.options.kubernetes;
+    const signal = AbortSignal.timeout(o.cleanup_resources_timeout);
     try {
       if (job?.pod) {
         job.pod.abandon();
         await job.pod.started.catch(() => undefined);
         // A pod that never ran has nothing to stop gracefully; Kubernetes 1.20's kubelet may also hold
         // one whose image it could not get in Terminating for minutes.
-        const failed = await job.pod.delete(this.graceSeconds());
+        const failed = await job.pod.delete(o.cleanup_grace_period_seconds ?? this.graceSeconds(), signal);
         if (failed) this.warn(failed, `deleting pod ${job.pod.name} failed`);
       }
       for (const name of job?.secrets ?? []) {
-        await job?.api.call(`deleting secret ${name}`, undefined, (c) => job.api.core.deleteNamespacedSecret({ name, namespace: job.namespace }, c)).catch((error: unknown) => {
+        await job?.api.call(`deleting secret ${name}`, signal, (c) => job.api.core.deleteNamespacedSecret({ name, namespace: job.namespace }, c)).catch((error: unknown) => {
           if (!isNotFound(error)) this.warn(error, `deleting secret ${name} failed`);
         });
       }
+      if (job?.disruptionBudget) await deleteDisruptionBudget(job.api, job.namespace, job.disruptionBudget, signal).catch((error: unknown) => this.warn(error, `deleting PodDisruptionBudget ${job.disruptionBudget} failed`));
+      if (job?.ownNamespace) await deleteNamespace(job.api, job.ownNamespace, signal).catch((error: unknown) => this.warn(error, `deleting namespace ${job.ownNamespace} failed`));
     } finally {
       await this.host.cleanup();
     }
@@ -251,30 +249,4 @@ function collectLimit(extractLimitBytes: number): CollectLimit {
   return extractLimitBytes > 0
     ? { bytes: extractLimitBytes, setting: 'artifacts_extract_limit' }
     : { bytes: DEFAULT_COLLECT_LIMIT_BYTES, setting: 'the copy-back\'s limit when artifacts_extract_limit is not set' };
-}
-
-/**
- * A service with the names it answers to: GitLab Runner's aliases where Kubernetes takes them as host
- * names. The names made from the image often are not (`group__image`); an alias the user gave that is
- * not gets a warning.
- */
-/**
- * The job's `image: { pull_policy }`, tried in order instead of the runner's: only policies the
- * runner's `pull_policy` lists (when it lists any), as GitLab Runner allows them.
- */
-function jobPullPolicies(runner: readonly KubernetesPullPolicy[], job: readonly KubernetesPullPolicy[] | undefined): { pullPolicies?: KubernetesPullPolicy[] } {
-  if (!job || job.length === 0) return {};
-  const refused = runner.length > 0 ? job.filter((policy) => !runner.includes(policy)) : [];
-  if (refused.length > 0) {
-    throw new ExecutorSetupError('PULL_POLICY_NOT_ALLOWED', `the image's pull_policy ${refused.join(', ')} is not allowed by [runners.kubernetes] pull_policy (${runner.join(', ')})`);
-  }
-  return { pullPolicies: [...job] };
-}
-
-function withHostnames(service: KubernetesService, warn: (line: string) => void): KubernetesService & { hostnames: string[] } {
-  const all = serviceAliases(service);
-  const derived = serviceAliases({ name: service.name });
-  const refused = serviceHostnames(all.filter((alias) => !derived.includes(alias))).refused;
-  if (refused.length > 0) warn(`WARNING: service ${service.name}: the alias ${refused.map((a) => `"${a}"`).join(', ')} cannot be a host name in Kubernetes; reach the service by another alias or at localhost`);
-  return { ...service, hostnames: serviceHostnames(all).valid };
 }

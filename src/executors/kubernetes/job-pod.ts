@@ -4,23 +4,33 @@
  * or cannot. Without services, the build container counts as running as soon as an exec into it
  * finds the waiting shell's marker (so an ENTRYPOINT that never runs its command is not taken for a
  * start): the kubelet reports a started container only at its next relist (once a second), so the
- * status would say so up to a second later. When the image cannot be pulled and `[runners.kubernetes] pull_policy` lists another
- * policy, a new pod is made with it (under a new name: the old one may still be terminating). What
- * the start has to say is held back until `release()`, so it does not split get_sources' output.
+ * status would say so up to a second later. When a container's image cannot be pulled and its pull
+ * policies list another one, a new pod is made with it (under a new name: the old one may still be
+ * terminating), as GitLab Runner's pull manager does, per container. A pod that does not start has
+ * its warning events shown (`print_pod_warning_events`). What the start has to say is held back until
+ * `release()`, so it does not split get_sources' output.
  */
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { ExecutorSetupError } from '../types.js';
-import { isNotFound, type KubeApi } from './api.js';
-import type { KubernetesOptions, KubernetesPullPolicy } from './options.js';
+import { isNotFound, KubernetesApiError, type KubeApi } from './api.js';
+import type { KubernetesOptions } from './options.js';
 import { podExec, type ExecTarget } from './exec.js';
-import { BUILD_CONTAINER, podSpec, WAITING_MARKER, type PodPlan } from './pod-spec.js';
+import { BUILD_CONTAINER, pullPolicyAt, WAITING_MARKER, type PodPlan, type PullAttempt, type PullChoice } from './pod-spec.js';
 import { judgePod, waitForPod, type PodVerdict } from './pod-wait.js';
 
 export interface PodOutput {
   log: (line: string) => void;
   warn: (line: string) => void;
+}
+
+/** How the executor makes each attempt's pod, and what it does once one exists. */
+export interface PodMaker {
+  /** The pod to create under `name`, with each container's pull policy at `attempt`. */
+  spec(name: string, attempt: PullAttempt): Promise<V1Pod>;
+  /** After a pod was created (a PodDisruptionBudget for it). */
+  created?(pod: V1Pod, signal: AbortSignal): Promise<void>;
 }
 
 export class JobPod {
@@ -33,10 +43,12 @@ export class JobPod {
   readonly started: Promise<void>;
   private readonly stopping = new AbortController();
   private held: Array<() => void> | undefined = [];
+  private readonly seenEvents = new Set<string>();
 
   constructor(
     private readonly api: KubeApi,
     private readonly plan: PodPlan,
+    private readonly maker: PodMaker,
     private readonly options: KubernetesOptions,
     private readonly output: PodOutput,
     signal: AbortSignal,
@@ -63,15 +75,17 @@ export class JobPod {
     this.stopping.abort(new Error('the job no longer needs its pod'));
   }
 
-  /** Deletes the current pod; one that never ran at once, else with `graceSeconds`. Never rejects: returns the failure. */
-  async delete(graceSeconds: number): Promise<Error | undefined> {
+  /** Deletes the current pod; one that never ran at once, else with `graceSeconds` (undefined: the pod's own). Never rejects: returns the failure. */
+  async delete(graceSeconds: number | undefined, signal?: AbortSignal): Promise<Error | undefined> {
     if (!this.created) return undefined;
     const name = this.name;
     const grace = this.ran ? graceSeconds : 0;
-    return this.api.call(`deleting pod ${name}`, undefined, (c) => this.api.core.deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: grace }, c)).then(
-      () => undefined,
-      (error: unknown) => (isNotFound(error) ? undefined : (error as Error)),
-    );
+    return this.api
+      .call(`deleting pod ${name}`, signal, (c) => this.api.core.deleteNamespacedPod({ name, namespace: this.namespace, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) }, c))
+      .then(
+        () => undefined,
+        (error: unknown) => (isNotFound(error) ? undefined : (error as Error)),
+      );
   }
 
   /** The status watch, and for a pod without services the exec probe: whichever knows first. */
@@ -110,32 +124,78 @@ export class JobPod {
   }
 
   private async start(signal: AbortSignal): Promise<void> {
-    const o = this.options;
-    const wanted = this.plan.pullPolicies ?? o.pull_policy;
-    const policies: Array<KubernetesPullPolicy | undefined> = wanted.length > 0 ? wanted : [undefined];
     const began = Date.now();
-    for (const [i, policy] of policies.entries()) {
-      this.name = i === 0 ? this.plan.name : `${this.plan.name}-${i}`;
-      const body: V1Pod = podSpec({ ...this.plan, name: this.name, ...(policy ? { pullPolicy: policy } : {}) }, o);
-      await this.api.call(`creating pod ${this.name}`, signal, (c) => this.api.core.createNamespacedPod({ namespace: this.namespace, body }, c)).catch((error: unknown) => {
-        signal.throwIfAborted();
-        throw new ExecutorSetupError('POD_CREATE', (error as Error).message, { cause: error });
-      });
+    const attempt: Record<string, number> = {};
+    for (let n = 0; ; n += 1) {
+      this.name = n === 0 ? this.plan.name : `${this.plan.name}-${n}`;
+      const body = await this.maker.spec(this.name, attempt);
+      const pod = await this.create(body, signal);
       this.created = true;
-      const verdict = await this.wait(signal);
+      await this.maker.created?.(pod, signal);
+      const verdict = await this.wait(signal).catch(async (error: unknown) => {
+        if (!signal.aborted) await this.warningEvents();
+        throw error;
+      });
       if (verdict.kind === 'running') {
         this.ran = true;
         this.say('log', `Running in pod ${this.namespace}/${this.name} (started in ${((Date.now() - began) / 1000).toFixed(2)} s)`);
         for (const { detail } of verdict.exited) this.say('warn', `WARNING: service ${detail} before the job started`);
         return;
       }
-      const next = policies[i + 1];
-      if (!next) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`);
-      this.say('warn', `WARNING: ${verdict.reason}; trying again with pull_policy = ${next}`);
+      await this.warningEvents();
+      const policies = this.policiesOf(verdict.container);
+      const used = attempt[verdict.container] ?? 0;
+      const next = used + 1 < policies.length ? pullPolicyAt(policies, used + 1) : undefined;
+      this.say('warn', `WARNING: Failed to pull image "${verdict.image}" for container "${verdict.container}" with policy "${policyName(pullPolicyAt(policies, used))}": ${verdict.reason}`);
+      if (used + 1 >= policies.length) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`);
+      attempt[verdict.container] = used + 1;
+      this.say('log', `Attempt #${n + 2}: Trying "${policyName(next)}" pull policy for "${verdict.image}" image for container "${verdict.container}"`);
       await this.delete(0);
     }
   }
+
+  /** Creates the pod; one that exists already (a retried create that had gone through) is read. */
+  private async create(body: V1Pod, signal: AbortSignal): Promise<V1Pod> {
+    const { api, namespace, name } = this;
+    try {
+      return await api.call(`creating pod ${name}`, signal, (c) => api.core.createNamespacedPod({ namespace, body }, c));
+    } catch (error) {
+      signal.throwIfAborted();
+      if (error instanceof KubernetesApiError && error.status === 409) {
+        const existing = await api.call(`reading pod ${name}`, signal, (c) => api.core.readNamespacedPod({ name, namespace }, c)).catch(() => undefined);
+        if (existing && existing.metadata?.labels?.['ci-runner/job'] === body.metadata?.labels?.['ci-runner/job']) return existing;
+      }
+      throw new ExecutorSetupError('POD_CREATE', (error as Error).message, { cause: error });
+    }
+  }
+
+  private policiesOf(container: string): PullChoice[] {
+    if (container === BUILD_CONTAINER) return this.plan.pullPolicies;
+    return this.plan.services.find((s) => s.container === container)?.pullPolicies ?? [undefined];
+  }
+
+  /** `print_pod_warning_events`: the pod's warning events not shown yet, oldest first, as GitLab Runner words them. */
+  private async warningEvents(): Promise<void> {
+    if (!this.options.print_pod_warning_events) return;
+    const { api, namespace, name } = this;
+    const list = await api.call(`listing the events of pod ${name}`, undefined, (c) => api.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name},type=Warning`, limit: 200 }, c)).catch((error: unknown) => {
+      this.say('warn', `WARNING: the pod's warning events could not be read (print_pod_warning_events): ${(error as Error).message}`);
+    });
+    const events = (list?.items ?? []).filter((e) => !this.seenEvents.has(eventKey(e))).sort((a, b) => eventTime(a) - eventTime(b));
+    for (const event of events) {
+      this.seenEvents.add(eventKey(event));
+      this.say('warn', `WARNING: Event retrieved from the cluster: ${event.message ?? event.reason ?? ''}`);
+    }
+  }
 }
+
+/** Kubernetes' name of a pull policy; `""` for the cluster's default, as GitLab Runner prints it. */
+function policyName(policy: PullChoice): string {
+  return policy === undefined ? '' : { always: 'Always', 'if-not-present': 'IfNotPresent', never: 'Never' }[policy];
+}
+
+const eventKey = (e: CoreV1Event): string => `${e.metadata?.uid ?? ''}:${e.count ?? 0}`;
+const eventTime = (e: CoreV1Event): number => new Date(e.series?.lastObservedTime ?? e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? 0).getTime();
 
 /** How long exec is tried as a sign of life; after that the status watch alone decides. */
 const PROBE_FOR_MS = 15_000;

@@ -19,7 +19,7 @@ const PULL_FAILED = new Set(['ErrImagePull', 'ImagePullBackOff']);
 export type PodVerdict =
   | { kind: 'running'; exited: Array<{ container: string; detail: string }> }
   | { kind: 'waiting'; reason: string }
-  | { kind: 'pull-failed'; reason: string }
+  | { kind: 'pull-failed'; reason: string; container: string; image: string }
   | { kind: 'failed'; reason: string };
 
 /** What a pod's status says about its start (pure, for tests). */
@@ -39,7 +39,7 @@ export function judgePod(pod: V1Pod): PodVerdict {
     if (!waiting?.reason) continue;
     const text = `${s.name === BUILD_CONTAINER ? 'build container' : `service container ${s.name} (${s.image})`}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
     if (FATAL_WAITING.has(waiting.reason)) return { kind: 'failed', reason: text };
-    if (PULL_FAILED.has(waiting.reason)) return { kind: 'pull-failed', reason: text };
+    if (PULL_FAILED.has(waiting.reason)) return { kind: 'pull-failed', reason: text, container: s.name, image: s.image };
   }
   const phase = pod.status?.phase ?? 'Pending';
   if (phase === 'Failed' || phase === 'Succeeded') return { kind: 'failed', reason: `the pod ended (${phase})${pod.status?.message ? `: ${pod.status.message}` : ''}` };
@@ -79,6 +79,7 @@ export async function waitForPod(api: KubeApi, options: WaitOptions): Promise<Po
   const done = new AbortController();
   const signal = AbortSignal.any([options.signal, done.signal]);
   let lastReason = '';
+  let lastPhase = 'Unknown';
   return new Promise((resolve, reject) => {
     const finish = (outcome: { value?: PodVerdict & { kind: 'running' | 'pull-failed' }; error?: unknown }): void => {
       if (done.signal.aborted) return;
@@ -89,6 +90,7 @@ export async function waitForPod(api: KubeApi, options: WaitOptions): Promise<Po
       else reject(outcome.error);
     };
     const judge = (pod: V1Pod): void => {
+      lastPhase = pod.status?.phase ?? lastPhase;
       const verdict = judgePod(pod);
       if (verdict.kind === 'running' || verdict.kind === 'pull-failed') finish({ value: verdict });
       else if (verdict.kind === 'failed') finish({ error: new ExecutorSetupError('POD_FAILED', `pod ${namespace}/${name}: ${verdict.reason}`) });
@@ -103,7 +105,8 @@ export async function waitForPod(api: KubeApi, options: WaitOptions): Promise<Po
       });
     };
     const deadline = setTimeout(() => {
-      finish({ error: new ExecutorSetupError('POD_TIMEOUT', `pod ${namespace}/${name} did not start within poll_timeout (${options.pollTimeoutS} s): ${lastReason || 'Pending'}`) });
+      const why = `timed out waiting for pod to start (last phase: ${lastPhase})`;
+      finish({ error: new ExecutorSetupError('POD_TIMEOUT', `pod ${namespace}/${name} did not start within poll_timeout (${options.pollTimeoutS} s): ${lastReason || why}`) });
     }, options.pollTimeoutS * 1000);
     const poll = setInterval(read, options.pollIntervalS * 1000);
     options.signal.addEventListener('abort', () => finish({ error: options.signal.reason }), { once: true, signal: done.signal });

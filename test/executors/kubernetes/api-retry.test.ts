@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KubeApi, KubernetesApiError } from '../../../src/executors/kubernetes/api.js';
+import { KubeApi, KubernetesApiError, type ApiRetry } from '../../../src/executors/kubernetes/api.js';
 import { connect } from '../../../src/executors/kubernetes/connection.js';
 import { createPki, type Pki } from '../../helpers/pki.js';
 
@@ -21,19 +21,25 @@ beforeAll(async () => {
 });
 afterEach(() => server?.close());
 
-/** An apiserver whose answers to POST pods are `answers` in turn (the last one repeated). */
-async function apiserver(answers: Array<{ status: number; headers?: Record<string, string>; body: unknown }>): Promise<{ api: KubeApi; posts: number[] }> {
+type Answer = { status: number; headers?: Record<string, string>; body: unknown } | 'reset';
+
+/** An apiserver whose answers to POST pods are `answers` in turn (the last one repeated); `reset` drops the connection. */
+async function apiserver(answers: Answer[], retry?: ApiRetry): Promise<{ api: KubeApi; posts: number[] }> {
   const posts: number[] = [];
   server = createServer({ cert: await readFile(pki.serverCert), key: await readFile(pki.serverKey) }, (req, res) => {
     req.resume();
     const answer = answers[Math.min(posts.length, answers.length - 1)]!;
     posts.push(Date.now());
+    if (answer === 'reset') {
+      req.socket.destroy();
+      return;
+    }
     res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
     res.end(JSON.stringify(answer.body));
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { api: new KubeApi(connect({ host: `https://127.0.0.1:${port}`, bearer_token: 't', ca_file: pki.caCert })), posts };
+  return { api: new KubeApi(connect({ host: `https://127.0.0.1:${port}`, bearer_token: 't', ca_file: pki.caCert }), retry), posts };
 }
 
 const create = (api: KubeApi, signal?: AbortSignal) =>
@@ -74,5 +80,20 @@ describe('KubeApi.call', () => {
     stop.abort(new Error('job canceled'));
     expect(((await pending) as Error).message).toBe('job canceled');
     expect(posts).toHaveLength(1);
+  });
+
+  it('tries a request that failed on the way again, retry_limit tries in all, waits capped by retry_backoff_max', async () => {
+    const created = { status: 201, body: { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'n' } } };
+    const twice = await apiserver(['reset', 'reset', created], { limit: 5, backoffMaxMs: 500, limits: {} });
+    expect((await create(twice.api)).metadata?.name).toBe('p');
+    expect(twice.posts).toHaveLength(3);
+    server?.close();
+    const once = await apiserver(['reset', created], { limit: 1, backoffMaxMs: 500, limits: {} });
+    await expect(create(once.api)).rejects.toThrow(/creating pod p: cannot reach the Kubernetes API/);
+    expect(once.posts).toHaveLength(1);
+    server?.close();
+    const keyed = await apiserver([{ status: 409, body: { kind: 'Status', message: 'the object has been modified', code: 409 } }, created], { limit: 1, backoffMaxMs: 500, limits: { 'has been modified': 2 } });
+    expect((await create(keyed.api)).metadata?.name).toBe('p');
+    expect(keyed.posts).toHaveLength(2);
   });
 });

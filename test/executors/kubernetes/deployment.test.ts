@@ -102,7 +102,7 @@ describe.skipIf(skipKubernetes)('the runner deployed on Kubernetes', () => {
       const trace = (await t.server.getTrace(job.id)).toString('utf8');
       expect(t.server.getJob(job.id)?.status, trace).toBe('success');
       expect(trace).toContain(`Using Kubernetes namespace: ${NAMESPACE}`);
-      expect(trace).toMatch(new RegExp(`job ${job.name} in ci-runner-${job.id}-[0-9a-f]{6}`));
+      expect(trace).toMatch(new RegExp(`job ${job.name} in runner-[0-9a-z]+-project-\\d+-concurrent-\\d+-[a-z0-9]{8}`));
     }
     // Both replicas took one: each its own job pods, labelled with its own pod name (POD_NAME).
     const replicas = (await kubectl(['-n', NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/name=ci-runner', '-o', 'name'])).trim().split('\n');

@@ -68,7 +68,7 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
     expect(allowed.trace).toContain('pulled as asked');
     const refused = await runKubernetesJob(t, token, job('always'), { namespace, kubernetes });
     expect(refused.status).toBe('failed');
-    expect(refused.trace).toContain("the image's pull_policy always is not allowed by [runners.kubernetes] pull_policy (if-not-present, never)");
+    expect(refused.trace).toContain('ERROR: Job failed: invalid pull policy for container "build": pull_policy ([Always]) defined in GitLab pipeline config is not one of the allowed_pull_policies ([IfNotPresent Never])');
   });
 
   it('refuses an image or service outside allowed_images / allowed_services with GitLab Runner\'s lines, before any pod', async () => {

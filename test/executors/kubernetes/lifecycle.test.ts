@@ -82,7 +82,7 @@ describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods th
     const started = Date.now();
     const { status, trace, id } = await runKubernetesJob(t, token, 'j:\n  image: ci-runner-test/missing:404\n  script:\n    - echo never\n', { namespace, kubernetes: { pull_policy: 'never', poll_timeout: 60 } });
     expect(status).toBe('failed');
-    expect(trace).toMatch(/ERROR: Job failed: pod ci-runner-test-lifecycle\/ci-runner-\d+-[0-9a-f]+: build container: ErrImageNeverPull: Container image "ci-runner-test\/missing:404" is not present with pull policy of Never/);
+    expect(trace).toMatch(/ERROR: Job failed: pod ci-runner-test-lifecycle\/runner-[0-9a-z]+-project-\d+-concurrent-\d+-[a-z0-9]{8}: build container: ErrImageNeverPull: Container image "ci-runner-test\/missing:404" is not present with pull policy of Never/);
     expect(trace).not.toContain('$ echo never');
     expect(Date.now() - started).toBeLessThan(60_000);
     await allGone(id);
