@@ -9,6 +9,7 @@
  *   A final update not delivered by then is sent by the next start (agent/recover.ts).
  */
 import type { Logger } from '../log/index.js';
+import { setLongTimeout, type LongTimer } from '../util/timers.js';
 
 export interface StopActions {
   /** SIGQUIT: take no new jobs, let running ones finish. */
@@ -37,7 +38,7 @@ export function handleStopSignals(logger: Logger, actions: StopActions, shutdown
   const first = new AbortController();
   let received: NodeJS.Signals | undefined;
   let forceful = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimer | undefined;
   let giveUp: (why: string) => void = () => undefined;
   const forcedExit = new Promise<string>((resolve) => {
     giveUp = resolve;
@@ -56,7 +57,8 @@ export function handleStopSignals(logger: Logger, actions: StopActions, shutdown
     }
     forceful = true;
     const ms = shutdownTimeoutMs();
-    timer = setTimeout(() => giveUp(`shutdown timed out after ${ms / 1000} s (shutdown_timeout)`), ms);
+    // A chained timer: shutdown_timeout may be longer than one Node timer holds (~24.8 days).
+    timer = setLongTimeout(() => giveUp(`shutdown timed out after ${ms / 1000} s (shutdown_timeout)`), ms);
     actions.forceful(signal);
   };
   for (const s of SIGNALS) process.on(s, handler);
@@ -67,7 +69,7 @@ export function handleStopSignals(logger: Logger, actions: StopActions, shutdown
     },
     forcedExit,
     dispose: () => {
-      clearTimeout(timer);
+      timer?.clear();
       for (const s of SIGNALS) process.off(s, handler);
     },
   };

@@ -6,12 +6,11 @@
 
 const HELPER = 'is a command of GitLab Runner\'s helper image, which jobs\' containers run; ci-runner does that step itself inside each job, so there is no such command';
 
-/** GitLab Runner's commands that ci-runner does not have, and what to use instead. */
+/**
+ * GitLab Runner's commands that ci-runner does not have, and what to use instead. (Its helper's
+ * artifacts-* and cache-* commands exist: the custom executor's drivers call them.)
+ */
 const GITLAB_ONLY: Readonly<Record<string, string>> = {
-  'artifacts-downloader': HELPER,
-  'artifacts-uploader': HELPER,
-  'cache-archiver': HELPER,
-  'cache-extractor': HELPER,
   'cache-init': HELPER,
   'health-check': HELPER,
   'read-logs': HELPER,

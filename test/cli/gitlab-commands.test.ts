@@ -72,7 +72,7 @@ describe('the command line a GitLab Runner user types', () => {
   });
 
   it('says what replaces a GitLab Runner command it does not have (exit 2)', async () => {
-    for (const name of ['artifacts-downloader', 'cache-archiver']) {
+    for (const name of ['cache-init', 'read-logs']) {
       const result = await cli([name, '--url', t.url]);
       expect(result.exitCode).toBe(2);
       expect(result.stderr).toContain(`\`${name}\` is a command of GitLab Runner's helper image`);
