@@ -27,11 +27,22 @@ export class Masker {
   private readonly prefixEnds: Uint32Array[];
   private held: Buffer = EMPTY;
 
-  constructor(secrets: readonly string[]) {
+  constructor(secrets: readonly string[], from?: Masker) {
+    if (from) {
+      this.secrets = from.secrets;
+      this.maxLength = from.maxLength;
+      this.prefixEnds = from.prefixEnds;
+      return;
+    }
     const unique = [...new Set(secrets.filter((secret) => secret.length > 0))];
     this.secrets = unique.map((secret) => Buffer.from(secret)).sort((a, b) => b.length - a.length);
     this.maxLength = this.secrets[0]?.length ?? 0;
     this.prefixEnds = prefixEndTable(this.secrets);
+  }
+
+  /** A masker of the same secrets with a state of its own (one per stream), sharing the tables. */
+  fork(): Masker {
+    return new Masker([], this);
   }
 
   /** Masks what can be decided so far; holds back at most `maxLength − 1` bytes. */
