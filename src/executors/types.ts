@@ -15,7 +15,7 @@ export interface ExportedVariable {
 }
 
 export interface StageRequest {
-  /** Stage name, for script file names and logs (`get_sources`, `build_script`, `after_script`). */
+  /** GitLab Runner's stage name (executors/common/stages.ts), for script file names and logs. */
   stage: string;
   /** Command lines, run in order; the first failing one ends the stage (`set -e`). */
   commands: string[];
@@ -28,6 +28,12 @@ export interface StageRequest {
   scriptDir: string;
   /** `set -x` for the user's commands (CI_DEBUG_TRACE). */
   debugTrace?: boolean;
+  /**
+   * FF_SCRIPT_SECTIONS: an echoed command of several lines is shown as a collapsed log section of its
+   * own (`section_<this>_<i>`, e.g. `section_script_step_0`), as GitLab Runner's scripts print it;
+   * without it, as its first line and `# collapsed multi-line command`.
+   */
+  scriptSections?: string;
   /** stdout and stderr, interleaved as they come. */
   output: (chunk: Uint8Array) => void;
   /** Aborting kills the stage: SIGTERM to its process group, SIGKILL after the grace period. */
@@ -51,8 +57,11 @@ export interface StageResult {
 export interface ChainedStages {
   first: StageRequest;
   second: Omit<StageRequest, 'output' | 'signal' | 'mark'>;
-  /** Written to the output between the two, when the second starts. */
-  between: string;
+  /**
+   * Written to the output between the two, when the second starts: the text for a time `time` (a
+   * placeholder the executor's script puts its clock's Unix seconds in: log sections' markers).
+   */
+  between: (time: string) => string;
   /** Called when the second stage starts (its `performance.now()` moment, near enough). */
   began(at: number): void;
 }

@@ -4,6 +4,7 @@
  * server's E4 answer and passes everything else through, so the job clones, runs, traces and reports
  * against the real reference server.
  */
+import { logText } from '../helpers/log-text.js';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,7 +71,7 @@ async function runThroughProxy(yaml: string, change: (payload: Payload) => void,
   const never = new AbortController().signal;
   const result = await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[jobIndex]!.id;
-  return { result, job: t.server.getJob(id), trace: (await t.server.getTrace(id)).toString('utf8'), pipeline: p };
+  return { result, job: t.server.getJob(id), trace: logText(await t.server.getTrace(id)), pipeline: p };
 }
 
 const nullAll = (object: Record<string, unknown>, keys: string[]): void => {
@@ -146,7 +147,7 @@ describe('build payloads with nulls, sent raw to the real client', () => {
     const never = new AbortController().signal;
     await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
     const use = first.pipeline.jobs[1]!.id;
-    const trace = (await t.server.getTrace(use)).toString('utf8');
+    const trace = logText(await t.server.getTrace(use));
     expect(t.server.getJob(use)?.status, trace).toBe('success');
     expect(trace).toContain('Downloading artifacts for make');
     expect(trace).toContain('$ cat made.txt\u001b[0;m\nmade\n');

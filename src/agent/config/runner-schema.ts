@@ -68,6 +68,8 @@ export const runnerSchema = z.strictObject({
   artifacts_extract_limit: byteSize,
   /** Ours: seconds between SIGTERM and SIGKILL when a job is cancelled or times out. */
   kill_grace_period: z.number().min(0).max(300).default(3),
+  /** `[runners.feature_flags]`: GitLab Runner's flags by name (agent/job/feature-flags.ts); they win over a job's. */
+  feature_flags: z.record(z.string(), z.boolean()).default({}),
   ...sectionsShape(RUNNER_SECTIONS),
 });
 
@@ -77,7 +79,7 @@ export type RunnerConfig = z.output<typeof runnerSchema>;
 export const IGNORED_RUNNER_KEYS = new Set([
   'id', 'token_obtained_at', 'token_expires_at', 'clone_url', 'debug_trace_disabled', 'referees',
   'unhealthy_requests_limit', 'unhealthy_interval', 'custom_build_dir',
-  'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler', 'feature_flags',
+  'ssh', 'parallels', 'virtualbox', 'kubernetes', 'custom', 'machine', 'autoscaler',
   'pre_get_sources_script', 'post_get_sources_script', 'executor_url', 'disable_verbose', 'tls-skip-verify',
   'environment_variables', 'shell_options', 'graceful_kill_timeout', 'force_kill_timeout',
 ]);

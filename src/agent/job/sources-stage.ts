@@ -10,6 +10,7 @@ import { StageFailed } from './failure.js';
 import { gitSourcesCommands } from './git-sources.js';
 import { writeGitTls } from './git-tls.js';
 import type { JobSignal } from './job-signal.js';
+import type { LogSections } from './log-sections.js';
 import { notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
 import type { StageResult } from '../../executors/types.js';
@@ -30,6 +31,7 @@ export async function getSources(
   job: JobSignal,
   env: JobEnv,
   shell: ShellRun,
+  sections: LogSections,
   chain?: { run: ChainRun; next: NextStage },
 ): Promise<StageResult | undefined> {
   const { runner } = services;
@@ -37,8 +39,11 @@ export async function getSources(
   const { controls } = env;
   // With nothing to fetch and no pre-clone script there is nothing for a shell to do.
   if (controls.gitStrategy === 'none' && !runner.pre_clone_script) {
-    write(notice('Skipping Git repository setup'));
-    await mkdir(dirs.projectDir, { recursive: true });
+    services.onStage?.(build, 'get_sources');
+    await sections.around('get_sources', async () => {
+      write(notice('Skipping Git repository setup'));
+      await mkdir(dirs.projectDir, { recursive: true });
+    });
     return undefined;
   }
   const runAs = jobUser(services, executor);
@@ -76,7 +81,7 @@ export async function getSources(
       if (stepFile) await markGitSteps(run, stepFile, buildBegan ?? ended);
       run.mark?.('get_sources', began, { attempt }, buildBegan ?? ended);
       if (outcome.second) {
-        run.mark?.('build_script', buildBegan ?? ended, undefined, ended);
+        if (chained) run.mark?.(chained.next.stage, buildBegan ?? ended, undefined, ended);
         return outcome.second;
       }
       job.check();

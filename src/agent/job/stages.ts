@@ -1,41 +1,39 @@
 /**
- * The one stage sequence of a job, for every executor (docs/protocol-v1.md §9.1): prepare → get_sources →
- * download_artifacts → restore_cache → build_script → after_script → archive_cache → upload_artifacts.
+ * The one stage sequence of a job, for every executor, in GitLab Runner's order and with its names
+ * (executors/common/stages.ts; docs/jobs.md "Stages"): prepare_executor → prepare_script →
+ * get_sources → restore_cache → download_artifacts → step_script (and step_release, …) → after_script
+ * → archive_cache[_on_failure] → upload_artifacts_on_success|_on_failure → cleanup_file_variables,
+ * each in its log section (log-sections.ts).
  *
  * Where each runs: get_sources on the host through the executor's host shell (`executor.host`, the
- * executor itself for the shell executor); artifacts and cache in this process on the host;
- * build_script and after_script through the executor. after_script is not interrupted by cancel or
- * timeout (it has its own 5-minute limit), only by the daemon's stop.
+ * executor itself for the shell executor); cache, artifacts and cleanup in this process on the host;
+ * the steps and after_script through the executor (user-steps.ts).
  */
-import { mkdir } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { ExtractBudget } from '../../artifacts/budget.js';
-import type { Executor, ExportedVariable } from '../../executors/types.js';
+import { stageOfStep } from '../../executors/common/stages.js';
+import type { Executor } from '../../executors/types.js';
 import { ExecutorSetupError } from '../../executors/types.js';
-import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
+import { ExtractBudget } from '../../artifacts/budget.js';
+import type { BuildPayload } from '../../protocol/types.js';
 import type { JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
-import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
-import type { RunnerConfig } from '../config/schema.js';
 import type { StageContext } from './artifact-stages.js';
-import { JobSetupError, readControls } from './control-variables.js';
-import { materializeFileVariables } from './file-variables.js';
+import { JobSetupError } from './control-variables.js';
+import { failureOf, StageFailed } from './failure.js';
 import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
-import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
-import { failureOf, scriptFailed, StageFailed } from './failure.js';
-import { errorLine, header, notice, warning } from './messages.js';
+import { extractedInto, giveProjectToUser, takeProject } from './job-user.js';
+import { LogSections } from './log-sections.js';
+import { errorLine, header, warning } from './messages.js';
+import { prepare } from './prepare-stage.js';
+import { archiveAndUpload, cleanupFileVariables, restoreAndDownload } from './runner-stages.js';
+import { readScriptControls, type ScriptControls } from './script-controls.js';
 import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
-import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
-import { buildPath, stageShells } from './stage-shell.js';
-import { collectVariables, expandVariables } from './variables.js';
+import { jobUser, type JobEnv, type StageRun } from './stage-run.js';
+import { stageShells } from './stage-shell.js';
+import { afterScript, runSteps, stepCommands, userSteps, type StepsOutcome } from './user-steps.js';
 
 export type { StageRun };
-
-/** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
-export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
 
 export interface StagesResult {
   state: 'success' | 'failed';
@@ -44,14 +42,19 @@ export interface StagesResult {
   failure?: JobFailure;
 }
 
+/** A job with `run:` asks for GitLab's step-runner, which ci-runner does not have. */
+export class CiStepsRefused extends JobSetupError {}
+
 /** Runs every stage of `build`; never rejects. */
 export async function executeStages(build: BuildPayload, services: JobServices, run: StageRun): Promise<StagesResult> {
   const { runner } = services;
   const { dirs, write, executor } = run;
-  write(header(VERSION, runner.name, runner.token));
+  write(header(VERSION, runner.name, runner.token, run.flags.header));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
-    write(`\n${errorLine(canceled ? 'The job was canceled on the server; stopping it.' : `Stopping the job: ${reason}`)}`);
+    if (!canceled) write(`\n${errorLine(`Stopping the job: ${reason}`)}`);
   });
+  for (const line of run.flags.warnings) write(warning(`WARNING: ${line}`));
+  const sections = new LogSections(write, build.trace_sections === true, executor.name);
   const ctx: StageContext = {
     build,
     client: services.client,
@@ -61,53 +64,66 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     signal: job.signal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const { shell, chain } = stageShells(build, services, run);
+  const { shell, chain } = stageShells(build, services, run, sections);
+  const steps = userSteps(build);
 
   let buildRan = false;
   let ok = true;
   let reason: string | undefined;
   let failure: JobFailure | undefined;
   let env: JobEnv | undefined;
+  let script: ScriptControls | undefined;
+  let status: StepsOutcome['status'] = 'failed';
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
   try {
-    env = await timed(run.mark, 'prepare', () => prepare(build, services, run, job));
+    if (build.run) throw new CiStepsRefused('this job uses `run:` (CI steps, run by GitLab\'s step-runner), which ci-runner does not run; give the job a `script:` instead');
+    env = await prepare(build, services, run, job, sections);
     const prepared = env;
-    // 5. build_script: the server's `script` entries when it sends them (an entry spanning lines
-    // stays one command).
-    const script = build.options.script ?? lines(build.commands);
-    const commands = [...lines(runner.pre_build_script), ...script, ...lines(runner.post_build_script)];
-    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace };
-    const executing = notice('Executing the job script...');
-    // With nothing to do between them, the build stage runs in get_sources' process.
-    const next = { commands, options, between: executing, began: () => (buildRan = true) };
-    const chained = chain ? { run: chain, next } : undefined;
-    let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, chained));
+    script = readScriptControls(env.host, job.leftMs());
+    for (const line of script.warnings) write(warning(`WARNING: ${line}`));
+    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, debug: env.controls.debugTrace, scriptSections: run.flags.on('FF_SCRIPT_SECTIONS') };
+    const first = steps[0];
+    // With nothing to do between them, the first step runs in get_sources' process; not under
+    // RUNNER_SCRIPT_TIMEOUT, which only the steps are bound by.
+    const next =
+      first && chain && script.scriptTimeoutMs === undefined
+        ? { stage: stageOfStep(first.name), commands: stepCommands(first, runner, prepared), options: { ...options, signal: job.signal }, began: () => (buildRan = true) }
+        : undefined;
+    const chained = next && chain ? { run: chain, next } : undefined;
+    const result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, sections, chained));
     if (!result) {
       if (runAs) await takeProject(dirs.projectDir, runAs);
-      await timed(run.mark, 'download_artifacts and restore_cache', () => downloadAndRestore(build, services, ctx, job, prepared));
+      await timed(run.mark, 'restore_cache and download_artifacts', () => restoreAndDownload(build, services, ctx, job, prepared, sections));
       if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
       run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
       await executorReady(executor, run, job);
-      write(executing);
-      buildRan = true;
-      result = await shell(executor, 'build_script', commands, options);
     }
+    buildRan = true;
+    const outcome = await runSteps(steps, result ? 1 : 0, result, { build, run, job, env, shell, script, options, runner });
+    status = outcome.status;
     job.check();
-    if (result.exitCode !== 0) throw scriptFailed('build_script', result.exitCode, result.signal);
+    if (outcome.error) throw outcome.error;
   } catch (error) {
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
+    failure = error instanceof CiStepsRefused ? { reason: 'runner_configuration_error' } : error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
 
-  if (buildRan && env) await afterScript(build, run, env, shell, ok ? 'success' : run.trace.cancelSignal.aborted ? 'canceled' : 'failed');
+  if (buildRan && env && script) {
+    const failed = await afterScript(build, { build, run, job, env, shell, script, runner }, status);
+    if (failed && ok) {
+      ok = false;
+      reason = failed.message;
+      failure = failed.failure;
+    }
+  }
   const stopNow = run.trace.stopNowSignal.aborted;
 
-  // 7. archive_cache, 8. upload_artifacts; with a job user the checkout is the daemon's from here on,
+  // archive_cache, upload_artifacts; with a job user the checkout is the daemon's from here on,
   // also between jobs (nothing is collected from one it could not take back).
   const taken = runAs ? await takeProject(dirs.projectDir, runAs).then(() => undefined, (error: unknown) => error as Error) : undefined;
   if (taken) {
@@ -118,73 +134,13 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     buildRan = false;
   }
   // A server that asked to stop at once gets no cache saved and no artifacts (the job is over there).
-  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) }));
+  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () =>
+    archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) }, sections),
+  );
+  await cleanupFileVariables(build, services, run, env, sections);
   job.dispose();
   if (final.ok) return { state: 'success' };
   return { state: 'failed', ...(final.reason ? { reason: final.reason } : {}), failure: final.reason === reason && failure ? failure : final.failure };
-}
-
-/**
- * 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
- * `status` is GitLab Runner's CI_JOB_STATUS there (`running` during the script, its outcome here).
- */
-async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shell: ShellRun, status: 'success' | 'failed' | 'canceled'): Promise<void> {
-  const commands = build.options.after_script ?? [];
-  // A server that asked to stop at once (v4 `canceled`) gets no after_script; a graceful cancel does.
-  if (commands.length === 0 || run.stop.aborted || run.trace.stopNowSignal.aborted) return;
-  run.write(notice('Running after script...'));
-  const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop, run.trace.stopNowSignal]);
-  const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
-  // A stage that cannot start rejects; here that is a warning like any after_script failure.
-  const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables, signal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
-  if (after instanceof Error) run.write(warning(`WARNING: after_script failed: ${after.message}`));
-  else if (after.aborted) run.write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
-  else if (after.exitCode !== 0) run.write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
-}
-
-/** 1. prepare: variables, controls, the executor's own preparation (docker: image, services). */
-async function prepare(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal): Promise<JobEnv> {
-  const { runner } = services;
-  const { dirs, executor, write } = run;
-  write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
-  write(`Running on ${hostname()}...\n`);
-  if (executor.containment) write(`Process containment: ${executor.containment}\n`);
-  const collect = (projectDir: string, buildsDir: string) =>
-    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
-  const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
-  const host = await materializeFileVariables(hostList, dirs.stateDir);
-  const runAs = jobUser(services, executor);
-  if (runAs) await giveFilesToUser(runAs, host.filter((v) => v.value === join(dirs.stateDir, v.key)).map((v) => v.value));
-  await mkdir(dirs.slotDir, { recursive: true });
-  job.check();
-  if (executor.prepare) {
-    // A stop during preparation (a pull, the wait for services) is reported as the stop, not as the
-    // abort error it surfaces as.
-    const prepared = executor.prepare({
-      build,
-      ...(run.mark ? { mark: run.mark } : {}),
-      slot: run.slot,
-      variables: host,
-      slotDir: dirs.slotDir,
-      projectDir: dirs.projectDir,
-      stateDir: dirs.stateDir,
-      log: (line) => write(`${line}\n`),
-      warn: (line) => write(warning(line)),
-      signal: job.signal,
-    });
-    await prepared.catch((error: unknown) => {
-      job.check();
-      throw error;
-    });
-    job.check();
-  }
-  // The build stages may see other paths (docker: /builds/…), known once the executor is prepared.
-  const buildVariables = executor.buildPath
-    ? await materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path))
-    : host;
-  run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
-  return { controls, host, build: buildVariables };
 }
 
 /** What prepare left starting (a pod) while the host fetched the sources, once it is there. */
@@ -197,92 +153,3 @@ async function executorReady(executor: Executor, run: StageRun, job: JobSignal):
   });
   job.check();
 }
-
-/** 3. download_artifacts, 4. restore_cache. */
-async function downloadAndRestore(build: BuildPayload, services: JobServices, ctx: StageContext, job: JobSignal, env: JobEnv): Promise<void> {
-  await services.stages.downloadArtifacts(ctx, { attempts: env.controls.artifactDownloadAttempts }).catch((error: unknown) => {
-    job.check();
-    throw new StageFailed(`downloading artifacts failed: ${(error as Error).message}`);
-  });
-  job.check();
-  for (const cache of cachesOf(build)) {
-    await services.stages.restoreCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
-      ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
-    });
-    job.check();
-  }
-}
-
-/** 7. archive_cache (per cache:when, success by default), 8. upload_artifacts (per artifacts.when). */
-async function archiveAndUpload(
-  build: BuildPayload,
-  services: JobServices,
-  ctx: StageContext,
-  job: JobSignal,
-  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined; executor: Executor },
-): Promise<{ ok: boolean; reason?: string; failure?: JobFailure }> {
-  let { ok, reason } = sofar;
-  let failure: JobFailure | undefined;
-  const caches = cachesOf(build).filter((cache) => {
-    const when = cache.when ?? 'on_success';
-    return when === 'always' || (when === 'on_success') === ok;
-  });
-  // Where the build stages ran elsewhere (kubernetes), their files come back first, once.
-  const wanted = caches.some((cache) => cache.policy !== 'pull') || build.options.artifacts !== undefined;
-  if (sofar.executor.collect && sofar.buildRan && wanted && !job.signal.aborted) {
-    try {
-      await sofar.executor.collect(job.signal, (line) => ctx.log(warning(line)));
-    } catch (error) {
-      const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
-      // A job that failed already keeps its reason; this one is worth a line.
-      if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled()) };
-    }
-  }
-  for (const cache of caches) {
-    if (!sofar.env || job.signal.aborted) continue;
-    await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, sofar.env.host)).catch((error: unknown) => {
-      ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
-    });
-  }
-  // A failure to upload fails an otherwise successful job.
-  if (build.options.artifacts && sofar.buildRan && !job.signal.aborted) {
-    try {
-      const variables = sofar.env?.host ?? [];
-      const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand });
-    } catch (error) {
-      if (ok) {
-        ok = false;
-        reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
-        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled()) : { reason: 'script_failure' };
-      } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
-    }
-  }
-  if (ok && job.signal.aborted) {
-    ok = false;
-    reason = job.reason();
-    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
-  }
-  return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
-}
-
-function lines(text: string | undefined): string[] {
-  return text ? text.split('\n') : [];
-}
-
-/** The job's caches: one map (§5.3) or a list of them. */
-function cachesOf(build: BuildPayload): CacheOptions[] {
-  const cache = build.options.cache;
-  return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
-}
-
-/** Where one cache lives: its key and fallback keys expanded (then GitLab Runner's `CACHE_FALLBACK_KEY`). */
-function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: ExportedVariable[]) {
-  const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
-  const expand = (text: string): string => expandString(text, lookup).trim();
-  const key = expand(cache.key ?? '') || 'default';
-  const fallbackKeys = [...(cache.fallback_keys ?? []), lookup('CACHE_FALLBACK_KEY')].map(expand).filter((name) => name !== '' && name !== key);
-  return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
-}
-

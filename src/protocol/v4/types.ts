@@ -29,8 +29,14 @@ export interface FeaturesInfo {
   cancelable: boolean;
   return_exit_code: boolean;
   service_variables: boolean;
+  service_multiple_aliases: boolean;
+  image_executor_opts: boolean;
+  service_executor_opts: boolean;
   fallback_cache_keys: boolean;
   cancel_gracefully: boolean;
+  native_steps_integration: boolean;
+  two_phase_job_commit: boolean;
+  job_inputs: boolean;
 }
 
 /** The `info` object of every runner call (§5.1). */
