@@ -10,6 +10,7 @@ import {
   readImage,
   readImageEntrypoint,
   readImagePullPolicy,
+  isMap,
   readMap,
   readScript,
   readServices,
@@ -23,6 +24,7 @@ import {
 import { readEnvironment } from './environment.js';
 import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
 import { readTrigger, TRIGGER_JOB_KEYS } from './trigger.js';
+import { readRelease } from './release.js';
 import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
@@ -70,6 +72,10 @@ export const JOB_KEYS = [
   'environment',
   // A downstream pipeline instead of a script: trigger.ts.
   'trigger',
+  // The release the job makes after its script: release.ts.
+  'release',
+  // CI steps instead of a script (GitLab's step-runner, which the runner refuses with its reason).
+  'run',
 ] as const;
 
 /** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
@@ -89,7 +95,8 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   const at = (key: string): ConfigPath => ({ job: name, key });
   const has = (key: string): boolean => job[key] !== undefined && job[key] !== null;
 
-  const { commands, afterScript } = has('trigger') ? noScript(job, name) : readScripts(job, at, has, defaults);
+  if (has('script') && has('run')) configError(at('run'), 'cannot be used together with script (a job runs either)');
+  const { commands, afterScript } = has('trigger') ? noScript(job, name) : has('run') ? { commands: [], afterScript: afterScriptOf(job, at, has, defaults) } : readScripts(job, at, has, defaults);
 
   if (has('stage') && has('type')) configError(at('type'), 'cannot be used together with stage (type is the old name of stage)');
   const stageKey = has('type') ? 'type' : 'stage';
@@ -129,7 +136,20 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
     spec.dependencies = job.dependencies === null ? [] : readStringList(job.dependencies, at('dependencies'));
   }
   if (has('timeout')) spec.timeout = readTimeout(job.timeout, at('timeout'));
+  if (has('release')) spec.release = readRelease(job.release, at('release'));
+  if (has('run')) spec.run = readRun(job.run, at('run'));
   return spec;
+}
+
+/** `run:`: a non-empty list of steps (maps); what is in them is for GitLab's step-runner to read. */
+function readRun(value: unknown, path: ConfigPath): unknown[] {
+  if (!Array.isArray(value) || value.length === 0 || !value.every((step) => isMap(step))) configError(path, 'must be a non-empty list of steps (maps)');
+  return value;
+}
+
+/** `after_script` of a job without a script of its own. */
+function afterScriptOf(job: YamlMap, at: (key: string) => ConfigPath, has: (key: string) => boolean, defaults: PipelineDefaults): string[] {
+  return has('after_script') ? readScript(job.after_script, at('after_script'), { allowEmpty: true }) : [...defaults.afterScript];
 }
 
 /** `before_script` (the job's, else the default) then `script`, and `after_script`. */

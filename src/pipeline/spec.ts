@@ -138,6 +138,31 @@ export interface JobSpec {
   environment?: JobEnvironmentSpec;
   /** A trigger (bridge) job: no script, a downstream pipeline instead (`server/state/bridges.ts`). */
   trigger?: JobTriggerSpec;
+  /** `release:`: the release the job makes after its script (`release.ts`). */
+  release?: JobReleaseSpec;
+  /** `run:`: CI steps (GitLab's step-runner) instead of a script, as written (a list of steps). */
+  run?: unknown[];
+}
+
+/** One `release:assets:links` entry. */
+export interface ReleaseLink {
+  name: string;
+  url: string;
+  filepath?: string;
+  direct_asset_path?: string;
+  link_type?: string;
+}
+
+/** `release:` of a job, GitLab's keys. */
+export interface JobReleaseSpec {
+  tag_name: string;
+  description: string;
+  tag_message?: string;
+  name?: string;
+  ref?: string;
+  released_at?: string;
+  milestones?: string[];
+  assets?: { links: ReleaseLink[] };
 }
 
 export interface PipelineSpec {

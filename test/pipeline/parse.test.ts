@@ -290,7 +290,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['a script line YAML read as a map', 'build:\n  script:\n    - echo ok\n    - echo "Coverage: 87%"\n', 'jobs:build script must be a string or a list of strings; entry 2 is a map, as YAML reads an unquoted line with ": " in it: quote the whole line'],
     ['job without a body', 'build:\n', 'jobs:build script is missing'],
     ['job is a list', 'build: [a]\n', 'jobs:build config must be a map'],
-    ['unknown job key', 'build:\n  script: x\n  release: { tag_name: v1 }\n', 'jobs:build release is not a supported job key'],
+    ['unknown job key', 'build:\n  script: x\n  publish: public\n', 'jobs:build publish is not a supported job key'],
     ['unknown artifacts key', 'b:\n  script: x\n  artifacts: { public: true }\n', 'jobs:b artifacts:public is not a supported key'],
     ['unsupported report', 'b:\n  script: x\n  artifacts: { reports: { junit: r.xml } }\n', 'jobs:b artifacts:reports:junit is not a supported key (supported: dotenv)'],
     ['bad artifacts:when', 'b:\n  script: x\n  artifacts: { when: sometimes }\n', 'jobs:b artifacts:when must be one of on_success, on_failure, always'],

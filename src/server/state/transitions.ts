@@ -130,3 +130,8 @@ export function deleteRunner(ctx: ServerContext, runner: RunnerRecord): void {
   }
   ctx.logger.info({ runnerId: runner.id }, 'runner deleted');
 }
+
+/** Fails `build`, which needs `missing` (runner-features.ts), as GitLab does when a runner lacking them asks for a job. */
+export function dropUnsupported(ctx: ServerContext, build: BuildRecord, missing: readonly string[]): void {
+  finishBuild(ctx, build, 'failed', `the runner does not support ${missing.join(', ')}`, { failureReason: 'runner_unsupported' });
+}

@@ -11,6 +11,7 @@ import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
 import { onProtectedRef } from '../../state/scheduler.js';
+import { releaseScript } from './release-script.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../../state/store.js';
 
 /** What `CI_SERVER_VERSION` says over API v4: the GitLab whose runner API this server follows (verify answers JSON, `glrt-` tokens). */
@@ -63,6 +64,8 @@ export interface V4JobPayload {
   credentials: [];
   dependencies: Array<{ id: number; name: string; token: string; artifacts_file?: { filename: string; size: number } }>;
   features: { trace_sections: boolean; failure_reasons: string[] };
+  /** `run:`'s CI steps as one JSON text, as GitLab sends them. */
+  run?: string;
 }
 
 /** The job's timeout: its own or the server's default, capped by the runner's `maximum_timeout`. */
@@ -243,8 +246,10 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
     },
     runner_info: { timeout, runner_session_url: null },
     variables: list,
+    // GitLab's Ci::Build#steps: the script (before_script + script), the release, after_script.
     steps: [
       { name: 'script', script: [...job.commands], timeout, when: 'on_success', allow_failure: false },
+      ...(job.release ? [{ name: 'release', script: releaseScript(job.release), timeout, when: 'on_success', allow_failure: false }] : []),
       ...(job.afterScript.length > 0 ? [{ name: 'after_script', script: [...job.afterScript], timeout, when: 'always', allow_failure: true }] : []),
     ],
     image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [], ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}) },
@@ -259,5 +264,6 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       return { id: dep.id, name: dep.job.name, token: build.token, ...(file ? { artifacts_file: { filename: file.filename, size: file.size } } : {}) };
     }),
     features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS] },
+    ...(job.run ? { run: JSON.stringify(job.run) } : {}),
   };
 }

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { parsePipeline, PipelineConfigError } from '../../src/pipeline/parse.js';
+
+function refusal(text: string): string {
+  try {
+    parsePipeline(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(PipelineConfigError);
+    return (error as Error).message;
+  }
+  throw new Error(`expected the pipeline to be refused:\n${text}`);
+}
+
+const only = (text: string) => parsePipeline(text).jobs[0];
+
+describe('release: (GitLab\'s Entry::Release)', () => {
+  it('reads the release a job makes, as written ($VARIABLES are the runner\'s to expand)', () => {
+    const job = only(
+      'r:\n  script: [echo]\n  release:\n    tag_name: v$CI_PIPELINE_IID\n    name: Release\n    description: ./notes.md\n    ref: main\n    released_at: "2025-01-31T12:00:00Z"\n    milestones: m1\n    assets:\n      links:\n        - name: bin\n          url: https://example.com/bin\n          link_type: package\n',
+    );
+    expect(job?.release).toEqual({
+      tag_name: 'v$CI_PIPELINE_IID',
+      name: 'Release',
+      description: './notes.md',
+      ref: 'main',
+      released_at: '2025-01-31T12:00:00Z',
+      milestones: ['m1'],
+      assets: { links: [{ name: 'bin', url: 'https://example.com/bin', link_type: 'package' }] },
+    });
+  });
+
+  it('refuses what GitLab refuses, naming the key', () => {
+    expect(refusal('r:\n  script: [echo]\n  release:\n    description: d\n')).toContain('jobs:r release:tag_name is missing');
+    expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n')).toContain('jobs:r release:description is missing');
+    expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    released_at: tomorrow\n')).toContain('release:released_at must be a valid datetime');
+    expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    colour: red\n')).toContain('release:colour is not a release key');
+    expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    assets:\n      links:\n        - name: x\n          url: not a url\n')).toContain('release:assets:links:url must be a valid URL');
+  });
+});
+
+describe('run: (CI steps)', () => {
+  it('takes a job with run: and no script, and refuses run: beside script:', () => {
+    const job = only('s:\n  run:\n    - name: hello\n      script: echo hi\n');
+    expect(job?.run).toEqual([{ name: 'hello', script: 'echo hi' }]);
+    expect(job?.commands).toEqual([]);
+    expect(refusal('s:\n  script: [echo]\n  run:\n    - name: hello\n      script: echo hi\n')).toContain('jobs:s run cannot be used together with script');
+    expect(refusal('s:\n  run: echo hi\n')).toContain('jobs:s run must be a non-empty list of steps');
+  });
+});
