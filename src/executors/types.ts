@@ -6,6 +6,7 @@
 
 import { CiRunnerError } from '../util/errors.js';
 import type { BuildPayload } from '../protocol/types.js';
+import type { FailureReason } from '../protocol/v4/failure-reason.js';
 import type { MarkStep } from '../util/timeline.js';
 
 /** One exported variable, already expanded (values are literal from here on). */
@@ -91,8 +92,16 @@ export interface PrepareRequest {
 }
 
 /** A job cannot run on this executor as configured (no image, image refused or not pullable). The
- *  message is the trace's `ERROR: Job failed: <message>`. */
-export class ExecutorSetupError extends CiRunnerError {}
+ *  message is the trace's `ERROR: Job failed: <message>`; `reason`, when given, what v4's final
+ *  update names (else one follows from the code, agent/job/failure.ts). */
+export class ExecutorSetupError extends CiRunnerError {
+  readonly reason: FailureReason | undefined;
+
+  constructor(code: string, message: string, options?: { cause?: unknown; reason?: FailureReason }) {
+    super(code, message, options);
+    this.reason = options?.reason;
+  }
+}
 
 export interface Executor {
   readonly name: string;

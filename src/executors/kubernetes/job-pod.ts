@@ -11,6 +11,7 @@
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod } from '@kubernetes/client-node';
+import { classifyPullFailure } from '../common/pull-failure.js';
 import { ExecutorSetupError } from '../types.js';
 import { isNotFound, type KubeApi } from './api.js';
 import type { KubernetesOptions, KubernetesPullPolicy } from './options.js';
@@ -130,7 +131,8 @@ export class JobPod {
         return;
       }
       const next = policies[i + 1];
-      if (!next) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`);
+      // GitLab Runner tells the pull's error apart from the container's waiting message.
+      if (!next) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`, { reason: classifyPullFailure(verdict.reason) });
       this.say('warn', `WARNING: ${verdict.reason}; trying again with pull_policy = ${next}`);
       await this.delete(0);
     }
