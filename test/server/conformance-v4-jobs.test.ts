@@ -67,7 +67,7 @@ describe('V6 POST /jobs/request', () => {
     await t.pipeline('r:\n  script: [echo build]\n  after_script: [echo after]\n  release:\n    tag_name: v$CI_PIPELINE_IID\n    name: Release $CI_COMMIT_SHORT_SHA\n    description: first\n    milestones: [m1, m2]\n    assets:\n      links:\n        - name: bin\n          url: https://example.com/bin\n');
     const job = await takeJob(t, token, { info: { features: { ...R14_FEATURES, multi_build_steps: true } } });
     expect(job.steps.map((step: { name: string }) => step.name)).toEqual(['script', 'release', 'after_script']);
-    const [script] = job.steps[1].script as string[];
+    const [script] = job.steps[1]!.script as string[];
     expect(job.steps[1]).toMatchObject({ when: 'on_success', allow_failure: false });
     expect(script).toContain('if command -v glab &> /dev/null; then');
     expect(script).toContain('glab release create -R $CI_PROJECT_PATH "v$CI_PIPELINE_IID" --assets-links "[{\\"name\\":\\"bin\\",\\"url\\":\\"https://example.com/bin\\"}]" --milestone "m1,m2" --name "Release $CI_COMMIT_SHORT_SHA" --experimental-notes-text-or-file "first" --ref "$CI_COMMIT_SHA" --no-update --no-close-milestone');
