@@ -45,13 +45,13 @@ describe('run: metrics and health (listen_address)', () => {
       const id = p.jobs[0]!.id;
       let seen: DebugJob | undefined;
       await waitUntil(async () => {
-        seen = (await get(`${url}/debug/jobs`)).json<{ jobs: DebugJob[] }>().jobs.find((j) => j.id === id && j.stage === 'build_script' && j.traceBytes > 0);
+        seen = (await get(`${url}/debug/jobs`)).json<{ jobs: DebugJob[] }>().jobs.find((j) => j.id === id && j.stage === 'step_script' && j.traceBytes > 0);
         return seen !== undefined;
       }, 30_000, 'job in build_script with trace sent');
       expect(seen).toMatchObject({ runner: 'metered' });
       expect(Date.parse(seen!.started)).not.toBeNaN();
       const during = (await get(`${url}/metrics`)).text;
-      expect(metricValue(during, 'ci_runner_jobs_running', { runner: 'metered', stage: 'build_script', executor: 'shell' })).toBe(1);
+      expect(metricValue(during, 'ci_runner_jobs_running', { runner: 'metered', stage: 'step_script', executor: 'shell' })).toBe(1);
       const firstBytes = seen!.traceBytes;
       await waitUntil(async () => ((await get(`${url}/debug/jobs`)).json<{ jobs: DebugJob[] }>().jobs.find((j) => j.id === id)?.traceBytes ?? 0) > firstBytes, 30_000, 'trace bytes grow');
 

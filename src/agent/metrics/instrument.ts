@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { RunnerApi } from '../../client/api.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { SharedServices } from '../services.js';
-import type { ArtifactStages, CacheRequest, StageContext } from '../job/artifact-stages.js';
+import type { CacheRequest, StageContext } from '../job/artifact-stages.js';
 import { runnerLabel, type ObserverSlot } from './observer.js';
 
 type Method = (...args: never[]) => Promise<{ status: number }>;
@@ -58,11 +58,7 @@ async function afterCall(observer: NonNullable<ObserverSlot['current']>, name: s
 /** The job services with stage changes and cache traffic reported to the slot's observer. */
 export function observedServices(services: SharedServices, slot: ObserverSlot): SharedServices {
   const stages = services.stages;
-  const staged = <K extends 'downloadArtifacts' | 'uploadArtifacts'>(key: K, stage: string): ArtifactStages[K] =>
-    (async (ctx: StageContext, opts: never) => {
-      slot.current?.jobStage(ctx.build, stage);
-      await stages[key](ctx, opts);
-    }) as ArtifactStages[K];
+  // The job's stage comes from the stage sequence (onStage), by the stage table's names.
   return {
     ...services,
     onStage: (build, stage) => {
@@ -70,16 +66,14 @@ export function observedServices(services: SharedServices, slot: ObserverSlot): 
       services.onStage?.(build, stage);
     },
     stages: {
-      downloadArtifacts: staged('downloadArtifacts', 'download_artifacts'),
-      uploadArtifacts: staged('uploadArtifacts', 'upload_artifacts'),
+      downloadArtifacts: (ctx, opts) => stages.downloadArtifacts(ctx, opts),
+      uploadArtifacts: (ctx, opts) => stages.uploadArtifacts(ctx, opts),
       restoreCache: async (ctx, opts) => {
-        slot.current?.jobStage(ctx.build, 'restore_cache');
         const before = await cacheFile(slot, ctx, opts);
         await stages.restoreCache(ctx, opts);
         if (before) slot.current?.cacheBytes(opts.runnerName, 'down', before.size);
       },
       archiveCache: async (ctx, opts) => {
-        slot.current?.jobStage(ctx.build, 'archive_cache');
         const before = await cacheFile(slot, ctx, opts);
         await stages.archiveCache(ctx, opts);
         const after = await cacheFile(slot, ctx, opts);

@@ -3,6 +3,7 @@
  * `listen_address` is set. Labels are bounded: runner names, endpoint method names, HTTP statuses,
  * stages, failure-reason classes, error kinds; never a job id, token or URL.
  */
+import type { StageName } from '../../executors/common/stages.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../../metrics/prom.js';
 import type { BuildPayload } from '../../protocol/types.js';
@@ -126,7 +127,7 @@ export class RunnerMetrics implements RunnerObserver {
 
   jobStarted(runner: RunnerConfig, build: BuildPayload): void {
     if (this.jobs.size >= MAX_TRACKED_JOBS) return;
-    this.jobs.set(build.id, { id: build.id, runner: runnerLabel(runner), executor: runner.executor, stage: 'prepare', started: new Date().toISOString(), traceBytes: 0 });
+    this.jobs.set(build.id, { id: build.id, runner: runnerLabel(runner), executor: runner.executor, stage: 'prepare_executor' satisfies StageName, started: new Date().toISOString(), traceBytes: 0 });
   }
 
   jobStage(build: BuildPayload, stage: string): void {
