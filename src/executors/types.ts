@@ -41,6 +41,11 @@ export interface StageRequest {
   signal: AbortSignal;
   /** The job's timeline (`--debug`): the script write and each docker call are steps of it. */
   mark?: MarkStep;
+  /**
+   * EXECUTOR_JOB_SECTION_ATTEMPTS (1–10, default 1): how many times the stage runs when its container
+   * was removed under it (the docker executor, as GitLab Runner's); others run a stage once.
+   */
+  attempts?: number;
 }
 
 export interface StageResult {

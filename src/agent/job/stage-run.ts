@@ -55,6 +55,8 @@ export interface StageOptions {
   scriptSections?: boolean;
   /** A green line the stage starts with, in its section (after_script's `Running after script...`). */
   notice?: string;
+  /** EXECUTOR_JOB_SECTION_ATTEMPTS (StageRequest.attempts). */
+  attempts?: number;
 }
 
 /** Runs one stage on `executor`, inside its log section. */

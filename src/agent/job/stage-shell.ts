@@ -38,6 +38,7 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
   const request = (target: Executor, stage: StageName, commands: string[], options: StageOptions, output: (chunk: Uint8Array) => void): StageRequest => ({
     ...script(target, stage, commands, options),
     ...(run.mark ? { mark: run.mark } : {}),
+    ...(options.attempts !== undefined && options.attempts > 1 ? { attempts: options.attempts } : {}),
     output,
     signal: options.signal,
   });

@@ -82,7 +82,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     const prepared = env;
     script = readScriptControls(env.host, job.leftMs());
     for (const line of script.warnings) write(warning(`WARNING: ${line}`));
-    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, debug: env.controls.debugTrace, scriptSections: run.flags.on('FF_SCRIPT_SECTIONS') };
+    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, debug: env.controls.debugTrace, scriptSections: run.flags.on('FF_SCRIPT_SECTIONS'), attempts: script.sectionAttempts };
     const first = steps[0];
     // With nothing to do between them, the first step runs in get_sources' process; not under
     // RUNNER_SCRIPT_TIMEOUT, which only the steps are bound by.

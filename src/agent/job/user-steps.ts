@@ -104,7 +104,8 @@ export async function afterScript(build: BuildPayload, s: Omit<StepsRun, 'option
   const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
   const stage = stageOfStep(AFTER_SCRIPT_STEP);
   // A stage that cannot start rejects; that is a failure of after_script like any other.
-  const after = await s.shell(run.executor, stage, commands, { echo: true, workDir: run.dirs.projectDir, variables, signal, debug: env.controls.debugTrace, notice: 'Running after script...' }).catch((error: unknown) => error as Error);
+  const options = { echo: true, workDir: run.dirs.projectDir, variables, signal, debug: env.controls.debugTrace, notice: 'Running after script...', attempts: script.sectionAttempts, scriptSections: run.flags.on('FF_SCRIPT_SECTIONS') };
+  const after = await s.shell(run.executor, stage, commands, options).catch((error: unknown) => error as Error);
   if (!(after instanceof Error) && after.aborted && (own.aborted || job.timedOut())) {
     run.write(warning(`WARNING: ${stage} could not run to completion because the timeout was exceeded. For more control over job and script timeouts see: ${TIMEOUT_HELP}`));
   }

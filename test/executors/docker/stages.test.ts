@@ -2,8 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { sectionNames, sectionsOpenAt } from '../../helpers/log-text.js';
 import type { TestServer } from '../../helpers/server.js';
+import { execa } from 'execa';
+import { logText } from '../../helpers/log-text.js';
+import { waitUntil } from '../../cli/helpers.js';
 import { IMAGES, skipDocker } from './engine.js';
-import { runDockerJob, useDockerTestServer } from './jobs.js';
+import { runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
 
 let t: TestServer;
 let token: string;
@@ -38,5 +41,20 @@ describe.skipIf(skipDocker)('the docker executor\'s stages', () => {
     const { status, id, trace } = await runDockerJob(t, token, `j:\n  image: 127.0.0.1:1/ci-runner-test/absent:1\n  variables:\n    GIT_STRATEGY: none\n  script: [echo never]\n`, { docker: { pull_policy: 'always', image: IMAGES.sh } });
     expect(status).toBe('failed');
     expect(t.server.getJob(id)?.failure_reason, trace).toBe('runner_external_dependency_failure');
+  });
+
+  it('runs a step again in a new container when its container was removed under it, up to EXECUTOR_JOB_SECTION_ATTEMPTS', async () => {
+    const yaml = 'j:\n  variables:\n    EXECUTOR_JOB_SECTION_ATTEMPTS: "2"\n    GIT_STRATEGY: none\n  script:\n    - if [ ! -e tried ]; then touch tried; echo first-attempt; sleep 60; fi\n    - echo second-attempt\n';
+    const job = await startDockerJob(t, token, yaml);
+    await waitUntil(async () => logText(await t.server.getTrace(job.id)).includes('\nfirst-attempt'), 60_000, 'the first attempt to start');
+    const names = (await execa('docker', ['ps', '--format', '{{.Names}}'])).stdout.split('\n');
+    const name = names.find((n) => n.startsWith(`ci-runner-${job.id}-`) && n.endsWith('-step-script'));
+    expect(name, names.join(' ')).toBeDefined();
+    await execa('docker', ['rm', '--force', name!]);
+    const { status, trace } = await job.done;
+    expect(status, trace).toBe('success');
+    expect(trace).toContain(`ERROR: Container "${name}" not found or removed. Will retry...`);
+    expect(trace).toContain('Retrying step_script');
+    expect(trace).toContain('\nsecond-attempt');
   });
 });
