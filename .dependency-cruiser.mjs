@@ -10,7 +10,7 @@
 /** Bottom first. A folder of src/ not listed here belongs to no layer, which is itself an error. */
 const LAYERS = [
   ['util', 'log', 'protocol'],
-  ['client', 'trace', 'artifacts', 'git', 'executors', 'metrics'],
+  ['client', 'trace', 'artifacts', 'cache', 'git', 'executors', 'metrics'],
   ['agent', 'pipeline'],
   ['server', 'exec'],
   ['cli', 'service'],

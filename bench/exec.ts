@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { JOB_KEYS } from '../src/pipeline/parse-job.js';
+import { JOB_KEYWORDS } from '../src/pipeline/keywords.js';
 import { DAEMON_NODE_FLAGS } from '../src/util/node-flags.js';
 import { compareWithGitlabCiLocal } from './exec-compare.js';
 import { percentile } from './support.js';
@@ -102,7 +102,7 @@ export async function run(): Promise<void> {
 }
 
 async function byHand(): Promise<void> {
-  const withNeeds = (JOB_KEYS as readonly string[]).includes('needs');
+  const withNeeds = Object.hasOwn(JOB_KEYWORDS, 'needs');
   const state = await mkdtemp(join(tmpdir(), 'ci-runner-bench-state-'));
   const one = await repoWith(ONE_JOB);
   const ten = await repoWith(tenJobs(withNeeds));

@@ -8,9 +8,10 @@
  *   (job-capacity.ts).
  * - 403 marks the entry unhealthy (token revoked?) with a growing pause; 5xx/network errors back off
  *   exponentially with jitter (poll-once.ts, poll-loop.ts).
- * - Shutdown is two steps: `shutdown()` stops polling (an in-flight poll finishes and its job runs),
- *   waits `shutdown_timeout` for jobs, then cancels them; a second `shutdown()` cancels at once
- *   (shutdown.ts).
+ * - Shutdown, as GitLab Runner's: `shutdown('graceful')` (SIGQUIT) stops polling (an in-flight poll
+ *   finishes and its job runs) and lets jobs finish; `shutdown('forceful')` (SIGTERM/SIGINT) also
+ *   aborts the running jobs at once, reported failed with `runner_interrupted` (shutdown.ts). The
+ *   caller bounds a forceful stop by `shutdown_timeout`.
  * - A reload matches entries by url+token and keeps an unchanged entry's pause and backoff (entry.ts).
  */
 import type { RunnerApi } from '../client/api.js';
@@ -29,7 +30,7 @@ import { pollOnce } from './poll-once.js';
 import { entryReadiness, type RunnerReadiness } from './readiness.js';
 import { findJobStateDirs, recoverDeliveries, removeExecutorLeftovers } from './recover.js';
 import type { SharedServices } from './services.js';
-import { ShutdownSteps } from './shutdown.js';
+import { ShutdownSteps, type StopMode } from './shutdown.js';
 import { Waits } from './waits.js';
 
 export interface AgentOptions {
@@ -143,13 +144,35 @@ export class Agent {
   }
 
   /**
-   * First call: stop polling, let jobs finish for `shutdown_timeout`, then cancel them. A second
-   * call cancels them at once (and abandons in-flight polls).
+   * `graceful`: stop polling and let running jobs finish. `forceful` (at once, or after a graceful
+   * stop): also abandon in-flight polls and abort running jobs (`runner_interrupted`). `cause` names
+   * what asked, such as the signal.
    */
-  shutdown(): void {
-    this.steps.step(this.jobs.size, this.config.shutdown_timeout, this.logger);
+  shutdown(mode: StopMode = 'graceful', cause?: string): void {
+    this.steps.step(mode, this.jobs.size, this.logger, cause);
     this.waits.wakeAll();
   }
+
+  /**
+   * An entry's token was renewed (token-rotation.ts): the entry carries on with the new one at once,
+   * keeping its loops, pause and backoff; a reload of the rewritten file then finds it unchanged.
+   */
+  rotateToken(oldToken: string, next: Pick<RunnerConfig, 'token' | 'token_obtained_at' | 'token_expires_at'>): void {
+    this.config = { ...this.config, runners: this.config.runners.map((runner) => (runner.token === oldToken ? { ...runner, ...next } : runner)) };
+    for (const [key, entry] of [...this.entries]) {
+      if (entry.config.token !== oldToken) continue;
+      this.entries.delete(key);
+      entry.config = { ...entry.config, ...next };
+      entry.key = entryKey(entry.config);
+      this.entries.set(entry.key, entry);
+    }
+  }
+
+  /** The stop under way, if any. */
+  get stopMode(): StopMode | undefined {
+    return this.steps.mode;
+  }
+
 
   /**
    * Resolves after `shutdown()` once every poll loop has ended and every job has finished. Never
@@ -161,7 +184,6 @@ export class Agent {
     while (this.loops.size > 0 || this.jobs.size > 0) await Promise.all([...this.loops, ...this.jobs]);
     // Jobs clean up after their final update; the process ends after that.
     await this.slots.settled();
-    this.steps.finished();
     await this.clients.close();
   }
 
@@ -202,7 +224,7 @@ export class Agent {
 
   /** The entry's API client, wrapped for metrics when asked to be. */
   private client(entry: RunnerEntry): RunnerApi {
-    const client = this.clients.get(entry.config);
+    const client = this.clients.get(entry.config, this.config.connection_max_age);
     return this.options.wrapClient ? this.options.wrapClient(client, () => entry.config) : client;
   }
 

@@ -14,15 +14,22 @@ export class ClientPool {
   /** `systemId`: this host's id, sent over v4 (config/system-id.ts). */
   constructor(private readonly systemId?: string) {}
 
-  /** The client for `runner`, created on first use. */
-  get(runner: Pick<RunnerConfig, 'url' | 'api' | 'executor' | 'shell' | 'name' | RunnerTlsKeys>): RunnerApi {
+  /**
+   * The client for `runner`, created on first use. `connectionMaxAgeS` is the global
+   * `connection_max_age` (0: none); the entry's labels and docker `gpus` go in the v4 `info`.
+   */
+  get(runner: Pick<RunnerConfig, 'url' | 'api' | 'executor' | 'shell' | 'name' | 'labels' | 'docker' | RunnerTlsKeys>, connectionMaxAgeS = 0): RunnerApi {
     // Keyed by the files' contents, not their paths: a certificate renewed in place is picked up by
     // the next reload (SIGHUP or a config change), as a new pool.
     const tls = runnerTls(runner);
-    const key = [runner.url, runner.api, runner.executor, runner.shell, tls.ca, tls.cert, tls.key].map((v) => v ?? '').join('\u0000');
+    const gpus = runner.executor === 'docker' ? (runner.docker.gpus ?? '') : '';
+    const key = [runner.url, runner.api, runner.executor, runner.shell, tls.ca, tls.cert, tls.key, JSON.stringify(runner.labels), gpus, connectionMaxAgeS].map((v) => v ?? '').join('\u0000');
     let client = this.clients.get(key);
     if (!client) {
-      client = createRunnerApi({ url: runner.url, api: runner.api, executor: runner.executor, shell: runner.shell, tls, systemId: this.systemId });
+      client = createRunnerApi({
+        url: runner.url, api: runner.api, executor: runner.executor, shell: runner.shell, tls, systemId: this.systemId,
+        labels: runner.labels, gpus, ...(connectionMaxAgeS > 0 ? { connectionMaxAgeMs: connectionMaxAgeS * 1000 } : {}),
+      });
       this.clients.set(key, client);
     }
     return client;

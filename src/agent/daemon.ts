@@ -16,6 +16,9 @@ import type { RunnerMetrics } from './metrics/registry.js';
 import type { StatusServer } from './metrics/server.js';
 import type { RunAs } from '../executors/run-as.js';
 import { defaultServices } from './services.js';
+import type { StopMode } from './shutdown.js';
+import { TokenRotation } from './token-rotation.js';
+import type { RunnerApi } from '../client/api.js';
 
 export interface DaemonOptions {
   configPath: string;
@@ -43,6 +46,8 @@ export class Daemon {
   private status: { address: string; server: StatusServer } | undefined;
   private watcher: ConfigWatcher | undefined;
   private queue: Promise<void> = Promise.resolve();
+  private started = false;
+  private readonly tokens: TokenRotation;
 
   constructor(private readonly options: DaemonOptions) {
     this.config = options.config;
@@ -57,6 +62,23 @@ export class Daemon {
       },
       { wrapClient: (client, runner) => observedClient(client, runner, slot), ...(options.systemId ? { systemId: options.systemId } : {}) },
     );
+    this.tokens = new TokenRotation({
+      configPath: options.configPath,
+      config: () => this.config,
+      logger: () => this.logger,
+      ...(options.systemId ? { systemId: options.systemId } : {}),
+      rotated: (oldToken, next) => {
+        this.config = { ...this.config, runners: this.config.runners.map((runner) => (runner.token === oldToken ? { ...runner, ...next } : runner)) };
+        this.agent.rotateToken(oldToken, next);
+      },
+      saved: (ok) => slot.current?.configSaved(ok),
+      wrapClient: (client, runner) => observedClient(client as unknown as RunnerApi, () => runner, slot) as unknown as typeof client,
+    });
+  }
+
+  /** `shutdown_timeout` of the config in force, in ms: how long a forceful stop may take. */
+  get shutdownTimeoutMs(): number {
+    return this.config.shutdown_timeout * 1000;
   }
 
   /** The current root logger (replaced when a reload changes `log_format`). */
@@ -71,10 +93,23 @@ export class Daemon {
     return this.queue;
   }
 
+  /**
+   * Stops the daemon: `graceful` (SIGQUIT) lets running jobs finish, `forceful` (SIGTERM/SIGINT)
+   * aborts them (Agent.shutdown); `cause` names the signal.
+   */
+  stop(mode: StopMode, cause: string): void {
+    void this.tokens.stop();
+    this.agent.shutdown(mode, cause);
+    this.slot.current?.processState(this.agent.stopMode === 'forceful' ? 'forceful-shutdown' : 'graceful-shutdown');
+  }
+
   private async startAll(): Promise<void> {
     // The observer before the first poll, so every request is counted; the server after.
     if (this.wantedAddress() !== undefined) await this.loadMetrics();
     this.agent.start();
+    this.tokens.schedule();
+    this.started = true;
+    this.slot.current?.processState('running');
     await this.applyListenAddress();
     this.watcher = await watchConfig(this.options.configPath, {
       logger: this.logger,
@@ -96,6 +131,7 @@ export class Daemon {
 
   /** After the agent is done: stops watching and closes the status server. */
   async close(): Promise<void> {
+    await this.tokens.stop();
     await this.queue;
     await this.watcher?.close();
     await this.status?.server.close();
@@ -116,6 +152,7 @@ export class Daemon {
     this.config = next;
     this.applyLogging(this.logSettings(before), this.logSettings(next));
     this.agent.reload(next);
+    this.tokens.schedule();
     await this.applyListenAddress();
     this.metrics?.configReloaded(true);
     this.logger.info({ source, runners: next.runners.length }, `${source}: config reloaded`);
@@ -145,7 +182,8 @@ export class Daemon {
     // prom-client is loaded only now: a daemon without a status server does not carry it.
     if (!this.metrics) {
       const { RunnerMetrics } = await import('./metrics/registry.js');
-      this.metrics = new RunnerMetrics(() => this.config);
+      this.metrics = new RunnerMetrics(() => this.config, this.options.systemId);
+      if (this.started) this.metrics.processState('running');
     }
     this.slot.current = this.metrics;
     return this.metrics;
@@ -175,10 +213,12 @@ export class Daemon {
       const server = await startStatusServer(address, {
         readiness: () => ({ stopping: this.agent.stopping, runners: this.agent.readiness() }),
         runningJobs: () => metrics.runningJobs(),
+        runningJobsText: () => metrics.runningJobsText(),
+        processState: () => metrics.processStateText(),
         scrape: () => metrics.scrape(),
       }, this.logger);
       this.status = { address: wanted, server };
-      this.logger.info({ url: server.url }, `metrics and health on ${server.url} (/metrics, /healthz, /readyz, /debug/jobs)`);
+      this.logger.info({ url: server.url }, `metrics and health on ${server.url} (/metrics, /healthz, /readyz, /health/ready, /debug/jobs/list, /debug/jobs, /debug/process/state)`);
     } catch (error) {
       metrics.error('status_server_listen');
       this.logger.error({ listenAddress: wanted, err: (error as Error).message }, 'cannot listen for metrics and health; running without them until a reload');

@@ -1,6 +1,7 @@
 /**
  * The agent's state for one `[[runners]]` entry, matched across reloads by url+token, and what a
- * reload does to it: a changed entry restarts its pause and forgives its backoff; every reload makes
+ * reload does to it: a changed entry restarts its pause and forgives its backoff and unhealthy
+ * requests (GitLab Runner forgives those at any reload; an unchanged entry here keeps them); every reload makes
  * an entry waiting for its executor check again at once; a removed entry ends its loops.
  */
 import type { RunnerApi } from '../client/api.js';
@@ -32,7 +33,11 @@ export function entryKey(runner: RunnerConfig): string {
 
 /** A fresh entry; its `client` is set by the caller (the client may read the entry back). */
 export function newEntry(runner: RunnerConfig): RunnerEntry {
-  return { key: entryKey(runner), config: runner, running: 0, polling: 0, failures: 0, removed: false, reloaded: new AbortController(), changed: new AbortController(), loopCount: 0 } as Omit<RunnerEntry, 'client'> as RunnerEntry;
+  return { key: entryKey(runner), config: runner, running: 0, polling: 0, failures: 0, health: freshHealth(), removed: false, reloaded: new AbortController(), changed: new AbortController(), loopCount: 0 } as Omit<RunnerEntry, 'client'> as RunnerEntry;
+}
+
+function freshHealth(): RunnerEntry['health'] {
+  return { failures: 0, lastCheck: Date.now() };
 }
 
 /** Gives a kept entry its reloaded config; `intervalChanged` when the reload changed check_interval. */
@@ -43,6 +48,7 @@ export function reconfigureEntry(entry: RunnerEntry, runner: RunnerConfig, inter
   // another entry) must not make every other entry poll at once, nor forgive a refused token.
   if (changed || intervalChanged) {
     entry.failures = 0;
+    entry.health = freshHealth();
     entry.changed.abort();
     entry.changed = new AbortController();
   }

@@ -1,12 +1,14 @@
 /**
  * An entry's poll loops (`request_concurrency` of them). Idle loops poll every `check_interval`
  * (with jitter); after receiving a job a loop polls again at once while slots are free, so a queue
- * drains without waiting for ticks. A refused token (403) pauses with a growing delay of up to an
- * hour, 5xx and network errors back off exponentially up to a minute, or as long as the coordinator's
- * `Retry-After` asks.
+ * drains without waiting for ticks (unless `strict_check_interval`). A refused token (403) is asked
+ * again at check_interval, 5xx and network errors back off exponentially up to a minute, or as long as
+ * the coordinator's `Retry-After` asks; `unhealthy_requests_limit` refusals or network errors in a row
+ * pause the entry for `unhealthy_interval` (health.ts).
  */
 import { retryDelay } from '../client/retry.js';
 import type { Logger } from '../log/index.js';
+import { unhealthyWait } from './health.js';
 import type { RunnerEntry } from './entry.js';
 import type { JobCapacity } from './job-capacity.js';
 import type { Waits } from './waits.js';
@@ -63,6 +65,11 @@ async function pollUntilStopped(entry: RunnerEntry, context: PollLoopContext): P
       await capacity.waitForSlot(stop);
       continue;
     }
+    const unhealthy = unhealthyWait(entry.health, entry.config, context.logger().child({ runner: entry.config.name }));
+    if (unhealthy > 0) {
+      await rest(entry, unhealthy, context);
+      continue;
+    }
     capacity.reserve(entry);
     let got = false;
     try {
@@ -70,10 +77,10 @@ async function pollUntilStopped(entry: RunnerEntry, context: PollLoopContext): P
     } finally {
       capacity.pollEnded(entry, got);
     }
-    if (got) continue; // poll again at once while slots are free
     const base = context.checkInterval() * 1000;
+    if (got && !entry.config.strict_check_interval) continue; // poll again at once while slots are free
     // A healthy answer may still ask for a pause (a 409 race with Retry-After): never sooner than it says.
-    const delay = entry.failures > 0 ? failureDelay(entry, base) : Math.max(jitter(base), Math.min(entry.retryAfterMs ?? 0, MAX_HEALTHY_PAUSE_MS));
+    const delay = entry.failures > 0 && !got ? failureDelay(entry, base) : Math.max(jitter(base), Math.min(entry.retryAfterMs ?? 0, MAX_HEALTHY_PAUSE_MS));
     await rest(entry, delay, context);
   }
   return false;
@@ -88,8 +95,9 @@ async function rest(entry: RunnerEntry, ms: number, context: PollLoopContext): P
   await context.waits.wait(ms, [context.stop, entry.changed.signal], false);
 }
 
+/** A refused token is asked again at check_interval, as GitLab Runner does (the unhealthy pause bounds it). */
 function failureDelay(entry: RunnerEntry, baseMs: number): number {
-  return retryDelay({ baseMs, maxMs: entry.lastStatus === 403 ? 3_600_000 : 60_000 }, entry.failures, entry.retryAfterMs);
+  return entry.lastStatus === 403 ? jitter(baseMs) : retryDelay({ baseMs, maxMs: 60_000 }, entry.failures, entry.retryAfterMs);
 }
 
 /** Longest `Retry-After` a healthy answer can make an entry wait. */

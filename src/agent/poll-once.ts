@@ -1,12 +1,15 @@
 /**
  * One job request of a runner entry and what its answer means for the entry: a build starts a job;
- * 403 marks the token refused (a growing pause); 5xx and network errors count as failures (backoff);
- * a build that cannot be read is reported failed to the server; 409 (another runner won) is healthy.
+ * 403 marks the token refused; 5xx and network errors count as failures (backoff); a build that cannot
+ * be read is reported failed to the server; 409 (another runner won) is healthy. A 403 or no answer at
+ * all is also unhealthy in GitLab Runner's sense (health.ts): enough of them pause the entry.
  */
 import type { RunnerApi } from '../client/api.js';
 import type { Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
 import type { RunnerConfig } from './config/schema.js';
+import { TRANSPORT_ERROR } from '../client/retryable.js';
+import { markHealth, type Health } from './health.js';
 import { reportBuildFailed } from './job/run-job.js';
 
 /** The entry state a poll reads and updates. */
@@ -18,6 +21,8 @@ export interface PollEntry {
   lastStatus?: number;
   /** The coordinator's `Retry-After` on the last failed request, in ms. */
   retryAfterMs?: number | undefined;
+  /** Unhealthy requests in a row and the last healthy answer (health.ts). */
+  health: Health;
 }
 
 export interface PollSignals {
@@ -39,6 +44,7 @@ export async function pollOnce(entry: PollEntry, log: Logger, signals: PollSigna
   if ('lastUpdate' in result && result.lastUpdate) entry.lastUpdate = result.lastUpdate;
   entry.lastStatus = result.status;
   entry.retryAfterMs = result.retryAfterMs;
+  markHealth(entry.health, result.kind !== 'forbidden' && result.status !== TRANSPORT_ERROR, runner, log);
   switch (result.kind) {
     case 'build':
       entry.failures = 0;

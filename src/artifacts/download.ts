@@ -36,32 +36,44 @@ export function dependenciesToDownload(deps: DependencyBuild[], filter: string[]
  */
 export async function downloadArtifacts(ctx: ArtifactsContext, opts: DownloadOptions): Promise<void> {
   const deps = dependenciesToDownload(ctx.build.depends_on_builds, ctx.build.options.dependencies);
-  if (deps.length > 0) await mkdir(ctx.stateDir, { recursive: true });
-  for (const dep of deps) {
-    const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
+  for (const dep of deps) await downloadDependency(ctx, dep, opts);
+}
+
+/** What downloading one job's artifacts needs: the job's context without the job (GitLab Runner's `artifacts-downloader` has none). */
+export type DependencyContext = Omit<ArtifactsContext, 'build'>;
+
+/** The job whose artifacts are downloaded: its id and token, a name for messages, the size its payload announced. */
+export type ArtifactsSource = Pick<DependencyBuild, 'id' | 'token' | 'name' | 'artifacts_file'>;
+
+/**
+ * Downloads `dep`'s artifacts (with its token) into the state dir and extracts them over the project
+ * dir, as downloadArtifacts does for each dependency. Throws as it does.
+ */
+export async function downloadDependency(ctx: DependencyContext, dep: ArtifactsSource, opts: DownloadOptions): Promise<void> {
+  await mkdir(ctx.stateDir, { recursive: true });
+  const file = join(ctx.stateDir, `artifacts-download-${dep.id}`);
+  try {
+    ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);
+    const started = performance.now();
+    const { size, validated } = await fetchWithRetries(ctx, dep, file, opts).catch((error: unknown) => {
+      throw aboutDependency(dep, error);
+    });
+    const elapsed = performance.now() - started;
+    ctx.log(`Downloaded ${megabytes(size)} in ${(elapsed / 1000).toFixed(1)} s (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
+    let summary;
     try {
-      ctx.log(`Downloading artifacts for ${dep.name} (${dep.id})...`);
-      const started = performance.now();
-      const { size, validated } = await fetchWithRetries(ctx, dep, file, opts).catch((error: unknown) => {
-        throw aboutDependency(dep, error);
-      });
-      const elapsed = performance.now() - started;
-      ctx.log(`Downloaded ${megabytes(size)} in ${(elapsed / 1000).toFixed(1)} s (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);
-      let summary;
-      try {
-        summary = await extractArchive(file, ctx.projectDir, ctx.signal, { ...(validated ? { validated } : {}), ...(ctx.extractBudget ? { budget: ctx.extractBudget } : {}) });
-      } catch (error) {
-        throw aboutDependency(dep, error);
-      }
-      ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${summary.format}) from the artifacts of ${dep.name}`);
-    } finally {
-      await rm(file, { force: true });
+      summary = await extractArchive(file, ctx.projectDir, ctx.signal, { ...(validated ? { validated } : {}), ...(ctx.extractBudget ? { budget: ctx.extractBudget } : {}) });
+    } catch (error) {
+      throw aboutDependency(dep, error);
     }
+    ctx.log(`Extracted ${summary.entries} entries (${megabytes(summary.bytes)}, ${summary.format}) from the artifacts of ${dep.name}`);
+  } finally {
+    await rm(file, { force: true });
   }
 }
 
 /** Names the dependency in an archive error (download errors name it already). */
-function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
+function aboutDependency(dep: ArtifactsSource, error: unknown): unknown {
   if (error instanceof ArtifactsError && (error.code.startsWith('ARCHIVE_') || error.code === 'DISK_FULL')) {
     return new ArtifactsError(error.code, `artifacts of ${dep.name} (${dep.id}): ${error.message}`, { cause: error });
   }
@@ -74,7 +86,7 @@ function aboutDependency(dep: DependencyBuild, error: unknown): unknown {
  * unreadable archive is not retried — the server sent those bytes, and would send them again —
  * and neither is a full disk.
  */
-async function fetchWithRetries(ctx: ArtifactsContext, dep: DependencyBuild, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
+async function fetchWithRetries(ctx: DependencyContext, dep: ArtifactsSource, file: string, opts: DownloadOptions): Promise<{ size: number; validated: ValidatedArchive | undefined }> {
   const attempts = Math.min(10, Math.max(1, Math.floor(opts.attempts)));
   const expected = dep.artifacts_file?.size;
   await mkdir(ctx.projectDir, { recursive: true });

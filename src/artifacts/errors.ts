@@ -1,5 +1,5 @@
 /**
- * Errors of the artifacts and cache stages. Callers (the agent's job stages) branch on `code`:
+ * Errors of the artifacts stages and of archives (the cache's too). Callers (the agent's job stages) branch on `code`:
  * `JOB_FORBIDDEN` means the server stopped the job; the others fail the stage with a message that
  * says what to do next.
  */
@@ -29,9 +29,7 @@ export type ArtifactsErrorCode =
   /** The disk or quota filled up (ENOSPC, EDQUOT) downloading or extracting: what was written is removed. */
   | 'DISK_FULL'
   /** Building the archive failed (a selected file vanished or could not be read). */
-  | 'ARCHIVE_CREATE_FAILED'
-  /** A cache key that cannot be a file name (`..`, empty). */
-  | 'CACHE_KEY_INVALID';
+  | 'ARCHIVE_CREATE_FAILED';
 
 export class ArtifactsError extends CiRunnerError {
   declare readonly code: ArtifactsErrorCode;

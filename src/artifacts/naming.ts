@@ -1,11 +1,10 @@
 /**
  * Names derived from the build payload: the artifacts file name (`<basename of artifacts:name>.ext`,
- * §4.7, with `$VARS` expanded as the legacy job shell did), the cache file location
- * (`<cacheDir>/<runner>/<project slug>/<key>.tar.gz`) and byte counts for trace lines.
+ * §4.7, with `$VARS` expanded as the legacy job shell did), the project's path (the cache's local copies
+ * are kept under it) and byte counts for trace lines.
  */
-import { join } from 'node:path';
 import type { ArtifactsOptions, BuildPayload, BuildVariable } from '../protocol/types.js';
-import { ArtifactsError } from './errors.js';
+import { trimStartChar } from '../util/text.js';
 
 /** Expands `$NAME` and `${NAME}` from `variables` (later entries win); unknown names become empty. */
 export function expandVariables(text: string, variables: BuildVariable[]): string {
@@ -14,7 +13,7 @@ export function expandVariables(text: string, variables: BuildVariable[]): strin
 }
 
 /** The job's artifacts entries: v1's one archive, or v4's list (the archive and one entry per report). */
-export function artifactsOf(build: BuildPayload): ArtifactsOptions[] {
+export function artifactsOf(build: Pick<BuildPayload, 'options'>): ArtifactsOptions[] {
   const artifacts = build.options.artifacts;
   return artifacts === undefined ? [] : Array.isArray(artifacts) ? artifacts : [artifacts];
 }
@@ -26,7 +25,7 @@ const EXTENSIONS = { 'tar.gz': 'tar.gz', zip: 'zip', gzip: 'gz' } as const;
  * `<basename of the expanded artifacts name, or "artifacts">.<format>` for `spec` (default: the
  * job's first entry); a `raw` entry is sent under its file's own name, given as `rawFile`.
  */
-export function artifactsFileName(build: BuildPayload, format: 'tar.gz' | 'zip' | 'gzip' | 'raw', spec = artifactsOf(build)[0], rawFile?: string): string {
+export function artifactsFileName(build: Pick<BuildPayload, 'variables' | 'options'>, format: 'tar.gz' | 'zip' | 'gzip' | 'raw', spec = artifactsOf(build)[0], rawFile?: string): string {
   const basename = (text: string): string => text.split('/').filter((part) => part !== '' && part !== '.' && part !== '..').pop() ?? '';
   if (format === 'raw' && rawFile !== undefined && basename(rawFile) !== '') return basename(rawFile);
   const base = basename(expandVariables(spec?.name ?? '', build.variables));
@@ -51,17 +50,9 @@ export function projectSlug(build: BuildPayload): string {
   } catch {
     path = '';
   }
-  const parts = path.replace(/^\/+/, '').replace(/\.git$/, '').split('/').filter((part) => part !== '');
+  const parts = trimStartChar(path, '/').replace(/\.git$/, '').split('/').filter((part) => part !== '');
   if (parts.length === 0 || parts.some((part) => part === '.' || part === '..')) return `project-${build.project_id}`;
   return parts.map(safeSegment).join('/');
-}
-
-/** `<cacheDir>/<runner>/<project slug>/<key>.tar.gz`. Throws CACHE_KEY_INVALID for an empty key or one with `..`. */
-export function cacheFilePath(cacheDir: string, runnerName: string, build: BuildPayload, key: string): string {
-  if (key.trim() === '' || key === '.' || key.split(/[\\/]/).includes('..')) {
-    throw new ArtifactsError('CACHE_KEY_INVALID', `cache key ${JSON.stringify(key)} is not usable; use letters, digits and . _ - (no "..")`);
-  }
-  return join(cacheDir, safeSegment(runnerName || 'runner'), projectSlug(build), `${safeSegment(key)}.tar.gz`);
 }
 
 /** `12.3 MB`, in MiB like the server's `max_artifacts_size` setting. */

@@ -14,7 +14,7 @@ import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { ArtifactsError } from './errors.js';
 import { artifactsFileName, artifactsOf, megabytes } from './naming.js';
-import type { ArtifactsOptions } from '../protocol/types.js';
+import type { ArtifactsOptions, BuildPayload } from '../protocol/types.js';
 import { excludeEntries, selectFiles } from './select.js';
 
 export interface UploadOptions {
@@ -28,6 +28,10 @@ export interface UploadOptions {
   retryBaseMs?: number;
   /** Expands the job's variables in `paths` and `exclude` (`$CI_PROJECT_DIR/out`, a matrix `${NAME}`), as GitLab Runner does. */
   expand?: (text: string) => string;
+  /** `[runners.artifact]`: each upload's limit, and the time for the server's answer once it is sent. */
+  timeouts?: { uploadMs: number; responseHeaderMs: number };
+  /** Deflate level 0–9 (ARTIFACT_COMPRESSION_LEVEL); absent: zlib's default. */
+  compressionLevel?: number;
 }
 
 /** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
@@ -44,10 +48,17 @@ export function shouldUpload(when: string | undefined, jobSucceeded: boolean): b
  * the abort reason.
  */
 export async function uploadArtifacts(ctx: ArtifactsContext, opts: UploadOptions): Promise<void> {
-  for (const spec of artifactsOf(ctx.build)) await uploadEntry(ctx, opts, spec);
+  for (const spec of artifactsOf(ctx.build)) await uploadEntry({ ...ctx, job: ctx.build }, opts, spec);
 }
 
-async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: ArtifactsOptions): Promise<void> {
+/**
+ * What uploading one artifacts entry needs: the job's context, and the job it is uploaded for (GitLab
+ * Runner's `artifacts-uploader` knows the job by its id and token alone).
+ */
+export type EntryContext = Omit<ArtifactsContext, 'build'> & { job: Pick<BuildPayload, 'id' | 'token' | 'variables' | 'options'> };
+
+/** Uploads one artifacts entry as uploadArtifacts does each; resolves when uploaded or when there is nothing to upload. */
+export async function uploadEntry(ctx: EntryContext, opts: UploadOptions, spec: ArtifactsOptions): Promise<void> {
   if ((spec.paths ?? []).length === 0 && !spec.untracked) return;
   const type = spec.artifact_type && spec.artifact_type !== 'archive' ? spec.artifact_type : undefined;
   const what = type ? `artifacts (${type} report)` : 'artifacts';
@@ -59,33 +70,34 @@ async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: Art
   const expand = (list: string[] | undefined): string[] | undefined => (list && opts.expand ? list.map(opts.expand) : list);
   const paths = expand(spec.paths);
   const selected = await selectFiles(ctx.projectDir, { ...(paths ? { paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
-  const { selection, excluded } = excludeEntries(selected, expand(spec.exclude) ?? []);
+  const { selection, excluded } = await excludeEntries(selected, expand(spec.exclude) ?? [], ctx.signal);
   if (excluded > 0) ctx.log(`Excluded ${excluded} file(s) matching artifacts:exclude`);
   if (selection.files === 0) {
     ctx.log(`NOTICE: no files matched ${type ? `the ${type} report's paths` : 'artifacts:paths or artifacts:untracked'}; nothing to upload`);
     return;
   }
   const format = spec.artifact_format ?? opts.format;
-  const filename = artifactsFileName(ctx.build, format, spec, selection.entries.find((entry) => entry.kind === 'file')?.path);
+  const filename = artifactsFileName(ctx.job, format, spec, selection.entries.find((entry) => entry.kind === 'file')?.path);
   const archive = join(ctx.stateDir, `artifacts-upload.${format}`);
   await mkdir(ctx.stateDir, { recursive: true });
   try {
     const started = performance.now();
-    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal);
+    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal, opts.compressionLevel === undefined ? {} : { compressionLevel: opts.compressionLevel });
     ctx.log(`Archived ${selection.files} file(s), ${megabytes(selection.bytes)}, into ${filename} (${megabytes(size)}) in ${seconds(performance.now() - started)}`);
-    const upload = { path: archive, filename, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
+    const limits = opts.timeouts ? { timeoutMs: opts.timeouts.uploadMs, responseHeaderTimeoutMs: opts.timeouts.responseHeaderMs } : {};
+    const upload = { path: archive, filename, ...limits, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
     await send(ctx, opts, upload, size);
   } finally {
     await rm(archive, { force: true });
   }
 }
 
-async function send(ctx: ArtifactsContext, opts: UploadOptions, file: ArtifactUpload, size: number): Promise<void> {
+async function send(ctx: EntryContext, opts: UploadOptions, file: ArtifactUpload, size: number): Promise<void> {
   const { filename } = file;
   const attempts = Math.max(1, opts.attempts ?? 5);
   const upload = async (): Promise<Step<ApiResult, ApiResult>> => {
     const started = performance.now();
-    const result = await ctx.client.uploadArtifacts(ctx.build.id, ctx.build.token, file, ctx.signal);
+    const result = await ctx.client.uploadArtifacts(ctx.job.id, ctx.job.token, file, ctx.signal);
     if (result.outcome === 'ok') {
       const elapsed = performance.now() - started;
       ctx.log(`Uploaded ${filename}: ${megabytes(size)} in ${seconds(elapsed)} (${megabytes((size * 1000) / Math.max(elapsed, 1))}/s)`);

@@ -91,8 +91,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     return { pipelineStatus: view.status, jobs };
   } finally {
     if (agent) {
-      agent.shutdown();
-      agent.shutdown();
+      agent.shutdown('forceful', 'the demo is over');
       await agent.done().catch(() => undefined);
     }
     await server?.close().catch(() => undefined);

@@ -9,6 +9,7 @@
  * and the environment must win over a default but lose to the command line.
  */
 import type { Argv, Options } from 'yargs';
+import type { Support } from '../util/compat.js';
 import { CiRunnerError } from '../util/errors.js';
 
 /**
@@ -32,6 +33,29 @@ export interface EnvFlag {
   group?: string;
   /** Left out of `--help` (an older spelling). */
   hidden?: boolean;
+  /**
+   * How a flag of GitLab Runner's is treated (util/compat.ts); absent: honoured. A `warned` flag is
+   * accepted with one warning giving the reason, a `refused` one ends the command (exit 2) with it.
+   */
+  support?: Support;
+}
+
+/**
+ * The warnings for `warned` flags given (on the command line or through their environment names);
+ * throws for a `refused` one given.
+ */
+export function checkFlagSupport(argv: Record<string, unknown>, flags: readonly EnvFlag[], env: NodeJS.ProcessEnv = process.env): string[] {
+  const warnings: string[] = [];
+  for (const f of flags) {
+    if (!f.support || f.support.status === 'honoured') continue;
+    const fromArgv = argv[f.flag] !== undefined && !(Array.isArray(argv[f.flag]) && (argv[f.flag] as unknown[]).length === 0);
+    const fromEnv = f.env.find((n) => env[n] !== undefined && env[n] !== '');
+    if (!fromArgv && fromEnv === undefined) continue;
+    const where = fromArgv ? `--${f.flag}` : fromEnv!;
+    if (f.support.status === 'refused') throw new EnvOptionError(`${where}: ${f.support.reason}`);
+    warnings.push(`${where} is ignored: ${f.support.reason}`);
+  }
+  return warnings;
 }
 
 /** A flag or environment value that cannot be used; the CLI exits 2. */
@@ -50,7 +74,7 @@ export function addEnvOptions<T>(y: Argv<T>, flags: readonly EnvFlag[]): Argv<T>
     const defaultText = f.default === undefined || (Array.isArray(f.default) && f.default.length === 0) ? '' : ` [default: ${JSON.stringify(f.default)}]`;
     const options: Options = {
       type: f.kind === 'int' ? 'number' : f.kind === 'boolean' ? 'boolean' : 'string',
-      describe: `${f.describe}${f.env.length > 0 ? ` [env: ${f.env.join(' or ')}]` : ''}${defaultText}`,
+      describe: `${f.describe}${supportText(f.support)}${f.env.length > 0 ? ` [env: ${f.env.join(' or ')}]` : ''}${defaultText}`,
       ...(f.kind === 'list' || f.kind === 'csv' ? { array: true } : {}),
       ...(f.alias !== undefined ? { alias: f.alias as string | string[] } : {}),
       ...(f.choices ? { choices: [...f.choices] } : {}),
@@ -123,6 +147,11 @@ function parseBool(text: string, where: string): boolean {
   if (/^(1|t|true|yes|y|on)$/i.test(text.trim())) return true;
   if (/^(0|f|false|no|n|off)$/i.test(text.trim())) return false;
   throw new EnvOptionError(`${where}: expected true or false`);
+}
+
+function supportText(support: Support | undefined): string {
+  if (!support || support.status === 'honoured') return '';
+  return ` (${support.status === 'warned' ? 'accepted and ignored' : 'refused'}: ${support.reason})`;
 }
 
 /** Every environment name a table reads. */

@@ -7,9 +7,9 @@ import type { Argv } from 'yargs';
 import { LOG_FORMATS } from '../log/index.js';
 import { addEnvOptions, resolveEnvOptions, type EnvFlag } from './env-options.js';
 
-/** pino's levels plus GitLab Runner's `panic` (read as fatal). */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic', 'silent'] as const;
-export type LogLevel = Exclude<(typeof LOG_LEVELS)[number], 'panic'>;
+/** pino's levels plus GitLab Runner's (logrus) `warning` (read as warn) and `panic` (read as fatal). */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'warning', 'error', 'fatal', 'panic', 'silent'] as const;
+export type LogLevel = Exclude<(typeof LOG_LEVELS)[number], 'panic' | 'warning'>;
 
 const GLOBAL_FLAGS: readonly EnvFlag[] = [
   { flag: 'debug', env: ['RUNNER_DEBUG'], kind: 'boolean', describe: 'Log at debug level (as --log-level debug)', group: 'Global options:' },
@@ -39,5 +39,5 @@ export function requestedLogLevel(argv: Record<string, unknown>, env: NodeJS.Pro
   const values = resolveEnvOptions(argv, GLOBAL_FLAGS, env);
   if (values.debug === true) return 'debug';
   const level = values['log-level'] as (typeof LOG_LEVELS)[number] | undefined;
-  return level === 'panic' ? 'fatal' : level;
+  return level === 'panic' ? 'fatal' : level === 'warning' ? 'warn' : level;
 }

@@ -7,6 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { BuildPayload } from '../protocol/types.js';
 import { Masker } from '../trace/mask.js';
 import { collectSecrets } from '../trace/secrets.js';
+import { tokenPrefixes } from '../trace/token-prefixes.js';
 
 /**
  * The job's page: the CI_JOB_URL the coordinator sent, else GitLab's `<project URL>/-/jobs/<id>`,
@@ -48,7 +49,7 @@ export class JobLogTee {
   write(build: BuildPayload, chunk: string | Uint8Array): void {
     let stream = this.jobs.get(build.id);
     if (!stream) {
-      stream = { masker: new Masker(collectSecrets(build, this.runnerToken)), decoder: new StringDecoder('utf8'), partial: '' };
+      stream = { masker: new Masker(collectSecrets(build, this.runnerToken), { tokenPrefixes: tokenPrefixes(build).prefixes }), decoder: new StringDecoder('utf8'), partial: '' };
       this.jobs.set(build.id, stream);
     }
     this.emit(build.id, stream, stream.masker.push(Buffer.from(chunk)), false);

@@ -22,6 +22,10 @@ export interface ArtifactUpload {
   artifactType?: string;
   /** v4: `zip`, `gzip` or `raw`. */
   artifactFormat?: string;
+  /** The whole upload's limit (`[runners.artifact] upload_timeout`); none when absent. */
+  timeoutMs?: number;
+  /** Time for the server's answer once the archive is sent (`response_header_timeout`); the client's default when absent. */
+  responseHeaderTimeoutMs?: number;
 }
 
 /** Where an artifact call goes and how it authenticates (per API). */
@@ -54,7 +58,8 @@ export async function uploadArtifactArchive(api: ApiContext, route: ArtifactRout
     },
     body: multipart.body,
     signal,
-    headersTimeoutMs: api.requestTimeoutMs,
+    headersTimeoutMs: file.responseHeaderTimeoutMs ?? api.requestTimeoutMs,
+    ...(file.timeoutMs !== undefined ? { deadlineMs: file.timeoutMs } : {}),
   });
   const result = apiResult(api, route.endpoint, response);
   if (result.outcome !== 'ok') {

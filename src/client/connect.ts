@@ -26,6 +26,9 @@ export interface ConnectOptions extends TransportOptions {
   shell?: string;
   /** This host's id, sent over v4 (config/system-id.ts). */
   systemId?: string | undefined;
+  /** The runner's labels and docker `gpus`, sent in the v4 `info`. */
+  labels?: Readonly<Record<string, string>>;
+  gpus?: string;
   requestTimeoutMs?: number;
   pollTimeoutMs?: number;
 }
@@ -59,9 +62,16 @@ function concreteClient(api: ApiVersion, options: ConnectOptions): ConcreteClien
     ...(options.executor !== undefined ? { executor: options.executor } : {}),
     ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     ...(options.pollTimeoutMs !== undefined ? { pollTimeoutMs: options.pollTimeoutMs } : {}),
+    ...(options.connectionMaxAgeMs !== undefined ? { connectionMaxAgeMs: options.connectionMaxAgeMs } : {}),
   };
   if (api === 'v1') return new RunnerApiClient(common);
-  return new RunnerApiV4Client({ ...common, ...(options.shell ? { shell: options.shell } : {}), ...(options.systemId ? { systemId: options.systemId } : {}) });
+  return new RunnerApiV4Client({
+    ...common,
+    ...(options.shell ? { shell: options.shell } : {}),
+    ...(options.systemId ? { systemId: options.systemId } : {}),
+    ...(options.labels ? { labels: options.labels } : {}),
+    ...(options.gpus ? { gpus: options.gpus } : {}),
+  });
 }
 
 /**

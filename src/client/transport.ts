@@ -25,6 +25,8 @@ export interface TransportOptions {
   userAgent?: string;
   /** Sends every request here instead (tests: undici's `MockAgent`). Not closed by `close`. */
   dispatcher?: Dispatcher;
+  /** A connection is not reused past this age (GitLab Runner's `connection_max_age`); default: no limit. */
+  connectionMaxAgeMs?: number;
 }
 
 /** How long an idle pooled connection is kept (a server's shorter `Keep-Alive: timeout` wins). */
@@ -44,8 +46,10 @@ export class Transport {
   private direct: Agent | undefined;
   private readonly proxied = new Map<string, ProxyAgent>();
   private contexts: { origin?: SecureContext; proxy?: SecureContext } | undefined;
+  private readonly maxAgeMs: number | undefined;
 
   constructor(options: TransportOptions = {}) {
+    this.maxAgeMs = options.connectionMaxAgeMs;
     this.tls = options.tls ?? {};
     this.userAgent = options.userAgent;
     this.injected = options.dispatcher;
@@ -55,13 +59,13 @@ export class Transport {
   route(url: URL): { dispatcher: Dispatcher; proxy?: URL } {
     if (this.injected) return { dispatcher: this.injected };
     const proxy = proxyFor(url);
-    if (!proxy) return { dispatcher: (this.direct ??= new Agent({ ...pool(), connect: { timeout: CONNECT_MS, ...this.originTls() } })) };
+    if (!proxy) return { dispatcher: (this.direct ??= new Agent({ ...pool(this.maxAgeMs), connect: { timeout: CONNECT_MS, ...this.originTls() } })) };
     let agent = this.proxied.get(proxy.href);
     if (!agent) {
       const auth = proxyAuthorization(proxy);
       const proxyContext = this.tlsContexts().proxy;
       agent = new ProxyAgent({
-        ...pool(),
+        ...pool(this.maxAgeMs),
         uri: proxy.href,
         ...(auth ? { token: auth } : {}),
         headers: this.userAgent ? { 'user-agent': this.userAgent } : {},
@@ -122,8 +126,9 @@ function proxyPool(origin: URL, options: object): Dispatcher {
   });
 }
 
-function pool(): { keepAliveTimeout: number; keepAliveMaxTimeout: number } {
-  return { keepAliveTimeout: IDLE_MS, keepAliveMaxTimeout: IDLE_MS };
+/** Pool options: idle connections kept IDLE_MS; none older than `maxAgeMs` handed a request (undici's `clientTtl`). */
+function pool(maxAgeMs?: number): { keepAliveTimeout: number; keepAliveMaxTimeout: number; clientTtl?: number } {
+  return { keepAliveTimeout: IDLE_MS, keepAliveMaxTimeout: IDLE_MS, ...(maxAgeMs !== undefined && maxAgeMs > 0 ? { clientTtl: maxAgeMs } : {}) };
 }
 
 export interface HttpRequest {
@@ -136,6 +141,8 @@ export interface HttpRequest {
   headersTimeoutMs?: number;
   /** Time the request may go without progress while its body is sent, or the response body is read. */
   bodyTimeoutMs?: number;
+  /** Time the whole request may take until the response headers (an upload's `upload_timeout`); none by default. */
+  deadlineMs?: number;
 }
 
 export interface HttpResponse {
@@ -157,12 +164,15 @@ export async function send(transport: Transport, req: HttpRequest): Promise<Http
   try {
     const route = transport.route(req.url);
     proxy = route.proxy;
-    let signal = req.signal;
+    // Our own limits abort through signals of their own: they end as status -1, the caller's as a rejection.
+    const limits: AbortSignal[] = req.deadlineMs !== undefined ? [AbortSignal.timeout(req.deadlineMs)] : [];
     if (isStream(req.body)) {
       const stalled = new AbortController();
       sending = watchUpload(req.body, bodyTimeoutMs, stalled);
-      signal = req.signal ? AbortSignal.any([req.signal, stalled.signal]) : stalled.signal;
+      limits.push(stalled.signal);
     }
+    const all = [...(req.signal ? [req.signal] : []), ...limits];
+    const signal = all.length > 1 ? AbortSignal.any(all) : all[0];
     const response = await route.dispatcher.request({
       origin: req.url.origin,
       path: `${req.url.pathname}${req.url.search}`,
@@ -186,7 +196,9 @@ export async function send(transport: Transport, req: HttpRequest): Promise<Http
     // Whatever failed, the body's source (an open file) is closed with it.
     sending?.body.destroy();
     if (req.signal?.aborted) throw req.signal.reason;
-    return { status: TRANSPORT_ERROR, headers: {}, error: describeTransportError(error, req.url, { headersTimeoutMs, bodyTimeoutMs }, proxy) };
+    const overDeadline = req.deadlineMs !== undefined && (error as Error).name === 'TimeoutError';
+    const described = overDeadline ? new TransportError('REQUEST_DEADLINE', `${req.url.origin}: the request took longer than ${req.deadlineMs} ms`, { cause: error }) : describeTransportError(error, req.url, { headersTimeoutMs, bodyTimeoutMs }, proxy);
+    return { status: TRANSPORT_ERROR, headers: {}, error: described };
   } finally {
     sending?.done();
   }

@@ -6,7 +6,8 @@
  * without bound.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createGunzip } from 'node:zlib';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -104,13 +105,29 @@ export async function keepJobFiles(server: KeepSource, jobIds: readonly number[]
         entry.artifactsError = (error as Error).message;
       }
     }
+    await keepReports(server, id, job.reports ?? [], join(runDir, 'reports', stem), signal).catch((error: unknown) => {
+      if (signal.aborted) throw error;
+      entry.artifactsError = `its reports: ${(error as Error).message}`;
+    });
     kept.push(entry);
   }
   return kept;
 }
 
-/** The server's handle on what exec keeps: its admin API and the jobs' stored logs. */
-export type KeepSource = Pick<ReferenceServer, 'url' | 'adminToken' | 'getJob' | 'getTrace'>;
+/** The server's handle on what exec keeps: its admin API, the jobs' stored logs and reports. */
+export type KeepSource = Pick<ReferenceServer, 'url' | 'adminToken' | 'getJob' | 'getTrace' | 'reportFile'>;
+
+/** A job's reports (JUnit, code quality, …) as the files the job wrote, under `dir` (gzip members joined). */
+async function keepReports(server: KeepSource, id: number, reports: ReadonlyArray<{ type: string; filename: string }>, dir: string, signal: AbortSignal): Promise<void> {
+  for (const report of reports) {
+    const stored = server.reportFile(id, report.type);
+    if (!stored) continue;
+    await mkdir(dir, { recursive: true });
+    const target = createWriteStream(join(dir, fileSafe(report.filename)));
+    if (stored.gzipped) await pipeline(createReadStream(stored.path), createGunzip(), target, { signal });
+    else await pipeline(createReadStream(stored.path), target, { signal });
+  }
+}
 
 async function downloadArtifacts(server: KeepSource, id: number, file: string, signal: AbortSignal): Promise<void> {
   const response = await fetch(`${server.url}/admin/api/jobs/${id}/artifacts`, { headers: { 'PRIVATE-TOKEN': server.adminToken }, signal });

@@ -117,3 +117,39 @@ export function listTable(jobs: readonly JobSpec[], stages: readonly string[], p
   });
   return table(['JOB', 'STAGE', 'WHEN', 'NEEDS'], cells, paint, () => undefined);
 }
+
+/** One job's reports as `exec` shows them after the summary (from the server's job view). */
+export interface ReportRow {
+  name: string;
+  tests?: { total: number; passed: number; failed: number; skipped: number; failed_names: string[] };
+  coverage?: number | null;
+  reports?: Array<{ type: string; filename: string; size: number }>;
+}
+
+/**
+ * The test summary beside the job table: JOB, PASSED, FAILED, SKIPPED and COVERAGE for the jobs with a
+ * JUnit report or a coverage figure, the failed tests' names under it, and the other reports each job
+ * kept. Empty when no job has any.
+ */
+export function reportsSummary(rows: readonly ReportRow[], paint: Paint): string {
+  const counted = rows.filter((row) => row.tests !== undefined || (row.coverage !== undefined && row.coverage !== null));
+  const lines: string[] = [];
+  if (counted.length > 0) {
+    const cells = counted.map((row) => {
+      const t = row.tests;
+      return [row.name, t ? String(t.passed) : '-', t ? String(t.failed) : '-', t ? String(t.skipped) : '-', row.coverage === undefined || row.coverage === null ? '-' : `${row.coverage}%`];
+    });
+    lines.push(table(['TESTS OF', 'PASSED', 'FAILED', 'SKIPPED', 'COVERAGE'], cells, paint, (row) => (row[2] !== '-' && row[2] !== '0' ? { column: 2, code: '31' } : undefined)));
+    for (const row of counted) {
+      const failed = row.tests?.failed_names ?? [];
+      if (failed.length === 0) continue;
+      const more = (row.tests?.failed ?? 0) - failed.length;
+      lines.push(`${paint('31', `Failed tests of ${row.name}`)}: ${failed.join(', ')}${more > 0 ? ` and ${more} more` : ''}`);
+    }
+  }
+  for (const row of rows) {
+    const kept = (row.reports ?? []).filter((report) => report.type !== 'junit' || row.tests === undefined);
+    if (kept.length > 0) lines.push(`Reports of ${row.name}: ${kept.map((report) => `${report.type} (${report.filename}, ${report.size} bytes)`).join(', ')}`);
+  }
+  return lines.join('\n');
+}

@@ -15,7 +15,7 @@ import type { PipelineSpec } from '../pipeline/spec.js';
 import type { ReferenceServer } from '../server/index.js';
 import type { RunPipeline } from './wait.js';
 import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
-import { createPrinter, listTable, LiveLog, summaryTable, type Printer, type SummaryRow } from './output.js';
+import { createPrinter, listTable, LiveLog, reportsSummary, summaryTable, type Printer, type ReportRow, type SummaryRow } from './output.js';
 import type { Agent } from '../agent/agent.js';
 import type { ExecRunnerSettings } from './runner.js';
 import type { JobSelection } from './select.js';
@@ -126,12 +126,14 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     }
     const { pipeline, spec } = created;
     for (const warning of spec.warnings ?? []) printer.print(`${printer.paint('33', 'warning')}: ${warning}\n`);
+    for (const line of spec.notApplied ?? []) printer.print(`${printer.paint('33', 'not applied locally')}: ${line}\n`);
     checkManual(spec, options.manual);
     if (options.list || !registered) {
       printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
       return { status: 'listed', exitCode: 0 };
     }
-    printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
+    const named = pipeline.name === undefined ? '' : ` (${pipeline.name})`;
+    printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}${named}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
     hintManual(spec, options, printer);
     const dirs = projectStateDirs(snapshot.topLevel, options.env);
     const token = await registered;
@@ -204,6 +206,8 @@ async function finishPipeline(
   const kept = await keepJobFiles(server, tree.flatMap((pipeline) => pipeline.view.jobs.map((j) => j.id)), runDir, options.signal);
   for (const job of kept) if (job.artifactsError) note(`the artifacts of job ${job.name} were not kept: ${job.artifactsError}`);
   printer.print(`\n${summaryTable(summaryRows(server, tree), printer.paint)}\n`);
+  const reports = reportsSummary(reportRows(server, tree), printer.paint);
+  if (reports !== '') printer.print(`\n${reports}\n`);
   const root = tree[0]?.view;
   if (!root) throw new CiRunnerError('EXEC_INTERNAL', `pipeline #${pipelineId} disappeared from the server`);
   for (const child of tree.slice(1)) {
@@ -212,7 +216,8 @@ async function finishPipeline(
   }
   const passed = root.status === 'success' || root.status === 'skipped';
   const verdict = passed ? 'passed' : root.status === 'failed' || root.status === 'canceled' ? root.status : 'blocked: a manual job waits (--manual JOB plays it)';
-  printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId} ${verdict}`)}\n`);
+  const named = root.name === undefined ? '' : ` (${root.name})`;
+  printer.print(`${printer.paint(passed ? '1;32' : '1;31', `Pipeline #${pipelineId}${named} ${verdict}`)}\n`);
   printer.print(`Logs and artifacts: ${runDir}\n`);
   if (options.artifactsTo !== undefined) {
     const target = resolve(options.artifactsTo);
@@ -229,6 +234,20 @@ function summaryRows(server: ReferenceServer, tree: readonly RunPipeline[]): Sum
       const detail = server.getJob(job.id);
       const name = trigger === undefined ? job.name : `${trigger} » ${job.name}`;
       return { name, stage: job.stage, status: job.status, allowFailure: job.allow_failure, startedAt: detail?.started_at ?? null, finishedAt: detail?.finished_at ?? null };
+    }),
+  );
+}
+
+/** Each job's test counts, coverage and reports, named as in the summary. */
+function reportRows(server: ReferenceServer, tree: readonly RunPipeline[]): ReportRow[] {
+  return tree.flatMap(({ view, trigger }) =>
+    view.jobs.map((job) => {
+      const detail = server.getJob(job.id);
+      const row: ReportRow = { name: trigger === undefined ? job.name : `${trigger} » ${job.name}` };
+      if (detail?.tests) row.tests = detail.tests;
+      if (detail?.coverage !== undefined) row.coverage = detail.coverage;
+      if (detail?.reports) row.reports = detail.reports;
+      return row;
     }),
   );
 }

@@ -71,8 +71,7 @@ export function startAgent(runner: RunnerConfig, concurrent: number, log: LiveLo
 
 /** Stops polling and waits for the agent; jobs still running are canceled (there are none when the pipeline is over). */
 export async function stopAgent(agent: Agent): Promise<void> {
-  agent.shutdown();
-  // The second call ends the held long polls at once instead of letting them run out.
-  agent.shutdown();
+  // Forceful: the held long polls end at once instead of running out.
+  agent.shutdown('forceful', 'the pipeline is over');
   await agent.done();
 }

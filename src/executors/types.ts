@@ -13,6 +13,13 @@ import type { MarkStep } from '../util/timeline.js';
 export interface ExportedVariable {
   key: string;
   value: string;
+  /**
+   * A file variable: the host path of the file holding its content (written by the job runner in the
+   * job's state dir); `value` is that file's path as the stages see it. The one source of the host
+   * files an executor hands to a job: never derived from a value or a name, which the job and the
+   * coordinator control.
+   */
+  file?: string;
 }
 
 export interface StageRequest {
@@ -35,6 +42,11 @@ export interface StageRequest {
    * without it, as its first line and `# collapsed multi-line command`.
    */
   scriptSections?: string;
+  /**
+   * The stage runs before get_sources has fetched the checkout (a job's pre-get-sources hook): an
+   * executor that copies the checkout into the job's environment with its first stage waits for the next.
+   */
+  beforeSources?: boolean;
   /** stdout and stderr, interleaved as they come. */
   output: (chunk: Uint8Array) => void;
   /** Aborting kills the stage: SIGTERM to its process group, SIGKILL after the grace period. */
@@ -94,6 +106,12 @@ export interface PrepareRequest {
   signal: AbortSignal;
   /** The job's timeline (`--debug`): each docker call is a step of it. */
   mark?: MarkStep;
+  /**
+   * The job's variables as the build stages will see them (paths through `buildPath`), for an
+   * executor whose preparation hands them on (custom: prepare_exec's CUSTOM_ENV_*); asked once the
+   * executor knows its paths.
+   */
+  buildVariables?: () => Promise<ExportedVariable[]>;
 }
 
 /** A job cannot run on this executor as configured (no image, image refused or not pullable). The
@@ -107,6 +125,9 @@ export class ExecutorSetupError extends CiRunnerError {
     this.reason = options?.reason;
   }
 }
+
+/** What the job left went past a limit of the runner's (the kubernetes copy-back's byte budget): the job's failure, not the runner's. */
+export class JobOverLimitError extends CiRunnerError {}
 
 export interface Executor {
   readonly name: string;
@@ -134,6 +155,8 @@ export interface Executor {
    * when absent. Used for CI_PROJECT_DIR, CI_BUILDS_DIR, file variables and work dirs.
    */
   buildPath?(hostPath: string): string;
+  /** Where the build stages see the slot dir (docker, kubernetes: `/builds`); absent: they see the host's paths. */
+  readonly buildsDir?: string;
   runStage(request: StageRequest): Promise<StageResult>;
   /**
    * Runs `chain.first`, then `chain.second` only when the first exited 0, as one process started
@@ -147,6 +170,17 @@ export interface Executor {
    * only when a host stage will read it. `warn` writes a line to the trace.
    */
   collect?(signal: AbortSignal, warn: (line: string) => void): Promise<void>;
+  /**
+   * Every stage runs through `runStage`, the runner's own among them (get_sources, restore_cache,
+   * download_artifacts, archive_cache, upload_artifacts, cleanup_file_variables), as scripts that
+   * call GitLab Runner's helper commands where the job runs (the custom executor).
+   */
+  readonly runsEveryStage?: boolean;
+  /**
+   * Called once when the stages are over, before the final update (custom: cleanup_exec, which
+   * GitLab Runner runs before the job's end is reported). Never rejects.
+   */
+  finish?(): Promise<void>;
   /** Kills anything the job left behind (background processes that escaped their group). */
   cleanup(): Promise<void>;
   /**

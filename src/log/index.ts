@@ -10,6 +10,7 @@ import { pino, type DestinationStream, type LevelWithSilent, type Logger } from 
 import type { LogFormat } from './format.js';
 import { REDACT } from './redact.js';
 import { formattingStream } from './stream.js';
+import { countLogLine } from './level-counts.js';
 
 export type { LevelWithSilent, Logger } from 'pino';
 export type { LogFormat, LogLevel } from './format.js';
@@ -47,7 +48,7 @@ export function isLogFormat(value: unknown): value is LogFormat {
 }
 
 /** Whether standard error is connected to the journal. */
-function stderrIsJournal(): boolean {
+export function stderrIsJournal(): boolean {
   const stream = process.env.JOURNAL_STREAM;
   if (!stream) return false;
   try {
@@ -76,6 +77,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
       redact: REDACT,
+      hooks: {
+        logMethod(args, method, level) {
+          countLogLine(level);
+          method.apply(this, args);
+        },
+      },
     },
     stream,
   );

@@ -9,7 +9,11 @@ import type { redactOptions } from 'pino';
 export const MASK = '[MASKED]';
 
 /** Keys whose whole value is a secret. */
-const SECRET_KEYS = ['token', 'password', 'registrationToken', 'runnerToken', 'jobToken', 'private_token', 'authorization', 'proxy-authorization', 'private-token', 'job-token'];
+const SECRET_KEYS = [
+  'token', 'password', 'registrationToken', 'runnerToken', 'jobToken', 'private_token', 'authorization', 'proxy-authorization', 'private-token', 'job-token',
+  // [runners.cache]'s credentials (S3, Azure, GCS), should a record ever hold a cache table.
+  'SecretKey', 'SessionToken', 'AccountKey', 'PrivateKey',
+];
 
 /** Keys whose value is a URL that may carry credentials. */
 const URL_KEYS = ['url', 'repo_url', 'proxy', 'remote', 'listenUrl'];

@@ -34,6 +34,19 @@ export async function cacheKeyFromFiles(repoPath: string, sha: string, files: re
   return prefix === undefined ? key : `${prefix}-${key}`;
 }
 
+/** `files_commits:` — the last commit before `sha` that changed one of `files`; `default` when none did. */
+export async function cacheKeyFromCommits(repoPath: string, sha: string, files: readonly string[], prefix: string | undefined, signal?: AbortSignal): Promise<string> {
+  const paths = files.map((file) => file.replace(/^\.\//, ''));
+  const result = await execa('git', ['-C', repoPath, 'log', '-1', '--format=%H', sha, '--', ...paths], {
+    reject: false,
+    stdin: 'ignore',
+    ...(signal === undefined ? {} : { cancelSignal: signal }),
+  });
+  signal?.throwIfAborted();
+  const key = result.exitCode === 0 && result.stdout.trim() !== '' ? result.stdout.trim() : 'default';
+  return prefix === undefined ? key : `${prefix}-${key}`;
+}
+
 /** `jobs` with every `cache:key:files` turned into its key (the same files are hashed once). */
 export async function resolveCacheKeys(jobs: readonly JobSpec[], repoPath: string, sha: string, signal?: AbortSignal): Promise<JobSpec[]> {
   const keys = new Map<string, Promise<string>>();
@@ -47,7 +60,7 @@ export async function resolveCacheKeys(jobs: readonly JobSpec[], repoPath: strin
           const id = JSON.stringify(spec);
           let key = keys.get(id);
           if (!key) {
-            key = cacheKeyFromFiles(repoPath, sha, spec.files, spec.prefix, signal);
+            key = (spec.commits ? cacheKeyFromCommits : cacheKeyFromFiles)(repoPath, sha, spec.files, spec.prefix, signal);
             keys.set(id, key);
           }
           return { ...entry, key: await key };

@@ -25,6 +25,8 @@ export interface JobDecision {
   /** The matching rule's `needs`, replacing the job's. */
   needs?: JobNeed[];
   startIn?: number;
+  /** The matching rule's `interruptible`, replacing the job's. */
+  interruptible?: boolean;
 }
 
 const ZERO_SHA = /^0{40}$/;
@@ -131,6 +133,7 @@ async function decideByRules(
     };
     if (rule.startIn !== undefined) decision.startIn = rule.startIn;
     if (rule.needs !== undefined) decision.needs = rule.needs;
+    if (rule.interruptible !== undefined) decision.interruptible = rule.interruptible;
     return decision;
   }
   return { included: false, when: 'never', allowFailure: false, reason: 'no rule matched', variables: [] };
@@ -147,6 +150,8 @@ function describeRule(rule: RuleSpec): string {
 
 /** `only:` holds when each key it has matches; returns the first key that does not. */
 async function failedPolicyKey(policy: RefPolicy, facts: RuleFacts, variables: Readonly<Record<string, string>>): Promise<string | undefined> {
+  // `kubernetes: active`: this server has no Kubernetes integration, so it never is.
+  if (policy.kubernetes) return 'kubernetes';
   for (const key of ['refs', 'variables', 'changes'] as const) {
     if (policy[key] !== undefined && !(await policyKeyMatches(policy, key, facts, variables))) return key;
   }

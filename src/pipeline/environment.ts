@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readEnum, readString } from './parse-values.js';
+import { ENVIRONMENT_KEYWORDS } from './keywords.js';
 import type { DeploymentTier, EnvironmentAction, JobEnvironmentSpec } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
@@ -18,7 +19,7 @@ export const DEPLOYMENT_TIERS: readonly DeploymentTier[] = ['production', 'stagi
 /** `environment: production` or `environment: { name, url, action, deployment_tier, on_stop, auto_stop_in, kubernetes }`. */
 export function readEnvironment(value: unknown, path: ConfigPath): JobEnvironmentSpec {
   if (!isMap(value)) return { name: readString(value, path), action: 'start' };
-  checkKeys(value, ['name', 'url', 'action', 'deployment_tier', 'on_stop', 'auto_stop_in', 'kubernetes'], path);
+  checkKeys(value, ENVIRONMENT_KEYWORDS, path);
   const at = (key: string): ConfigPath => childPath(path, key);
   const given = (key: string): boolean => value[key] !== undefined && value[key] !== null;
   if (!given('name')) configError(at('name'), 'is missing: an environment needs a name');

@@ -1,8 +1,9 @@
 /**
  * `include:` — only files of the pipeline's own commit (`local`), relative to the project root, with
  * wildcards, nested includes and `rules` (`if`, `exists`, `changes`). Included files are deep-merged in order, then the including file
- * over them, as GitLab does. `project`, `remote`, `template` and `component` are refused: the
- * reference server fetches nothing from outside the repository.
+ * over them, as GitLab does; `inputs:` fill the included file's `spec: inputs:` (`inputs.ts`). `project`,
+ * `remote`, `template` and `component` are refused: the reference server fetches nothing from outside
+ * the repository.
  */
 import { posix } from 'node:path';
 import picomatch from 'picomatch';
@@ -10,9 +11,11 @@ import { ruleMatches, type RuleFacts } from './conditions.js';
 import type { CommitFiles } from './context.js';
 import { deepMerge } from './merge.js';
 import { PipelineConfigError } from './parse-error.js';
-import { isMap, type YamlMap } from './parse-values.js';
+import { checkKeys, isMap, type YamlMap } from './parse-values.js';
+import { INCLUDE_KEYWORDS } from './keywords.js';
+import { readInputValues } from './inputs.js';
 import { readRules } from './rules.js';
-import type { RuleSpec } from './spec.js';
+import type { InputValues, RuleSpec } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 import { loadYaml } from './yaml-load.js';
 
@@ -35,6 +38,7 @@ export interface IncludeOptions {
 interface IncludeEntry {
   path: string;
   rules?: RuleSpec[];
+  inputs?: InputValues;
 }
 
 /** The pipeline with every `include` resolved and merged; `root` is not changed. */
@@ -62,11 +66,14 @@ async function merged(config: YamlMap, chain: readonly string[], options: Includ
       if (++state.count > MAX_INCLUDES) {
         throw new PipelineConfigError(`include: more than ${MAX_INCLUDES} includes (nested ones and repeats of a file count too); GitLab allows at most ${MAX_INCLUDES}`, { key: 'include' });
       }
-      if (state.seen.has(path)) continue;
-      state.seen.add(path);
+      // The same file with other inputs is another configuration (a template included twice).
+      const seen = `${path}\0${JSON.stringify(entry.inputs ?? {})}`;
+      if (state.seen.has(seen)) continue;
+      state.seen.add(seen);
       const text = await files.read(path);
       if (text === undefined) throw new PipelineConfigError(`include: local file '${path}' (from ${from}) does not exist in the commit`, { key: 'include' });
-      const content = await merged(loadYaml(text, path, options.warnings), [...chain, path], options, state);
+      const loaded = loadYaml(text, path, options.warnings, { ...(entry.inputs ? { values: entry.inputs } : {}), variables: options.variables });
+      const content = await merged(loaded, [...chain, path], options, state);
       result = deepMerge(result, content);
     }
   }
@@ -96,23 +103,26 @@ function readEntries(value: unknown, from: string): IncludeEntry[] {
     if (!isMap(entry)) throw new PipelineConfigError(`include (in ${from}) must be a file path, a list of them, or maps with local:`, { key: 'include' });
     const elsewhere = ELSEWHERE.find((key) => entry[key] !== undefined);
     if (elsewhere !== undefined) refuseElsewhere(elsewhere, from);
-    const unknown = Object.keys(entry).filter((key) => key !== 'local' && key !== 'rules');
-    if (unknown.length > 0) {
-      throw new PipelineConfigError(`include:${unknown[0]} (in ${from}) is not supported (supported: local, rules)`, { key: `include:${unknown[0]}` });
+    try {
+      checkKeys(entry, INCLUDE_KEYWORDS, { key: 'include' });
+    } catch (error) {
+      throw new PipelineConfigError(`${(error as Error).message} (in ${from})`, { key: 'include' }, { cause: error });
     }
     if (typeof entry.local !== 'string' || entry.local === '') {
       throw new PipelineConfigError(`include:local (in ${from}) must be a file path`, { key: 'include:local' });
     }
-    if (entry.rules === undefined || entry.rules === null) return { path: entry.local };
-    return { path: entry.local, rules: readRules(entry.rules, { key: 'include:rules' }, { of: 'include' }) };
+    const read: IncludeEntry = { path: entry.local };
+    if (entry.rules !== undefined && entry.rules !== null) read.rules = readRules(entry.rules, { key: 'include:rules' }, { of: 'include' });
+    if (entry.inputs !== undefined && entry.inputs !== null) read.inputs = readInputValues(entry.inputs, { key: 'include:inputs' });
+    return read;
   });
 }
 
-function refuseElsewhere(kind: string, from: string): never {
-  throw new PipelineConfigError(
-    `include:${kind} (in ${from}) is not supported: the reference server only reads files of the project's own commit; copy the file into the repository and use include: local`,
-    { key: `include:${kind}` },
-  );
+/** `include: project | remote | template | component`: refused offline, with the table's reason. */
+function refuseElsewhere(kind: (typeof ELSEWHERE)[number], from: string): never {
+  const support = INCLUDE_KEYWORDS[kind]?.support;
+  const reason = support?.status === 'refused' ? support.reason : 'a local run reads only the files of this repository';
+  throw new PipelineConfigError(`include:${kind} (in ${from}) is not supported: ${reason}`, { key: `include:${kind}` });
 }
 
 /** `path` relative to the root (a leading `/` is the root too), or every file a wildcard matches. */

@@ -5,9 +5,10 @@
  */
 import { parseExpression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
-import { checkKeys, isMap, readStringList } from './parse-values.js';
+import { checkKeys, isMap, readEnum, readStringList } from './parse-values.js';
 import { readChanges, readExpression } from './rules.js';
 import type { ParsedExpression, RefPolicy } from './spec.js';
+import { JOB_KEYWORDS } from './keywords.js';
 
 
 /** What `only:` is when a job has neither `rules` nor `only`. */
@@ -20,7 +21,7 @@ export function readPolicy(value: unknown, path: ConfigPath): RefPolicy {
     refs.forEach((ref, index) => checkRefPattern(ref, childPath(path, String(index))));
     return { refs };
   }
-  checkKeys(value, ['refs', 'variables', 'changes'], path);
+  checkKeys(value, JOB_KEYWORDS.only?.keys ?? {}, path);
   const errors = new ConfigErrors();
   const policy: RefPolicy = {};
   if (value.refs !== undefined && value.refs !== null) {
@@ -32,6 +33,9 @@ export function readPolicy(value: unknown, path: ConfigPath): RefPolicy {
     const list = errors.attempt(() => readStringList(value.variables, at)) ?? [];
     const parsed = list.map((text, index) => errors.attempt(() => readExpression(text, childPath(at, String(index)))));
     policy.variables = parsed.filter((item): item is ParsedExpression => item !== undefined);
+  }
+  if (value.kubernetes !== undefined && value.kubernetes !== null) {
+    if (errors.attempt(() => readEnum(value.kubernetes, ['active'] as const, childPath(path, 'kubernetes'))) !== undefined) policy.kubernetes = true;
   }
   if (value.changes !== undefined && value.changes !== null) {
     const changes = errors.attempt(() => readChanges(value.changes, childPath(path, 'changes')));

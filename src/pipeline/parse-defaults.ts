@@ -5,10 +5,14 @@
  * (`retry`, `interruptible`) is inherited by the same path.
  */
 import { childPath, configError, ConfigErrors, describePath, PipelineConfigError, type ConfigPath } from './parse-error.js';
-import { JOB_KEYS, type PipelineDefaults } from './parse-job.js';
+import type { PipelineDefaults } from './parse-job.js';
+import { DEFAULT_KEYWORDS, JOB_KEYWORDS } from './keywords.js';
 import { readRetry } from './parse-runtime.js';
+import { readIdTokens } from './parse-job-extras.js';
 import type { SpecVariable } from './spec.js';
+import { readHooks } from './parse-image-options.js';
 import {
+  checkKeys,
   isMap,
   readArtifacts,
   readBoolean,
@@ -23,9 +27,6 @@ import {
   type YamlMap,
 } from './parse-values.js';
 
-/** GitLab's `default:` keywords, as far as jobs here support them. */
-const GITLAB_DEFAULT_KEYS = ['after_script', 'artifacts', 'before_script', 'cache', 'hooks', 'id_tokens', 'image', 'interruptible', 'retry', 'services', 'tags', 'timeout'];
-export const DEFAULT_KEYS: readonly string[] = GITLAB_DEFAULT_KEYS.filter((key) => (JOB_KEYS as readonly string[]).includes(key));
 /** Top-level keys from before `default:` existed; each may be set there or in `default:`, not both. */
 const OLD_GLOBAL_KEYS = ['before_script', 'after_script', 'image', 'services', 'cache'];
 
@@ -46,6 +47,8 @@ const VALIDATORS: Readonly<Record<string, (value: unknown, path: ConfigPath) => 
   timeout: readTimeout,
   retry: readRetry,
   interruptible: readBoolean,
+  id_tokens: readIdTokens,
+  hooks: readHooks,
 };
 
 /** Reads `default:`, the old global keys and `variables:`; every problem is reported. */
@@ -54,12 +57,10 @@ export function readDefaults(root: YamlMap): Defaults {
   const keys: YamlMap = {};
   const present = (map: YamlMap, key: string): boolean => map[key] !== undefined && map[key] !== null;
   const block = errors.attempt(() => (present(root, 'default') ? readMap(root.default, { key: 'default' }) : {})) ?? {};
+  errors.attempt(() => checkKeys(block, DEFAULT_KEYWORDS, { key: 'default' }));
   for (const [key, value] of Object.entries(block)) {
     const path: ConfigPath = { key: `default:${key}` };
-    if (!DEFAULT_KEYS.includes(key)) {
-      errors.add(errorAt(path, `is not a supported key (supported: ${DEFAULT_KEYS.join(', ')})`));
-      continue;
-    }
+    if (DEFAULT_KEYWORDS[key] === undefined || DEFAULT_KEYWORDS[key].support.status === 'refused') continue;
     if (value === null || value === undefined) continue;
     if (errors.attempt(() => VALIDATORS[key]?.(value, path) ?? true) !== undefined) keys[key] = value;
   }
@@ -90,9 +91,10 @@ function readInherit(value: unknown, path: ConfigPath): Inherit {
   const inherit: Inherit = { default: true, variables: true };
   if (value === undefined || value === null) return inherit;
   const map = readMap(value, path);
+  checkKeys(map, JOB_KEYWORDS.inherit?.keys ?? {}, path);
   for (const [key, raw] of Object.entries(map)) {
     const at = childPath(path, key);
-    if (key !== 'default' && key !== 'variables') configError(at, 'is not a supported key (supported: default, variables)');
+    if (key !== 'default' && key !== 'variables') continue;
     inherit[key] = typeof raw === 'boolean' ? readBoolean(raw, at) : readStringList(raw, at);
   }
   return inherit;

@@ -10,6 +10,7 @@ import { parseJob } from './parse-job.js';
 import { expandParallel, readParallel, type ParallelCopy } from './parallel.js';
 import { isMap, readBoolean, type YamlMap } from './parse-values.js';
 import { readRules } from './rules.js';
+import { JOB_KEYWORDS } from './keywords.js';
 import type { JobConditions, JobSpec } from './spec.js';
 
 export interface ParsedEntry {
@@ -55,6 +56,12 @@ function assign<K extends keyof JobConditions>(conditions: JobConditions, key: K
 function parseAllKeys(name: string, raw: unknown, defaults: Parameters<typeof parseJob>[2]): JobSpec {
   const errors = new ConfigErrors();
   let current = raw;
+  // Keys that are not GitLab's are reported together, as GitLab does, and the job is read without them.
+  const unknown = isMap(raw) ? Object.keys(raw).filter((key) => !Object.hasOwn(JOB_KEYWORDS, key)) : [];
+  if (unknown.length > 0 && isMap(raw)) {
+    errors.add(new PipelineConfigError(`jobs:${name} config contains unknown keys: ${unknown.join(', ')}`, { job: name, key: unknown[0] ?? 'config' }));
+    current = Object.fromEntries(Object.entries(raw).filter(([key]) => !unknown.includes(key)));
+  }
   let job: JobSpec | undefined;
   for (let attempt = 0; attempt < MAX_PROBLEMS_PER_JOB && job === undefined; attempt += 1) {
     try {

@@ -33,6 +33,13 @@ export function describePath(path: ConfigPath): string {
   return path.job === undefined ? path.key : `jobs:${path.job} ${path.key}`;
 }
 
+/** GitLab's way of naming a place in messages: `jobs:build:artifacts:reports`, `workflow:rules:0`. */
+export function gitlabPath(path: ConfigPath): string {
+  const key = path.key === 'config' ? '' : path.key;
+  if (path.job === undefined) return key === '' ? 'root' : key;
+  return key === '' ? `jobs:${path.job}` : `jobs:${path.job}:${key}`;
+}
+
 /** Throws a `PipelineConfigError` saying that the value at `path` `problem` (e.g. "must be a boolean"). */
 export function configError(path: ConfigPath, problem: string): never {
   throw new PipelineConfigError(`${describePath(path)} ${problem}`, path);

@@ -4,13 +4,13 @@
  */
 import { configError, type ConfigPath } from './parse-error.js';
 import {
+  checkKeys,
   readArtifacts,
   readBoolean,
   readCache,
   readImage,
   readImageEntrypoint,
   readImagePullPolicy,
-  isMap,
   readMap,
   readScript,
   readServices,
@@ -22,8 +22,11 @@ import {
   type YamlMap,
 } from './parse-values.js';
 import { readEnvironment } from './environment.js';
+import { readExecutorOpts, readHooks, withServiceExtras } from './parse-image-options.js';
 import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
 import { readTrigger, TRIGGER_JOB_KEYS } from './trigger.js';
+import { JOB_KEYWORDS } from './keywords.js';
+import { readIdTokens, readPages, readResourceGroup, readRunSteps } from './parse-job-extras.js';
 import { readRelease } from './release.js';
 import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
@@ -39,45 +42,6 @@ export interface PipelineDefaults {
   cache?: JobCacheSpec[];
 }
 
-export const JOB_KEYS = [
-  'script',
-  'before_script',
-  'after_script',
-  'variables',
-  'image',
-  'services',
-  'stage',
-  'type',
-  'artifacts',
-  'cache',
-  'dependencies',
-  'tags',
-  'when',
-  'allow_failure',
-  'timeout',
-  // Which pipelines a job is in and how many copies run: read in parse-entry.ts, not here.
-  'extends',
-  'inherit',
-  'rules',
-  'only',
-  'except',
-  'parallel',
-  // Runtime keys (needs DAG, delayed jobs, retries, auto-cancel, coverage): parse-runtime.ts.
-  'needs',
-  'start_in',
-  'retry',
-  'interruptible',
-  'coverage',
-  // Where the job deploys (CI_ENVIRONMENT_*): environment.ts.
-  'environment',
-  // A downstream pipeline instead of a script: trigger.ts.
-  'trigger',
-  // The release the job makes after its script: release.ts.
-  'release',
-  // CI steps instead of a script (GitLab's step-runner, which the runner refuses with its reason).
-  'run',
-] as const;
-
 /** Job names the legacy API can carry: GitLab's own limit is 255 characters. */
 const MAX_JOB_NAME = 255;
 
@@ -87,16 +51,11 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   if (name.length > MAX_JOB_NAME) configError(path, `name is too long (at most ${MAX_JOB_NAME} characters)`);
   if (raw === null || raw === undefined) configError({ job: name, key: 'script' }, 'is missing: a job needs a script');
   const job = readMap(raw, path);
-  for (const key of Object.keys(job)) {
-    if (!(JOB_KEYS as readonly string[]).includes(key)) {
-      configError({ job: name, key }, `is not a supported job key (supported: ${JOB_KEYS.join(', ')})`);
-    }
-  }
+  checkKeys(job, JOB_KEYWORDS, path);
   const at = (key: string): ConfigPath => ({ job: name, key });
   const has = (key: string): boolean => job[key] !== undefined && job[key] !== null;
 
-  if (has('script') && has('run')) configError(at('run'), 'cannot be used together with script (a job runs either)');
-  const { commands, afterScript } = has('trigger') ? noScript(job, name) : has('run') ? { commands: [], afterScript: afterScriptOf(job, at, has, defaults) } : readScripts(job, at, has, defaults);
+  const { commands, afterScript } = has('trigger') ? noScript(job, name) : readScripts(job, at, has, defaults);
 
   if (has('stage') && has('type')) configError(at('type'), 'cannot be used together with stage (type is the old name of stage)');
   const stageKey = has('type') ? 'type' : 'stage';
@@ -125,8 +84,11 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   if (entrypoint !== undefined) spec.imageEntrypoint = entrypoint;
   const pullPolicy = has('image') ? readImagePullPolicy(job.image, at('image')) : undefined;
   if (pullPolicy !== undefined) spec.imagePullPolicy = pullPolicy;
+  const executorOpts = has('image') ? readExecutorOpts(job.image, at('image')) : undefined;
+  if (executorOpts !== undefined) spec.imageExecutorOpts = executorOpts;
+  if (has('hooks')) spec.hooks = readHooks(job.hooks, at('hooks'));
   // The services' map keys matter to API v4 only; kept when some entry has more than a name.
-  const serviceSpecs = has('services') ? readServiceSpecs(job.services, at('services')) : [];
+  const serviceSpecs = has('services') ? withServiceExtras(readServiceSpecs(job.services, at('services')), job.services, at('services')) : [];
   if (serviceSpecs.some((service) => Object.keys(service).length > 1)) spec.serviceSpecs = serviceSpecs;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
   const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;
@@ -136,26 +98,16 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
     spec.dependencies = job.dependencies === null ? [] : readStringList(job.dependencies, at('dependencies'));
   }
   if (has('timeout')) spec.timeout = readTimeout(job.timeout, at('timeout'));
+  readExtraKeys(spec, job, at, has);
   if (has('release')) spec.release = readRelease(job.release, at('release'));
-  if (has('run')) spec.run = readRun(job.run, at('run'));
   return spec;
-}
-
-/** `run:`: a non-empty list of steps (maps); what is in them is for GitLab's step-runner to read. */
-function readRun(value: unknown, path: ConfigPath): unknown[] {
-  if (!Array.isArray(value) || value.length === 0 || !value.every((step) => isMap(step))) configError(path, 'must be a non-empty list of steps (maps)');
-  return value;
-}
-
-/** `after_script` of a job without a script of its own. */
-function afterScriptOf(job: YamlMap, at: (key: string) => ConfigPath, has: (key: string) => boolean, defaults: PipelineDefaults): string[] {
-  return has('after_script') ? readScript(job.after_script, at('after_script'), { allowEmpty: true }) : [...defaults.afterScript];
 }
 
 /** `before_script` (the job's, else the default) then `script`, and `after_script`. */
 function readScripts(job: YamlMap, at: (key: string) => ConfigPath, has: (key: string) => boolean, defaults: PipelineDefaults): { commands: string[]; afterScript: string[] } {
-  if (!has('script')) configError(at('script'), 'is missing: a job needs a script (or trigger: for a downstream pipeline)');
-  const script = readScript(job.script, at('script'), { allowEmpty: false });
+  if (!has('script') && !has('run')) configError(at('script'), 'is missing: a job needs a script (or trigger: for a downstream pipeline)');
+  if (has('script') && has('run')) configError(at('run'), 'cannot be used together with script: use one of them');
+  const script = has('run') ? readRunSteps(job.run, at('run')) : readScript(job.script, at('script'), { allowEmpty: false });
   const beforeScript = has('before_script') ? readScript(job.before_script, at('before_script'), { allowEmpty: true }) : defaults.beforeScript;
   const afterScript = has('after_script') ? readScript(job.after_script, at('after_script'), { allowEmpty: true }) : defaults.afterScript;
   return { commands: [...beforeScript, ...script], afterScript: [...afterScript] };
@@ -189,6 +141,19 @@ function readRuntimeKeys(spec: JobSpec, job: Record<string, unknown>, at: (key: 
   if (has('coverage')) spec.coverage = readCoverage(job.coverage, at('coverage'));
   if (has('environment')) spec.environment = readEnvironment(job.environment, at('environment'));
   if (has('trigger')) spec.trigger = readTrigger(job.trigger, at('trigger'));
+}
+
+/** `resource_group`, `id_tokens`, `pages` (parse-job-extras.ts) onto `spec`. */
+function readExtraKeys(spec: JobSpec, job: YamlMap, at: (key: string) => ConfigPath, has: (key: string) => boolean): void {
+  if (has('resource_group')) spec.resourceGroup = readResourceGroup(job.resource_group, at('resource_group'));
+  if (has('id_tokens')) spec.idTokens = readIdTokens(job.id_tokens, at('id_tokens'));
+  const pages = readPages(spec.name, job, at);
+  if (pages !== undefined) {
+    spec.pages = pages;
+    // GitLab adds the published directory to the job's artifacts.
+    const paths = spec.artifacts?.paths ?? [];
+    if (!paths.includes(pages.publish)) spec.artifacts = { ...spec.artifacts, paths: [...paths, pages.publish] };
+  }
 }
 
 /** Global variables first, then the job's; a job variable replaces a global one of the same name. */

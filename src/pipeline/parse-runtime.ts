@@ -7,6 +7,7 @@
 import { parseDurationSeconds } from '../util/duration.js';
 import { childPath, configError, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readString } from './parse-values.js';
+import { JOB_KEYWORDS, NEED_KEYWORDS, RETRY_KEYWORDS } from './keywords.js';
 import type { JobNeed, JobRetrySpec, JobWhen, RetryWhen } from './spec.js';
 
 export const JOB_WHEN: readonly JobWhen[] = ['on_success', 'on_failure', 'always', 'manual', 'delayed'];
@@ -19,23 +20,22 @@ export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
   if (value === null) return [];
   if (!Array.isArray(value)) configError(path, 'must be a list of job names or maps with job');
   // `!reference [.base, needs]` inside the list nests one list in another: GitLab flattens it.
-  const list = value.flat(9) as unknown[];
+  // An empty entry inside a nested list (an anchor holding `- ` alone, as Xen's pipeline has) names
+  // nothing and is skipped, as GitLab does; an empty entry of the list itself is refused, as GitLab does.
+  const list = value.flatMap((item: unknown) => (Array.isArray(item) ? (item.flat(9) as unknown[]).filter((inner) => inner !== null && inner !== undefined) : [item]));
   if (list.length > MAX_NEEDS) configError(path, `lists ${list.length} jobs; at most ${MAX_NEEDS} are allowed`);
-  const needs = list.map((item, index): JobNeed => {
+  const needs = list.flatMap((item: unknown, index: number): JobNeed[] => {
     const at = childPath(path, String(index));
-    if (typeof item === 'string') return { job: readString(item, at), artifacts: true, optional: false };
+    if (typeof item === 'string') return [{ job: readString(item, at), artifacts: true, optional: false }];
     if (!isMap(item)) configError(at, 'must be a job name or a map with job');
-    if ('pipeline' in item || 'project' in item) {
-      configError(at, 'needs on other pipelines or projects are not supported by the ci-runner reference server');
-    }
-    checkKeys(item, ['job', 'artifacts', 'optional', 'parallel'], at);
+    checkKeys(item, NEED_KEYWORDS, at);
     const need: JobNeed = {
       job: readString(item.job, childPath(at, 'job')),
       artifacts: item.artifacts === undefined ? true : readBoolean(item.artifacts, childPath(at, 'artifacts')),
       optional: item.optional === undefined ? false : readBoolean(item.optional, childPath(at, 'optional')),
     };
     if (item.parallel !== undefined && item.parallel !== null) need.matrix = readNeedMatrix(item.parallel, childPath(at, 'parallel'));
-    return need;
+    return [need];
   });
   // The same job twice is a mistake, unless each names other copies of a matrix job.
   const names = needs.filter((need) => need.matrix === undefined).map((need) => need.job);
@@ -47,7 +47,7 @@ export function readNeeds(value: unknown, path: ConfigPath): JobNeed[] {
 /** `parallel: { matrix: [{ PROVIDER: aws, STACK: [a, b] }] }` of a need: the copies it selects. */
 function readNeedMatrix(value: unknown, path: ConfigPath): Array<Record<string, string[]>> {
   if (!isMap(value)) configError(path, 'must be a map with matrix: (a list of variable maps)');
-  checkKeys(value, ['matrix'], path);
+  checkKeys(value, NEED_KEYWORDS.parallel?.keys ?? {}, path);
   const at = childPath(path, 'matrix');
   if (!Array.isArray(value.matrix) || value.matrix.length === 0) configError(at, 'must be a non-empty list of maps of variables to values');
   return value.matrix.map((entry: unknown, index: number) => {
@@ -69,13 +69,8 @@ function readNeedMatrix(value: unknown, path: ConfigPath): Array<Record<string, 
  */
 export function readAllowFailure(value: unknown, path: ConfigPath): { allowed: boolean; exitCodes?: number[] } {
   if (!isMap(value)) return { allowed: readBoolean(value, path) };
-  checkKeys(value, ['exit_codes'], path);
-  const at = childPath(path, 'exit_codes');
-  const list = Array.isArray(value.exit_codes) ? (value.exit_codes as unknown[]) : [value.exit_codes];
-  if (list.length === 0 || !list.every((code) => typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 255)) {
-    configError(at, 'must be an exit status (0-255) or a list of them');
-  }
-  return { allowed: false, exitCodes: list as number[] };
+  checkKeys(value, JOB_KEYWORDS.allow_failure?.keys ?? {}, path);
+  return { allowed: false, exitCodes: readExitCodes(value.exit_codes, childPath(path, 'exit_codes')) };
 }
 
 /** `when:` — one of GitLab's job conditions. */
@@ -103,26 +98,45 @@ export const RETRY_WHEN: readonly RetryWhen[] = [
   'api_failure',
   'stuck_or_timeout_failure',
   'runner_system_failure',
+  'runner_unsupported',
+  'stale_schedule',
   'job_execution_timeout',
+  'archived_failure',
+  'unmet_prerequisites',
+  'scheduler_failure',
+  'data_integrity_failure',
+  'runner_provisioning_timeout',
 ];
 
-/** `retry: 2` or `retry: { max: 2, when: [script_failure] }`; `when` defaults to `always`. */
+/**
+ * `retry: 2` or `retry: { max: 2, when: [script_failure], exit_codes: [137] }`. `when` defaults to
+ * `always`, or to nothing when `exit_codes` is given (then only those exit statuses are retried).
+ */
 export function readRetry(value: unknown, path: ConfigPath): JobRetrySpec {
   const readMax = (raw: unknown, at: ConfigPath): number => {
     if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw > 2) configError(at, 'must be 0, 1 or 2');
     return raw;
   };
   if (!isMap(value)) return { max: readMax(value, path), when: ['always'] };
-  checkKeys(value, ['max', 'when', 'exit_codes'], path);
-  if (value.exit_codes !== undefined) {
-    configError(childPath(path, 'exit_codes'), 'is not supported: the legacy runner API does not carry exit codes to the server');
-  }
+  checkKeys(value, RETRY_KEYWORDS, path);
   const max = value.max === undefined ? 0 : readMax(value.max, childPath(path, 'max'));
-  const rawWhen = value.when ?? 'always';
+  const exitCodes = value.exit_codes === undefined || value.exit_codes === null ? undefined : readExitCodes(value.exit_codes, childPath(path, 'exit_codes'));
+  const rawWhen = value.when ?? (exitCodes ? [] : 'always');
   const whenPath = childPath(path, 'when');
   const list = Array.isArray(rawWhen) ? rawWhen : [rawWhen];
-  if (list.length === 0) configError(whenPath, `must name at least one failure reason (${RETRY_WHEN.join(', ')})`);
-  return { max, when: list.map((item, index) => readEnum(item, RETRY_WHEN, Array.isArray(rawWhen) ? childPath(whenPath, String(index)) : whenPath)) };
+  if (list.length === 0 && !exitCodes) configError(whenPath, `must name at least one failure reason (${RETRY_WHEN.join(', ')})`);
+  const spec: JobRetrySpec = { max, when: list.map((item, index) => readEnum(item, RETRY_WHEN, Array.isArray(rawWhen) ? childPath(whenPath, String(index)) : whenPath)) };
+  if (exitCodes) spec.exitCodes = exitCodes;
+  return spec;
+}
+
+/** An exit status (0–255) or a list of them. */
+function readExitCodes(value: unknown, path: ConfigPath): number[] {
+  const list = Array.isArray(value) ? (value as unknown[]) : [value];
+  if (list.length === 0 || !list.every((code) => typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 255)) {
+    configError(path, 'must be an exit status (0-255) or a list of them');
+  }
+  return list as number[];
 }
 
 /** `coverage: '/Coverage: (\d+\.\d+)%/'` → the regex's source and flags, checked to compile. */

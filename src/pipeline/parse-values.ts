@@ -3,7 +3,8 @@
  * artifacts). Each takes the raw YAML value and where it sits, and either returns the normalised value
  * or throws a `PipelineConfigError` naming that place.
  */
-import { childPath, configError, type ConfigPath } from './parse-error.js';
+import { childPath, configError, gitlabPath, PipelineConfigError, type ConfigPath } from './parse-error.js';
+import { ARTIFACTS_KEYWORDS, CACHE_KEY_KEYWORDS, CACHE_KEYWORDS, IMAGE_KEYWORDS, REPORT_KEYWORDS, SERVICE_KEYWORDS, type KeywordTable } from './keywords.js';
 import { parseDurationSeconds } from '../util/duration.js';
 import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec, PullPolicy, SpecVariable } from './spec.js';
 
@@ -19,12 +20,20 @@ export function readMap(value: unknown, path: ConfigPath): YamlMap {
   return value;
 }
 
-/** Refuses keys outside `allowed`, naming the first unknown one and listing what is supported. */
-export function checkKeys(map: YamlMap, allowed: readonly string[], path: ConfigPath): void {
+/**
+ * Refuses keys outside `allowed` as GitLab does ("config contains unknown keys: …", naming all of them),
+ * and keys the table refuses, with its reason. A table's `warned` keys pass: `keyword-notes.ts` lists them.
+ */
+export function checkKeys(map: YamlMap, allowed: readonly string[] | KeywordTable, path: ConfigPath): void {
+  const table = Array.isArray(allowed) ? undefined : (allowed as KeywordTable);
+  const known: readonly string[] = table === undefined ? (allowed as readonly string[]) : Object.keys(table);
+  const unknown = Object.keys(map).filter((key) => !known.includes(key));
+  if (unknown.length > 0) {
+    throw new PipelineConfigError(`${gitlabPath(path)} config contains unknown keys: ${unknown.join(', ')}`, { ...path, key: path.key === 'config' ? (unknown[0] ?? path.key) : path.key });
+  }
   for (const key of Object.keys(map)) {
-    if (!allowed.includes(key)) {
-      configError(childPath(path, key), `is not a supported key (supported: ${allowed.join(', ')})`);
-    }
+    const support = table?.[key]?.support;
+    if (support?.status === 'refused') configError(path.key === 'config' ? { ...path, key } : childPath(path, key), `is not supported here: ${support.reason}`);
   }
 }
 
@@ -100,18 +109,20 @@ export function readVariables(value: unknown, path: ConfigPath): SpecVariable[] 
   });
 }
 
-/** A variable's value as text: null (a name with nothing after it) is empty. */
+/** A variable's value as text: null (a name with nothing after it) is empty; numbers and booleans their text. */
 function variableText(value: unknown, path: ConfigPath): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return configError(path, 'must be a string or a number');
+  // GitLab's schema takes booleans too (`DEBUG: true`), as their text.
+  if (typeof value === 'boolean') return String(value);
+  return configError(path, 'must be a string, a number or a boolean');
 }
 
 /** `image: ruby:3` or `image: { name: ruby:3 }`. */
 export function readImage(value: unknown, path: ConfigPath): string {
   if (isMap(value)) {
-    checkKeys(value, ['name', 'entrypoint', 'pull_policy'], path);
+    checkKeys(value, IMAGE_KEYWORDS, path);
     if (value.pull_policy !== undefined && value.pull_policy !== null) readPullPolicy(value.pull_policy, childPath(path, 'pull_policy'));
     return readString(value.name, childPath(path, 'name'));
   }
@@ -156,13 +167,14 @@ export function readServiceSpecs(value: unknown, path: ConfigPath): JobServiceSp
   return value.map((item, index): JobServiceSpec => {
     const at = childPath(path, String(index));
     if (!isMap(item)) return { name: readString(item, at) };
-    checkKeys(item, ['name', 'alias', 'entrypoint', 'command', 'pull_policy'], at);
+    checkKeys(item, SERVICE_KEYWORDS, at);
     const given = (key: string): boolean => item[key] !== undefined && item[key] !== null;
     const spec: JobServiceSpec = { name: readString(item.name, childPath(at, 'name')) };
     if (given('alias')) spec.alias = readString(item.alias, childPath(at, 'alias'));
     if (given('entrypoint')) spec.entrypoint = readArgv(item.entrypoint, childPath(at, 'entrypoint'));
     if (given('command')) spec.command = readArgv(item.command, childPath(at, 'command'));
     if (given('pull_policy')) spec.pullPolicy = readPullPolicy(item.pull_policy, childPath(at, 'pull_policy'));
+    // `variables`, `docker` and `kubernetes`: parse-image-options.ts (withServiceExtras).
     return spec;
   });
 }
@@ -190,7 +202,7 @@ export function readCache(value: unknown, path: ConfigPath): JobCacheSpec[] {
  */
 function readCacheEntry(value: unknown, path: ConfigPath): JobCacheSpec {
   const map = readMap(value ?? {}, path);
-  checkKeys(map, ['key', 'paths', 'untracked', 'policy', 'when', 'fallback_keys', 'unprotect'], path);
+  checkKeys(map, CACHE_KEYWORDS, path);
   const cache: JobCacheSpec = {};
   if (isMap(map.key)) {
     cache.keyFiles = readCacheKeyFiles(map.key, childPath(path, 'key'));
@@ -213,16 +225,23 @@ function readCacheEntry(value: unknown, path: ConfigPath): JobCacheSpec {
   return cache;
 }
 
-/** `key: { files: [Gemfile.lock], prefix: $CI_JOB_NAME }`: one or two files, as GitLab allows. */
-function readCacheKeyFiles(map: YamlMap, path: ConfigPath): { files: string[]; prefix?: string } {
-  checkKeys(map, ['files', 'prefix'], path);
-  const files = readStringList(map.files, childPath(path, 'files'));
-  if (files.length < 1 || files.length > 2) configError(childPath(path, 'files'), 'must list one or two files');
+/**
+ * `key: { files: [Gemfile.lock], prefix: $CI_JOB_NAME }`: one or two files, as GitLab allows; or
+ * `files_commits:` (the key follows the last commit that changed them rather than their content).
+ */
+function readCacheKeyFiles(map: YamlMap, path: ConfigPath): NonNullable<JobCacheSpec['keyFiles']> {
+  checkKeys(map, CACHE_KEY_KEYWORDS, path);
+  const commits = map.files_commits !== undefined && map.files_commits !== null;
+  if (commits && map.files !== undefined && map.files !== null) configError(path, 'may have files or files_commits, not both');
+  const key = commits ? 'files_commits' : 'files';
+  const files = readStringList(map[key], childPath(path, key));
+  if (files.length < 1 || files.length > 2) configError(childPath(path, key), 'must list one or two files');
   for (const file of files) {
-    if (file.startsWith('/') || file.split('/').includes('..')) configError(childPath(path, 'files'), `names '${file}', which is not a path inside the project`);
+    if (file.startsWith('/') || file.split('/').includes('..')) configError(childPath(path, key), `names '${file}', which is not a path inside the project`);
   }
-  if (map.prefix === undefined || map.prefix === null) return { files };
-  return { files, prefix: readString(map.prefix, childPath(path, 'prefix')) };
+  const spec: NonNullable<JobCacheSpec['keyFiles']> = commits ? { files, commits: true } : { files };
+  if (map.prefix !== undefined && map.prefix !== null) spec.prefix = readString(map.prefix, childPath(path, 'prefix'));
+  return spec;
 }
 
 const ARTIFACTS_WHEN = ['on_success', 'on_failure', 'always'] as const;
@@ -230,7 +249,7 @@ const ARTIFACTS_WHEN = ['on_success', 'on_failure', 'always'] as const;
 /** `artifacts: { paths, name, untracked, when, expire_in }`; `expire_in` must be a duration or `never`. */
 export function readArtifacts(value: unknown, path: ConfigPath): JobArtifactsSpec {
   const map = readMap(value ?? {}, path);
-  checkKeys(map, ['name', 'paths', 'untracked', 'when', 'expire_in', 'exclude', 'reports'], path);
+  checkKeys(map, ARTIFACTS_KEYWORDS, path);
   const artifacts: JobArtifactsSpec = {};
   if (map.exclude !== undefined && map.exclude !== null) artifacts.exclude = readStringList(map.exclude, childPath(path, 'exclude'));
   if (map.reports !== undefined && map.reports !== null) artifacts.reports = readReports(map.reports, childPath(path, 'reports'));
@@ -252,17 +271,29 @@ export function readArtifacts(value: unknown, path: ConfigPath): JobArtifactsSpe
 }
 
 /**
- * `artifacts:reports`: only `dotenv` does anything here (variables for later jobs). GitLab's other
- * reports (junit, coverage_report, …) feed merge-request widgets this server does not have: they are
- * refused rather than silently dropped, so nobody waits for a report that never shows.
+ * `artifacts:reports`: every report type GitLab knows (`keywords.ts`). `dotenv` becomes variables of
+ * later jobs; the others are uploaded, kept and listed by GitLab's artifact type (`coverage_report`
+ * by its `coverage_format`: `cobertura` or `jacoco`), and JUnit reports are read into test counts.
  */
-function readReports(value: unknown, path: ConfigPath): { dotenv?: string[] } {
+function readReports(value: unknown, path: ConfigPath): NonNullable<JobArtifactsSpec['reports']> {
   const map = readMap(value, path);
-  checkKeys(map, ['dotenv'], path);
-  if (map.dotenv === undefined || map.dotenv === null) return {};
-  const at = childPath(path, 'dotenv');
-  const files = typeof map.dotenv === 'string' ? [readString(map.dotenv, at)] : readStringList(map.dotenv, at);
-  return { dotenv: files };
+  checkKeys(map, REPORT_KEYWORDS, path);
+  const reports: NonNullable<JobArtifactsSpec['reports']> = {};
+  for (const [type, raw] of Object.entries(map)) {
+    if (raw === undefined || raw === null) continue;
+    const at = childPath(path, type);
+    if (type === 'coverage_report') {
+      const coverage = readMap(raw, at);
+      checkKeys(coverage, REPORT_KEYWORDS.coverage_report?.keys ?? {}, at);
+      const format = readEnum(coverage.coverage_format, ['cobertura', 'jacoco'] as const, childPath(at, 'coverage_format'));
+      reports.typed = { ...reports.typed, [format]: [readString(coverage.path, childPath(at, 'path'))] };
+      continue;
+    }
+    const files = typeof raw === 'string' ? [readString(raw, at)] : readStringList(raw, at);
+    if (type === 'dotenv') reports.dotenv = files;
+    else reports.typed = { ...reports.typed, [type]: files };
+  }
+  return reports;
 }
 
 /** `timeout: 3600` (seconds) or `timeout: 1h 30m` → whole seconds. */

@@ -12,17 +12,19 @@ import { resolveIncludes } from './include.js';
 import { readDefaults, type Defaults } from './parse-defaults.js';
 import { parseJobEntry } from './parse-entry.js';
 import { configError, ConfigErrors, PipelineConfigError } from './parse-error.js';
-import { readMap, type YamlMap } from './parse-values.js';
+import { checkKeys, readMap, readString, type YamlMap } from './parse-values.js';
+import { GLOBAL_KEYWORDS, WORKFLOW_KEYWORDS } from './keywords.js';
+import { notAppliedLocally } from './keyword-notes.js';
 import { resolveReferences } from './reference.js';
-import { readRules } from './rules.js';
-import type { JobConditions, JobSpec, PipelineSpec, RuleSpec } from './spec.js';
+import { readAutoCancel, readRules } from './rules.js';
+import type { AutoCancelSpec, InputValues, JobConditions, JobSpec, PipelineSpec, RuleSpec } from './spec.js';
 import { loadYaml } from './yaml-load.js';
 import { resolveJobNeeds, resolveNeeds } from './needs-graph.js';
 
 export { PipelineConfigError } from './parse-error.js';
 
 /** Top-level keys that configure the pipeline rather than name a job. */
-const GLOBAL_KEYS = ['stages', 'types', 'variables', 'before_script', 'after_script', 'image', 'services', 'cache', 'default', 'workflow', 'include'];
+const GLOBAL_KEYS = Object.keys(GLOBAL_KEYWORDS);
 
 const DEFAULT_STAGES = ['build', 'test', 'deploy'];
 /** Stages every pipeline has around the ones it lists (GitLab 12.4+). */
@@ -47,11 +49,12 @@ export function parsePipeline(text: string): PipelineSpec {
  */
 export async function readPipeline(
   text: string,
-  options: { files: CommitFiles | undefined; variables: Readonly<Record<string, string>>; context?: RuleContext },
+  options: { files: CommitFiles | undefined; variables: Readonly<Record<string, string>>; context?: RuleContext; inputs?: InputValues },
 ): Promise<PipelineSpec> {
   const facts = options.context === undefined ? undefined : new RuleFacts(options.context);
   const warnings: string[] = [];
-  const spec = parseConfig(await resolveIncludes(loadYaml(text, undefined, warnings), { files: options.files, variables: options.variables, facts, warnings }));
+  const root = loadYaml(text, undefined, warnings, { ...(options.inputs ? { values: options.inputs } : {}), variables: options.variables });
+  const spec = parseConfig(await resolveIncludes(root, { files: options.files, variables: options.variables, facts, warnings }));
   return withWarnings(spec, warnings);
 }
 
@@ -69,6 +72,7 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   const stages = errors.attempt(() => readStages(root)) ?? DEFAULT_STAGES;
   const defaults: Defaults = errors.attempt(() => readDefaults(root)) ?? { keys: {}, variables: [] };
   const workflow = root.workflow === undefined || root.workflow === null ? undefined : errors.attempt(() => readWorkflow(root.workflow));
+  const notApplied = notAppliedLocally(root);
 
   const jobs: JobSpec[] = [];
   const conditions: Record<string, JobConditions> = {};
@@ -105,7 +109,10 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
     variables: defaults.variables,
     conditions,
   };
-  if (workflow !== undefined) spec.workflow = workflow;
+  if (workflow?.rules !== undefined) spec.workflow = workflow.rules;
+  if (workflow?.name !== undefined) spec.name = workflow.name;
+  if (workflow?.autoCancel !== undefined) spec.autoCancel = workflow.autoCancel;
+  if (notApplied.length > 0) spec.notApplied = notApplied;
   return spec;
 }
 
@@ -122,12 +129,20 @@ function resolveRuleNeeds(jobs: readonly JobSpec[], conditions: Record<string, J
   }
 }
 
-function readWorkflow(value: unknown): RuleSpec[] | undefined {
+/** GitLab's limit on `workflow: name`. */
+const MAX_PIPELINE_NAME = 255;
+
+function readWorkflow(value: unknown): { rules?: RuleSpec[]; name?: string; autoCancel?: AutoCancelSpec } {
   const map = readMap(value, { key: 'workflow' });
-  for (const key of Object.keys(map)) {
-    if (key !== 'rules') configError({ key: `workflow:${key}` }, 'is not a supported key (supported: rules)');
+  checkKeys(map, WORKFLOW_KEYWORDS, { key: 'workflow' });
+  const workflow: { rules?: RuleSpec[]; name?: string; autoCancel?: AutoCancelSpec } = {};
+  if (map.rules !== undefined && map.rules !== null) workflow.rules = readRules(map.rules, { key: 'workflow:rules' }, { of: 'workflow' });
+  if (map.name !== undefined && map.name !== null) {
+    workflow.name = readString(map.name, { key: 'workflow:name' });
+    if (workflow.name.length > MAX_PIPELINE_NAME) configError({ key: 'workflow:name' }, `is longer than ${MAX_PIPELINE_NAME} characters`);
   }
-  return map.rules === undefined || map.rules === null ? undefined : readRules(map.rules, { key: 'workflow:rules' }, { of: 'workflow' });
+  if (map.auto_cancel !== undefined && map.auto_cancel !== null) workflow.autoCancel = readAutoCancel(map.auto_cancel, { key: 'workflow:auto_cancel' });
+  return workflow;
 }
 
 function readStages(root: YamlMap): string[] {
@@ -166,8 +181,8 @@ function expandParallelDependencies(jobs: JobSpec[]): void {
 }
 
 /**
- * A job may only take artifacts from jobs of earlier stages (later ones have not run yet), or, when
- * it has `needs`, from jobs it needs (GitLab: dependencies must then be a subset of needs).
+ * A job may only name jobs of its own or earlier stages in `dependencies` (later ones have not run
+ * yet), and, when it has `needs`, jobs it needs (GitLab: dependencies must then be a subset of needs).
  */
 export function checkDependencies(
   jobs: readonly JobSpec[],
@@ -194,8 +209,10 @@ export function checkDependencies(
           }
           return;
         }
-        if (other >= own) {
-          configError(at, `names '${dependency}', which is not in a stage before '${job.stage}'; a job can only use artifacts of earlier stages`);
+        // GitLab (same-stage needs, 14.2+): the current stage is allowed; its artifacts come only
+        // through needs, as a stage-ordered job does not wait for jobs of its own stage.
+        if (other > own) {
+          configError(at, `names '${dependency}', which is in the later stage '${jobs.find((j) => j.name === dependency)?.stage ?? '?'}'; GitLab: dependency ${dependency} is not defined in current or prior stages`);
         }
       });
     }

@@ -5,21 +5,18 @@
  * Keys and checks as GitLab's: `tag_name` and `description` are required, `released_at` is an ISO 8601
  * time, `assets:links` name a URL each.
  */
+import { RELEASE_KEYWORDS, RELEASE_LINK_KEYWORDS } from './keywords.js';
 import { childPath, configError, type ConfigPath } from './parse-error.js';
-import { isMap, readMap } from './parse-values.js';
+import { checkKeys, isMap, readMap } from './parse-values.js';
 import type { JobReleaseSpec, ReleaseLink } from './spec.js';
 
-const RELEASE_KEYS = ['tag_name', 'tag_message', 'name', 'description', 'ref', 'released_at', 'milestones', 'assets'];
-const LINK_KEYS = ['name', 'url', 'filepath', 'direct_asset_path', 'link_type'];
 const LINK_TYPES = ['other', 'runbook', 'image', 'package'];
 /** ISO 8601 date and time, as Ruby's DateTime.iso8601 reads a release time. */
 const ISO_TIME = /^\d{4}-\d\d-\d\d(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?$/;
 
 export function readRelease(value: unknown, path: ConfigPath): JobReleaseSpec {
   const map = readMap(value, path);
-  for (const key of Object.keys(map)) {
-    if (!RELEASE_KEYS.includes(key)) configError(childPath(path, key), `is not a release key (release keys: ${RELEASE_KEYS.join(', ')})`);
-  }
+  checkKeys(map, RELEASE_KEYWORDS, path);
   const text = (key: string, required: boolean): string | undefined => {
     const item = map[key];
     if (item === undefined || item === null) {
@@ -47,13 +44,13 @@ export function readRelease(value: unknown, path: ConfigPath): JobReleaseSpec {
 
 function readLinks(value: unknown, path: ConfigPath): ReleaseLink[] {
   const assets = readMap(value, path);
-  for (const key of Object.keys(assets)) if (key !== 'links') configError(childPath(path, key), 'is not a release assets key (it has links)');
+  checkKeys(assets, ['links'], path);
   const links = assets.links;
   const at = childPath(path, 'links');
   if (!Array.isArray(links) || links.length === 0) configError(at, 'must be a non-empty list of links');
   return links.map((entry: unknown) => {
     if (!isMap(entry)) configError(at, 'must be a list of maps (name, url, …)');
-    for (const key of Object.keys(entry)) if (!LINK_KEYS.includes(key)) configError(childPath(at, key), `is not a link key (link keys: ${LINK_KEYS.join(', ')})`);
+    checkKeys(entry, RELEASE_LINK_KEYWORDS, at);
     const { name, url, filepath, direct_asset_path: directAssetPath, link_type: linkType } = entry;
     if (typeof name !== 'string' || name === '') configError(childPath(at, 'name'), 'must be a non-empty string');
     if (typeof url !== 'string' || !/^[a-z][a-z0-9+.-]*:\/\/\S+$/i.test(url)) configError(childPath(at, 'url'), 'must be a valid URL');

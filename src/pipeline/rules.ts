@@ -6,14 +6,12 @@ import { ExpressionSyntaxError, parseExpression } from './expression.js';
 import { childPath, configError, ConfigErrors, type ConfigPath } from './parse-error.js';
 import { checkKeys, isMap, readBoolean, readEnum, readMap, readString, readStringList, readVariables } from './parse-values.js';
 import { readNeeds, readStartIn } from './parse-runtime.js';
-import type { ParsedExpression, RuleSpec, RuleWhen } from './spec.js';
+import type { AutoCancelSpec, ParsedExpression, RuleSpec, RuleWhen } from './spec.js';
+import { INCLUDE_RULE_KEYWORDS, JOB_RULE_KEYWORDS, WORKFLOW_RULE_KEYWORDS, AUTO_CANCEL_KEYWORDS } from './keywords.js';
 
 
 const JOB_RULE_WHEN: readonly RuleWhen[] = ['on_success', 'on_failure', 'always', 'manual', 'delayed', 'never'];
 const WORKFLOW_RULE_WHEN: readonly RuleWhen[] = ['always', 'never'];
-const JOB_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'allow_failure', 'variables', 'start_in', 'needs'];
-const WORKFLOW_RULE_KEYS = ['if', 'changes', 'exists', 'when', 'variables'];
-const INCLUDE_RULE_KEYS = ['if', 'changes', 'exists', 'when'];
 
 /** Whose rules: a job's, `workflow:`'s or an `include:` entry's; each allows its own keys. */
 export type RulesOf = 'job' | 'workflow' | 'include';
@@ -53,7 +51,7 @@ export function readRules(value: unknown, path: ConfigPath, options: { of: Rules
 function readRule(raw: unknown, path: ConfigPath, index: number, of: RulesOf): RuleSpec {
   const map = readMap(raw, path);
   const workflow = of !== 'job';
-  checkKeys(map, of === 'job' ? JOB_RULE_KEYS : of === 'workflow' ? WORKFLOW_RULE_KEYS : INCLUDE_RULE_KEYS, path);
+  checkKeys(map, of === 'job' ? JOB_RULE_KEYWORDS : of === 'workflow' ? WORKFLOW_RULE_KEYWORDS : INCLUDE_RULE_KEYWORDS, path);
   const at = (key: string): ConfigPath => childPath(path, key);
   const has = (key: string): boolean => map[key] !== undefined && map[key] !== null;
   const rule: RuleSpec = { index };
@@ -64,6 +62,8 @@ function readRule(raw: unknown, path: ConfigPath, index: number, of: RulesOf): R
   if (has('allow_failure')) rule.allowFailure = readBoolean(map.allow_failure, at('allow_failure'));
   if (has('variables')) rule.variables = readVariables(map.variables, at('variables'));
   if (map.needs !== undefined) rule.needs = readNeeds(map.needs, at('needs'));
+  if (has('interruptible')) rule.interruptible = readBoolean(map.interruptible, at('interruptible'));
+  if (has('auto_cancel')) rule.autoCancel = readAutoCancel(map.auto_cancel, at('auto_cancel'));
   if (has('start_in')) {
     if (rule.when !== 'delayed') configError(at('start_in'), 'can only be used with when: delayed');
     rule.startIn = readStartIn(map.start_in, at('start_in'));
@@ -76,7 +76,7 @@ function readRule(raw: unknown, path: ConfigPath, index: number, of: RulesOf): R
 /** `changes: [paths]` or `changes: { paths, compare_to }`. */
 export function readChanges(value: unknown, path: ConfigPath): { paths: string[]; compareTo?: string } {
   if (!isMap(value)) return { paths: readPathList(value, path) };
-  checkKeys(value, ['paths', 'compare_to'], path);
+  checkKeys(value, JOB_RULE_KEYWORDS.changes?.keys ?? {}, path);
   const changes: { paths: string[]; compareTo?: string } = { paths: readPathList(value.paths, childPath(path, 'paths')) };
   if (value.compare_to !== undefined && value.compare_to !== null) changes.compareTo = readString(value.compare_to, childPath(path, 'compare_to'));
   return changes;
@@ -89,7 +89,17 @@ export function readChanges(value: unknown, path: ConfigPath): { paths: string[]
 function readPathList(value: unknown, path: ConfigPath, options: { allowEmpty?: boolean } = {}): string[] {
   const list = isMap(value) ? value.paths : value;
   const at = isMap(value) ? childPath(path, 'paths') : path;
-  if (isMap(value)) checkKeys(value, ['paths'], path);
+  if (isMap(value)) checkKeys(value, JOB_RULE_KEYWORDS.exists?.keys ?? {}, path);
   if (options.allowEmpty && Array.isArray(list) && list.every((item) => typeof item === 'string')) return list as string[];
   return readStringList(list, at);
+}
+
+/** `auto_cancel: { on_new_commit, on_job_failure }` of `workflow:` or of a workflow rule. */
+export function readAutoCancel(value: unknown, path: ConfigPath): AutoCancelSpec {
+  const map = readMap(value, path);
+  checkKeys(map, AUTO_CANCEL_KEYWORDS, path);
+  const spec: AutoCancelSpec = {};
+  if (map.on_new_commit !== undefined && map.on_new_commit !== null) spec.onNewCommit = readEnum(map.on_new_commit, ['conservative', 'interruptible', 'none'] as const, childPath(path, 'on_new_commit'));
+  if (map.on_job_failure !== undefined && map.on_job_failure !== null) spec.onJobFailure = readEnum(map.on_job_failure, ['none', 'all'] as const, childPath(path, 'on_job_failure'));
+  return spec;
 }

@@ -9,7 +9,7 @@ import type { RuleContext } from './context.js';
 import { keepChosenNeeds } from './needs-graph.js';
 import { ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { jobVariables } from './predefined.js';
-import type { JobSpec, JobWhen, PipelineSpec, RuleWhen, SpecVariable } from './spec.js';
+import type { AutoCancelSpec, JobSpec, JobWhen, PipelineSpec, RuleWhen, SpecVariable } from './spec.js';
 import { expandVariables } from './variables-expand.js';
 
 export interface JobOutcome {
@@ -25,6 +25,10 @@ export interface JobOutcome {
 
 export interface PipelinePlan {
   stages: string[];
+  /** `workflow: name` with variables expanded; absent when the file names none. */
+  name?: string;
+  /** `workflow: auto_cancel`, or the matching workflow rule's. */
+  autoCancel?: AutoCancelSpec;
   /** False when `workflow: rules` keep the whole pipeline from being created. */
   run: boolean;
   workflow: string;
@@ -66,6 +70,13 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
       return plan;
     }
     workflowVariables = rule.variables ?? [];
+    if (rule.autoCancel !== undefined) plan.autoCancel = { ...spec.autoCancel, ...rule.autoCancel };
+  }
+  if (plan.autoCancel === undefined && spec.autoCancel !== undefined) plan.autoCancel = spec.autoCancel;
+  if (spec.name !== undefined) {
+    // GitLab expands the name with the pipeline's variables, workflow rules' included.
+    const scope = { ...context.predefined, ...toRecord(overlay(spec.variables, workflowVariables), context), ...context.variables };
+    plan.name = expandVariables(spec.name, scope);
   }
   for (const job of spec.jobs) {
     // Workflow variables sit between the file's global variables and the job's own; `inherit:
@@ -83,6 +94,7 @@ export async function selectJobs(spec: PipelineSpec, context: RuleContext): Prom
     if (decision.startIn !== undefined) chosen.startIn = decision.startIn;
     if (decision.allowFailureByRule) delete chosen.allowFailureExitCodes;
     if (decision.needs !== undefined) chosen.needs = decision.needs.map((need) => ({ ...need }));
+    if (decision.interruptible !== undefined) chosen.interruptible = decision.interruptible;
     plan.jobs.push(chosen);
   }
   const errors = new ConfigErrors();

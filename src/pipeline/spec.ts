@@ -23,8 +23,9 @@ export interface JobNeed {
 }
 
 /**
- * GitLab's failure reasons that `retry:when` can name and the server can tell apart over API v1
- * (see `server/state/job-outcome.ts` for how a failure gets its reason).
+ * GitLab's failure reasons that `retry:when` can name (its schema's `retry_errors`). The server tells
+ * apart those its jobs can fail with (see `server/state/job-outcome.ts`); the others are accepted and
+ * simply never match here.
  */
 export type RetryWhen =
   | 'always'
@@ -33,12 +34,21 @@ export type RetryWhen =
   | 'api_failure'
   | 'stuck_or_timeout_failure'
   | 'runner_system_failure'
-  | 'job_execution_timeout';
+  | 'runner_unsupported'
+  | 'stale_schedule'
+  | 'job_execution_timeout'
+  | 'archived_failure'
+  | 'unmet_prerequisites'
+  | 'scheduler_failure'
+  | 'data_integrity_failure'
+  | 'runner_provisioning_timeout';
 
 export interface JobRetrySpec {
   /** 0–2 further attempts. */
   max: number;
   when: RetryWhen[];
+  /** `retry:exit_codes`: a failure with one of these exit statuses is retried too. */
+  exitCodes?: number[];
 }
 
 export type CachePolicy = 'pull' | 'push' | 'pull-push';
@@ -51,8 +61,11 @@ export interface JobArtifactsSpec {
   expire_in?: string;
   /** Globs left out of the archive (runner side; see `protocol/types.ts`). */
   exclude?: string[];
-  /** `reports: dotenv`: files whose `KEY=VALUE` lines become variables of later jobs. */
-  reports?: { dotenv?: string[] };
+  /**
+   * `reports: dotenv`: files whose `KEY=VALUE` lines become variables of later jobs; `typed`: every
+   * other report's files by GitLab's artifact type (`junit`, `cobertura`, `sast`, …).
+   */
+  reports?: { dotenv?: string[]; typed?: Record<string, string[]> };
 }
 
 export interface JobCacheSpec {
@@ -65,8 +78,11 @@ export interface JobCacheSpec {
   when?: 'on_success' | 'on_failure' | 'always';
   /** Keys to restore from, in order, when there is no cache under `key` yet. */
   fallbackKeys?: string[];
-  /** `key: { files, prefix }`: the key is computed from these files at the pipeline's commit. */
-  keyFiles?: { files: string[]; prefix?: string };
+  /**
+   * `key: { files, prefix }`: the key is computed from these files at the pipeline's commit; with
+   * `commits` (`files_commits:`) from the last commit that changed them.
+   */
+  keyFiles?: { files: string[]; prefix?: string; commits?: true };
 }
 
 /**
@@ -82,6 +98,17 @@ export interface SpecVariable {
 /** `image:pull_policy` / `services:pull_policy`: when the runner pulls the image. */
 export type PullPolicy = 'always' | 'if-not-present' | 'never';
 
+/** An image's or service's `docker:` and `kubernetes:` options (the payload's `executor_opts`). */
+export interface ExecutorOptsSpec {
+  docker?: { platform?: string; user?: string };
+  kubernetes?: { user?: string };
+}
+
+/** `hooks:`: commands GitLab hands the runner to run around get_sources. */
+export interface HooksSpec {
+  preGetSourcesScript?: string[];
+}
+
 /** A `services:` entry written as a map: what API v4 sends of it (API v1 sends names only). */
 export interface JobServiceSpec {
   name: string;
@@ -89,6 +116,9 @@ export interface JobServiceSpec {
   entrypoint?: string[];
   command?: string[];
   pullPolicy?: PullPolicy[];
+  /** The service's own `variables:`. */
+  variables?: SpecVariable[];
+  executorOpts?: ExecutorOptsSpec;
 }
 
 export interface JobSpec {
@@ -106,6 +136,10 @@ export interface JobSpec {
   imageEntrypoint?: string[];
   /** `image: { pull_policy }`. */
   imagePullPolicy?: PullPolicy[];
+  /** `image: { docker: …, kubernetes: … }`. */
+  imageExecutorOpts?: ExecutorOptsSpec;
+  /** `hooks:` (the job's, else `default:`'s). */
+  hooks?: HooksSpec;
   /** Image names of `services:`. */
   services: string[];
   /** `services:` as written, one per entry of `services`, when any entry is a map with more than a name. */
@@ -140,8 +174,12 @@ export interface JobSpec {
   trigger?: JobTriggerSpec;
   /** `release:`: the release the job makes after its script (`release.ts`). */
   release?: JobReleaseSpec;
-  /** `run:`: CI steps (GitLab's step-runner) instead of a script, as written (a list of steps). */
-  run?: unknown[];
+  /** `resource_group:` as written (variables expanded per build): jobs of one group run one at a time. */
+  resourceGroup?: string;
+  /** `id_tokens:`: a JWT per variable, signed by the server (`server/state/id-tokens.ts`). */
+  idTokens?: JobIdToken[];
+  /** A Pages job (`pages:` or named `pages`): its site's directory, also in its artifacts' paths. */
+  pages?: { publish: string };
 }
 
 /** One `release:assets:links` entry. */
@@ -165,6 +203,20 @@ export interface JobReleaseSpec {
   assets?: { links: ReleaseLink[] };
 }
 
+/** One entry of `id_tokens:`: the variable that holds the JWT and its audiences (`aud`). */
+export interface JobIdToken {
+  name: string;
+  aud: string[];
+}
+
+/** `workflow: auto_cancel:` (and a workflow rule's). */
+export interface AutoCancelSpec {
+  /** Which jobs of older pipelines a new pipeline of the ref cancels; GitLab's default `conservative`. */
+  onNewCommit?: 'conservative' | 'interruptible' | 'none';
+  /** `all`: a failed job cancels the rest of its pipeline; GitLab's default `none`. */
+  onJobFailure?: 'none' | 'all';
+}
+
 export interface PipelineSpec {
   /** Stage names in order; only stages that have jobs matter for progression. */
   stages: string[];
@@ -176,6 +228,12 @@ export interface PipelineSpec {
   warnings?: string[];
   /** `workflow: rules`, when the file has them. */
   workflow?: RuleSpec[];
+  /** `workflow: name` as written (variables expanded when the pipeline is created). */
+  name?: string;
+  /** `workflow: auto_cancel`. */
+  autoCancel?: AutoCancelSpec;
+  /** Keys the file uses that a local run accepts but does not apply, one line each (`keyword-notes.ts`). */
+  notApplied?: string[];
   /** Each job's `rules` or `only`/`except`, by job name (every `parallel` copy has an entry). */
   conditions: Record<string, JobConditions>;
 }
@@ -203,6 +261,10 @@ export interface RuleSpec {
   startIn?: number;
   /** `needs` that replace the job's own when this rule matches (resolved to job names by `parseConfig`). */
   needs?: JobNeed[];
+  /** A job rule's `interruptible`, replacing the job's own when the rule matches. */
+  interruptible?: boolean;
+  /** A workflow rule's `auto_cancel`, replacing `workflow: auto_cancel` when the rule matches. */
+  autoCancel?: AutoCancelSpec;
 }
 
 /** `only:` or `except:` (`only-except.ts`). */
@@ -210,6 +272,8 @@ export interface RefPolicy {
   refs?: string[];
   variables?: ParsedExpression[];
   changes?: { paths: string[]; compareTo?: string };
+  /** `kubernetes: active`: GitLab's Kubernetes integration, which this server never has. */
+  kubernetes?: true;
 }
 
 /** How a job chooses its pipelines; a job has `rules` or `only`/`except`, never both. */
@@ -233,7 +297,10 @@ export interface JobEnvironmentSpec {
   tier?: DeploymentTier;
 }
 
-export type TriggerInclude = { local: string } | { artifact: string; job: string } | { elsewhere: string };
+/** Values given to a file's `spec: inputs:` (`include: inputs:`, `trigger: include: inputs:`). */
+export type InputValues = Record<string, unknown>;
+
+export type TriggerInclude = { local: string; inputs?: InputValues } | { artifact: string; job: string; inputs?: InputValues } | { elsewhere: string };
 
 /** `trigger:` (`trigger.ts`). */
 export interface JobTriggerSpec {

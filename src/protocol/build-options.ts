@@ -40,7 +40,8 @@ const cacheSchema = z.looseObject({
   key: z.string().optional(),
   paths: stringList.optional(),
   untracked: z.boolean().optional(),
-  policy: z.enum(['pull', 'push', 'pull-push']).optional(),
+  // Expanded by the runner (`policy: $CACHE_POLICY`); checked then, as GitLab Runner does.
+  policy: z.string().optional(),
   when: z.enum(['on_success', 'on_failure', 'always']).optional(),
   fallback_keys: stringList.optional(),
 });

@@ -16,10 +16,13 @@
  * - A variable without a key is dropped; a scalar value is exported as its text; a variable whose
  *   `public` is absent counts as secret (masked), as the legacy client's zero value `false` did.
  * - A dependency's `id` and `token` are needed only when its artifacts are downloaded.
+ * - `repo_url`, `sha` and `ref` reach git: anything but an http(s) URL, a hex SHA and a valid ref name
+ *   refuses the build (git-source.ts).
  */
 import { z } from 'zod';
 import { schemaMessages } from '../util/schema-messages.js';
 import { optionsSchema } from './build-options.js';
+import { gitSourceIssues } from './git-source.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';
 
@@ -105,6 +108,8 @@ const buildSchema = z
     credentials: credentialsSchema.default([]),
   })
   .superRefine((build, ctx) => {
+    const sources = gitSourceIssues({ repoUrl: { path: ['repo_url'], value: build.repo_url }, sha: { path: ['sha'], value: build.sha }, ref: { path: ['ref'], value: build.ref } });
+    for (const issue of sources) ctx.addIssue({ code: 'custom', ...issue });
     const filter = build.options.dependencies;
     build.depends_on_builds.forEach((dep, index) => {
       const downloaded = dep.artifacts_file?.filename && (filter === undefined || filter.includes(dep.name));

@@ -105,13 +105,28 @@ export interface ArtifactsOptions {
 /** A docker image's pull policies, tried in order (`image:pull_policy`). */
 export type ImagePullPolicy = 'always' | 'if-not-present' | 'never';
 
+/**
+ * An image's or a service's `executor_opts` (v4; `.gitlab-ci.yml`'s `docker:` and `kubernetes:`): the
+ * user its containers run as and (docker) the platform of the image. Unexpanded (`$VAR` allowed).
+ */
+export interface ExecutorOpts {
+  docker?: { platform?: string; user?: string };
+  kubernetes?: { user?: string };
+  /** Options GitLab Runner would refuse (`executor_opts.<key>` it does not know), for the job's failure. */
+  unsupported?: string[];
+}
+
 /** A service as v4 sends it (`services[]`); v1 sends names only. */
 export interface ServiceOptions {
   name: string;
+  /** One alias, or several separated by commas or spaces. */
   alias?: string;
   entrypoint?: string[];
   command?: string[];
   pull_policy?: ImagePullPolicy[];
+  /** The service's own `variables:`, on top of the job's. */
+  variables?: Array<{ key: string; value: string }>;
+  executor_opts?: ExecutorOpts;
 }
 
 /** `options.cache` (§5.3). */
@@ -121,10 +136,11 @@ export interface CacheOptions {
   untracked?: boolean;
   /**
    * `pull` restores only, `push` saves only, `pull-push` (the default) both (GitLab 9.4's
-   * `cache:policy`). Not in API v1: sent by the reference server, applied by this runner; GitLab
-   * Runner 1.x ignores it and does both.
+   * `cache:policy`); it may name variables (`$CACHE_POLICY`), expanded by the runner, which fails a
+   * job whose policy is none of the three then (src/cache/plan.ts). Not in API v1: sent by the
+   * reference server, applied by this runner; GitLab Runner 1.x ignores it and does both.
    */
-  policy?: 'pull' | 'push' | 'pull-push';
+  policy?: string;
   /** Which job outcomes save the cache (GitLab 13.5's `cache:when`; default `on_success`). Not in API v1. */
   when?: 'on_success' | 'on_failure' | 'always';
   /** Keys restored from, in order, when `key` has no cache yet (GitLab 16.0). Not in API v1. */
@@ -138,6 +154,8 @@ export interface BuildOptions {
   imageEntrypoint?: string[];
   /** `image.pull_policy` (v4; ours, not a v1 key): overrides the runner's `pull_policy` for the image. */
   imagePullPolicy?: ImagePullPolicy[];
+  /** `image.executor_opts` (v4; ours, not a v1 key). */
+  imageExecutorOpts?: ExecutorOpts;
   services?: string[];
   /** v4's services as objects (ours, not a v1 key); when present the docker executor uses these instead of `services`. */
   serviceSpecs?: ServiceOptions[];
@@ -230,6 +248,10 @@ export interface BuildPayload {
   steps?: JobStep[];
   /** v4's `run` was given and not empty: the job is CI steps (GitLab's step-runner), not a script. */
   run?: boolean;
+  /** v4's `hooks`: scripts around get_sources (`pre_get_sources_script`, `post_get_sources_script`). */
+  hooks?: JobHook[];
+  /** v4's `job_info` queue figures, for the runner's metrics only. */
+  queue_info?: QueueInfo;
 }
 
 /** One user step of a v4 job (docs/protocol-v4.md §6). */
@@ -239,6 +261,21 @@ export interface JobStep {
   script: string[];
   when: 'on_success' | 'on_failure' | 'always';
   allow_failure: boolean;
+}
+
+/** How the job waited in the server's queue (v4 `job_info`; docs/protocol-v4.md), for metrics. */
+export interface QueueInfo {
+  time_in_queue_seconds?: number;
+  /** `project_jobs_running_on_instance_runners_count`: a bucket such as `"3"`, `"5+"`, `"+Inf"`. */
+  project_jobs_running?: string;
+  queue_size?: number;
+  queue_depth?: number;
+}
+
+/** One of v4's `hooks` (GitLab's `hooks:` keyword): a name and its commands. */
+export interface JobHook {
+  name: string;
+  script: string[];
 }
 
 /** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */

@@ -1,5 +1,5 @@
 /**
- * The admin API under `/admin/api` (README, "The reference server"), for tests, the demo and scripts. Authenticated with
+ * The admin API under `/admin/api` (docs/server.md, "The admin API"), for tests, the demo and scripts. Authenticated with
  * the `PRIVATE-TOKEN` header: 401 when missing, 403 when wrong. Not part of the runner protocol.
  */
 import type { IncomingMessage } from 'node:http';
@@ -16,6 +16,7 @@ import { playBuild, retryBuild } from './state/play-retry.js';
 import type { VariableFlags } from './state/store.js';
 import { cancelBuild, shownStatus } from './state/transitions.js';
 import { createRunnerReply, runnerAction, runnerAdminView } from './runner-admin.js';
+import { sameSecret } from './tokens.js';
 import { jobView, pipelineView } from './views.js';
 
 const CONFIG_LIMIT = 4 * 1024 * 1024;
@@ -29,7 +30,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
   const header = req.headers['private-token'];
   const token = Array.isArray(header) ? header[0] : header;
   if (token === undefined || token === '') return errorReply(401, '401 Unauthorized - send the admin token in the PRIVATE-TOKEN header');
-  if (token !== ctx.settings.adminToken) return errorReply(403);
+  if (!sameSecret(token, ctx.settings.adminToken)) return errorReply(403);
   const method = req.method ?? 'GET';
   const parts = path.replace(/\.json$/, '').split('/').filter((part) => part !== '');
   const [resource, idText, action, extra] = parts;
@@ -122,7 +123,7 @@ async function runnersAdmin(ctx: ServerContext, req: IncomingMessage, method: st
   const result = runnerAction(ctx, id(idText), verb);
   if (!result.ok) return result.reply;
   if (result.deleted) return { status: 204 };
-  return json(200, { ...runnerAdminView(ctx, result.runner), ...(result.token ? { token: result.token, token_expires_at: null } : {}) });
+  return json(200, { ...runnerAdminView(ctx, result.runner), ...(result.token ? { token: result.token, token_expires_at: result.runner.tokenExpiresAt ?? null } : {}) });
 }
 
 async function formParams(ctx: ServerContext, req: IncomingMessage, signal: AbortSignal): Promise<Record<string, unknown>> {

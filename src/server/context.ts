@@ -23,6 +23,8 @@ export interface ServerSettings {
   adminToken: string;
   maxArtifactsSize: number;
   longPollMs: number;
+  /** Runner tokens expire this long after they are issued; 0 = never. */
+  runnerTokenExpiresInMs: number;
   staleBuildTimeoutMs: number;
   stuckPendingTimeoutMs: number;
   defaultJobTimeout: number;

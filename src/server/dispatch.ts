@@ -90,6 +90,11 @@ async function dispatch(
     const request = { req, query: url.searchParams, signal, ...(match.buildId !== undefined ? { buildId: match.buildId } : {}) };
     return withFaults(ctx, res, match.endpoint, match.buildId, signal, () => match.handler(ctx, request));
   }
+  // The public key of the `id_tokens:` this server signs, where GitLab serves its own (state/id-tokens.ts).
+  if (method === 'GET' && path === '/oauth/discovery/keys') {
+    const { idTokenJwks } = await import('./state/id-tokens.js');
+    return writeReply(res, { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(idTokenJwks(ctx)) });
+  }
   if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) {
     return writeReply(res, await handleAdmin(ctx, req, path.slice(ADMIN_PREFIX.length), url.searchParams, signal));
   }

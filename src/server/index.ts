@@ -63,6 +63,8 @@ export interface ReferenceServer {
   planPipeline(req: CreatePipelineRequest): Promise<PipelinePlanResult>;
   getPipeline(id: number): PipelineView | undefined;
   getJob(id: number): JobView | undefined;
+  /** In-process callers (`exec`): where a job's report of `type` is stored, and whether it is gzipped. */
+  reportFile(id: number, type: string): { path: string; gzipped: boolean } | undefined;
   listJobs(status?: string): JobView[];
   /**
    * Same as POST /admin/api/jobs/:id/cancel: a job whose runner cancels gracefully becomes `canceling`
@@ -137,6 +139,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     adminToken: options.adminToken ?? durable?.settings?.adminToken ?? randomToken(20),
     maxArtifactsSize: options.maxArtifactsSize ?? DEFAULT_MAX_ARTIFACTS,
     longPollMs: options.longPollMs ?? 0,
+    runnerTokenExpiresInMs: options.runnerTokenExpiresInMs ?? 0,
     staleBuildTimeoutMs: options.staleBuildTimeoutMs ?? 60 * 60 * 1000,
     stuckPendingTimeoutMs: options.stuckPendingTimeoutMs ?? 60 * 60 * 1000,
     defaultJobTimeout: options.defaultJobTimeout ?? 3600,
@@ -175,18 +178,13 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
 
   const gitOptions: GitHttpHandlerOptions = {
     resolveProject: (name) => store.projectByName(name)?.path,
-    // Any live build's token may read any project on this server (GitLab lets a job's token read
-    // other projects' repositories), so submodules living in another project clone with the same
-    // credentials. Read-only either way: the handler refuses receive-pack before asking. A finished
-    // build's token reads nothing.
-    authorize: (_project, username, password) => {
-      if (username !== 'gitlab-ci-token') return false;
-      for (const build of store.builds.values()) {
-        if (build.token === password && (build.status === 'pending' || build.status === 'running')) return true;
-      }
-      return false;
-    },
+    // A running job's token reads every project on this server, so submodules living in another
+    // project clone with the job's credentials (GitLab lets it when that project's job token allowlist
+    // names the job's; this server keeps no allowlist, so its projects read each other: docs/server.md).
+    // Read-only either way: the handler refuses receive-pack before asking. Any other token reads nothing.
+    authorize: (_project, username, password) => username === 'gitlab-ci-token' && store.runningBuildByToken(password) !== undefined,
     logger: logger.child({ component: 'git' }),
+    baseUrl: () => ctx.baseUrl(),
   };
   // Loaded on the first git request: the git side pulls in execa, which would otherwise cost
   // `ci-runner serve` a noticeable part of its start-up time.
@@ -245,6 +243,10 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     getJob: (id) => {
       const build = store.buildById(id);
       return build ? jobView(build) : undefined;
+    },
+    reportFile: (id, type) => {
+      const report = store.buildById(id)?.reports?.find((entry) => entry.type === type);
+      return report ? { path: ctx.artifacts.reportPath(id, type), gzipped: report.format === 'gzip' } : undefined;
     },
     listJobs: (status) => [...store.builds.values()].filter((b) => !status || shownStatus(b) === status).map(jobView),
     cancelJob: (id, cancelOptions) => {

@@ -6,7 +6,7 @@ import type { ServerContext } from './context.js';
 import { boolParam, type Params } from './http/body.js';
 import { errorReply, json, type Reply } from './http/reply.js';
 import { parseTags } from './api/runners.js';
-import { createRunner, runnerSettingsProblem } from './state/runner-registry.js';
+import { createRunner, runnerSettingsProblem, tokenExpiry } from './state/runner-registry.js';
 import type { RunnerAccessLevel, RunnerRecord } from './state/store.js';
 import { deleteRunner } from './state/transitions.js';
 
@@ -88,7 +88,7 @@ export function createRunnerFromForm(ctx: ServerContext, params: Params): { ok: 
 export function createRunnerReply(ctx: ServerContext, params: Params): Reply {
   const created = createRunnerFromForm(ctx, params);
   if (!created.ok) return created.reply;
-  return json(201, { ...runnerAdminView(ctx, created.runner), token: created.runner.token, token_expires_at: null });
+  return json(201, { ...runnerAdminView(ctx, created.runner), token: created.runner.token, token_expires_at: created.runner.tokenExpiresAt ?? null });
 }
 
 export type RunnerActionResult =
@@ -109,7 +109,7 @@ export function runnerAction(ctx: ServerContext, runnerId: number, action: strin
     return { ok: true, runner };
   }
   if (action === 'reset_token') {
-    const token = ctx.store.resetRunnerToken(runner);
+    const token = ctx.store.resetRunnerToken(runner, tokenExpiry(ctx));
     ctx.logger.info({ runnerId: runner.id }, 'runner token reset by an admin');
     return { ok: true, runner, token };
   }

@@ -3,7 +3,7 @@
  * (the runner names directories after the prefix); build and registration tokens are 20 URL-safe
  * characters.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const URL_SAFE = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
@@ -42,4 +42,11 @@ export function runnerToken(taken: ReadonlySet<string>, created = false): string
 /** An opaque queue value for the `last_update` short-circuit (§4.4.1). */
 export function queueValue(): string {
   return randomBytes(16).toString('hex');
+}
+
+/** Constant-time comparison of two strings of any lengths (the admin token, the web page's cookie and CSRF token). */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = createHmac('sha256', 'compare').update(given).digest();
+  const b = createHmac('sha256', 'compare').update(expected).digest();
+  return timingSafeEqual(a, b) && given.length === expected.length;
 }

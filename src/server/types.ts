@@ -58,6 +58,12 @@ export interface ReferenceServerOptions {
   requestBodyMemory?: number;
   /** 0/undefined = off. */
   longPollMs?: number;
+  /**
+   * Runner tokens (v4) expire this many ms after they are issued, as GitLab's "runner authentication
+   * token expiry" does: answers carry `token_expires_at`, an expired token is refused (403) and
+   * `POST /runners/reset_authentication_token` gives a fresh one. 0/undefined = tokens never expire.
+   */
+  runnerTokenExpiresInMs?: number;
   /** Fail running builds with no E5/E6 for this long (default 1 h). */
   staleBuildTimeoutMs?: number;
   /** Fail pending builds that no runner can take (tags, untagged, project) after this long (default 1 h, as GitLab). */
@@ -95,6 +101,10 @@ export interface PipelineView {
   source: string;
   /** What `workflow: rules` decided (`no workflow rules` when the file has none). */
   workflow: string;
+  /** `workflow: name`, expanded (absent when the file names none). */
+  name?: string;
+  /** Keys of the file this server accepts but does not apply, one line each (absent when none). */
+  not_applied?: string[];
   /** The current build of each job (a retry replaces the build it retried). */
   jobs: Array<{
     id: number;
@@ -148,4 +158,10 @@ export interface JobView {
   dotenv_variables?: string[];
   /** A trigger job: the server runs it (a child pipeline, or a note why not); its log says what it did. */
   trigger?: boolean;
+  /** The `artifacts:reports` it uploaded (other than dotenv): GitLab's type, file name, size. */
+  reports?: Array<{ type: string; filename: string; size: number }>;
+  /** What its JUnit report says. */
+  tests?: { total: number; passed: number; failed: number; skipped: number; failed_names: string[] };
+  /** Its `resource_group:`, as written. */
+  resource_group?: string;
 }

@@ -31,6 +31,9 @@ export function jobView(build: BuildRecord): JobView {
     ...(build.scheduledAt ? { scheduled_at: build.scheduledAt.toISOString() } : {}),
     ...(build.dotenv ? { dotenv_variables: build.dotenv.map((variable) => variable.key) } : {}),
     ...(build.job.trigger ? { trigger: true } : {}),
+    ...(build.reports ? { reports: build.reports.map(({ type, filename, size }) => ({ type, filename, size })) } : {}),
+    ...(build.tests ? { tests: { total: build.tests.total, passed: build.tests.passed, failed: build.tests.failed, skipped: build.tests.skipped, failed_names: [...build.tests.failedNames] } } : {}),
+    ...(build.job.resourceGroup !== undefined ? { resource_group: build.job.resourceGroup } : {}),
   };
 }
 
@@ -51,6 +54,8 @@ export function pipelineView(ctx: ServerContext, pipeline: PipelineRecord): Pipe
     ...(downstream.length > 0 ? { downstream } : {}),
     source: pipeline.source ?? 'push',
     workflow: pipeline.workflow ?? 'no workflow rules',
+    ...(pipeline.name !== undefined ? { name: pipeline.name } : {}),
+    ...(pipeline.notApplied ? { not_applied: [...pipeline.notApplied] } : {}),
     jobs: builds.filter((build) => !build.retried).map((build) => ({
       id: build.id,
       name: build.job.name,

@@ -22,6 +22,8 @@ export interface UnitOptions {
   workingDirectory: string;
   /** User the jobs run as (`run --user`); the daemon itself runs as root. */
   user?: string;
+  /** Add `--syslog` to the run command (`install --syslog`, as GitLab Runner's unit has it). */
+  syslog?: boolean;
   /** Seconds; must be longer than `shutdown_timeout`, or systemd kills jobs before they are reported. */
   timeoutStopSec: number;
 }
@@ -45,10 +47,13 @@ const TEMPLATE = `# systemd unit for the ci-runner daemon, written by \`ci-runne
 # the node and ci-runner that ran it). To install by hand instead, fix the ExecStart paths, then:
 #   cp ci-runner.service /etc/systemd/system/ && systemctl daemon-reload && systemctl enable --now ci-runner
 #
-# Stopping: systemd sends SIGTERM to the daemon only (KillMode=mixed); running jobs get
-# \`shutdown_timeout\` seconds (config.toml, default 30) to finish, then the daemon cancels them and
-# reports them failed. TimeoutStopSec must be longer than that, or systemd kills the jobs (SIGKILL to
-# the whole cgroup) before they are reported. \`systemctl reload\` sends SIGHUP: config.toml is re-read.
+# Stopping, as GitLab Runner: systemd sends SIGTERM to the daemon only (KillMode=mixed), which aborts
+# running jobs at once and reports them failed (runner_interrupted), waiting up to \`shutdown_timeout\`
+# (config.toml, default 30 s) for their final updates. TimeoutStopSec must be longer than that, or
+# systemd kills the jobs (SIGKILL to the whole cgroup) before they are reported. To let running jobs
+# finish instead (an upgrade): \`systemctl kill -s SIGQUIT ci-runner\`, or a drop-in with
+# KillSignal=SIGQUIT and a TimeoutStopSec as long as the longest job. \`systemctl reload\` sends
+# SIGHUP: config.toml is re-read.
 #
 # The daemon runs as root (job processes run as \`--user\` when given); it needs to switch users, reach
 # the docker engine and own its state. The hardening below takes only what no shell job needs. Left out on
@@ -102,6 +107,7 @@ WantedBy=multi-user.target
 export function renderUnit(options: UnitOptions): string {
   const args = [options.node, ...DAEMON_NODE_FLAGS, options.cli, 'run', '--config', options.config];
   if (options.user) args.push('--user', options.user);
+  if (options.syslog) args.push('--syslog');
   const values: Record<string, string> = {
     service: options.service,
     execStart: args.map(quoteExecArg).join(' '),

@@ -25,6 +25,8 @@ export const JOB_STREAM = 1;
 
 export interface CaptureOptions {
   secrets: readonly string[];
+  /** Token prefixes whose tokens are masked (token-prefixes.ts). */
+  tokenPrefixes?: readonly string[];
   limitBytes: number;
   spool: Pick<SpoolWriter, 'append'>;
   /** The log just exceeded the limit; the sent trace ends at spool offset `cut`. */
@@ -71,7 +73,7 @@ export class TraceCapture {
   private warnedLate = false;
 
   constructor(private readonly options: CaptureOptions) {
-    this.masker = new Masker(options.secrets);
+    this.masker = new Masker(options.secrets, { tokenPrefixes: options.tokenPrefixes ?? [] });
     this.limiter = new OutputLimiter(options.limitBytes);
     this.runner = this.chain(RUNNER_STREAM, 'O', false);
   }

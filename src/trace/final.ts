@@ -25,6 +25,12 @@ import { TraceSender } from './sender.js';
 import type { TraceSource } from './source.js';
 
 const RETRY_POLICY: RetryPolicy = { baseMs: 1_000, maxMs: 10_000 };
+/**
+ * With a failure limit, failures wait as GitLab Runner's do (from 1 s, doubling, up to an hour: the
+ * limit ends it first); answers asking for the update again keep the short schedule.
+ */
+const LIMITED_RETRY_POLICY: RetryPolicy = { ...RETRY_POLICY, maxRetryAfterMs: 3_600_000 };
+const limitedBackoffMs = (failures: number): number => Math.min(1_000 * 2 ** (failures - 1), 3_600_000);
 /** How long the rest of a v4 trace may take to go out by PATCH before the state is sent anyway. */
 const DRAIN_DEADLINE_MS = 10 * 60_000;
 
@@ -54,6 +60,11 @@ export interface FinalUpdateOptions {
   acknowledged?: number;
   /** Give up after this long. */
   deadlineMs: number;
+  /**
+   * Give up after this many failed attempts (GitLab Runner's `job_status_final_update_retry_limit`);
+   * an answer asking for the same update again (v4's 202) is not a failure. Default: only the deadline.
+   */
+  failureLimit?: number;
   /** Deadline of each attempt. */
   requestTimeoutMs: number;
   /** Aborting stops retrying (the result is then `delivered: false`). */
@@ -107,7 +118,8 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
 
   const protocol = options.api === 'v4' ? await v4Update(options, stop, timed) : v1Update(options, timed);
 
-  const attempt = async (n: number): Promise<Step<'delivered' | 'refused' | 'unmendable', JobUpdateResult>> => {
+  let failures = 0;
+  const attempt = async (n: number): Promise<Step<'delivered' | 'refused' | 'unmendable' | 'exhausted', JobUpdateResult>> => {
     await options.ready?.catch(() => undefined);
     const result = await protocol.put();
     if (result.outcome === 'ok') return { done: 'delivered' };
@@ -126,15 +138,23 @@ export async function sendFinalUpdate(options: FinalUpdateOptions): Promise<Fina
       return { done: 'refused' };
     }
     if (!worthRetrying(result)) return { done: 'unmendable' };
+    failures += 1;
+    if (options.failureLimit !== undefined && failures >= options.failureLimit) return { done: 'exhausted' };
     answerLost ||= result.status === TRANSPORT_ERROR || result.status >= 500;
     logger.warn({ status: result.status, buildId: job.id, attempt: n, err: result.error?.message }, 'final update failed; retrying');
-    return { failed: result, retryAfterMs: result.retryAfterMs };
+    if (options.failureLimit === undefined) return { failed: result, retryAfterMs: result.retryAfterMs };
+    return { failed: result, retryAfterMs: Math.max(result.retryAfterMs ?? 0, limitedBackoffMs(failures)) };
   };
 
-  const end = await retry(attempt, { policy: options.policy ?? RETRY_POLICY, signal: stop }).catch(() => undefined);
+  const policy = options.policy ?? (options.failureLimit !== undefined ? LIMITED_RETRY_POLICY : RETRY_POLICY);
+  const end = await retry(attempt, { policy, signal: stop }).catch(() => undefined);
   if (end?.ok && end.value === 'delivered') return { delivered: true, status: last.status, refused: false };
   if (end?.ok && end.value === 'refused') return { delivered: false, status: last.status, refused: true };
-  const why = end?.ok ? `it cannot be sent (${last.error?.message ?? 'transport error'})` : 'the server did not accept it before the deadline (or the runner is shutting down)';
+  const why = !end?.ok
+    ? 'the server did not accept it before the deadline (or the runner is shutting down)'
+    : end.value === 'exhausted'
+      ? `${failures} attempts failed (job_status_final_update_retry_limit)`
+      : `it cannot be sent (${last.error?.message ?? 'transport error'})`;
   logger.error(
     { buildId: job.id, status: last.status, deadlineMs: options.deadlineMs },
     `gave up sending the final state "${state}" and trace of job ${job.id}: ${why}. ` +

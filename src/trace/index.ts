@@ -15,6 +15,7 @@ import { PrefixChecksum } from './checksum.js';
 import { sendFinalUpdate, type JobFailure } from './final.js';
 import { limitNotice } from './limit.js';
 import { collectSecrets } from './secrets.js';
+import { tokenPrefixes } from './token-prefixes.js';
 import { TraceSender } from './sender.js';
 import { SpoolReader, SpoolWriter } from './spool.js';
 import { DeliveryStateStore, SPOOL_FILE } from './state.js';
@@ -46,6 +47,8 @@ export interface StartTraceOptions {
   keepaliveIntervalMs?: number;
   /** Default 1 h. */
   finalUpdateDeadlineMs?: number;
+  /** Failed attempts of the final update before giving up (`job_status_final_update_retry_limit`); default: the deadline alone. */
+  finalUpdateRetryLimit?: number;
   /** Extra values to mask; the build token, runner token, non-public variables and URL credentials
    *  are always masked. */
   secrets?: string[];
@@ -64,6 +67,8 @@ export interface StartTraceOptions {
   timestamps?: boolean;
   /** The server folds log sections: follow the ones each stream opens (section-watch.ts). */
   sections?: boolean;
+  /** FF_MASK_ALL_DEFAULT_TOKENS as the runner resolved it (token-prefixes.ts); absent: the job's variable says. */
+  maskAllDefaultTokens?: boolean;
 }
 
 export interface JobTrace {
@@ -85,6 +90,8 @@ export interface JobTrace {
   /** Path of the full (masked) log on disk: everything the job printed, also past the output limit.
    *  It lives in `stateDir`; the notice in a truncated trace names it, so keep it when `truncated`. */
   readonly logPath: string;
+  /** Warnings about what the trace's masking leaves out (made-up URL passwords, token prefixes), for the job log. */
+  readonly notes: readonly string[];
   /** True once the output limit cut the sent trace: the file at `logPath` is the only full copy. */
   readonly truncated: boolean;
   /** Ends the trace, sends the final update with the state (and, v4, why it failed); resolves when
@@ -153,8 +160,12 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   });
   // v4's final update states the whole trace's CRC: summed as the bytes are written, up to the cut.
   const written = api === 'v4' ? new PrefixChecksum(trace) : undefined;
+  const notes: string[] = [];
+  const tokens = tokenPrefixes(build, options.maskAllDefaultTokens);
+  if (tokens.leftOut.length > 0) notes.push(`WARNING: token prefixes not masked (the 15 shortest are, none longer than 256 characters, as GitLab Runner does): ${shortList(tokens.leftOut)}`);
   const capture = new TraceCapture({
-    secrets: collectSecrets(build, runnerToken, options.secrets),
+    secrets: collectSecrets(build, runnerToken, options.secrets, notes),
+    tokenPrefixes: tokens.prefixes,
     limitBytes,
     spool: written
       ? {
@@ -208,6 +219,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
         ? Math.min(SHUTDOWN_FINAL_DEADLINE_MS, options.finalUpdateDeadlineMs ?? 3_600_000)
         : (options.finalUpdateDeadlineMs ?? 3_600_000),
       requestTimeoutMs: Math.max(requestTimeoutMs, 60_000),
+      ...(options.finalUpdateRetryLimit !== undefined ? { failureLimit: options.finalUpdateRetryLimit } : {}),
       ...(shuttingDown ? {} : { signal }),
       logger,
       ready: recorded,
@@ -236,6 +248,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
     cancelSignal: cancel.signal,
     stopNowSignal: stopNow.signal,
     logPath,
+    notes,
     get truncated() {
       return trace.cut !== undefined;
     },
@@ -245,4 +258,10 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       await closing;
     },
   };
+}
+
+/** Texts the coordinator chose, printable in one short line: the first few, each cut short and quoted. */
+export function shortList(texts: readonly string[]): string {
+  const shown = texts.slice(0, 5).map((text) => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text));
+  return texts.length > shown.length ? `${shown.join(', ')} and ${texts.length - shown.length} more` : shown.join(', ');
 }

@@ -58,13 +58,12 @@ describe('a config.toml written by GitLab Runner', () => {
     expect(parseConfig(text, 'config.toml').config.runners[0]!.request_concurrency).toBe(1);
   });
 
-  it('warns only about the settings it ignores that are set, not about zero values and registration records', () => {
+  it('warns only about the settings it ignores that are set, not about their zero values', () => {
     const { warnings } = parseConfig(WRITTEN_BY_GITLAB_RUNNER, 'config.toml');
     expect(warnings.map((w) => w.replace(/^config\.toml:\d+: /, ''))).toEqual([
-      '`connection_max_age` is a GitLab Runner setting that ci-runner does not use; it is ignored',
-      '`session_server` is a GitLab Runner setting that ci-runner does not use; it is ignored',
+      '`session_server` is ignored: ci-runner has no interactive web terminal, so no session server',
     ]);
-    const set = parseConfig(WRITTEN_BY_GITLAB_RUNNER.replace('oom_kill_disable = false', 'oom_kill_disable = true'), 'config.toml');
-    expect(set.warnings.join('\n')).toMatch(/`oom_kill_disable` in \[runners\.docker\]/);
+    const set = parseConfig(WRITTEN_BY_GITLAB_RUNNER.replace('tls_verify = false', 'isolation = "process"'), 'config.toml');
+    expect(set.warnings.join('\n')).toMatch(/`isolation` in \[runners\.docker\] is ignored/);
   });
 });

@@ -108,6 +108,6 @@ describe.skipIf(skipDocker)('daemon with docker entries', () => {
       second.child.kill('SIGTERM');
       await second.child;
     }
-    expect(second.output()).toContain('removed containers and networks left by an earlier run');
+    expect(second.output()).toContain('removed containers, networks and volumes left by an earlier run');
   }, 120_000);
 });

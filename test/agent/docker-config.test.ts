@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dockerDefaults } from '../../src/executors/docker/defaults.js';
 import { configFailure, configHead, firstRunner } from './config-text.js';
 
 const HEAD = configHead('docker');
@@ -11,26 +12,10 @@ function runner(text: string) {
 const failure = configFailure;
 
 describe('[runners.docker]', () => {
-  it('gives a docker runner without the table GitLab Runner defaults', () => {
+  it('gives a docker runner without the table GitLab Runner defaults, the ones the executor has', () => {
     const { docker } = runner(HEAD);
-    expect(docker).toEqual({
-      pull_policy: ['always'],
-      allowed_images: [],
-      allowed_services: [],
-      services: [],
-      wait_for_services_timeout: 30,
-      privileged: false,
-      disable_entrypoint_overwrite: false,
-      volumes: [],
-      dns: [],
-      extra_hosts: [],
-      cap_add: [],
-      cap_drop: [],
-      devices: [],
-      tmpfs: {},
-      disable_cache: false,
-      cli: 'docker',
-    });
+    expect(docker).toEqual(dockerDefaults());
+    expect(docker).toMatchObject({ pull_policy: ['always'], services_limit: -1, wait_for_services_timeout: 30, privileged: false, cli: 'docker' });
   });
 
   it('reads every key with GitLab Runner types and normalises them', () => {
@@ -106,17 +91,14 @@ describe('[runners.docker]', () => {
     expect(message).toMatch(/c\.toml:12: `runners\.docker\.services\.name`: .*the service image/);
   });
 
-  it('warns about GitLab Runner docker keys it does not use, with their line', () => {
-    const { docker, warnings } = runner(`${HEAD}  [runners.docker]\n    image = "alpine"\n    tls_verify = true\n    helper_image = "x"\n    oom_kill_disable = false\n    security_opt = ["seccomp=unconfined"]\n    cache_dir = "/cache"\n    allowed_pull_policies = ["always"]\n    [runners.docker.sysctls]\n      "net.ipv4.ip_forward" = "1"\n`);
+  it('warns about GitLab Runner docker keys it does not use, with their line and why', () => {
+    const { docker, warnings } = runner(`${HEAD}  [runners.docker]\n    image = "alpine"\n    helper_image = "x"\n    oom_kill_disable = false\n    isolation = "hyperv"\n    service_slot_cgroup_template = "ci/\${slot}"\n    helper_image_flavor = ""\n`);
     expect(docker.image).toBe('alpine');
-    const text = warnings.join('\n');
-    expect(text).toMatch(/c\.toml:10: `tls_verify` in \[runners\.docker\] is a GitLab Runner setting that ci-runner does not use/);
-    expect(text).toMatch(/c\.toml:11: `helper_image`/);
-    expect(text).toMatch(/c\.toml:14: `cache_dir` in \[runners\.docker\]/);
-    expect(text).toMatch(/c\.toml:16: `sysctls`/);
-    // GitLab Runner writes `oom_kill_disable = false` for an unset key: nothing to warn about.
-    expect(text).not.toContain('oom_kill_disable');
-    expect(warnings).toHaveLength(6);
+    expect(warnings).toEqual([
+      "c.toml:10: `helper_image` in [runners.docker] is ignored: ci-runner's docker executor has no helper container: get_sources, artifacts and cache run on the host",
+      'c.toml:12: `isolation` in [runners.docker] is ignored: Windows containers only; ci-runner runs Linux containers',
+      'c.toml:13: `service_slot_cgroup_template` in [runners.docker] is ignored: only the docker-autoscaler and instance executors have slot cgroups, and ci-runner has neither',
+    ]);
   });
 
   it('refuses a misspelt key of ours with its line and a suggestion', () => {

@@ -113,6 +113,24 @@ describe.skipIf(!isRoot)('a job user cannot steer the root daemon', () => {
     expect(run.trace).toContain('refused trace-state.json');
   });
 
+  it('a coordinator\'s variable named after a path outside the state dir never gets that file handed to the job user (issue 34)', async () => {
+    const victim = await rootOnlyDir();
+    const dirs = await userDirs();
+    const secret = join(victim, 'secret');
+    const name = `${'../'.repeat(24)}${secret.slice(1)}`;
+    // Once as a plain variable whose value is where the name leads, once as a file variable.
+    const p = await t.server.createPipeline({
+      project: t.projectName,
+      config: 'j:\n  script:\n    - echo ran\n',
+      variables: { [name]: secret, [`${name}/../other`]: 'written?' },
+      variableFlags: { [name]: { masked: false }, [`${name}/../other`]: { file: true, masked: false } },
+    });
+    const run = await runAsUser(p, dirs);
+    expect(run.status, run.trace).toBe('success');
+    expect((await lstat(secret)).uid).toBe(0);
+    expect(await readdir(victim)).toEqual(['secret']);
+  });
+
   it('a project dir swapped for a symlink to a root-only dir before the artifacts are collected: none of its files are archived', async () => {
     const victim = await rootOnlyDir();
     const dirs = await userDirs();

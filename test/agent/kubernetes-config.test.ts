@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
 import { configFailure, configHead, firstRunner } from './config-text.js';
-import { KNOWN_KUBERNETES_KEYS } from '../../src/agent/config/kubernetes-schema.js';
+import { kubernetesSchema } from '../../src/agent/config/kubernetes-schema.js';
 import { connect } from '../../src/executors/kubernetes/connection.js';
 
 const HEAD = configHead('kubernetes', 'pods');
@@ -50,7 +50,7 @@ describe('[runners.kubernetes]', () => {
   it('names a misspelt key with its line and a suggestion, and warns about GitLab keys it does not use', () => {
     expect(failure(`${HEAD}  [runners.kubernetes]\n    namepsace = "ci"\n`)).toContain('c.toml:9: unknown key `namepsace` in [runners.kubernetes] (did you mean `namespace`?)');
     const { warnings } = runner(`${HEAD}  [runners.kubernetes]\n    helper_image = "gitlab/helper:x"\n    cleanup_grace_period_seconds = 0\n`);
-    expect(warnings).toEqual(['c.toml:9: `helper_image` in [runners.kubernetes] is a GitLab Runner setting that ci-runner does not use; it is ignored']);
+    expect(warnings).toEqual(['c.toml:9: `helper_image` in [runners.kubernetes] is ignored: ci-runner\'s kubernetes executor has no helper container: get_sources, artifacts and cache run on the runner']);
   });
 
   it('refuses a bad value with its line and what is expected', () => {
@@ -83,7 +83,7 @@ describe('config.example.toml', () => {
     const { config, warnings } = parseConfig(text, 'config.example.toml');
     expect(warnings).toEqual([]);
     const kubernetes = config.runners.find((r) => r.executor === 'kubernetes')!.kubernetes;
-    expect(new Set(Object.keys(kubernetes))).toEqual(new Set(KNOWN_KUBERNETES_KEYS));
+    expect(new Set(Object.keys(kubernetes))).toEqual(new Set(Object.keys(kubernetesSchema.shape)));
     expect(Object.values(kubernetes.volumes).every((list) => list.length > 0)).toBe(true);
   });
 });

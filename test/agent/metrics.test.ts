@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseListenAddress } from '../../src/agent/config/listen-address.js';
-import { failureReasonClass } from '../../src/agent/metrics/failure-reason.js';
+import { exportedMetric, GITLAB_RUNNER_METRICS, OWN_METRICS, RENAMED_METRICS } from '../../src/agent/metrics/names.js';
+import { goDuration, jobUrl } from '../../src/agent/metrics/running-jobs.js';
+import { shortToken } from '../../src/util/short-token.js';
 import { entryReadiness } from '../../src/agent/readiness.js';
 
 describe('listen_address', () => {
@@ -16,18 +19,41 @@ describe('listen_address', () => {
   });
 });
 
-describe('failure reason label', () => {
-  it('maps the reasons a job fails with to a fixed set of classes', () => {
-    expect(failureReasonClass('success', undefined)).toBe('none');
-    expect(failureReasonClass('failed', 'exit status 3')).toBe('script_failure');
-    expect(failureReasonClass('failed', 'killed by SIGKILL')).toBe('script_failure');
-    expect(failureReasonClass('failed', 'execution took longer than 60 seconds')).toBe('job_execution_timeout');
-    expect(failureReasonClass('failed', 'canceled')).toBe('canceled');
-    expect(failureReasonClass('failed', 'the runner was stopped (forced shutdown)')).toBe('runner_shutdown');
-    expect(failureReasonClass('failed', 'getting sources failed: exit status 128')).toBe('get_sources_failure');
-    expect(failureReasonClass('failed', 'uploading artifacts failed: 413')).toBe('artifacts_upload_failure');
-    expect(failureReasonClass('failed', 'runner error: EACCES /builds/x')).toBe('runner_system_failure');
-    expect(failureReasonClass('failed', 'something new /tmp/x 123')).toBe('unknown_failure');
+describe('GitLab Runner formats', () => {
+  it('shortens tokens as GitLab Runner labels them (prefixes stripped, 9 characters)', () => {
+    expect(shortToken('glrt-t1_abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('glrt-abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('t2_abcdefghijk')).toBe('abcdefghi');
+    expect(shortToken('GR1348941abcdefghijk')).toBe('abcdefghi');
+    expect(shortToken('plain-token-1234')).toBe('plain-tok');
+    expect(shortToken('short')).toBe('short');
+  });
+
+  it('prints durations as Go does, and job URLs without credentials or .git', () => {
+    expect(goDuration(0)).toBe('0s');
+    expect(goDuration(150)).toBe('150ms');
+    expect(goDuration(4250)).toBe('4.25s');
+    expect(goDuration(62_500)).toBe('1m2.5s');
+    expect(goDuration(3_723_000)).toBe('1h2m3s');
+    expect(jobUrl({ id: 7, repo_url: 'https://gitlab-ci-token:secret@gitlab.example.com/group/project.git' })).toBe('https://gitlab.example.com/group/project/-/jobs/7');
+  });
+
+  it('names every exported series from the table, and refuses a name that is not exported', () => {
+    const names = new Set<string>();
+    for (const entry of [...GITLAB_RUNNER_METRICS, ...OWN_METRICS]) {
+      expect(names.has(entry.name), entry.name).toBe(false);
+      names.add(entry.name);
+      expect(entry.name).toMatch(/^(gitlab_runner|ci_runner)_[a-z0-9_]+$/);
+    }
+    expect(exportedMetric('gitlab_runner_jobs').labels).toEqual(['runner', 'runner_name', 'system_id', 'state', 'stage', 'executor_stage']);
+    expect(() => exportedMetric('gitlab_runner_worker_slots_number')).toThrow(/not an exported metric/);
+    for (const replaced of Object.keys(RENAMED_METRICS)) expect(names.has(replaced), replaced).toBe(false);
+  });
+
+  it('lists every metric of the table, exported or not, in docs/operations.md', async () => {
+    const doc = await readFile(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    for (const entry of [...GITLAB_RUNNER_METRICS, ...OWN_METRICS]) expect(doc, entry.name).toContain(`| \`${entry.name}\` | ${entry.type} |`);
+    for (const replaced of Object.keys(RENAMED_METRICS)) expect(doc, replaced).toContain(`| \`${replaced}\` |`);
   });
 });
 

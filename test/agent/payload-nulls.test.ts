@@ -5,13 +5,12 @@
  * against the real reference server.
  */
 import { logText } from '../helpers/log-text.js';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { runOnce } from '../helpers/run-once.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log/index.js';
+import { startPayloadProxy, type PayloadProxy } from '../helpers/payload-proxy.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 
@@ -19,42 +18,20 @@ type Payload = Record<string, unknown> & { options: Record<string, unknown>; var
 
 let t: TestServer;
 let token: string;
-let proxy: Server;
+let proxy: PayloadProxy;
 let proxyUrl: string;
 /** Applied to the next E4 `201` body; the raw JSON text it returns is what the client receives. */
 let rewrite: (payload: Payload) => string = (payload) => JSON.stringify(payload);
 
-async function body(stream: IncomingMessage): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const part of stream) parts.push(part as Buffer);
-  return Buffer.concat(parts);
-}
-
 beforeAll(async () => {
   t = await startTestServer({ files: { 'README.md': '# p\n' } });
   ({ token } = await t.registerRunner());
-  const upstream = new URL(t.url);
-  proxy = createServer((req, res) => {
-    const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      if (!(req.method === 'POST' && req.url?.includes('/builds/register') && answer.statusCode === 201)) {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        return;
-      }
-      void body(answer).then((raw) => {
-        const text = rewrite(JSON.parse(raw.toString('utf8')) as Payload);
-        res.writeHead(201, { ...answer.headers, 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      });
-    });
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
+  proxy = await startPayloadProxy(t.url);
+  proxy.rewrite = (payload) => rewrite(payload as Payload);
+  proxyUrl = proxy.url;
 });
 afterAll(async () => {
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await t.close();
 });
 

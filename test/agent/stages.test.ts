@@ -9,6 +9,7 @@ import { STAGES } from '../../src/executors/common/stages.js';
 import { silentLogger } from '../../src/log/index.js';
 import { logText, sectionNames, sectionsOpenAt } from '../helpers/log-text.js';
 import { runOnce } from '../helpers/run-once.js';
+import { startPayloadProxy } from '../helpers/payload-proxy.js';
 import { useTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
 
@@ -132,12 +133,19 @@ describe('steps', () => {
     expect(log).toMatch(/release-cli-args create --name Release [0-9a-f]{8} --description notes --tag-name v1\.\d+\n/);
   });
 
-  it('fails a job with run: (CI steps) before anything runs, naming them', async () => {
-    const { status, reason, log } = await runJob('s:\n  run:\n    - name: hello\n      script: echo hi\n');
-    expect(status).toBe('failed');
-    expect(reason).toBe('runner_configuration_error');
-    expect(log).toContain('ERROR: Job failed: this job uses `run:` (CI steps');
-    expect(log).not.toContain('Getting source');
+  it('fails a job with run: (CI steps, as GitLab sends them) before anything runs, naming them', async () => {
+    // The reference server runs a run: job's script steps as its script; GitLab sends the steps as `run`.
+    const proxy = await startPayloadProxy(t.url);
+    proxy.rewrite = (payload) => JSON.stringify({ ...payload, run: JSON.stringify([{ name: 'hello', script: 'echo hi' }]) });
+    try {
+      const { status, reason, log } = await runJob('s:\n  script: [echo never]\n', { url: proxy.url });
+      expect(status).toBe('failed');
+      expect(reason).toBe('runner_configuration_error');
+      expect(log).toContain('ERROR: Job failed: this job uses `run:` (CI steps');
+      expect(log).not.toContain('Getting source');
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

@@ -81,8 +81,7 @@ async function startRunner(options: { runner?: Record<string, unknown> } = {}) {
     calls,
     stages,
     async stop() {
-      agent.shutdown();
-      agent.shutdown();
+      agent.shutdown('forceful');
       await agent.done();
     },
   };

@@ -8,13 +8,15 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readdir, readFile, stat, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, type TestContext as VitestContext } from 'vitest';
-import { ArtifactsError, cacheFilePath, downloadArtifacts, extractArchive, restoreCache } from '../../src/artifacts/index.js';
+import { ArtifactsError, downloadArtifacts, extractArchive } from '../../src/artifacts/index.js';
+import { localCacheFile, restoreCache } from '../../src/cache/index.js';
 import { ExtractBudget } from '../../src/artifacts/budget.js';
 import { RunnerApiClient } from '../../src/client/runner-api.js';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { writeTarGzBomb, writeZerosTarGz, writeZipBomb } from '../helpers/bombs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
+import { cacheOptions } from '../cache/fixtures.js';
 import { fakeBuild, rawTarGz, removeTempDirs, tempDir, testContext, writeFiles } from './fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -123,12 +125,12 @@ describe('artifacts_extract_limit across a job', () => {
   it('skips a cache over the limit with a warning naming the key, and the job goes on', async () => {
     const cacheDir = await tempDir();
     const build = fakeBuild({ options: { cache: { key: 'deps', paths: ['vendor/'] } } });
-    const file = cacheFilePath(cacheDir, 'r1', build, 'deps');
+    const file = localCacheFile(cacheDir, build, 'deps')!;
     await mkdir(dirname(file), { recursive: true });
     await copyFile(bombs['tar.gz'], file);
     const ctx = { ...testContext({ build, projectDir: await tempDir(), stateDir: await tempDir() }), extractBudget: new ExtractBudget(MiB) };
-    await restoreCache(ctx, { cacheDir, runnerName: 'r1', key: 'deps' });
-    expect(ctx.lines.join('\n')).toMatch(/WARNING: cache "deps" not restored: the archive holds at least 64\.0 MB .*artifacts_extract_limit/);
+    await restoreCache(ctx, cacheOptions(cacheDir, build));
+    expect(ctx.lines.join('\n')).toMatch(/Checking cache for deps...\nWARNING: the archive holds at least 64\.0 MB .*artifacts_extract_limit.*\nWARNING: Failed to extract cache/);
     expect(await readdir(ctx.projectDir)).toEqual([]);
   });
 });
@@ -193,7 +195,7 @@ describe('a full disk', () => {
     if (!disk) return;
     const cacheDir = await tempDir();
     const build = fakeBuild({ options: { cache: { key: 'deps', paths: ['vendor/'] } } });
-    const file = cacheFilePath(cacheDir, 'r1', build, 'deps');
+    const file = localCacheFile(cacheDir, build, 'deps')!;
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, rawTarGz([
       { name: 'vendor/', type: '5' },
@@ -203,8 +205,8 @@ describe('a full disk', () => {
     ]));
     const ctx = testContext({ build, projectDir: join(disk, 'project'), stateDir: join(disk, 'state') });
     await writeFiles(ctx.projectDir, { 'src/main.c': 'int main;' });
-    await restoreCache(ctx, { cacheDir, runnerName: 'r1', key: 'deps' });
-    expect(ctx.lines.join('\n')).toMatch(/WARNING: cache "deps" not restored: no space left on the device \(ENOSPC\) while extracting into .*project; removed what it had written \(3 entries complete/);
+    await restoreCache(ctx, cacheOptions(cacheDir, build));
+    expect(ctx.lines.join('\n')).toMatch(/WARNING: no space left on the device \(ENOSPC\) while extracting into .*project; removed what it had written \(3 entries complete/);
     expect(await tree(ctx.projectDir)).toEqual(['src', 'src/main.c']);
   });
 });

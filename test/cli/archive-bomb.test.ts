@@ -110,10 +110,11 @@ describe('an archive bomb against the real agent', () => {
     expect(t.server.getJob(usual)?.status).toBe('success');
 
     const id = await afterMake(bomb, '  cache: { key: bomb, paths: [nothing/] }\n  script: [test -s bomb.bin]\n');
-    // The cache run-once will restore, <cache_dir>/<runner name>/<project>/<key>.tar.gz, is the same bomb.
+    // The cache run-once will restore, <cache_dir>/<project>/<key>/cache.zip, is the same bomb (a
+    // cache is read by its content, whatever made it).
     const result = await runOnce([], async (d) => {
-      await mkdir(join(d.cache, 'run-once', 'group', 'project'), { recursive: true });
-      await copyFile(bomb, join(d.cache, 'run-once', 'group', 'project', 'bomb.tar.gz'));
+      await mkdir(join(d.cache, 'group', 'project', 'bomb'), { recursive: true });
+      await copyFile(bomb, join(d.cache, 'group', 'project', 'bomb', 'cache.zip'));
     });
     try {
       expect(result.exitCode, result.all).toBe(0);

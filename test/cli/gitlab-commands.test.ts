@@ -41,6 +41,27 @@ describe('the command line a GitLab Runner user types', () => {
     expect(await daemonLogsStart(['run', '-c', 'CONFIG'], { RUNNER_DEBUG: 'true' })).toContain('ci-runner started');
   });
 
+  it("starts from GitLab Runner's own service command line (run --working-directory D --config C --service gitlab-runner --syslog) and runs jobs", async () => {
+    const { root, builds } = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(root, 'config.toml');
+    await writeFile(config, `log_format = "json"\ncheck_interval = 1\n[[runners]]\n  name = "from-unit"\n  url = "${t.url}"\n  token = "${token}"\n  builds_dir = "${builds}"\n`);
+    const child = execa('node', [...NODE_CLI, 'run', '--working-directory', root, '--config', config, '--service', 'gitlab-runner', '--syslog'], { reject: false, all: true, stdin: 'ignore' });
+    let output = '';
+    child.all?.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      const p = await t.pipeline('from-unit:\n  script:\n    - echo "in $PWD"\n');
+      await t.waitForJob(p.jobs[0]!.id, (j) => j.status === 'success', 60_000);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const result = await child;
+    expect(result.exitCode, output).toBe(0);
+    expect(output).toMatch(/"service":"gitlab-runner"/);
+    // Not under the journal here: the log stays on standard error, and it says so once.
+    expect(output.match(/--syslog: ci-runner does not write to syslog/g)).toHaveLength(1);
+  });
+
   it('suggests the nearest command for a typo (exit 2)', async () => {
     const typo = await cli(['regster', '-n']);
     expect(typo.exitCode).toBe(2);

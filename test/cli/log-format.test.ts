@@ -50,7 +50,7 @@ describe('log formats', () => {
     expect(output).not.toContain(ANSI);
     expect(lines.every((line) => !line.startsWith('{'))).toBe(true);
     // The config warning goes through the logger, with the file and line.
-    expect(lines).toContain(`WARNING: ${config}:4: \`sentry_dsn\` is a GitLab Runner setting that ci-runner does not use; it is ignored`);
+    expect(lines).toContain(`WARNING: ${config}:4: \`sentry_dsn\` is ignored: ci-runner reports no errors to Sentry`);
     const received = lines.find((line) => line.startsWith('Checking for jobs... received'));
     expect(received).toMatch(/^Checking for jobs\.\.\. received +component=job job=build jobId=\d+ repo_url=http:\/\/127\.0\.0\.1:\d+\/group\/project\.git runner=logs slot=\d+$/);
     expect(lines.find((line) => line.startsWith('Job succeeded'))).toMatch(/^Job succeeded +component=job duration_s=[\d.]+ finalStatus=200 jobId=\d+ runner=logs state=success$/);

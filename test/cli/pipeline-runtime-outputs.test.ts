@@ -70,8 +70,8 @@ check: { stage: check, cache: ${cache('pull-push')}, script: [test "$(cat vendor
 `);
     await drain(p);
     expect(pipeline(p.id).jobs.map((j) => j.status)).toEqual(['success', 'success', 'success']);
-    expect(await trace(jobNamed(p, 'seed').id)).toContain(`Not restoring cache "${key}": cache:policy is push`);
-    expect(await trace(jobNamed(p, 'read').id)).toContain(`Not saving cache "${key}": cache:policy is pull`);
+    expect(await trace(jobNamed(p, 'seed').id)).toContain(`Not downloading cache ${key} due to policy`);
+    expect(await trace(jobNamed(p, 'read').id)).toContain(`Not uploading cache ${key} due to policy`);
     // A push job never restores, even with a cache there.
     const again = await rig.t.pipeline(`seed: { cache: ${cache('push')}, script: [test ! -e vendor/dep.txt, mkdir -p vendor, echo x > vendor/dep.txt] }\n`);
     await drain(again);
@@ -83,7 +83,7 @@ check: { stage: check, cache: ${cache('pull-push')}, script: [test "$(cat vendor
     const keyOf = async (): Promise<string> => {
       const p = await rig.t.pipeline(config);
       await drain(p);
-      const match = /Creating cache "(deps-[0-9a-f]{40})"/.exec(await trace(jobNamed(p, 'deps').id));
+      const match = /Creating cache (deps-[0-9a-f]{40})\.\.\./.exec(await trace(jobNamed(p, 'deps').id));
       expect(match, await trace(jobNamed(p, 'deps').id)).not.toBeNull();
       return match![1]!;
     };

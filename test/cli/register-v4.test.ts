@@ -55,12 +55,17 @@ describe('register over v4', () => {
     const config = join(root, 'config.toml');
     const created = await createdRunner();
     expect(created.token.startsWith('glrt-')).toBe(true);
-    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '--token', created.token, '--name', 'made-there', '--tag-list', 'ignored']);
+    // GitLab Runner 19 refuses the settings reserved to the server with an authentication token.
+    const refused = await cli(['register', '-c', config, '-n', '--url', t.url, '--token', created.token, '--name', 'made-there', '--tag-list', 'reserved']);
+    expect(refused.exitCode, refused.all).toBe(2);
+    expect(refused.stderr).toContain('--tag-list: runner configuration other than name and executor configuration is reserved');
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '--token', created.token, '--name', 'made-there']);
     expect(reg.exitCode, reg.all).toBe(0);
-    expect(reg.stderr).toContain('--tag-list is ignored for a runner created in GitLab');
     const text = await readFile(config, 'utf8');
     expect(text).toContain(`id = ${created.id}`);
     expect(text).toMatch(/token_obtained_at = \d{4}-/);
+    // GitLab Runner's zero value: the reference server's tokens do not expire here.
+    expect(text).toContain('token_expires_at = 0001-01-01T00:00:00');
     const systemId = (await readFile(join(root, '.runner_system_id'), 'utf8')).trim();
     expect((await runnerOnServer(created.id))?.managers.map((m) => m.system_id)).toEqual([systemId]);
 
@@ -73,6 +78,25 @@ describe('register over v4', () => {
     expect(unreg.stdout).toContain('the runner stays in GitLab');
     expect(await entries(config)).toEqual([]);
     expect((await runnerOnServer(created.id))?.managers).toEqual([]);
+  });
+
+  it('takes a glrt- token given as --registration-token as an authentication token (GitLab Runner 19): verified, no legacy registration, reserved flags warned about', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    const created = await createdRunner();
+    const count = async (): Promise<number> => (JSON.parse((await raw(t.url, 'GET', '/admin/api/runners', { headers: admin() })).text) as unknown[]).length;
+    const runnersBefore = await count();
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '--registration-token', created.token, '--name', 'via-r', '--tag-list', 'ignored', '--executor', 'shell']);
+    expect(reg.exitCode, reg.all).toBe(0);
+    expect(reg.stderr).toContain('legacy-compatible registration');
+    expect(reg.stderr).toContain('--tag-list is ignored');
+    const [entry] = await entries(config);
+    expect(entry).toMatchObject({ name: 'via-r', token: created.token, id: created.id });
+    expect(entry!.token_obtained_at).toBeInstanceOf(Date);
+    const systemId = (await readFile(join(root, '.runner_system_id'), 'utf8')).trim();
+    expect((await runnerOnServer(created.id))?.managers.map((m) => m.system_id)).toEqual([systemId]);
+    // No second runner was registered for it.
+    expect(await count()).toBe(runnersBefore);
   });
 
   it('refuses a glrt- token the server does not know (exit 3) and writes nothing', async () => {
@@ -108,6 +132,37 @@ describe('reset-token', () => {
     expect((await cli(['verify', '-c', config])).stdout).toContain('is alive');
     const old = await raw(t.url, 'POST', '/api/v4/runners/verify', { json: { token: before.token } });
     expect(old.status).toBe(403);
+  });
+
+  it('resets by --url with --id, and with a personal access token (--pat) instead of the runner token; verify selects by --url with --token', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    expect((await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'by-id'])).exitCode).toBe(0);
+    expect((await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'other'])).exitCode).toBe(0);
+    const [first, second] = await entries(config);
+    expect(first!.id).toBeGreaterThan(0);
+    const byId = await cli(['reset-token', '-c', config, '--url', t.url, '--id', String(first!.id)]);
+    expect(byId.exitCode, byId.all).toBe(0);
+    const afterId = (await entries(config))[0]!;
+    expect(afterId.token).not.toBe(first!.token);
+    expect((await entries(config))[1]!.token).toBe(second!.token);
+
+    const badPat = await cli(['reset-token', '-c', config, '--name', 'by-id', '--pat', 'not-a-pat']);
+    expect(badPat.exitCode, badPat.all).toBe(3);
+    expect(badPat.stderr).toContain('refused the personal access token (403)');
+    const withPat = await cli(['reset-token', '-c', config, '--name', 'by-id', '--pat', t.server.adminToken]);
+    expect(withPat.exitCode, withPat.all).toBe(0);
+    const afterPat = (await entries(config))[0]!;
+    expect(afterPat.token).not.toBe(afterId.token);
+    expect((await raw(t.url, 'POST', '/api/v4/runners/verify', { json: { token: afterId.token } })).status).toBe(403);
+
+    const verify = await cli(['verify', '-c', config, '--url', t.url, '--token', afterPat.token]);
+    expect(verify.exitCode, verify.all).toBe(0);
+    expect(verify.stdout).toContain('"by-id"');
+    expect(verify.stdout).not.toContain('"other"');
+    const none = await cli(['verify', '-c', config, '--url', t.url, '--token', 'nobody']);
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain('matches the filtering parameters');
   });
 
   it('says the v1 API has no token reset, and leaves the entry alone (exit 3)', async () => {

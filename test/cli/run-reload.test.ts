@@ -40,7 +40,7 @@ describe('run: reload when config.toml changes', () => {
       // 1. Written in place: a second entry, concurrent and log_level.
       await writeFile(config, globals('concurrent = 2\nlog_level = "debug"\nlisten_address = "127.0.0.1:0"') + entry('first', a.token) + entry('second', b.token));
       await waitUntil(async () => (await readyRunners(url)).join() === 'first,second', 30_000, 'second polls');
-      expect(metricValue((await get(`${url}/metrics`)).text, 'ci_runner_concurrent')).toBe(2);
+      expect(metricValue((await get(`${url}/metrics`)).text, 'gitlab_runner_concurrent')).toBe(2);
       expect(daemon.output()).toContain('file change: config reloaded');
       const p = await t.pipeline('j:\n  script:\n    - echo hi\n');
       await t.waitForJob(p.jobs[0]!.id, (v) => v.status === 'success', 30_000);
@@ -61,8 +61,9 @@ describe('run: reload when config.toml changes', () => {
       await waitUntil(() => daemon.output().includes('keeping the old one'), 30_000, 'broken file refused');
       expect(daemon.output()).toMatch(/config\.toml:\d+/);
       const metrics = (await get(`${url}/metrics`)).text;
-      expect(metricValue(metrics, 'ci_runner_config_reloads_total', { result: 'failed' })).toBe(1);
-      expect(metricValue(metrics, 'ci_runner_config_reloads_total', { result: 'ok' })).toBe(2);
+      expect(metricValue(metrics, 'gitlab_runner_configuration_loading_error_total')).toBe(1);
+      // The load at start, then two reloads.
+      expect(metricValue(metrics, 'gitlab_runner_configuration_loaded_total')).toBe(3);
       expect(metricValue(metrics, 'ci_runner_config_last_reload_timestamp_seconds')).toBeGreaterThan(0);
       expect(await readyRunners(url)).toEqual(['second']);
 
@@ -74,7 +75,7 @@ describe('run: reload when config.toml changes', () => {
 
       // 5. Back again, then `register` adds a runner next to the running daemon: it polls.
       await writeFile(config, globals('concurrent = 2\nlisten_address = "127.0.0.2:0"') + entry('second', b.token));
-      await waitUntil(async () => metricValue((await get(`${url}/metrics`)).text, 'ci_runner_config_reloads_total', { result: 'ok' }) === 3, 30_000, 'file back');
+      await waitUntil(async () => metricValue((await get(`${url}/metrics`)).text, 'gitlab_runner_configuration_loaded_total') === 4, 30_000, 'file back');
       const reg = await cli(['register', '-c', config, '--non-interactive', '--url', t.url, '-r', t.server.registrationToken, '--name', 'third', '--builds-dir', d.builds]);
       expect(reg.exitCode, reg.all).toBe(0);
       expect(reg.stdout).toContain('picks it up within seconds');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { NODE_CLI } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
+import { shortToken } from '../../src/util/short-token.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -35,16 +36,20 @@ function startDaemon(config: string) {
 const trace = async (id: number) => (await t.server.getTrace(id)).toString('utf8');
 
 describe('run (daemon)', () => {
-  it('finishes a running job on SIGTERM before exiting, and takes no new job', async () => {
+  it('SIGQUIT: finishes a running job before exiting, and takes no new job', async () => {
     const d = await workDirs();
     const { token } = await t.registerRunner();
     const config = join(d.root, 'config.toml');
-    await writeConfig(config, d.builds, [{ name: 'graceful', token }]);
+    // A shutdown_timeout shorter than the job: a graceful stop is not bounded by it (GitLab Runner's SIGQUIT).
+    await writeConfig(config, d.builds, [{ name: 'graceful', token }], 'shutdown_timeout = 1');
     const p = await t.pipeline('a:\n  stage: build\n  script:\n    - echo started\n    - sleep 3\n    - echo finished\nb:\n  stage: test\n  script:\n    - echo second\n');
     const [a, b] = p.jobs;
     const daemon = startDaemon(config);
     await waitUntil(async () => (await trace(a!.id)).includes('started'), 30_000, 'job a started');
-    daemon.child.kill('SIGTERM');
+    daemon.child.kill('SIGQUIT');
+    await waitUntil(() => daemon.output().includes('Starting graceful shutdown'), 10_000, 'graceful shutdown logged');
+    // A second SIGQUIT changes nothing.
+    daemon.child.kill('SIGQUIT');
     const result = await daemon.child;
     expect(result.exitCode, daemon.output()).toBe(0);
     expect(t.server.getJob(a!.id)?.status).toBe('success');
@@ -53,7 +58,7 @@ describe('run (daemon)', () => {
     t.server.cancelJob(b!.id);
   });
 
-  it('cancels running jobs on a second SIGTERM, reports them failed and leaves no process', async () => {
+  it('SIGTERM: aborts running jobs at once, reports them failed (runner_interrupted, unknown_failure where unlisted) and leaves no process', async () => {
     const d = await workDirs();
     const { token } = await t.registerRunner();
     const config = join(d.root, 'config.toml');
@@ -64,29 +69,82 @@ describe('run (daemon)', () => {
     const daemon = startDaemon(config);
     await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
     daemon.child.kill('SIGTERM');
-    await waitUntil(() => daemon.output().includes('stop signal received'), 10_000, 'first signal handled');
-    daemon.child.kill('SIGTERM');
     const result = await daemon.child;
     expect(result.exitCode, daemon.output()).toBe(0);
-    expect(t.server.getJob(jobId)?.status).toBe('failed');
-    expect(await trace(jobId)).toContain('ERROR: Job failed: the runner was stopped (forced shutdown)');
+    expect(daemon.output()).toContain('Starting forceful shutdown');
+    const job = t.server.getJob(jobId);
+    expect(job?.status).toBe('failed');
+    // The reference server does not list runner_interrupted in features.failure_reasons: GitLab Runner's fallback.
+    expect(job?.failure_reason).toBe('unknown_failure');
+    expect(await trace(jobId)).toContain('ERROR: Job failed: aborted: the runner was stopped (SIGTERM)');
     await waitUntil(async () => allGone(await pidsIn(pidFile)), 10_000, 'job processes gone');
   });
 
-  it('cancels jobs still running when shutdown_timeout passes', async () => {
+  it('SIGTERM after SIGQUIT turns the graceful stop forceful', async () => {
     const d = await workDirs();
     const { token } = await t.registerRunner();
     const config = join(d.root, 'config.toml');
-    await writeConfig(config, d.builds, [{ name: 'timeout', token }], 'shutdown_timeout = 1');
+    await writeConfig(config, d.builds, [{ name: 'then-forced', token }]);
     const p = await t.pipeline('long:\n  script:\n    - echo started\n    - sleep 1000\n');
     const jobId = p.jobs[0]!.id;
     const daemon = startDaemon(config);
     await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
     daemon.child.kill('SIGQUIT');
+    await waitUntil(() => daemon.output().includes('Starting graceful shutdown'), 10_000, 'graceful shutdown logged');
+    expect(daemon.child.exitCode).toBeNull();
+    daemon.child.kill('SIGINT');
     const result = await daemon.child;
     expect(result.exitCode, daemon.output()).toBe(0);
     expect(t.server.getJob(jobId)?.status).toBe('failed');
-    expect(await trace(jobId)).toContain('did not finish within shutdown_timeout (1 s)');
+    expect(await trace(jobId)).toContain('aborted: the runner was stopped (SIGINT)');
+  });
+
+  it('SIGTERM: exits 1 when the aborted job cannot report within shutdown_timeout, and a restart delivers its final state', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeConfig(config, d.builds, [{ name: 'stuck-update', token }], 'shutdown_timeout = 2');
+    const p = await t.pipeline('long:\n  script:\n    - echo started\n    - sleep 1000\n');
+    const jobId = p.jobs[0]!.id;
+    const daemon = startDaemon(config);
+    await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
+    const fault = t.server.faults.add({ endpoint: 'update_build', action: 'hang' });
+    daemon.child.kill('SIGTERM');
+    const result = await daemon.child;
+    expect(result.exitCode, daemon.output()).toBe(1);
+    expect(daemon.output()).toContain('shutdown timed out after 2 s');
+    expect(t.server.getJob(jobId)?.status).toBe('running');
+    t.server.faults.remove(fault);
+    const again = startDaemon(config);
+    try {
+      await t.waitForJob(jobId, (j) => j.status === 'failed', 60_000);
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.child;
+    }
+  });
+
+  it('a second SIGTERM during the forceful stop exits 1 at once', async () => {
+    const d = await workDirs();
+    const { token } = await t.registerRunner();
+    const config = join(d.root, 'config.toml');
+    await writeConfig(config, d.builds, [{ name: 'twice', token }], 'shutdown_timeout = 600');
+    const p = await t.pipeline('long:\n  script:\n    - echo started\n    - sleep 1000\n');
+    const jobId = p.jobs[0]!.id;
+    const daemon = startDaemon(config);
+    await waitUntil(async () => (await trace(jobId)).includes('started'), 30_000, 'job started');
+    const fault = t.server.faults.add({ endpoint: 'update_build', action: 'hang' });
+    try {
+      daemon.child.kill('SIGTERM');
+      await waitUntil(() => daemon.output().includes('Starting forceful shutdown'), 10_000, 'forceful shutdown logged');
+      daemon.child.kill('SIGTERM');
+      const result = await daemon.child;
+      expect(result.exitCode, daemon.output()).toBe(1);
+      expect(daemon.output()).toContain('forced exit with stop signal SIGTERM');
+    } finally {
+      t.server.faults.remove(fault);
+      t.server.cancelJob(jobId);
+    }
   });
 
   it('respects concurrent and per-runner limit across two runners', async () => {
@@ -115,7 +173,7 @@ describe('run (daemon)', () => {
       running += delta;
       perRunner.set(who, (perRunner.get(who) ?? 0) + delta);
       max = Math.max(max, running);
-      expect(perRunner.get(one.token.slice(0, 8)) ?? 0).toBeLessThanOrEqual(1);
+      expect(perRunner.get(shortToken(one.token)) ?? 0).toBeLessThanOrEqual(1);
     }
     expect(max).toBeLessThanOrEqual(2);
     expect(events).toHaveLength(10);
@@ -179,7 +237,7 @@ describe('run (daemon)', () => {
     expect((await daemon.child).exitCode, daemon.output()).toBe(0);
   });
 
-  it('runs a job that an in-flight (long-polled) request returns after SIGTERM', async () => {
+  it('runs a job that an in-flight (long-polled) request returns after SIGQUIT', async () => {
     const lp = await startTestServer({ longPollMs: 60_000 });
     try {
       const d = await workDirs();
@@ -190,8 +248,8 @@ describe('run (daemon)', () => {
       await writeFile(config, `concurrent = 1\nlog_format = "json"\n[[runners]]\n  name = "lp"\n  url = "${lp.url}"\n  api = "v1"\n  token = "${token}"\n  builds_dir = "${d.builds}"\n`);
       const daemon = startDaemon(config);
       await waitUntil(() => daemon.output().includes('polling for jobs'), 30_000, 'daemon started');
-      daemon.child.kill('SIGTERM');
-      await waitUntil(() => daemon.output().includes('stop signal received'), 10_000, 'signal handled');
+      daemon.child.kill('SIGQUIT');
+      await waitUntil(() => daemon.output().includes('Starting graceful shutdown'), 10_000, 'signal handled');
       const p = await lp.pipeline('late:\n  script:\n    - echo "ran after the signal"\n');
       const result = await daemon.child;
       expect(result.exitCode, daemon.output()).toBe(0);

@@ -58,6 +58,19 @@ describe('ci-runner install / uninstall --unit-dir', () => {
     await expect(stat(join(dir, 'ci-runner.service'))).rejects.toThrow();
   });
 
+  it("takes GitLab Runner's --syslog into the unit's run command, and refuses --init-user and --user-service (exit 2)", async () => {
+    const dir = await tempDir();
+    const result = await cli(['install', '--unit-dir', dir, '--config', join(dir, 'c.toml'), '--syslog']);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(/^ExecStart=.* run --config \S+ --syslog$/m.test(await readFile(join(dir, 'ci-runner.service'), 'utf8'))).toBe(true);
+    const init = await cli(['install', '--unit-dir', join(dir, 'other'), '--config', join(dir, 'c.toml'), '--init-user', 'gitlab-runner']);
+    expect(init.exitCode).toBe(2);
+    expect(init.stderr).toContain('--init-user: the daemon runs as root');
+    const user = await cli(['status', '--user-service']);
+    expect(user.exitCode).toBe(2);
+    expect(user.stderr).toContain('systemd user services are not supported');
+  });
+
   it('warns that the config does not exist yet but still installs', async () => {
     const dir = await tempDir();
     const result = await cli(['install', '--unit-dir', dir, '--config', join(dir, 'later.toml')]);

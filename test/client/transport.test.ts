@@ -268,6 +268,26 @@ describe('deadlines, cut-off bodies and connection reuse', () => {
     }
   });
 
+  it('makes a new connection once the kept one is older than connection_max_age', async () => {
+    const ok = await rawServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'));
+    });
+    const aged = new RunnerApiClient({ url: ok.url, connectionMaxAgeMs: 300 });
+    try {
+      clearProxyEnv();
+      for (let i = 0; i < 3; i += 1) {
+        expect((await aged.verifyRunner('token')).alive).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      // Kept alive for 30 s otherwise (the test above): one connection per call here.
+      expect(ok.connections()).toBe(3);
+    } finally {
+      await aged.close();
+      await ok.close();
+    }
+  });
+
   it('gives up on an upload the server stops reading, after the progress deadline, and closes its source', async () => {
     // The handler never reads the body: Node's server then stops reading the socket, and the upload stalls.
     const deaf = await rawServer(() => undefined);

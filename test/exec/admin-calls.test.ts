@@ -26,6 +26,7 @@ function source(): KeepSource {
     adminToken,
     getJob: ((id: number) => jobs.get(id)) as unknown as KeepSource['getJob'],
     getTrace: (async (id: number) => Buffer.from(`log of ${id}\n`)) as KeepSource['getTrace'],
+    reportFile: () => undefined,
   };
 }
 

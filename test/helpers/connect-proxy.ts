@@ -2,8 +2,8 @@
  * A real HTTP proxy on 127.0.0.1 that tunnels (CONNECT), as corporate proxies in front of https
  * coordinators do, and counts what went through it. With `forward` it also forwards plain requests
  * in absolute form (`GET http://host/path`), as a proxy does for http URLs; with `auth` it asks for
- * that `Proxy-Authorization` (407 otherwise). It refuses any target but 127.0.0.1, so a test can
- * never reach further.
+ * that `Proxy-Authorization` (407 otherwise). It refuses any target but 127.0.0.1 (and the names
+ * `hosts` maps to a port of it), so a test can never reach further.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -33,6 +33,8 @@ export interface ProxyOptions {
   forward?: boolean;
   /** The `Proxy-Authorization` value required of every request and tunnel. */
   auth?: string;
+  /** Tunnels to these `host:port` targets go to the given port of 127.0.0.1 (a name no resolver knows, such as Azure's `<account>.blob.localhost:443`). */
+  hosts?: Readonly<Record<string, number>>;
 }
 
 /** Starts the proxy; with `tls` (PEM certificate and key) clients reach it over https. */
@@ -68,7 +70,8 @@ export async function startConnectProxy(tls?: { cert: string; key: string }, opt
   const server: Server = tls ? (createHttpsServer(tls, plain) as unknown as Server) : createServer(plain);
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     const target = req.url ?? '';
-    const match = /^127\.0\.0\.1:(\d+)$/.exec(target);
+    const mapped = options.hosts?.[target];
+    const match = mapped === undefined ? /^127\.0\.0\.1:(\d+)$/.exec(target) : ['', String(mapped)];
     if (!authorized(req)) {
       client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\n\r\n');
       return;

@@ -1,6 +1,6 @@
 /**
- * A private CA made in the test with Debian's `openssl`: a server certificate for 127.0.0.1 and
- * localhost, one for the address 127.0.0.1 only (as for a coordinator addressed by IP), a client
+ * A private CA made in the test with Debian's `openssl`: a server certificate for 127.0.0.1,
+ * localhost and `*.blob.localhost` (Azure's host names, as Azurite serves them), one for the address 127.0.0.1 only (as for a coordinator addressed by IP), a client
  * certificate, and a second, unrelated CA (for "wrong CA" cases). Nothing here
  * is trusted by the system, so every https connection in a test proves the CA was handed over.
  */
@@ -45,7 +45,7 @@ export async function createPki(): Promise<Pki> {
   const dir = await mkdtemp(join(tmpdir(), 'ci-runner-pki-'));
   await makeCa(dir, 'test-ca');
   await makeCa(dir, 'other-ca');
-  await issue(dir, 'test-ca', 'server', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await issue(dir, 'test-ca', 'server', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:*.blob.localhost\n');
   await issue(dir, 'test-ca', 'ip-server', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n');
   await issue(dir, 'test-ca', 'client', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n');
   const at = (file: string): string => join(dir, file);

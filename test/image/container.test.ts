@@ -134,24 +134,23 @@ describe.skipIf(skipDocker)('the container image', { timeout: 180_000 }, () => {
     expect(result.all).toContain('No job arrived within 2s');
   });
 
-  it('on docker stop lets the running job finish, reports it and exits with its result', async () => {
+  it('on SIGQUIT (docker kill --signal SIGQUIT) lets the running job finish, reports it and exits with its result', async () => {
     const { token } = await t.registerRunner();
     const signal = await tempDir();
     const p = await t.pipeline('drain:\n  script:\n    - echo started\n    - while [ ! -e /signal/go ]; do sleep 0.2; done\n    - echo finished after the stop\n');
     const jobId = p.jobs[0]!.id;
     const run = container(['run-once', '--url', t.url, '--token', token, '--log-level', 'info'], { docker: ['--volume', `${signal}:/signal:ro`] });
     await waitUntil(async () => (await trace(jobId)).includes('started'), 60_000, 'the job started');
-    const stop = execa('docker', ['stop', '--time', '120', run.containerName], { reject: false });
-    await waitUntil(async () => (await logsOf(run.containerName)).includes('stop signal received'), 60_000, 'the runner got SIGTERM');
+    await execa('docker', ['kill', '--signal', 'SIGQUIT', run.containerName]);
+    await waitUntil(async () => (await logsOf(run.containerName)).includes('Requested quit, waiting for builds to finish'), 60_000, 'the runner got SIGQUIT');
     await writeFile(join(signal, 'go'), '');
     const result = await run;
-    await stop;
     expect(result.exitCode, result.all).toBe(0);
     expect(t.server.getJob(jobId)?.status).toBe('success');
     expect(await trace(jobId)).toContain('finished after the stop');
   });
 
-  it('on docker stop past --shutdown-timeout stops the job, reports it failed and exits 1 before docker would kill it', async () => {
+  it('on docker stop (SIGTERM) aborts the running job at once, reports it failed and exits 1 before docker would kill it', async () => {
     const { token } = await t.registerRunner();
     const p = await t.pipeline('forever:\n  script:\n    - echo started\n    - sleep 600\n');
     const jobId = p.jobs[0]!.id;
@@ -162,7 +161,7 @@ describe.skipIf(skipDocker)('the container image', { timeout: 180_000 }, () => {
     await stop;
     expect(result.exitCode, result.all).toBe(1);
     expect(t.server.getJob(jobId)?.status).toBe('failed');
-    expect(await trace(jobId)).toContain('the runner is shutting down');
+    expect(await trace(jobId)).toContain('aborted: the runner was stopped (SIGTERM)');
   });
 
   it('runs `run` with a mounted config.toml, takes jobs, and stops cleanly (exit 0) on docker stop', async () => {

@@ -131,7 +131,7 @@ some:
   it('refuses a key set both at the top level and in default:, and default keys jobs cannot take', () => {
     const error = refusal('image: a\ndefault: { image: b, stage: test }\nj: { script: x }\n');
     expect(error.message).toContain('image is set both at the top level and in default:');
-    expect(error.message).toContain('default:stage is not a supported key');
+    expect(error.message).toContain('default config contains unknown keys: stage');
   });
 });
 
@@ -258,7 +258,7 @@ deploy:
       'test rules:1:when',
       'deploy script',
     ]);
-    expect(error.message).toMatch(/^the pipeline has 6 problems:\n- jobs:build retry_later is not a supported job key/);
+    expect(error.message).toMatch(/^the pipeline has 6 problems:\n- jobs:build config contains unknown keys: retry_later/);
     expect(error.message).toContain('- jobs:test rules:0:if \'$A ==\' is not a valid expression');
   });
 

@@ -37,13 +37,3 @@ describe('release: (GitLab\'s Entry::Release)', () => {
     expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    assets:\n      links:\n        - name: x\n          url: not a url\n')).toContain('release:assets:links:url must be a valid URL');
   });
 });
-
-describe('run: (CI steps)', () => {
-  it('takes a job with run: and no script, and refuses run: beside script:', () => {
-    const job = only('s:\n  run:\n    - name: hello\n      script: echo hi\n');
-    expect(job?.run).toEqual([{ name: 'hello', script: 'echo hi' }]);
-    expect(job?.commands).toEqual([]);
-    expect(refusal('s:\n  script: [echo]\n  run:\n    - name: hello\n      script: echo hi\n')).toContain('jobs:s run cannot be used together with script');
-    expect(refusal('s:\n  run: echo hi\n')).toContain('jobs:s run must be a non-empty list of steps');
-  });
-});

@@ -50,7 +50,7 @@ report: { stage: test, script: x, needs: [unit] }
     ['a later stage', 'a: { stage: build, script: x, needs: [b] }\nb: { stage: test, script: x }\n', "names 'b', which is in the later stage 'test'"],
     ['a cycle', 'a: { script: x, needs: [c] }\nb: { script: x, needs: [a] }\nc: { script: x, needs: [b] }\n', 'forms a cycle: a → c → b → a'],
     ['a job twice', 'a: { script: x }\nb: { script: x, needs: [a, a] }\n', "jobs:b needs names 'a' twice"],
-    ['another project', 'b: { script: x, needs: [{ project: g/p, job: a, ref: main }] }\n', 'needs on other pipelines or projects are not supported'],
+    ['another project', 'b: { script: x, needs: [{ project: g/p, job: a, ref: main }] }\n', 'needs: project is a cross-project need (GitLab Premium)'],
     ['a dependency outside needs', 'a: { stage: build, script: x }\nz: { stage: build, script: x }\nb: { stage: test, script: x, needs: [a], dependencies: [z] }\n', "dependencies names 'z', which is not in needs"],
   ])('refuses a need on %s', (_what, text, message) => {
     expect(refusal(text).message).toContain(message);
@@ -165,7 +165,7 @@ a:
     ['start_in over a week', 'a: { script: x, when: delayed, start_in: 8 days }\n', 'jobs:a start_in must be a duration between 1 second and 1 week'],
     ['retry 3', 'a: { script: x, retry: 3 }\n', 'jobs:a retry must be 0, 1 or 2'],
     ['an unknown retry reason', 'a: { script: x, retry: { max: 1, when: [flaky] } }\n', 'jobs:a retry:when:0 must be one of always'],
-    ['retry exit_codes', 'a: { script: x, retry: { max: 1, exit_codes: [137] } }\n', 'jobs:a retry:exit_codes is not supported'],
+    ['retry exit_codes out of range', 'a: { script: x, retry: { max: 1, exit_codes: [300] } }\n', 'jobs:a retry:exit_codes must be an exit status'],
     ['coverage without slashes', "a: { script: x, coverage: 'Total: (\\d+)%' }\n", 'jobs:a coverage must be a regular expression between slashes'],
     ['coverage that does not compile', "a: { script: x, coverage: '/(unclosed/' }\n", 'jobs:a coverage is not a valid regular expression'],
     ['interruptible not boolean', 'a: { script: x, interruptible: maybe }\n', 'jobs:a interruptible must be true or false'],

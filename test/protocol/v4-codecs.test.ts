@@ -60,6 +60,11 @@ describe('failure reasons', () => {
     expect(supportedFailureReason('unknown_failure', [])).toBe('unknown_failure');
     expect(supportedFailureReason(undefined, [])).toBe('script_failure');
   });
+
+  it('sends runner_interrupted (a job aborted by SIGTERM) where the server lists it, else unknown_failure as GitLab Runner does', () => {
+    expect(supportedFailureReason('runner_interrupted', ['runner_interrupted'])).toBe('runner_interrupted');
+    expect(supportedFailureReason('runner_interrupted', ['script_failure', 'runner_system_failure'])).toBe('unknown_failure');
+  });
 });
 
 describe('features and API detection', () => {

@@ -61,8 +61,8 @@ describe('V10 upload', () => {
     const file = await download(build.id, test.token);
     expect(file.status).toBe(200);
     expect(file.body.equals(zip)).toBe(true);
-    // The dependency's own token works too (older servers sent it).
-    expect((await download(build.id, build.token)).status).toBe(200);
+    // The dependency's own token is dead once it finished (GitLab ≥ 15 sends the downloading job's).
+    expect((await download(build.id, build.token)).status).toBe(401);
   });
 
   it('takes the token from a form field sent before the file, and refuses a wrong one before storing anything', async () => {
@@ -101,23 +101,40 @@ describe('V10 upload', () => {
     expect(t.server.getJob(job.id)?.dotenv_variables).toEqual(['RAW']);
   });
 
+  it('keeps a name beyond ASCII (RFC 5987 filename* or UTF-8) and serves it as filename*, where a header cannot carry it', async () => {
+    await t.pipeline('a:\n  script: [x]\n');
+    const job = await takeJob(t, token);
+    const body = Buffer.concat([
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''%E2%9C%93%20r%C3%A9sum%C3%A9.zip\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      randomBytes(10),
+      Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+    ]);
+    const stored = await v4(t.url, 'POST', `/jobs/${job.id}/artifacts`, { body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'job-token': job.token } });
+    expect(stored.status).toBe(201);
+    expect(t.server.getJob(job.id)?.artifacts?.filename).toBe('✓ résumé.zip');
+    const served = await download(job.id, job.token);
+    expect(served.status).toBe(200);
+    expect(served.headers['content-disposition']).toBe(`attachment; filename="_ r_sum_.zip"; filename*=UTF-8''%E2%9C%93%20r%C3%A9sum%C3%A9.zip`);
+    await updateJob(t, job, { state: 'success' });
+  });
+
   it('refuses Workhorse\'s authorize call', async () => {
     expect((await v4(t.url, 'POST', '/jobs/1/artifacts/authorize', { headers: { 'job-token': 'x' } })).status).toBe(403);
   });
 });
 
 describe('V11 download', () => {
-  it('answers 401 without a token, 403 with a finished job\'s token, 404 for no artifacts or no job', async () => {
+  it('answers 401 without a running job\'s token, 403 for no job, 404 for no artifacts (scope: v4-artifacts-scope.test.ts)', async () => {
     await t.pipeline('a:\n  script: [x]\nb:\n  script: [x]\n');
     const a = await takeJob(t, token);
     const b = await takeJob(t, token);
     await upload(a, randomBytes(10), '');
     await updateJob(t, a, { state: 'success' });
-    await updateJob(t, b, { state: 'success' });
     expect((await download(a.id)).status).toBe(401);
-    expect((await download(a.id, b.token)).status).toBe(403);
-    expect((await download(a.id, a.token)).status).toBe(200);
+    expect((await download(a.id, a.token)).status).toBe(401);
+    expect((await download(a.id, b.token)).status).toBe(200);
     expect((await download(b.id, b.token)).status).toBe(404);
-    expect((await download(999_999, a.token)).status).toBe(404);
+    expect((await download(999_999, b.token)).status).toBe(403);
+    await updateJob(t, b, { state: 'success' });
   });
 });

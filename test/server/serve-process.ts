@@ -16,13 +16,14 @@ export interface ServeProcess {
   output(): string;
 }
 
-/** Starts `serve --port 0` with fixed tokens plus `args` and waits for its ready block. */
-export async function startServe(args: string[]): Promise<ServeProcess> {
-  const child = execa(
-    'node',
-    ['--import', 'tsx', MAIN, 'serve', '--port', '0', '--registration-token', REGISTRATION_TOKEN, '--admin-token', ADMIN_TOKEN, ...args],
-    { reject: false, all: true, env: { NO_COLOR: '1' } },
-  );
+/**
+ * Starts `serve --port 0` with fixed tokens plus `args` and waits for its ready block; with `umask`
+ * (octal text, e.g. `000`), under that file-mode creation mask.
+ */
+export async function startServe(args: string[], options: { umask?: string } = {}): Promise<ServeProcess> {
+  const command = ['node', '--import', 'tsx', MAIN, 'serve', '--port', '0', '--registration-token', REGISTRATION_TOKEN, '--admin-token', ADMIN_TOKEN, ...args];
+  const [file, ...rest] = options.umask === undefined ? command : ['sh', '-c', `umask ${options.umask} && exec "$@"`, 'sh', ...command];
+  const child = execa(file!, rest, { reject: false, all: true, env: { NO_COLOR: '1' } });
   let out = '';
   child.all?.on('data', (chunk: Buffer) => {
     out += chunk.toString();

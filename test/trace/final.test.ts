@@ -31,6 +31,19 @@ describe('the final update', () => {
     expect(job.ts.server.getJob(job.build.id)?.status).toBe('success');
   });
 
+  it('gives up after job_status_final_update_retry_limit failed attempts, saying so', async () => {
+    job = await runningJob();
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
+    const trace = await startJobTrace(job, { finalUpdateRetryLimit: 2, logger: createLogger({ level: 'debug', destination }) });
+    trace.write('all done\n');
+    job.ts.server.faults.add({ endpoint: 'update_build', action: 'error', status: 503, count: 5 });
+    job.ts.server.faults.add({ endpoint: 'patch_trace', action: 'error', status: 503 });
+    expect((await trace.finish('success')).delivered).toBe(false);
+    expect(job.client.calls.filter((call) => call.kind === 'full' && call.state === 'success')).toHaveLength(2);
+    expect(lines.join('')).toContain('2 attempts failed (job_status_final_update_retry_limit)');
+  });
+
   it('says an applied final update whose answer was lost is most likely applied, not refused', async () => {
     job = await runningJob();
     const lines: string[] = [];

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { Masker, MASK } from '../../src/trace/mask.js';
 import { withSecretLines } from '../../src/trace/secrets.js';
 
-function maskInPieces(secrets: string[], input: Buffer, cuts: number[]): string {
-  const masker = new Masker(secrets);
+function maskInPieces(secrets: string[], input: Buffer, cuts: number[], tokenPrefixes: string[] = []): string {
+  const masker = new Masker(secrets, { tokenPrefixes });
   const points = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
   const parts: Buffer[] = [];
   let previous = 0;
@@ -29,6 +29,35 @@ function referenceMask(secrets: string[], text: string): string {
     } else {
       out += text[i];
       i++;
+    }
+  }
+  return out;
+}
+
+const TOKEN = /^[-.0-9A-Za-z_=]$/;
+
+/** The same rule with token prefixes: a prefix stays and the token after it becomes one [MASKED]. */
+function referenceMaskTokens(secrets: string[], prefixes: string[], text: string): string {
+  const patterns = [...new Set(secrets.filter((s) => s.length > 0))].map((text) => ({ text, prefix: false }));
+  patterns.push(...[...new Set(prefixes.filter((s) => s.length > 0))].map((text) => ({ text, prefix: true })));
+  patterns.sort((a, b) => b.text.length - a.text.length);
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const hit = patterns.find((p) => text.startsWith(p.text, i));
+    if (!hit) {
+      out += text[i];
+      i += 1;
+    } else if (!hit.prefix) {
+      out += MASK;
+      i += hit.text.length;
+    } else {
+      out += hit.text;
+      i += hit.text.length;
+      let j = i;
+      while (j < text.length && TOKEN.test(text[j] as string)) j += 1;
+      if (j > i) out += MASK;
+      i = j;
     }
   }
   return out;
@@ -125,6 +154,50 @@ describe('Masker', () => {
           expect(whole).toBe(referenceMask(secrets, text));
         },
       ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('masks a long repetitive secret printed in small pieces, holding back less than its length', () => {
+    const secret = 'a'.repeat(64 * 1024);
+    const masker = new Masker([`${secret}b`, 'aaa']);
+    let out = 0;
+    const piece = Buffer.from('a'.repeat(1000));
+    for (let i = 0; i < 300; i++) {
+      out += masker.push(piece).length;
+      expect(1000 * (i + 1) - out * 3 / MASK.length).toBeLessThanOrEqual(secret.length + 3);
+    }
+    expect(masker.end().toString()).toMatch(/^(\[MASKED\])+$/);
+  });
+});
+
+describe('Masker with token prefixes', () => {
+  it('keeps the prefix and masks the token after it, whatever the chunks', () => {
+    const input = Buffer.from('push with glpat-AbC_123.x=y- done, glpat- alone, glpat-\n');
+    const expected = 'push with glpat-[MASKED] done, glpat- alone, glpat-\n';
+    for (let a = 0; a <= input.length; a++) {
+      expect(maskInPieces([], input, [a], ['glpat-']), `cut at ${a}`).toBe(expected);
+      expect(maskInPieces([], input, [a, a + 3, a + 9], ['glpat-'])).toBe(expected);
+    }
+    expect(maskInPieces([], input, Array.from({ length: input.length }, (_, i) => i), ['glpat-'])).toBe(expected);
+  });
+
+  it('takes a prefix literally: regular expression characters are only characters', () => {
+    expect(maskInPieces([], Buffer.from('a.*b-xyz ab-xyz (x|y)+tok'), [], ['a.*b-', '(x|y)+'])).toBe('a.*b-[MASKED] ab-xyz (x|y)+[MASKED]');
+  });
+
+  it('masks secrets and tokens the same way however the output is split (property)', () => {
+    const alphabet = fc.constantFrom('g', 'l', 'p', '-', 'a', '1', ' ', '\n', '=', '.', 'é', '[');
+    const word = (max: number) => fc.array(alphabet, { minLength: 1, maxLength: max }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(fc.array(word(6), { maxLength: 3 }), fc.array(word(4), { minLength: 1, maxLength: 3 }), fc.array(word(6), { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 12 }), (secrets, prefixes, pieces, cuts) => {
+        const patterns = [...secrets, ...prefixes];
+        const output = pieces.map((piece, i) => (i % 2 === 1 ? `${patterns[i % patterns.length] ?? ''}${piece}` : piece)).join('');
+        const input = Buffer.from(output);
+        const expected = referenceMaskTokens(secrets, prefixes, output);
+        expect(maskInPieces(secrets, input, [], prefixes)).toBe(expected);
+        expect(maskInPieces(secrets, input, cuts, prefixes)).toBe(expected);
+      }),
       { numRuns: 3000 },
     );
   });

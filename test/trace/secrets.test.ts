@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../src/protocol/types.js';
 import { collectSecrets, urlPasswords, withSecretLines } from '../../src/trace/secrets.js';
@@ -48,6 +49,52 @@ describe('collectSecrets', () => {
     expect(secrets).not.toContain('ab');
     expect(secrets).not.toContain('');
     expect(secrets.filter((secret) => /\r|\n/.test(secret))).toEqual([whole]);
+  });
+
+  it('finds the passwords the regular expression it replaces found (property)', () => {
+    const reference = (text: string): string[] => [...text.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s/@]+)@/gi)].flatMap((m) => {
+      const password = m[1] as string;
+      try {
+        const decoded = decodeURIComponent(password);
+        return decoded === password ? [password] : [password, decoded];
+      } catch {
+        return [password];
+      }
+    });
+    const piece = fc.constantFrom('a', 'Z', '1', '+', '.', '-', ':', '/', '//', '://', '@', ' ', '\n', '%40', '%', 'x:y@', 'http://u:p@h');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 25 }).map((pieces) => pieces.join('')), (text) => {
+        expect(urlPasswords(text)).toEqual(reference(text));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('stops at the limit it is given', () => {
+    expect(urlPasswords('a://u:one@h b://u:two@h c://u:three@h', 2)).toEqual(['one', 'two']);
+  });
+
+  it('masks the passwords of the first 100 URLs of a job\'s variables, and says so when there are more', () => {
+    const many = Array.from({ length: 150 }, (_, i) => `https://u:password-${i}@h/`).join(' ');
+    const notes: string[] = [];
+    const secrets = collectSecrets(build({ variables: [{ key: 'MANY', value: many, public: true }, { key: 'HIDDEN', value: 'masked-after-them', public: false }] }), 'runner-token-xyz', [], notes);
+    // The repository URL's password is one of them.
+    expect(secrets).toContain('password-0');
+    expect(secrets).toContain('password-98');
+    expect(secrets).not.toContain('password-99');
+    expect(secrets).not.toContain('password-149');
+    expect(secrets).toContain('masked-after-them');
+    expect(notes).toEqual([expect.stringContaining('more than 100 passwords in URLs')]);
+  });
+
+  it('masks at most 1000 lines of multi-line secrets one by one, and says so', () => {
+    const value = Array.from({ length: 1500 }, (_, i) => `line-${i}`).join('\n');
+    const notes: string[] = [];
+    const secrets = collectSecrets(build({ variables: [{ key: 'BUNDLE', value, public: false }] }), 'runner-token-xyz', [], notes);
+    expect(secrets).toContain(value);
+    expect(secrets).toContain('line-999');
+    expect(secrets).not.toContain('line-1000');
+    expect(notes).toEqual([expect.stringContaining('more than 1000 lines')]);
   });
 
   it('splits on LF, CRLF and lone CR alike', () => {

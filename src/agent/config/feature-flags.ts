@@ -8,6 +8,9 @@
  * where it is set to other than its default: in the job log for a job's variable, at load for the config.
  */
 import { expandString } from '../../util/expand.js';
+import { parseGoBool } from '../../util/go-bool.js';
+
+export { parseGoBool };
 import { honoured, warned, type Support } from '../../util/compat.js';
 
 export interface FeatureFlag {
@@ -35,7 +38,7 @@ export const FEATURE_FLAGS: readonly FeatureFlag[] = [
   flag('FF_TEST_FEATURE', false, warned('GitLab Runner uses it in its own tests only')),
   flag('FF_NETWORK_PER_BUILD', false, warned('the docker executor puts a job with services on a network of its own either way, and sets no CI_BUILD_NETWORK_NAME')),
   flag('FF_USE_LEGACY_KUBERNETES_EXECUTION_STRATEGY', false, warned('the kubernetes executor runs each stage with one exec of its own'), true),
-  flag('FF_USE_DIRECT_DOWNLOAD', true, honoured('artifact downloads over API v4 ask for object storage\'s direct URL')),
+  flag('FF_USE_DIRECT_DOWNLOAD', true, warned('artifact downloads over API v4 always ask for object storage\'s direct URL'), true),
   flag('FF_USE_FASTZIP', false, ownArchives, false),
   flag('FF_DISABLE_UMASK_FOR_DOCKER_EXECUTOR', false, warned('the docker executor always runs the script as the image\'s user and hands the files back afterwards'), true),
   flag('FF_ENABLE_BASH_EXIT_CODE_CHECK', false, warned('the scripts stop at the first failing command through `set -e` alone'), false),
@@ -68,7 +71,7 @@ export const FEATURE_FLAGS: readonly FeatureFlag[] = [
   flag('FF_USE_LEGACY_S3_CACHE_ADAPTER', false, warned('ci-runner has one S3 cache adapter'), false),
   flag('FF_GIT_URLS_WITHOUT_TOKENS', false, warned('ci-runner\'s git never has the job token in a URL, whatever the flag says'), true),
   flag('FF_WAIT_FOR_POD_TO_BE_REACHABLE', false, warned('the kubernetes executor waits for the pod to run before its first exec either way'), true),
-  flag('FF_MASK_ALL_DEFAULT_TOKENS', true, warned('the job log masks the job\'s masked variables, its tokens and the server\'s token_mask_prefixes, not every GitLab token pattern'), false),
+  flag('FF_MASK_ALL_DEFAULT_TOKENS', true, honoured('every token prefix of GitLab\'s token overview is masked in the job log, its prefix kept')),
   flag('FF_EXPORT_HIGH_CARDINALITY_METRICS', false, warned('ci-runner exports no per-job metrics'), false),
   flag('FF_USE_FLEETING_ACQUIRE_HEARTBEATS', false, noAutoscaler),
   flag('FF_USE_EXPONENTIAL_BACKOFF_STAGE_RETRY', true, warned('a retried stage is retried at once, without back-off'), false),
@@ -91,13 +94,6 @@ const BY_NAME = new Map(FEATURE_FLAGS.map((entry) => [entry.name, entry]));
 /** The table's entry for `name`, when it is one of GitLab Runner's flags. */
 export function featureFlag(name: string): FeatureFlag | undefined {
   return BY_NAME.get(name);
-}
-
-/** Go's strconv.ParseBool, which GitLab Runner reads flags with. */
-export function parseGoBool(value: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
-  return undefined;
 }
 
 /** A job's flags: each one's value, and what the job log says about them. */

@@ -70,6 +70,9 @@ export function tomlLayout(text: string): TomlLayout {
         if (head !== 'runners') closeRunnerBlock(lineNo);
       }
       if (!lines.has(table.join('.'))) lines.set(table.join('.'), lineNo);
+      // An array of tables is also at its first header (a warning about the whole array points there).
+      const array = table.slice(0, -1).join('.');
+      if (header[1] === '[[' && !lines.has(array)) lines.set(array, lineNo);
       return;
     }
     const key = KEY.exec(line);

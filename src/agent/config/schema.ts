@@ -1,15 +1,19 @@
 /**
  * The config.toml schema: the global keys (GitLab Runner's that apply here, with their meanings,
  * docs/protocol-v1.md §10.11; `check_interval` ≤ 0 means the default) and the `[[runners]]` entries
- * (runner-schema.ts, whose tables have a module each). Keys GitLab Runner knows but we do not use are
- * listed separately: they produce a warning, while any other unknown key is an error (most likely a
- * misspelling of one of ours).
+ * (runner-schema.ts, whose tables have a module each). GLOBAL_KEYS gives every key GitLab Runner 19
+ * has at the top level a status (keys.ts): one it does not use is warned about, any key of no table is
+ * an error (most likely a misspelling).
  */
 import { z } from 'zod';
+import { honoured, warned } from '../../util/compat.js';
+import { key, keyTable, older, warnedTable } from './keys.js';
 import { parseListenAddress } from './listen-address.js';
-import { runnerSchema } from './runner-schema.js';
+import { absentExecutor } from './other-executors-schema.js';
+import { goDuration } from './durations.js';
+import { labelsSchema, RUNNER_KEYS, runnerSchema } from './runner-schema.js';
 
-export { IGNORED_RUNNER_KEYS, KNOWN_RUNNER_KEYS, REGISTRATION_RECORD_KEYS, RUNNER_SECTIONS, runnerSchema, type RunnerConfig } from './runner-schema.js';
+export { runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
 
 /** `host:port` for the metrics and health server (`:9252` = every interface). */
 const listenAddress = z
@@ -17,14 +21,17 @@ const listenAddress = z
   .refine((v) => parseListenAddress(v) !== undefined, { error: 'expected "host:port", such as "127.0.0.1:9252" or ":9252" (every interface)' })
   .optional();
 
-/** The whole file: global keys and the runner entries. */
-export const configSchema = z.strictObject({
+/** The whole file: global keys and the runner entries, as written. */
+const configTable = z.strictObject({
   concurrent: z.int().min(1).default(1),
   /** Seconds; ≤ 0 means the default 3. */
   check_interval: z.number().default(0).transform((v) => (v <= 0 ? 3 : v)),
-  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic']).default('info'),
+  /** GitLab Runner reads it as logrus does: any case, `warning` for `warn`. */
+  log_level: z
+    .preprocess((v) => (typeof v === 'string' ? v.toLowerCase().replace(/^warning$/, 'warn') : v), z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic'], { error: 'one of panic, fatal, error, warning, info, debug, trace' }))
+    .default('info'),
   log_format: z.enum(['runner', 'text', 'json']).default('runner'),
-  /** Seconds running jobs get to finish after SIGTERM before they are cancelled; 0 means the default 30. */
+  /** After SIGTERM/SIGINT (jobs aborted), how long the daemon waits for their final updates before it exits 1; 0 means the default 30. */
   shutdown_timeout: z.int().min(0).default(30).transform((v) => (v === 0 ? 30 : v)),
   /** GitLab Runner's: shell jobs run as this user (looked up at start); the daemon stays root. */
   user: z.string().min(1).optional(),
@@ -32,7 +39,26 @@ export const configSchema = z.strictObject({
   listen_address: listenAddress,
   /** GitLab Runner's older name of `listen_address`. */
   metrics_server: listenAddress,
+  /** Labels of every runner entry (an entry's own win). */
+  labels: labelsSchema,
+  /** Seconds a connection to the coordinator is used before a new one is made; 0: no limit. */
+  connection_max_age: goDuration.default(900).transform((v) => Math.max(0, v)),
   runners: z.array(runnerSchema).default([]),
+});
+
+/** Most labels an entry may have once the global ones are merged in (GitLab Runner's limit, and GitLab's). */
+const MAX_LABELS = 32;
+
+/** The file as the runner reads it: each entry's labels over the global ones, as GitLab Runner computes them. */
+export const configSchema = configTable.transform((config, ctx) => {
+  config.runners.forEach((runner, i) => {
+    runner.labels = { ...config.labels, ...runner.labels };
+    const count = Object.keys(runner.labels).length;
+    if (count > MAX_LABELS) {
+      ctx.issues.push({ code: 'custom', input: runner.labels, path: ['runners', i, 'labels'], message: `runner "${runner.name}" has ${count} labels with the global ones; at most ${MAX_LABELS} are allowed` });
+    }
+  });
+  return config;
 });
 
 export type Config = z.output<typeof configSchema>;
@@ -42,11 +68,36 @@ export function configListenAddress(config: Pick<Config, 'listen_address' | 'met
   return config.listen_address ?? config.metrics_server;
 }
 
-/** GitLab Runner global keys with no effect here: a warning names them. */
-export const IGNORED_GLOBAL_KEYS = new Set([
-  'sentry_dsn', 'session_server', 'connection_max_age',
-  'prometheus_address', 'shutdown_timeout_kill',
-]);
+const SESSION_SERVER = 'ci-runner has no interactive web terminal, so no session server';
+const MACHINE = absentExecutor('docker+machine');
+const USAGE_LOGGER = "ci-runner writes no usage log (GitLab Runner's experimental usage logger)";
 
-/** Every global key this runner reads, for "did you mean" suggestions. */
-export const KNOWN_GLOBAL_KEYS = Object.keys(configSchema.shape);
+/** The top level of config.toml: every key of GitLab Runner 19's, and ours. */
+export const GLOBAL_KEYS = keyTable(configTable, {
+  listen_address: key(honoured()),
+  session_server: key(warned(SESSION_SERVER), warnedTable(SESSION_SERVER, ['listen_address', 'advertise_address', 'session_timeout'])),
+  labels: key(honoured('merged under each entry\'s labels')),
+  concurrent: key(honoured()),
+  check_interval: key(honoured()),
+  log_level: key(honoured('GitLab Runner\'s spellings too: warning, any case')),
+  log_format: key(honoured()),
+  user: key(honoured()),
+  runners: key(honoured(), RUNNER_KEYS),
+  sentry_dsn: key(warned('ci-runner reports no errors to Sentry')),
+  connection_max_age: key(honoured()),
+  machine: key(warned(MACHINE), warnedTable(MACHINE, [], { shutdown_drain: warnedTable(MACHINE, ['enabled', 'concurrency', 'max_retries', 'retry_backoff']) })),
+  experimental: key(
+    warned(USAGE_LOGGER),
+    warnedTable(USAGE_LOGGER, [], {
+      usage_logger: warnedTable(USAGE_LOGGER, ['enabled', 'writers', 'log_dir', 'max_backup_files', 'max_rotation_age', 'labels'], {
+        logrotate: warnedTable(USAGE_LOGGER, ['log_dir', 'max_backup_files', 'max_rotation_age', 'labels']),
+        snowplow_billing: warnedTable(USAGE_LOGGER, [
+          'collector_uri', 'app_id', 'category', 'realm', 'deployment_type', 'metadata', 'batch_delivery_duration_buckets', 'enable_oidc',
+          'skip_oidc_if_unsupported_cloud', 'skip_runner_system_failure',
+        ]),
+      }),
+    }),
+  ),
+  shutdown_timeout: key(honoured()),
+  metrics_server: older(honoured('GitLab Runner 11 and older called listen_address so')),
+});

@@ -29,7 +29,7 @@ export interface NewRunnerEntry {
   limit?: number;
   output_limit?: number;
   request_concurrency?: number;
-  pre_clone_script?: string;
+  pre_get_sources_script?: string;
   pre_build_script?: string;
   post_build_script?: string;
   'tls-ca-file'?: string;
@@ -38,6 +38,8 @@ export interface NewRunnerEntry {
   environment?: string[];
   /** Written as the entry's `[runners.docker]` table (raw values, validated by the caller). */
   docker?: Record<string, unknown>;
+  /** Written as the entry's `[runners.cache]` table, its `s3`, `gcs`, `azure` as sub-tables (raw values, validated by the caller). */
+  cache?: Record<string, unknown>;
 }
 
 const NEW_FILE_HEADER = `# ci-runner configuration; see config.example.toml for every key.
@@ -48,12 +50,13 @@ check_interval = 0
 /** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
 export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
   const text = await readOrEmpty(path);
-  const { docker, ...keys } = entry;
+  const { docker, cache, ...keys } = entry;
   let block = `[[runners]]\n${indent(stringify(defined(keys)), '  ')}\n`;
-  if (docker && Object.keys(defined(docker)).length > 0) {
-    // smol-toml writes sub-tables as `[tmpfs]`: they belong under this entry's docker table.
-    const body = stringify(defined(docker)).replace(/^\[(.+)\]$/gm, '[runners.docker.$1]');
-    block += `  [runners.docker]\n${indent(body, '    ')}\n`;
+  for (const [name, table] of [['docker', docker], ['cache', cache]] as const) {
+    if (!table || Object.keys(defined(table)).length === 0) continue;
+    // smol-toml writes sub-tables as `[tmpfs]`, `[s3]`: they belong under this entry's table.
+    const body = stringify(defined(table)).replace(/^\[(.+)\]$/gm, `[runners.${name}.$1]`);
+    block += `  [runners.${name}]\n${indent(body, '    ')}\n`;
   }
   const base = text === '' ? NEW_FILE_HEADER : text.endsWith('\n') ? text : `${text}\n`;
   await writeAtomic(path, `${base}\n${block}`);

@@ -3,29 +3,27 @@
  * `src/artifacts/index.ts`). Kept behind this small port so the job runner is testable with fakes.
  */
 import type { ArtifactsContext } from '../../artifacts/index.js';
-import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
+import type { CacheStageOptions, CacheTraffic } from '../../cache/index.js';
+import type { BuildPayload } from '../../protocol/types.js';
 
 export type StageContext = ArtifactsContext;
 
-export interface CacheRequest {
-  cacheDir: string;
-  runnerName: string;
-  key: string;
-  fallbackKeys?: readonly string[];
-  /** The cache entry (a job may have several). */
-  spec?: CacheOptions;
-}
+/** One of a job's caches, as the cache stages take it (src/cache/job.ts). */
+export type CacheRequest = CacheStageOptions;
 
 export interface ArtifactStages {
   downloadArtifacts(ctx: StageContext, opts: { attempts: number }): Promise<void>;
-  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string }): Promise<void>;
-  restoreCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
-  archiveCache(ctx: StageContext, opts: CacheRequest): Promise<void>;
+  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string; compressionLevel?: number; timeouts?: { uploadMs: number; responseHeaderMs: number } }): Promise<void>;
+  /** Resolves to the archive bytes restored, when a cache was. */
+  restoreCache(ctx: StageContext, opts: CacheRequest): Promise<CacheTraffic | undefined>;
+  /** Resolves to the archive bytes written, when a new archive was. */
+  archiveCache(ctx: StageContext, opts: CacheRequest): Promise<CacheTraffic | undefined>;
 }
 
 // Loaded on first use: archive libraries cost an idle daemon ~15 MB it does not need until a job
-// actually has artifacts or a cache.
+// actually has artifacts or a cache. A store's SDK is loaded by the cache only when a runner names one.
 const artifacts = (): Promise<typeof import('../../artifacts/index.js')> => import('../../artifacts/index.js');
+const cache = (): Promise<typeof import('../../cache/index.js')> => import('../../cache/index.js');
 
 /** True when a job depends on a job with artifacts (download_artifacts has something to do). */
 export function hasArtifactsToDownload(build: BuildPayload): boolean {
@@ -42,9 +40,9 @@ export const artifactStages: ArtifactStages = {
     await (await artifacts()).uploadArtifacts(ctx, opts);
   },
   async restoreCache(ctx, opts) {
-    await (await artifacts()).restoreCache(ctx, opts);
+    return (await cache()).restoreCache(ctx, opts);
   },
   async archiveCache(ctx, opts) {
-    await (await artifacts()).archiveCache(ctx, opts);
+    return (await cache()).archiveCache(ctx, opts);
   },
 };

@@ -10,6 +10,12 @@ export const DEFAULT_JOB_TIMEOUT_S = 7200;
 /** Why a job stopped early; the message is the trace's `ERROR: Job failed: <message>`. */
 export class JobStop extends Error {}
 
+/**
+ * The daemon aborts its running jobs because it was told to stop at once (SIGTERM/SIGINT): the job
+ * fails with `runner_interrupted`, as in GitLab Runner (the runner is not broken, the job not at fault).
+ */
+export class JobInterrupted extends JobStop {}
+
 export interface JobSignal {
   signal: AbortSignal;
   /** The job timeout alone (after_script runs after a cancel, not after this). */
@@ -24,6 +30,8 @@ export interface JobSignal {
   timedOut(): boolean;
   /** The server canceled the job (before a timeout or stop). */
   canceled(): boolean;
+  /** The daemon aborted the job on a stop signal (before a cancel or timeout): a {@link JobInterrupted}. */
+  interrupted(): boolean;
   /** Clears the timer and the listener. */
   dispose(): void;
 }
@@ -53,6 +61,7 @@ export function jobSignal(timeoutSeconds: number, cancel: AbortSignal, stop: Abo
     },
     timedOut: () => !cancel.aborted && timeout.signal.aborted,
     canceled: () => cancel.aborted,
+    interrupted: () => !cancel.aborted && !timeout.signal.aborted && stop.reason instanceof JobInterrupted,
     dispose() {
       timer.clear();
       signal.removeEventListener('abort', listener);

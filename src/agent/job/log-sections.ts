@@ -73,6 +73,11 @@ export class LogSections {
     this.write(this.closing(stage, left));
   }
 
+  /** Closes what a part of a stage left open (`left`, innermost first; see `close`). */
+  closeLeft(left: readonly string[]): void {
+    if (this.markers && left.length > 0) this.write(left.map((name) => sectionEnd(name)).join(''));
+  }
+
   /** The text that closes `stage` (see `close`); `time` as for `opening`. */
   closing(stage: StageName, left: readonly string[] = [], time?: string): string {
     if (!this.markers) return '';

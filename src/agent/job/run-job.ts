@@ -13,16 +13,22 @@ import type { Executor } from '../../executors/types.js';
 import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import type { JobFailure, JobTrace } from '../../trace/index.js';
+import type { FailureReason } from '../../protocol/v4/failure-reason.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
 import { resolveFeatureFlags } from '../config/feature-flags.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
-import { errorLine, notice } from './messages.js';
+import { JobSetupError } from './control-variables.js';
+import { errorLine, header, notice } from './messages.js';
+import { placeProjectDir } from './project-dir.js';
+import type { StageRun } from './stage-run.js';
+import { collectVariables, expandVariables, variableContext } from './variables.js';
+import { VERSION } from '../../util/version.js';
 import { reportBuildFailed } from './report-failed.js';
 import type { JobServices } from './services.js';
-import { executeStages } from './stages.js';
+import { executeStages, type StagesResult } from './stages.js';
 import type { StageOutput } from './stage-run.js';
 import type { ResolvedFlags } from '../config/feature-flags.js';
 import { jobTimeline } from './timeline.js';
@@ -39,6 +45,8 @@ export interface JobOutcome {
   state: 'success' | 'failed';
   /** Why it failed. */
   reason?: string;
+  /** Why it failed, as the runner names it before mapping it to what the server accepts (metrics). */
+  failureReason?: FailureReason;
   /** The server has the final state (or refused it for good). */
   delivered: boolean;
 }
@@ -50,8 +58,8 @@ export interface JobOutcome {
 export async function runJob(build: BuildPayload, services: JobServices, stop: AbortSignal): Promise<JobOutcome> {
   const { runner, logger: rootLogger } = services;
   const logger = rootLogger.child({ component: 'job', jobId: build.id, runner: runner.name });
-  const { slot, previous, release } = services.slots.acquire(runner.token, build.project_id);
-  const dirs = jobDirs(runner.builds_dir, runner.token, slot, build);
+  const { slot, concurrentId, previous, release } = services.slots.acquire(runner.token, build.project_id);
+  let dirs = jobDirs(runner.builds_dir, runner.token, slot, build, runner.executor === 'shell');
   const started = Date.now();
   const mark = jobTimeline(logger, performance.now());
   // GitLab Runner's wording, so an operator's greps and habits carry over; the logger's redaction
@@ -80,6 +88,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       outputLimitKiB: runner.output_limit,
       updateIntervalMs: runner.trace_update_interval * 1000,
       keepaliveIntervalMs: runner.trace_keepalive_interval * 1000,
+      finalUpdateRetryLimit: runner.job_status_final_update_retry_limit,
       // v4 says which variables to mask; v1 masks every one that is not public.
       secrets: build.variables.filter((v) => (v.masked ?? !v.public) && v.value.length > 0).map((v) => v.value),
       signal: stop,
@@ -88,6 +97,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       // Servers of the legacy API predate both: their pages show neither stamps nor sections.
       ...(flags.stamped ? { timestamps: true } : {}),
       ...(build.trace_sections ? { sections: true } : {}),
+      maskAllDefaultTokens: flags.resolved.on('FF_MASK_ALL_DEFAULT_TOKENS'),
     }));
     const write = (chunk: string | Uint8Array): void => {
       trace.write(chunk);
@@ -103,7 +113,10 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
         end: () => stream.end(),
       };
     };
-    const result = await executeStages(build, services, { started, slot, dirs, trace, write, output, executor, flags: flags.resolved, stop, logger, ...(mark ? { mark } : {}) });
+    const run = { started, slot, concurrentId, dirs, trace, write, output, executor, flags: flags.resolved, stop, logger, ...(mark ? { mark } : {}) };
+    const placed = await placeProject(build, services, run);
+    if (!(placed instanceof JobSetupError)) run.dirs = dirs = placed;
+    const result = placed instanceof JobSetupError ? refusedBeforeStages(services, run, placed) : await executeStages(build, services, run);
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
     cleanup = undefined;
     const final = await finishJob({ trace, result, executor, dirs, release, slots: services.slots, logger, ...(mark ? { mark } : {}) });
@@ -111,12 +124,13 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const duration_s = Math.round((Date.now() - started) / 100) / 10;
     const fields = { state: result.state, reason: result.reason, finalStatus: final.status, duration_s };
     logger.info(fields, result.state === 'success' ? 'Job succeeded' : 'Job failed');
-    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), delivered };
+    const failureReason = result.state === 'failed' ? (result.failure?.reason ?? 'script_failure') : undefined;
+    return { state: result.state, ...(result.reason !== undefined ? { reason: result.reason } : {}), ...(failureReason ? { failureReason } : {}), delivered };
   } catch (error) {
     // Only setup failures (state dir, trace start) land here; report them without the trace module.
     logger.error({ err: error }, 'job could not start');
     const delivered = await reportBuildFailed(services.client, runner, build, `the runner could not start the job: ${(error as Error).message}`, stop, logger);
-    return { state: 'failed', reason: (error as Error).message, delivered };
+    return { state: 'failed', reason: (error as Error).message, failureReason: 'runner_system_failure', delivered };
   } finally {
     const work = cleanup;
     release(work ? timed(mark, 'cleanup', work).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')) : undefined);
@@ -138,6 +152,23 @@ function jobFlags(build: BuildPayload, runner: RunnerConfig, api: 'v1' | 'v4'): 
     return { resolved: { ...resolved, warnings: [...resolved.warnings, 'FF_TIMESTAMPS: the lines of a job of the legacy API (/ci/api/v1) are not stamped: its servers predate stamps'] }, stamped: false };
   }
   return { resolved, stamped: api === 'v4' && resolved.on('FF_TIMESTAMPS') };
+}
+
+/** The job's dirs with its project dir where GIT_CLONE_PATH or GIT_STRATEGY puts it (project-dir.ts), or why not. */
+async function placeProject(build: BuildPayload, services: JobServices, run: StageRun): Promise<JobDirs | JobSetupError> {
+  const { runner } = services;
+  const buildsDir = run.executor.buildsDir;
+  const variables = expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir: '', buildsDir: buildsDir ?? runner.builds_dir }));
+  return placeProjectDir({ dirs: run.dirs, variables, buildsDir, runner, customByDefault: run.executor.buildsDir !== undefined }).catch((error: unknown) => {
+    if (error instanceof JobSetupError) return error;
+    throw error;
+  });
+}
+
+/** A job refused before its first stage: the trace's header and the reason, as the stages would end it. */
+function refusedBeforeStages(services: JobServices, run: StageRun, error: JobSetupError): StagesResult {
+  run.write(header(VERSION, services.runner.name, services.runner.token, run.flags.header));
+  return { state: 'failed', reason: error.message, failure: { reason: error.reason } };
 }
 
 interface JobEnd {

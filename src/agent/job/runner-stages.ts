@@ -6,12 +6,12 @@
  */
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
-import type { Executor, ExportedVariable } from '../../executors/types.js';
+import { JobOverLimitError, type Executor, type ExportedVariable } from '../../executors/types.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobFailure } from '../../trace/index.js';
+import { hasCode } from '../../util/errors.js';
 import { expandString } from '../../util/expand.js';
-import type { RunnerConfig } from '../config/schema.js';
-import { hasArtifactsToDownload, type StageContext } from './artifact-stages.js';
+import { hasArtifactsToDownload, type CacheRequest, type StageContext } from './artifact-stages.js';
 import { failureOf, StageFailed } from './failure.js';
 import { JobStop, type JobSignal } from './job-signal.js';
 import type { LogSections } from './log-sections.js';
@@ -26,7 +26,9 @@ export async function restoreAndDownload(build: BuildPayload, services: JobServi
     services.onStage?.(build, 'restore_cache');
     await sections.around('restore_cache', async () => {
       for (const cache of caches) {
-        await services.stages.restoreCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
+        await services.stages.restoreCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
+          job.check();
+          if (hasCode(error, 'CACHE_POLICY_UNKNOWN')) throw new StageFailed((error as Error).message);
           ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
         });
         job.check();
@@ -76,7 +78,8 @@ export async function archiveAndUpload(
       const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
       // A job that failed already keeps its reason; this one is worth a line.
       if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled()) };
+      const ownFault = error instanceof JobOverLimitError;
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : stopFailure(job) };
     }
   }
   const env = sofar.env;
@@ -86,7 +89,13 @@ export async function archiveAndUpload(
     await sections.around(stage, async () => {
       for (const cache of caches) {
         if (job.signal.aborted) break;
-        await services.stages.archiveCache(ctx, cacheRequest(cache, services.runner, env.host)).catch((error: unknown) => {
+        await services.stages.archiveCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
+          if (hasCode(error, 'CACHE_POLICY_UNKNOWN') && ok) {
+            // As GitLab Runner: a policy that is none of GitLab's fails the job.
+            ok = false;
+            reason = (error as Error).message;
+            failure = { reason: 'script_failure' };
+          }
           ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
         });
       }
@@ -99,19 +108,23 @@ export async function archiveAndUpload(
     try {
       const variables = env?.host ?? [];
       const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      await sections.around(stage, () => services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand }));
+      const level = env?.controls.artifactCompressionLevel;
+      const limits = services.runner.artifact;
+      const timeouts = { uploadMs: limits.upload_timeout * 1000, responseHeaderMs: limits.response_header_timeout * 1000 };
+      const succeeded = ok;
+      await sections.around(stage, () => services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: succeeded, expand, timeouts, ...(level !== undefined ? { compressionLevel: level } : {}) }));
     } catch (error) {
       if (ok) {
         ok = false;
         reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
-        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled()) : { reason: 'script_failure' };
+        failure = job.signal.aborted ? stopFailure(job) : { reason: 'script_failure' };
       } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
     }
   }
   if (ok && job.signal.aborted) {
     ok = false;
     reason = job.reason();
-    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled());
+    failure = stopFailure(job);
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
 }
@@ -145,11 +158,21 @@ function cachesOf(build: BuildPayload): CacheOptions[] {
   return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
 }
 
-/** Where one cache lives: its key and fallback keys expanded (then GitLab Runner's `CACHE_FALLBACK_KEY`). */
-function cacheRequest(cache: CacheOptions, runner: RunnerConfig, variables: ExportedVariable[]) {
-  const lookup = (name: string): string => variables.findLast((v) => v.key === name)?.value ?? '';
-  const expand = (text: string): string => expandString(text, lookup).trim();
-  const key = expand(cache.key ?? '') || 'default';
-  const fallbackKeys = [...(cache.fallback_keys ?? []), lookup('CACHE_FALLBACK_KEY')].map(expand).filter((name) => name !== '' && name !== key);
-  return { cacheDir: runner.cache_dir, runnerName: runner.name, key, fallbackKeys, spec: cache };
+/** One cache of the job as the cache stages take it: the runner's cache dir and store, the job's variables. */
+function cacheRequest(cache: CacheOptions, services: JobServices, variables: ExportedVariable[]): CacheRequest {
+  const { runner } = services;
+  return {
+    cacheDir: runner.cache_dir,
+    runnerName: runner.name,
+    config: runner.cache,
+    runnerToken: runner.token,
+    ca: services.client.tls.ca,
+    spec: cache,
+    variable: (name) => variables.findLast((v) => v.key === name)?.value,
+  };
+}
+
+/** Why the job stopped, as v4's final update says it. */
+function stopFailure(job: JobSignal): JobFailure {
+  return failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted());
 }

@@ -6,7 +6,7 @@
  * warning, word for word; none fails the job.
  */
 import { AFTER_SCRIPT_TIMEOUT_MS } from '../../executors/common/stages.js';
-import { parseGoBool } from '../config/feature-flags.js';
+import { parseGoBool } from '../../util/go-bool.js';
 
 type Variables = ReadonlyArray<{ key: string; value: string }>;
 

@@ -15,7 +15,9 @@ import type { JobServices } from './services.js';
 
 export interface StageRun {
   started: number;
+  /** The job's slot (CI_CONCURRENT_PROJECT_ID) and its id among the runner's jobs (CI_CONCURRENT_ID). */
   slot: number;
+  concurrentId: number;
   dirs: JobDirs;
   trace: JobTrace;
   /** The runner's lines into the job log. */
@@ -57,10 +59,20 @@ export interface StageOptions {
   notice?: string;
   /** EXECUTOR_JOB_SECTION_ATTEMPTS (StageRequest.attempts). */
   attempts?: number;
+  /** The caller opened the section this runs in (see ShellRun). */
+  inSection?: boolean;
+  /** The stage runs before get_sources (a job's pre-get-sources hook): see StageRequest.beforeSources. */
+  beforeSources?: boolean;
 }
 
-/** Runs one stage on `executor`, inside its log section. */
-export type ShellRun = (executor: Executor, stage: StageName, commands: string[], options: StageOptions) => ReturnType<Executor['runStage']>;
+/**
+ * Runs one stage on `executor`, inside its log section; or a part of a stage whose section the caller
+ * opened (`inSection`: a job's hook around get_sources), named for its script alone.
+ */
+export interface ShellRun {
+  (executor: Executor, stage: StageName, commands: string[], options: StageOptions): ReturnType<Executor['runStage']>;
+  (executor: Executor, part: string, commands: string[], options: StageOptions & { inSection: true }): ReturnType<Executor['runStage']>;
+}
 
 /** The first step's stage, when it may run in get_sources' process (nothing has to happen between them). */
 export interface NextStage {

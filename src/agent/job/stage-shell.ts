@@ -23,7 +23,7 @@ import { jobUser, type ChainRun, type ShellRun, type StageOptions, type StageRun
  */
 export function stageShells(build: BuildPayload, services: JobServices, run: StageRun, sections: LogSections): { shell: ShellRun; chain?: ChainRun } {
   const { executor, dirs, write } = run;
-  const script = (target: Executor, stage: StageName, commands: string[], options: StageOptions): ChainedStages['second'] => ({
+  const script = (target: Executor, stage: string, commands: string[], options: StageOptions): ChainedStages['second'] => ({
     stage,
     commands,
     echoCommands: options.echo,
@@ -32,10 +32,11 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
     scriptDir: dirs.stateDir,
     ...(options.debug ? { debugTrace: true } : {}),
     ...(scriptSections(stage, options) ? { scriptSections: scriptSections(stage, options) } : {}),
+    ...(options.beforeSources ? { beforeSources: true } : {}),
   });
-  const scriptSections = (stage: StageName, options: StageOptions): string | undefined =>
-    options.scriptSections && options.echo && sections.markers ? stageSpec(stage).commandSections : undefined;
-  const request = (target: Executor, stage: StageName, commands: string[], options: StageOptions, output: (chunk: Uint8Array) => void): StageRequest => ({
+  const scriptSections = (stage: string, options: StageOptions): string | undefined =>
+    options.scriptSections && options.echo && sections.markers && !options.inSection ? stageSpec(stage as StageName).commandSections : undefined;
+  const request = (target: Executor, stage: string, commands: string[], options: StageOptions, output: (chunk: Uint8Array) => void): StageRequest => ({
     ...script(target, stage, commands, options),
     ...(run.mark ? { mark: run.mark } : {}),
     ...(options.attempts !== undefined && options.attempts > 1 ? { attempts: options.attempts } : {}),
@@ -50,9 +51,13 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
     const own = gitlabSectionName(stage);
     sections.close(stage, left.filter((name) => name !== own));
   };
-  const shell: ShellRun = async (target, stage, commands, options) => {
-    services.onStage?.(build, stage);
-    sections.open(stage);
+  const shell: ShellRun = async (target: Executor, stage: string, commands: string[], options: StageOptions) => {
+    // A part of a stage runs in the section its caller opened: only what its output left open is closed.
+    const own = options.inSection ? undefined : (stage as StageName);
+    if (own) {
+      services.onStage?.(build, own);
+      sections.open(own);
+    }
     if (options.notice) write(notice(options.notice));
     const output = run.output();
     let result: StageResult;
@@ -60,7 +65,9 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
       const stageRequest = request(target, stage, commands, options, output.write);
       result = await (options.untimed ? target.runStage(stageRequest) : timed(run.mark, stage, () => target.runStage(stageRequest)));
     } finally {
-      close(stage, output.end());
+      const left = output.end();
+      if (own) close(own, left);
+      else sections.closeLeft(left);
     }
     killed(stage, result);
     return result;

@@ -19,8 +19,10 @@ import { VERSION } from '../../util/version.js';
 import { timed } from '../../util/timeline.js';
 import type { StageContext } from './artifact-stages.js';
 import { JobSetupError } from './control-variables.js';
+import { archiveAndUploadInDriver, cleanupFileVariablesInDriver, prepareScriptInDriver, restoreAndDownloadInDriver, type DriverStageRun } from './driver-stages.js';
 import { failureOf, StageFailed } from './failure.js';
-import { jobSignal, JobStop, type JobSignal } from './job-signal.js';
+import { DEFAULT_JOB_TIMEOUT_S, jobSignal, JobStop, type JobSignal } from './job-signal.js';
+import { stageTimeout } from './stage-timeout.js';
 import { extractedInto, giveProjectToUser, takeProject } from './job-user.js';
 import { LogSections } from './log-sections.js';
 import { errorLine, header, warning } from './messages.js';
@@ -30,7 +32,7 @@ import { readScriptControls, type ScriptControls } from './script-controls.js';
 import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type StageRun } from './stage-run.js';
-import { stageShells } from './stage-shell.js';
+import { buildPath, stageShells } from './stage-shell.js';
 import { afterScript, runSteps, stepCommands, userSteps, type StepsOutcome } from './user-steps.js';
 
 export type { StageRun };
@@ -43,13 +45,18 @@ export interface StagesResult {
 }
 
 /** A job with `run:` asks for GitLab's step-runner, which ci-runner does not have. */
-export class CiStepsRefused extends JobSetupError {}
+export class CiStepsRefused extends JobSetupError {
+  constructor(message: string) {
+    super(message, 'CI_STEPS', 'runner_configuration_error');
+  }
+}
 
 /** Runs every stage of `build`; never rejects. */
 export async function executeStages(build: BuildPayload, services: JobServices, run: StageRun): Promise<StagesResult> {
   const { runner } = services;
   const { dirs, write, executor } = run;
   write(header(VERSION, runner.name, runner.token, run.flags.header));
+  for (const note of run.trace.notes) write(warning(note));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
     if (!canceled) write(`\n${errorLine(`Stopping the job: ${reason}`)}`);
   });
@@ -74,27 +81,38 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   let env: JobEnv | undefined;
   let script: ScriptControls | undefined;
   let status: StepsOutcome['status'] = 'failed';
+  // An executor that runs every stage gets the runner's stages as scripts too (driver-stages.ts).
+  let driver: DriverStageRun | undefined;
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
   try {
     if (build.run) throw new CiStepsRefused('this job uses `run:` (CI steps, run by GitLab\'s step-runner), which ci-runner does not run; give the job a `script:` instead');
-    env = await prepare(build, services, run, job, sections);
+    const jobTimeoutS = build.timeout > 0 ? build.timeout : DEFAULT_JOB_TIMEOUT_S;
+    const prepareSignal = stageTimeout(job, 'prepare_timeout', runner.prepare_timeout, jobTimeoutS, run.logger);
+    env = await prepare(build, services, run, prepareSignal, sections);
     const prepared = env;
+    if (executor.runsEveryStage) {
+      driver = { build, services, ctx, executor, shell, variables: env.build, projectDir: buildPath(executor, dirs.projectDir), job, debug: env.controls.debugTrace };
+      await prepareScriptInDriver(driver);
+    }
     script = readScriptControls(env.host, job.leftMs());
     for (const line of script.warnings) write(warning(`WARNING: ${line}`));
     const options = { echo: true, workDir: dirs.projectDir, variables: env.build, debug: env.controls.debugTrace, scriptSections: run.flags.on('FF_SCRIPT_SECTIONS'), attempts: script.sectionAttempts };
     const first = steps[0];
     // With nothing to do between them, the first step runs in get_sources' process; not under
-    // RUNNER_SCRIPT_TIMEOUT, which only the steps are bound by.
+    // RUNNER_SCRIPT_TIMEOUT, which only the steps are bound by, nor get_sources_timeout, which must
+    // not end the first step.
     const next =
-      first && chain && script.scriptTimeoutMs === undefined
+      first && chain && script.scriptTimeoutMs === undefined && runner.get_sources_timeout === undefined
         ? { stage: stageOfStep(first.name), commands: stepCommands(first, runner, prepared), options: { ...options, signal: job.signal }, began: () => (buildRan = true) }
         : undefined;
     const chained = next && chain ? { run: chain, next } : undefined;
-    const result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, job, prepared, shell, sections, chained));
+    const sourcesSignal = stageTimeout(job, 'get_sources_timeout', runner.get_sources_timeout, jobTimeoutS, run.logger);
+    const result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, sourcesSignal, prepared, shell, sections, chained));
     if (!result) {
       if (runAs) await takeProject(dirs.projectDir, runAs);
-      await timed(run.mark, 'restore_cache and download_artifacts', () => restoreAndDownload(build, services, ctx, job, prepared, sections));
+      const inDriver = driver;
+      await timed(run.mark, 'restore_cache and download_artifacts', () => (inDriver ? restoreAndDownloadInDriver(inDriver) : restoreAndDownload(build, services, ctx, job, prepared, sections)));
       if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
       run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
       await executorReady(executor, run, job);
@@ -108,7 +126,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof CiStepsRefused ? { reason: 'runner_configuration_error' } : error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled());
+    failure = error instanceof JobSetupError ? { reason: error.reason } : failureOf(error, job.timedOut(), job.canceled(), job.interrupted());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
@@ -134,10 +152,12 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     buildRan = false;
   }
   // A server that asked to stop at once gets no cache saved and no artifacts (the job is over there).
-  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () =>
-    archiveAndUpload(build, services, ctx, job, { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) }, sections),
-  );
-  await cleanupFileVariables(build, services, run, env, sections);
+  const sofar = { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) };
+  const inDriver = driver;
+  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => (inDriver ? archiveAndUploadInDriver(inDriver, sofar) : archiveAndUpload(build, services, ctx, job, sofar, sections)));
+  if (inDriver) await cleanupFileVariablesInDriver(inDriver, run.stop);
+  else await cleanupFileVariables(build, services, run, env, sections);
+  await executor.finish?.();
   job.dispose();
   if (final.ok) return { state: 'success' };
   return { state: 'failed', ...(final.reason ? { reason: final.reason } : {}), failure: final.reason === reason && failure ? failure : final.failure };

@@ -7,13 +7,13 @@ import { stat } from 'node:fs/promises';
 import type { RunnerApi } from '../../client/api.js';
 import type { RunnerConfig } from '../config/schema.js';
 import type { SharedServices } from '../services.js';
-import type { CacheRequest, StageContext } from '../job/artifact-stages.js';
-import { runnerLabel, type ObserverSlot } from './observer.js';
+import type { ArtifactStages, StageContext } from '../job/artifact-stages.js';
+import type { ObserverSlot, RunnerObserver, RunnerRef } from './observer.js';
 
 type Method = (...args: never[]) => Promise<{ status: number }>;
 
-/** `client` as seen by one runner entry: each call is timed and counted under the entry's name. */
-export function observedClient(client: RunnerApi, runner: () => Pick<RunnerConfig, 'name'>, slot: ObserverSlot): RunnerApi {
+/** `client` as seen by one runner entry: each call is timed and counted under the entry's labels. */
+export function observedClient(client: RunnerApi, runner: () => Pick<RunnerConfig, 'name' | 'token'>, slot: ObserverSlot): RunnerApi {
   return new Proxy(client, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
@@ -22,18 +22,25 @@ export function observedClient(client: RunnerApi, runner: () => Pick<RunnerConfi
         const observer = slot.current;
         const method = value as Method;
         if (!observer) return method.apply(target, args as never[]);
+        const ref = runner();
+        const polling = property === 'requestBuild';
+        if (polling) observer.jobRequest(ref, 'started');
         const startedAt = process.hrtime.bigint();
-        const result = await method.apply(target, args as never[]);
-        const name = runnerLabel(runner());
-        observer.request(name, property, result.status, Number(process.hrtime.bigint() - startedAt) / 1e9);
-        await afterCall(observer, name, property, args, result);
+        let result: Awaited<ReturnType<Method>> & { kind?: string } = { status: -1 };
+        try {
+          result = await method.apply(target, args as never[]);
+        } finally {
+          if (polling) observer.jobRequest(ref, 'ended', result.status >= 200 && result.status < 500 && result.kind !== 'forbidden');
+        }
+        observer.request(ref, property, result.status, Number(process.hrtime.bigint() - startedAt) / 1e9);
+        await afterCall(observer, ref, property, args, result);
         return result;
       };
     },
   });
 }
 
-async function afterCall(observer: NonNullable<ObserverSlot['current']>, name: string, endpoint: string, args: unknown[], result: { status: number; kind?: string; size?: number; serverLength?: number }): Promise<void> {
+async function afterCall(observer: RunnerObserver, name: RunnerRef, endpoint: string, args: unknown[], result: { status: number; kind?: string; size?: number; serverLength?: number }): Promise<void> {
   if (result.status === -1) observer.error('transport');
   else if (result.status >= 500) observer.error('coordinator_5xx');
   if (endpoint === 'requestBuild') {
@@ -69,29 +76,15 @@ export function observedServices(services: SharedServices, slot: ObserverSlot): 
       downloadArtifacts: (ctx, opts) => stages.downloadArtifacts(ctx, opts),
       uploadArtifacts: (ctx, opts) => stages.uploadArtifacts(ctx, opts),
       restoreCache: async (ctx, opts) => {
-        const before = await cacheFile(slot, ctx, opts);
-        await stages.restoreCache(ctx, opts);
-        if (before) slot.current?.cacheBytes(opts.runnerName, 'down', before.size);
+        const restored = await stages.restoreCache(ctx, opts);
+        if (restored) slot.current?.cacheBytes(ctx.build, 'down', restored.bytes);
+        return restored;
       },
       archiveCache: async (ctx, opts) => {
-        const before = await cacheFile(slot, ctx, opts);
-        await stages.archiveCache(ctx, opts);
-        const after = await cacheFile(slot, ctx, opts);
-        // The archive is renamed into place whole: a new inode or mtime means it was written.
-        if (after && (!before || after.ino !== before.ino || after.mtimeMs !== before.mtimeMs)) slot.current?.cacheBytes(opts.runnerName, 'up', after.size);
+        const saved = await stages.archiveCache(ctx, opts);
+        if (saved) slot.current?.cacheBytes(ctx.build, 'up', saved.bytes);
+        return saved;
       },
     },
   };
-}
-
-/** The cache archive's size and identity, when an observer wants it and the file exists. */
-async function cacheFile(slot: ObserverSlot, ctx: StageContext, opts: CacheRequest): Promise<{ size: number; ino: number; mtimeMs: number } | undefined> {
-  if (!slot.current || !ctx.build.options.cache) return undefined;
-  try {
-    const { cacheFilePath } = await import('../../artifacts/naming.js');
-    const stats = await stat(cacheFilePath(opts.cacheDir, opts.runnerName, ctx.build, opts.key));
-    return stats.isFile() ? stats : undefined;
-  } catch {
-    return undefined;
-  }
 }

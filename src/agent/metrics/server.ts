@@ -1,7 +1,9 @@
 /**
  * The daemon's status server on `listen_address`: `/metrics` (Prometheus text), `/healthz` (the
- * process answers), `/readyz` (some entry can take jobs; 503 with a reason per runner otherwise) and
- * `/debug/jobs` (the running jobs). Plain node:http: four read-only routes need no framework.
+ * process answers), `/readyz` (some entry can take jobs; 503 with a reason per runner otherwise),
+ * `/debug/jobs` (the running jobs, JSON); and GitLab Runner's own routes: `/debug/jobs/list` (its
+ * text format), `/debug/process/state` and `/health/ready`. Plain node:http: a few read-only routes
+ * need no framework.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +16,10 @@ export interface StatusSource {
   /** Undefined while no config is loaded (not in `run`, which starts with one). */
   readiness(): { stopping: boolean; runners: RunnerReadiness[] } | undefined;
   runningJobs(): RunningJob[];
+  /** GitLab Runner's `/debug/jobs/list` body. */
+  runningJobsText(): string;
+  /** starting, running, graceful-shutdown or forceful-shutdown. */
+  processState(): string;
   scrape(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -79,14 +85,29 @@ async function handle(req: IncomingMessage, res: ServerResponse, source: StatusS
     case '/debug/jobs':
       send(res, 200, { jobs: source.runningJobs() });
       return;
+    case '/debug/jobs/list':
+      sendText(res, 200, source.runningJobsText(), { 'x-list-version': '2' });
+      return;
+    case '/debug/process/state':
+      sendText(res, 200, `${source.processState()}\n`);
+      return;
+    case '/health/ready':
+      // GitLab Runner answers ready once it runs (its boot check passed); this daemon runs once it listens.
+      sendText(res, 200, 'ready\n');
+      return;
     default:
-      send(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz', '/debug/jobs'] });
+      send(res, 404, { error: 'not found', routes: ['/metrics', '/healthz', '/readyz', '/health/ready', '/debug/jobs', '/debug/jobs/list', '/debug/process/state'] });
   }
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = `${JSON.stringify(body)}\n`;
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(res.req.method === 'HEAD' ? undefined : text);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'text/plain', 'cache-control': 'no-store', ...headers });
   res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 

@@ -25,6 +25,10 @@ const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyComm
   ['stop', async () => (await import('./service-control.js')).stopCommand],
   ['restart', async () => (await import('./service-control.js')).restartCommand],
   ['status', async () => (await import('./service-control.js')).statusCommand],
+  ['artifacts-downloader', async () => (await import('./helpers.js')).artifactsDownloaderCommand],
+  ['artifacts-uploader', async () => (await import('./helpers.js')).artifactsUploaderCommand],
+  ['cache-extractor', async () => (await import('./helpers.js')).cacheExtractorCommand],
+  ['cache-archiver', async () => (await import('./helpers.js')).cacheArchiverCommand],
 ];
 
 /** Other names of commands: GitLab Runner's, where it calls one differently. */

@@ -12,13 +12,15 @@ import { resolveConfigPath } from '../../agent/config/index.js';
 import { lookupUser } from '../../executors/run-as.js';
 import { requireSystemd, SYSTEM_UNIT_DIR, systemctl } from '../../service/systemd.js';
 import { renderUnit, stopTimeoutFor } from '../../service/unit.js';
-import { SERVICE_EXIT_NOTE, serviceName, withServiceOption, type ServiceArgs } from './service-options.js';
+import { SERVICE_EXIT_NOTE, serviceOf, withServiceOption, type ServiceArgs } from './service-options.js';
 
 interface InstallArgs extends ServiceArgs {
   config?: string;
   'working-directory'?: string;
   user?: string;
   'unit-dir'?: string;
+  syslog?: boolean;
+  'init-user'?: string;
 }
 
 const UNIT_DIR_HELP = 'Only write the unit file into this directory; systemd is not touched (packaging, tests)';
@@ -32,9 +34,12 @@ export const installCommand: CommandModule<object, InstallArgs> = {
       .option('working-directory', { alias: 'd', type: 'string', describe: 'The daemon\'s working directory (default: /var/lib/<service>, created by systemd)' })
       .option('user', { alias: 'u', type: 'string', describe: 'Run shell jobs as this user (the daemon stays root)' })
       .option('unit-dir', { type: 'string', describe: UNIT_DIR_HELP })
+      .option('syslog', { type: 'boolean', describe: 'Add --syslog to the service\'s run command (under systemd the log reaches the journal either way)' })
+      .option('init-user', { alias: 'i', type: 'string', describe: "GitLab Runner's user for the daemon itself (refused: the daemon runs as root; jobs run as --user)" })
       .epilogue(`Start it with \`ci-runner start\`. TimeoutStopSec is shutdown_timeout + 60 s (at least 120 s), read from the config when it exists.\nExit codes: 0 installed; 1 already installed or systemctl failed; 2 bad usage, an invalid config or an unknown user.\n${SERVICE_EXIT_NOTE}`) as unknown as Argv<InstallArgs>,
   handler: async (argv: ArgumentsCamelCase<InstallArgs>) => {
-    const service = serviceName(argv.service);
+    const service = serviceOf(argv);
+    if (argv['init-user'] !== undefined) throw new CommandError(EXIT.usage, '--init-user: the daemon runs as root (it switches to the job user, reaches the docker engine and owns job cgroups); give --user to run shell jobs as that user');
     const unitDir = argv['unit-dir'] ? resolve(argv['unit-dir']) : SYSTEM_UNIT_DIR;
     if (!argv['unit-dir']) await requireSystemd();
     const config = resolveConfigPath(argv.config);
@@ -48,6 +53,7 @@ export const installCommand: CommandModule<object, InstallArgs> = {
       config,
       workingDirectory: resolve(argv['working-directory'] ?? `/var/lib/${service}`),
       ...(argv.user ? { user: argv.user } : {}),
+      ...(argv.syslog ? { syslog: true } : {}),
       timeoutStopSec: stopTimeoutFor(await shutdownTimeout(config)),
     });
     try {
@@ -72,7 +78,7 @@ export const uninstallCommand: CommandModule<object, InstallArgs> = {
       .option('unit-dir', { type: 'string', describe: 'Only remove the unit file from this directory; systemd is not touched' })
       .epilogue(`Exit codes: 0 removed; 1 not installed or systemctl failed.\n${SERVICE_EXIT_NOTE}`) as unknown as Argv<InstallArgs>,
   handler: async (argv: ArgumentsCamelCase<InstallArgs>) => {
-    const service = serviceName(argv.service);
+    const service = serviceOf(argv);
     const unitPath = join(argv['unit-dir'] ? resolve(argv['unit-dir']) : SYSTEM_UNIT_DIR, `${service}.service`);
     if (!argv['unit-dir']) await requireSystemd();
     if (!(await exists(unitPath))) throw new CommandError(EXIT.jobFailed, `${unitPath} does not exist; nothing to uninstall`);

@@ -26,6 +26,8 @@ export interface RegisterRequest {
   tls: TlsMaterial;
   registrationToken?: string;
   runnerToken?: string;
+  /** The runner token came as `--registration-token` (GitLab Runner 19 takes a glrt- token there too). */
+  runnerTokenViaRegistration?: boolean;
   tagList: string[];
   runUntagged: boolean;
   locked?: boolean;
@@ -42,7 +44,7 @@ export async function registerWithCoordinator(request: RegisterRequest): Promise
   if (systemId.unsaved) process.stderr.write(`WARNING: system id: ${systemId.unsaved}\n`);
   const client = await connect(url, (values.api ?? 'auto') as ApiChoice, request.tls, systemId.id);
   try {
-    const warnings = created ? createdRunnerWarnings(values) : client.api === 'v1' ? checkV4OnlyValues(values) : [];
+    const warnings = created ? createdRunnerWarnings(values, request.runnerTokenViaRegistration) : client.api === 'v1' ? checkV4OnlyValues(values) : [];
     for (const warning of warnings) process.stderr.write(`WARNING: ${warning}\n`);
     if (created) await takeCreatedRunner(client, request, systemId.id);
     else if (request.runnerToken) await takeExistingRunner(client, request, request.runnerToken);
@@ -87,8 +89,7 @@ async function registerNewRunner(client: ConcreteClient, request: RegisterReques
   }
   const token = result.runner.token;
   const expiresAt = 'tokenExpiresAt' in result.runner ? result.runner.tokenExpiresAt : undefined;
-  const expires = typeof expiresAt === 'string' ? { token_expires_at: new Date(expiresAt) } : {};
-  await save(request, { ...entry, ...(result.runner.id ? { id: result.runner.id } : {}), token, ...expires }, async () => {
+  await save(request, { ...entry, ...(result.runner.id ? { id: result.runner.id } : {}), token, ...tokenTimes(typeof expiresAt === 'string' ? expiresAt : undefined) }, async () => {
     if (values['leave-runner'] === true) return `the runner stays registered (--leave-runner): add it to a config yourself with url = "${entry.url}" and token = "${token}"`;
     await client.deleteRunner(token).catch(() => undefined);
     return 'the runner was unregistered again';
@@ -109,8 +110,7 @@ async function takeCreatedRunner(client: ConcreteClient, request: RegisterReques
   if (!result.runner?.id) {
     throw new CommandError(EXIT.coordinator, `the coordinator at ${url} verified the token but did not say the runner's id (GitLab before 16.0?); a glrt- token needs GitLab 16.0 or later`);
   }
-  const expires = result.runner.tokenExpiresAt ? { token_expires_at: new Date(result.runner.tokenExpiresAt) } : {};
-  await save(request, { ...entry, id: result.runner.id, token, token_obtained_at: new Date(), ...expires }, async () => {
+  await save(request, { ...entry, id: result.runner.id, token, ...tokenTimes(result.runner.tokenExpiresAt) }, async () => {
     await client.deleteManager(token, systemId).catch(() => undefined);
     return 'the runner is unchanged on the coordinator';
   });
@@ -125,6 +125,19 @@ async function takeExistingRunner(client: ConcreteClient, request: RegisterReque
   if (result.alive !== true) throw new CommandError(EXIT.coordinator, `verifying the runner token at ${url} failed: ${result.error?.message ?? `status ${result.status}`}`);
   await save(request, { ...entry, token }, () => Promise.resolve('the runner is unchanged on the coordinator'));
   process.stdout.write(`Runner "${entry.name}" (token ${token.slice(0, 8)}...) verified and added to ${request.configPath}\n`);
+}
+
+/**
+ * `token_obtained_at` (now, to the second) and `token_expires_at` as GitLab Runner 19 writes them: a
+ * token that does not expire gets its zero value, 0001-01-01T00:00:00Z. The daemon renews a token
+ * that expires at 3/4 of that span (agent/token-rotation.ts).
+ */
+export function tokenTimes(expiresAt: string | undefined, now = Date.now()): { token_obtained_at: Date; token_expires_at: Date } {
+  const expires = expiresAt === undefined ? undefined : new Date(expiresAt);
+  return {
+    token_obtained_at: new Date(Math.floor(now / 1000) * 1000),
+    token_expires_at: expires && !Number.isNaN(expires.getTime()) ? expires : new Date('0001-01-01T00:00:00Z'),
+  };
 }
 
 /** Writes the entry; when that fails, `undo` says (and does) what becomes of the runner on the server. */

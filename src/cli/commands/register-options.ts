@@ -55,12 +55,27 @@ export function checkV4OnlyValues(values: RegisterValues): string[] {
 }
 
 /**
- * A runner created on the server (`glrt-` token) has its settings there: flags that would set them
- * are ignored with a warning, as GitLab Runner does. Returns the warnings.
+ * A runner created on the server (`glrt-` token) has its settings there, as in GitLab Runner 19:
+ * flags that would set them are refused with `--token`, and ignored with a warning when the token
+ * came through the legacy `--registration-token` (GitLab Runner's "legacy-compatible registration").
+ * Returns the warnings; throws for `--token`.
  */
-export function createdRunnerWarnings(values: RegisterValues): string[] {
-  const given = (['tag-list', 'run-untagged', 'locked', 'access-level', 'maximum-timeout', 'paused', 'maintenance-note'] as const).filter((flag) => values[flag] !== undefined && values[flag] !== '');
-  return given.length === 0 ? [] : [`--${given.join(', --')} ${given.length === 1 ? 'is' : 'are'} ignored for a runner created in GitLab (glrt- token): set ${given.length === 1 ? 'it' : 'them'} on the runner's page there`];
+export function createdRunnerWarnings(values: RegisterValues, viaRegistrationToken = false): string[] {
+  const given = (['tag-list', 'run-untagged', 'locked', 'access-level', 'maximum-timeout', 'paused', 'maintenance-note'] as const).filter((flag) => {
+    const value = values[flag];
+    // GitLab Runner's defaults (locked true, the others unset or false) are not a setting.
+    if (flag === 'locked') return value === false;
+    return value !== undefined && value !== '' && value !== false && value !== 0;
+  });
+  if (given.length === 0) return [];
+  const list = `--${given.join(', --')}`;
+  if (!viaRegistrationToken) {
+    throw new CommandError(
+      EXIT.usage,
+      `${list}: runner configuration other than name and executor configuration is reserved (--locked, --access-level, --run-untagged, --maximum-timeout, --paused, --tag-list and --maintenance-note) and cannot be given when registering with a runner authentication token (glrt-); set it on the runner's page in GitLab and try again without it`,
+    );
+  }
+  return [`an authentication token (glrt-) was given as --registration-token: it is taken into use as one (legacy-compatible registration), and ${list} ${given.length === 1 ? 'is' : 'are'} ignored; set ${given.length === 1 ? 'it' : 'them'} on the runner's page in GitLab`];
 }
 
 /** `register`'s values once the environment has filled in what the flags left out. */

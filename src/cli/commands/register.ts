@@ -12,20 +12,25 @@ import { CommandError, EXIT } from '../support.js';
 import { appendRunner, resolveConfigPath, runnerSchema, type NewRunnerEntry } from '../../agent/config/index.js';
 import { ConfigError } from '../../agent/config/errors.js';
 import { readOrEmpty } from '../../agent/config/write.js';
+import { CACHE_KEYS, cacheSchema } from '../../agent/config/cache-schema.js';
+import { checkKeys, type KeyFindings } from '../../agent/config/key-check.js';
 import { dockerSchema } from '../../agent/config/docker-schema.js';
+import { addCacheFlags, cacheFlagOfPath, cacheTableFromFlags } from '../cache-flags.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
 import { interactive, Prompter } from '../prompt.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { TlsFiles } from '../../client/tls.js';
-import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { addEnvOptions, checkFlagSupport, flagLabel, resolveEnvOptions } from '../env-options.js';
+import { REGISTER_COMPAT_FLAGS } from './register-compat.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
-import { registerWithCoordinator } from './register-flow.js';
+import { CREATED_RUNNER_PREFIX, registerWithCoordinator } from './register-flow.js';
 
 interface RegisterArgs extends RegisterValues {
   'tls-ca-file'?: string;
   'tls-cert-file'?: string;
   'tls-key-file'?: string;
   [dockerFlag: `docker-${string}`]: unknown;
+  [cacheFlag: `cache-${string}`]: unknown;
 }
 
 
@@ -33,18 +38,29 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    addDockerFlags(addTlsFlags(addEnvOptions(y, REGISTER_FLAGS), { note: ' (written to config.toml)' }))
+    addCacheFlags(addDockerFlags(addTlsFlags(addEnvOptions(addEnvOptions(y, REGISTER_FLAGS), REGISTER_COMPAT_FLAGS), { note: ' (written to config.toml)' })))
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor shell', 'Take a runner created in GitLab (Settings > CI/CD > Runners > New runner) into use')
       .example('$0 register -n --url https://ci.example.com/ -r TOKEN --executor docker --docker-image alpine:3.20', 'Register with a registration token, without prompts (as `gitlab-runner register -n ...`)')
-      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --cache-type s3 --cache-shared --cache-s3-bucket-name runner-cache --cache-s3-bucket-location eu-west-1', 'With a cache in S3 shared by the runners (credentials: CACHE_S3_ACCESS_KEY, CACHE_S3_SECRET_KEY, or the machine\'s IAM role)')
+      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (--kubernetes-*, --custom-*, the --docker-* not shown, --template-config, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
+    for (const warning of checkFlagSupport(argv, REGISTER_COMPAT_FLAGS)) process.stderr.write(`WARNING: ${warning}\n`);
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
     const configPath = resolveConfigPath(values.config);
     // Unusable TLS files are found before any prompt and before the coordinator is asked anything.
     const tls = tlsFromFlags(argv);
     const tlsMaterial = checkTlsFlags(tls);
     const docker = dockerTableFromFlags(argv);
+    const cache = cacheTableFromFlags(argv);
+    if (cache) checkCacheTable(cache);
     if (!values['non-interactive'] && interactive()) await askMissing(values, docker);
+    // As GitLab Runner 19: an authentication token (glrt-) given where a registration token goes is
+    // verified and taken into use as one, with no legacy registration.
+    const authAsRegistration = !values.token && values['registration-token']?.startsWith(CREATED_RUNNER_PREFIX) === true;
+    if (authAsRegistration) {
+      values.token = values['registration-token'];
+      delete values['registration-token'];
+    }
     const { url, 'registration-token': token, token: runnerToken } = values;
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
     if (!token && !runnerToken) throw new CommandError(EXIT.usage, 'register needs a registration token (--registration-token or REGISTRATION_TOKEN), or the token of a runner that exists already (--token or CI_SERVER_TOKEN)');
@@ -56,7 +72,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     // A runner without tags that may not take untagged jobs could never run anything.
     const runUntagged = tagList.length === 0 ? true : (values['run-untagged'] ?? false);
     const locked = values.locked;
-    const entry = newEntry(values, { name, url, executor, tlsFiles: tls.files, docker });
+    const entry = newEntry(values, { name, url, executor, tlsFiles: tls.files, docker, ...(cache ? { cache } : {}) });
     checkEntry(entry, argv);
 
     // A config that cannot be used is found before the coordinator creates a runner for it.
@@ -64,13 +80,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       throw new CommandError(EXIT.usage, error instanceof ConfigError ? error.message : `cannot read ${configPath}: ${(error as Error).message}`);
     });
     warnAboveConcurrent(existing, entry);
-    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
+    await registerWithCoordinator({ values, configPath, url, entry, tls: tlsMaterial, ...(token ? { registrationToken: token } : {}), ...(runnerToken ? { runnerToken } : {}), ...(authAsRegistration ? { runnerTokenViaRegistration: true } : {}), tagList, runUntagged, ...(locked !== undefined ? { locked } : {}) });
     process.stdout.write(`A running \`ci-runner run\` using ${configPath} picks it up within seconds (it watches the file); otherwise start one with \`ci-runner run -c ${configPath}\`\n`);
   },
 };
 
 /** The `[[runners]]` entry to write (its token is filled in once the coordinator has answered). */
-function newEntry(values: RegisterValues, fixed: { name: string; url: string; executor: string; tlsFiles: TlsFiles; docker: Record<string, unknown> }): NewRunnerEntry {
+function newEntry(values: RegisterValues, fixed: { name: string; url: string; executor: string; tlsFiles: TlsFiles; docker: Record<string, unknown>; cache?: Record<string, unknown> }): NewRunnerEntry {
   return {
     name: fixed.name,
     url: fixed.url,
@@ -85,10 +101,11 @@ function newEntry(values: RegisterValues, fixed: { name: string; url: string; ex
     request_concurrency: values['request-concurrency'],
     ...fixed.tlsFiles,
     environment: values.env && values.env.length > 0 ? values.env : undefined,
-    pre_clone_script: values['pre-clone-script'],
+    pre_get_sources_script: values['pre-clone-script'],
     pre_build_script: values['pre-build-script'],
     post_build_script: values['post-build-script'],
     ...(fixed.executor === 'docker' ? { docker: fixed.docker } : {}),
+    ...(fixed.cache ? { cache: fixed.cache } : {}),
   };
 }
 
@@ -112,8 +129,8 @@ async function askMissing(values: RegisterValues, docker: Record<string, unknown
 
 /** Refuses, before anything is registered, keys the config loader would refuse later. */
 function checkEntry(entry: NewRunnerEntry, argv: Record<string, unknown>): void {
-  const { docker: _docker, ...keys } = entry;
-  const parsed = runnerSchema.omit({ docker: true }).safeParse(Object.fromEntries(Object.entries({ ...keys, token: 'unregistered' }).filter(([, v]) => v !== undefined && v !== '')));
+  const { docker: _docker, cache: _cache, ...keys } = entry;
+  const parsed = runnerSchema.omit({ docker: true, cache: true }).safeParse(Object.fromEntries(Object.entries({ ...keys, token: 'unregistered' }).filter(([, v]) => v !== undefined && v !== '')));
   if (!parsed.success) {
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagLabel(REGISTER_FLAGS, String(i.path[0] ?? ''), argv)}: ${i.message}`).join('\n'));
   }
@@ -144,4 +161,18 @@ function checkDockerTable(docker: Record<string, unknown>): void {
   if (!parsed.success) {
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagOfKey(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
   }
+}
+
+/**
+ * Refuses, before anything is registered, a `[runners.cache]` table from flags the config loader would
+ * refuse later; prints the warnings it would give (a flag for a key ci-runner does not use).
+ */
+function checkCacheTable(cache: Record<string, unknown>): void {
+  const copy = structuredClone(cache);
+  const found = { warnings: [], problems: [], checked: new Set<string>() } as KeyFindings;
+  checkKeys(copy, CACHE_KEYS, [], (path) => cacheFlagOfPath(path), found);
+  for (const line of found.warnings) process.stderr.write(`WARNING: ${line}\n`);
+  const parsed = cacheSchema.safeParse(copy);
+  const problems = [...found.problems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${cacheFlagOfPath(i.path)}: ${i.message}`))];
+  if (problems.length > 0) throw new CommandError(EXIT.usage, problems.join('\n'));
 }

@@ -21,7 +21,7 @@ export const RUN_ONCE_FLAGS: readonly EnvFlag[] = [
   { flag: 'request-concurrency', env: ['RUNNER_REQUEST_CONCURRENCY'], kind: 'int', min: 0, default: 1, describe: 'Most job requests at once (0 means 1)' },
   { flag: 'wait-timeout', env: ['RUNNER_WAIT_TIMEOUT'], kind: 'string', describe: 'Exit when no job has arrived for this long, counted from the start and from the end of each job (e.g. 60s, 5m; a bare number is seconds; 0 = wait without limit) (default: 60s; run-single: 0, as in GitLab Runner)' },
   { flag: 'poll-interval', env: ['RUNNER_POLL_INTERVAL'], kind: 'string', default: '1s', describe: 'Pause between polls that find no job' },
-  { flag: 'shutdown-timeout', env: ['RUNNER_SHUTDOWN_TIMEOUT'], kind: 'string', default: '30s', describe: 'After SIGTERM/SIGINT, how long jobs may still run' },
+  { flag: 'shutdown-timeout', env: ['RUNNER_SHUTDOWN_TIMEOUT'], kind: 'string', default: '30s', describe: 'After SIGTERM/SIGINT, how long aborted jobs may take to report before the process exits anyway' },
   { flag: 'output-limit', env: ['RUNNER_OUTPUT_LIMIT'], kind: 'int', min: 0, default: 4096, describe: 'Trace size cap in KiB (0 means 4096)' },
   { flag: 'env', env: ['RUNNER_ENV'], kind: 'list', describe: 'Extra job variable NAME=value (repeatable; in the environment one per line)' },
   { flag: 'pre-clone-script', env: ['RUNNER_PRE_CLONE_SCRIPT'], kind: 'string', describe: 'Commands run before the clone/fetch' },

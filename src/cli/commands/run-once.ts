@@ -5,7 +5,8 @@
  * with the environment alone.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { CommandError, EXIT, handleStopSignals } from '../support.js';
+import { CommandError, EXIT } from '../support.js';
+import { handleStopSignals } from '../stop-signals.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
@@ -14,7 +15,6 @@ import { keepRunningOnUnhandledRejection } from '../last-resort.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { RunJobsResult } from '../../agent/run-jobs.js';
 import { parseDurationMs } from '../../util/duration.js';
-import { setLongTimeout, type LongTimer } from '../../util/timers.js';
 import { addEnvOptions, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { requestedLogLevel } from '../global-options.js';
 import { RUN_ONCE_FLAGS, type RunOnceValues } from './run-once-options.js';
@@ -35,7 +35,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       .example('$0 run-once --url https://ci.example.com/ --token TOKEN --executor docker --docker-image alpine:3.20', 'One job in a container, then exit')
       .example('CI_SERVER_URL=... RUNNER_TOKEN=... $0 run-single --max-builds 5 --wait-timeout 10m', 'Up to five jobs, exiting after ten minutes without one')
       .epilogue(
-        'Values come from flags, then the environment names shown, then the defaults. Each job\'s log location is printed on standard error when it starts; --show-log also copies the log to standard output.\nExit codes: 0 every job succeeded; 1 a job failed; 2 bad usage, an unusable TLS file, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.',
+        'Values come from flags, then the environment names shown, then the defaults. Each job\'s log location is printed on standard error when it starts; --show-log also copies the log to standard output.\nExit codes: 0 every job succeeded; 1 a job failed; 2 bad usage, an unusable TLS file, or --executor docker and the docker engine does not answer; 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.\nSignals (as GitLab Runner): SIGQUIT takes no new job and lets running ones finish; SIGTERM/SIGINT abort running jobs (reported failed, runner_interrupted) and wait up to --shutdown-timeout for their final updates, then exit 1; a further signal meanwhile exits 1 at once.',
       ) as unknown as Argv<RunOnceArgs>,
   handler: async (argv: ArgumentsCamelCase<RunOnceArgs>) => {
     // Invoked as run-single, the defaults are GitLab Runner's: jobs until stopped, waiting without limit.
@@ -56,8 +56,8 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       const check = await checkExecutor(runner);
       if (!check.ok) throw new CommandError(EXIT.usage, `cannot run docker jobs: ${check.reason}`);
     }
-    const [{ JobStop }, { runJobs }, { defaultServices }, { createLogger }, { JobLogTee, jobLogLocation }] = await Promise.all([
-      import('../../agent/job/run-job.js'),
+    const [{ JobInterrupted }, { runJobs }, { defaultServices }, { createLogger }, { JobLogTee, jobLogLocation }] = await Promise.all([
+      import('../../agent/job/job-signal.js'),
       import('../../agent/run-jobs.js'),
       import('../../agent/services.js'),
       import('../../log/index.js'),
@@ -68,14 +68,16 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     const limit = Math.max(1, values.limit);
     const tee = values['show-log'] ? new JobLogTee(process.stdout, runner.token, limit > 1 && maxBuilds !== 1) : undefined;
     const stopJob = new AbortController();
-    let timer: LongTimer | undefined;
     const signals = handleStopSignals(
       logger,
-      () => {
-        timer = setLongTimeout(() => stopJob.abort(new JobStop(`the runner is shutting down and the job did not finish within ${values['shutdown-timeout']}`)), shutdownMs, { unref: true });
-      },
-      () => stopJob.abort(new JobStop('the runner was stopped (forced shutdown)')),
+      { graceful: () => logger.warn('Requested quit, waiting for builds to finish'), forceful: (signal) => stopJob.abort(new JobInterrupted(`aborted: the runner was stopped (${signal})`)) },
+      () => shutdownMs,
     );
+    signals.forcedExit.then((why) => {
+      // As GitLab Runner's run-single: no more waiting; an owed final update goes at the next start.
+      process.stderr.write(`ci-runner: ${why}\n`);
+      process.exit(EXIT.jobFailed);
+    }, () => undefined);
     try {
       const services = defaultServices(logger);
       const result = await runJobs({
@@ -97,7 +99,6 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       });
       process.exitCode = exitCodeOf(result, { runner, waitTimeout, received: signals.received });
     } finally {
-      timer?.clear();
       signals.dispose();
     }
   },
@@ -166,7 +167,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
     artifacts_format: argv['artifacts-format'],
     docker,
     ...(argv['artifacts-extract-limit'] !== undefined ? { artifacts_extract_limit: argv['artifacts-extract-limit'] } : {}),
-    ...(argv['pre-clone-script'] ? { pre_clone_script: argv['pre-clone-script'] } : {}),
+    ...(argv['pre-clone-script'] ? { pre_get_sources_script: argv['pre-clone-script'] } : {}),
     ...(argv['pre-build-script'] ? { pre_build_script: argv['pre-build-script'] } : {}),
     ...(argv['post-build-script'] ? { post_build_script: argv['post-build-script'] } : {}),
   });

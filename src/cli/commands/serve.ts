@@ -2,7 +2,7 @@
  * `ci-runner serve`: runs the embedded reference CI server (docs/architecture.md) until SIGINT/SIGTERM. Prints
  * one block with the URL, tokens and projects on standard output; request logs go to standard error.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CiRunnerError } from '../../util/errors.js';
@@ -24,6 +24,7 @@ interface ServeArgs {
   dataDir?: string;
   maxArtifactsSize: string;
   longPoll: string;
+  runnerTokenExpiresIn: string;
   traceUpdateInterval: string;
   staleBuildTimeout: string;
   stuckTimeout: string;
@@ -88,6 +89,7 @@ function builder(yargs: Argv): Argv<ServeArgs> {
     })
     .option('max-artifacts-size', { type: 'string', default: '100MiB', describe: 'Uploads of this size or more get 413 (bytes, or 100MB / 100MiB)' })
     .option('long-poll', { type: 'string', default: '0', describe: 'Hold a build request with nothing to do for up to this long (e.g. 30s); 0 = off' })
+    .option('runner-token-expires-in', { type: 'string', default: '0', describe: 'Runner tokens (v4) expire this long after they are issued (e.g. 7d), as GitLab\'s token expiry: answers carry token_expires_at, an expired token gets 403, reset_authentication_token gives a new one; 0 = never' })
     .option('trace-update-interval', { type: 'string', default: '1s', describe: 'How often runners are told to send their log and keep-alives while a job runs (X-GitLab-Trace-Update-Interval, whole seconds): how soon a silent job hears of its cancel' })
     .option('stale-build-timeout', { type: 'string', default: '60m', describe: 'Fail running builds that send no update for this long' })
     .option('stuck-timeout', { type: 'string', default: '60m', describe: 'Fail pending jobs that no runner can take (their tags, untagged, their project) after this long' })
@@ -142,7 +144,6 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
   const pipelineText = args.pipeline === undefined ? undefined : await readFile(args.pipeline, 'utf8');
   if (pipelineText !== undefined && projects.length === 0) throw new UsageError('--pipeline needs a project to run on: add --project NAME=PATH');
   const dataDir = args.dataDir === undefined ? undefined : resolve(args.dataDir);
-  if (dataDir) await mkdir(dataDir, { recursive: true });
 
   // The global --log-level/--debug (default info): request and event logs on standard error.
   const logger = createLogger({ level: requestedLogLevel(args) ?? 'info' });
@@ -154,6 +155,7 @@ async function handler(args: ArgumentsCamelCase<ServeArgs>): Promise<void> {
     ...(dataDir ? { dataDir } : {}),
     maxArtifactsSize,
     longPollMs: durationFlag('long-poll', args.longPoll),
+    runnerTokenExpiresInMs: durationFlag('runner-token-expires-in', args.runnerTokenExpiresIn),
     traceUpdateIntervalS: updateIntervalFlag(args.traceUpdateInterval),
     staleBuildTimeoutMs: durationFlag('stale-build-timeout', args.staleBuildTimeout),
     stuckPendingTimeoutMs: durationFlag('stuck-timeout', args.stuckTimeout),

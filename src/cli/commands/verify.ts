@@ -4,7 +4,7 @@
  * longer knows.
  */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { EXIT } from '../support.js';
+import { CommandError, EXIT } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { removeRunners, resolveConfigPath } from '../../agent/config/index.js';
 import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
@@ -15,6 +15,8 @@ import { connectRunnerApi } from '../../client/connect.js';
 interface VerifyArgs {
   config?: string;
   name?: string;
+  url?: string;
+  token?: string;
   delete: boolean;
   'tls-ca-file'?: string;
   'tls-cert-file'?: string;
@@ -28,12 +30,18 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     addTlsFlags(y, { note: ' (instead of the runners\' own)', env: false })
       .option('config', { alias: 'c', type: 'string', describe: 'Config file [env: CONFIG_FILE]' })
       .option('name', { alias: 'n', type: 'string', describe: 'Only this runner' })
+      // GitLab Runner's, with no environment names on purpose (a stray CI_SERVER_URL must not filter).
+      .option('url', { alias: 'u', type: 'string', describe: 'Only the runner with this URL and --token' })
+      .option('token', { alias: 't', type: 'string', describe: 'Only the runner with this token and --url' })
       .option('delete', { type: 'boolean', default: false, describe: 'Remove runners the coordinator no longer knows from config.toml' })
       .epilogue('Exit codes: 0 every runner is alive (or removed with --delete); 2 bad config or an unusable TLS file; 3 a runner is unknown to its coordinator, a coordinator could not be reached, or a kubernetes runner\'s cluster could not be reached or refuses a permission the executor needs.') as unknown as Argv<VerifyArgs>,
   handler: async (argv: ArgumentsCamelCase<VerifyArgs>) => {
     const configPath = resolveConfigPath(argv.config);
     const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false, permissions: 'warn' });
-    const runners = config.runners.filter((r) => argv.name === undefined || r.name === argv.name);
+    // As GitLab Runner: a runner is selected by its name, or by its URL and token together.
+    const selecting = argv.name !== undefined || argv.url !== undefined || argv.token !== undefined;
+    const runners = config.runners.filter((r) => !selecting || r.name === argv.name || (r.url === (argv.url ?? '') && r.token === (argv.token ?? '')));
+    if (selecting && runners.length === 0) throw new CommandError(EXIT.usage, `no runner in ${configPath} matches the filtering parameters (--name, or --url with --token)`);
     const flags = tlsFromFlags(argv, {});
     // Every file is checked before the first runner is asked about.
     const tls = runners.map((runner) => entryTls(runner, flags));

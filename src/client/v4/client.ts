@@ -30,6 +30,7 @@ import {
   postJson,
   registerRunnerV4,
   resetTokenV4,
+  resetTokenWithPatV4,
   verifyRunnerV4,
   type RegisterParams,
   type RunnerToken,
@@ -47,6 +48,10 @@ export interface RunnerApiV4ClientOptions extends TransportOptions {
   shell?: string;
   /** This host's id (`s_…`, config/system-id.ts), sent on verify and job requests. */
   systemId?: string;
+  /** The runner's labels (GitLab Runner's `labels`), sent in `info` when there are any. */
+  labels?: Readonly<Record<string, string>>;
+  /** `[runners.docker] gpus`, sent as `info.config.gpus`. */
+  gpus?: string;
   /** Deadline for response headers of ordinary calls. Default 60 s. */
   requestTimeoutMs?: number;
   /** Deadline for V6's response headers; must exceed a long poll (Workhorse holds ~50 s). Default 120 s. */
@@ -68,7 +73,7 @@ export class RunnerApiV4Client implements RunnerApi {
     this.baseUrl = apiV4BaseUrl(options.url);
     this.tls = options.tls ?? {};
     this.info = runnerInfo(options.executor);
-    this.versionInfo = versionInfo(options.executor ?? '', options.shell ?? 'bash');
+    this.versionInfo = versionInfo(options.executor ?? '', options.shell ?? 'bash', { ...(options.labels ? { labels: options.labels } : {}), ...(options.gpus ? { gpus: options.gpus } : {}) });
     this.systemId = options.systemId;
     this.context = {
       transport: new Transport({ ...options, userAgent: USER_AGENT }),
@@ -102,6 +107,11 @@ export class RunnerApiV4Client implements RunnerApi {
   /** V5: a new runner token; the old one stops working at once. */
   resetToken(token: string, signal?: AbortSignal): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
     return resetTokenV4(this.context, token, signal);
+  }
+
+  /** V5 by runner id with a personal access token instead of the runner's token (`reset-token --pat`). */
+  resetTokenWithPat(runnerId: number, pat: string, signal?: AbortSignal): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
+    return resetTokenWithPatV4(this.context, runnerId, pat, signal);
   }
 
   /** V6: asks for a job; a 201's body is mapped onto the job model. */
@@ -167,8 +177,12 @@ function jobAnswer(response: HttpResponse): JobAnswer {
   return { ...(cancel ? { cancel } : {}), ...(updateIntervalMs !== undefined ? { updateIntervalMs } : {}) };
 }
 
-/** The v4 `info` object: who we are and exactly what we implement (§5.1, §10). */
-export function versionInfo(executor: string, shell: string): VersionInfo {
+/**
+ * The v4 `info` object: who we are and exactly what we implement (§5.1, §10); the runner's labels
+ * (omitted when none, as GitLab Runner omits them) and its docker `gpus`.
+ */
+export function versionInfo(executor: string, shell: string, extra: { labels?: Readonly<Record<string, string>>; gpus?: string } = {}): VersionInfo {
+  const labels = extra.labels && Object.keys(extra.labels).length > 0 ? { labels: { ...extra.labels } } : {};
   return {
     name: RUNNER_NAME,
     version: VERSION,
@@ -178,6 +192,7 @@ export function versionInfo(executor: string, shell: string): VersionInfo {
     executor,
     shell: executor === '' ? '' : shell,
     features: runnerFeatures(executor),
-    config: { gpus: '' },
+    config: { gpus: extra.gpus ?? '' },
+    ...labels,
   };
 }

@@ -94,6 +94,11 @@ export async function deleteManagerV4(api: ApiContext, token: string, systemId: 
 /** V5: a new token for the runner; the old one stops working at once. */
 export async function resetTokenV4(api: ApiContext, token: string, signal?: AbortSignal): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
   const response = await postJson(api, 'POST', 'runners/reset_authentication_token', { token }, signal);
+  return resetAnswer(api, response);
+}
+
+/** The new token (and its expiry) of a reset's answer. */
+async function resetAnswer(api: ApiContext, response: HttpResponse): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
   const result = apiResult(api, 'resetTokenV4', response);
   if (result.outcome !== 'ok') {
     await drain(response);
@@ -104,6 +109,17 @@ export async function resetTokenV4(api: ApiContext, token: string, signal?: Abor
     return { status: TRANSPORT_ERROR, outcome: 'retry', error: new Error('the token reset answer has no token') };
   }
   return { ...result, token: decoded.token, ...(typeof decoded.token_expires_at === 'string' ? { tokenExpiresAt: decoded.token_expires_at } : {}) };
+}
+
+/** V5 with a personal access token: `POST /runners/:id/reset_authentication_token`, the PAT in `PRIVATE-TOKEN`. */
+export async function resetTokenWithPatV4(api: ApiContext, runnerId: number, pat: string, signal?: AbortSignal): Promise<ApiResult & { token?: string; tokenExpiresAt?: string }> {
+  const response = await send(api.transport, {
+    method: 'POST',
+    url: new URL(`runners/${runnerId}/reset_authentication_token`, api.baseUrl),
+    headers: { accept: 'application/json', 'private-token': pat, 'user-agent': USER_AGENT },
+    ...(signal ? { signal } : {}),
+  });
+  return resetAnswer(api, response);
 }
 
 async function plainCall(api: ApiContext, method: 'DELETE', path: string, body: unknown, endpoint: Endpoint, signal?: AbortSignal): Promise<ApiResult> {

@@ -1,6 +1,7 @@
 /**
  * The docker CLI (or a compatible one, e.g. podman's), called through execa. Every call gets the
- * daemon's environment minus the runner's own secrets, plus DOCKER_HOST when `host` is set.
+ * daemon's environment minus the runner's own secrets, plus DOCKER_HOST when `host` is set and
+ * DOCKER_TLS_VERIFY / DOCKER_CERT_PATH when `[runners.docker] tls_verify` / `tls_cert_path` are.
  */
 import { execa, type ResultPromise } from 'execa';
 import { lastLine } from '../../util/command.js';
@@ -16,9 +17,17 @@ export class DockerCommandError extends CiRunnerError {
   }
 }
 
+/** The CLI's "Run 'docker run --help' for more information" after an error: the error is the line before. */
+function withoutHelpHint(text: string | undefined): string {
+  return (text ?? '').replace(/^Run '.*--help' for more information\.?\s*$/gm, '');
+}
+
 export interface DockerCliOptions {
   cli: string;
   host?: string;
+  /** TLS to the engine: verify its certificate; the directory of ca.pem, cert.pem and key.pem. */
+  tlsVerify?: boolean;
+  certPath?: string;
   /** Told after each call ended (the job's timeline): its arguments, when it began, its exit code. */
   onCall?: (args: readonly string[], began: number, exitCode: number | undefined) => void;
 }
@@ -33,7 +42,15 @@ export class DockerCli {
   constructor(private readonly options: DockerCliOptions) {}
 
   private env(extra: Record<string, string> = {}): Record<string, string | undefined> {
-    return { ...extra, CI_SERVER_TOKEN: undefined, REGISTRATION_TOKEN: undefined, ...(this.options.host ? { DOCKER_HOST: this.options.host } : {}) };
+    const { host, tlsVerify, certPath } = this.options;
+    return {
+      ...extra,
+      CI_SERVER_TOKEN: undefined,
+      REGISTRATION_TOKEN: undefined,
+      ...(host ? { DOCKER_HOST: host } : {}),
+      ...(tlsVerify ? { DOCKER_TLS_VERIFY: '1' } : {}),
+      ...(certPath ? { DOCKER_CERT_PATH: certPath } : {}),
+    };
   }
 
   /** Runs `docker …args` to completion; resolves with stdout (trimmed); rejects with the CLI's error. */
@@ -48,7 +65,7 @@ export class DockerCli {
     });
     this.options.onCall?.(args, began, result.exitCode);
     if (result.failed) {
-      const detail = lastLine(result.stderr) || lastLine(result.stdout) || result.shortMessage;
+      const detail = lastLine(withoutHelpHint(result.stderr)) || lastLine(result.stdout) || result.shortMessage;
       throw new DockerCommandError(`${this.options.cli} ${args[0] ?? ''}: ${detail}`, result.exitCode);
     }
     return result.stdout.trim();

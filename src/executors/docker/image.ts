@@ -3,7 +3,6 @@
  * (tried in order, as GitLab Runner 15+). A pull's progress reaches the trace as a few lines: the
  * per-layer lines the CLI prints are counted, not copied.
  */
-import picomatch from 'picomatch';
 import { expandString } from '../../util/expand.js';
 import type { ExportedVariable } from '../types.js';
 import { classifyPullFailure } from '../common/pull-failure.js';
@@ -37,13 +36,6 @@ export function checkImageName(name: string, what: 'image' | 'service'): void {
   if (/\s/.test(name) || name.startsWith('-')) throw new ExecutorSetupError('BAD_IMAGE', `invalid ${what} name "${name}"`);
 }
 
-/** GitLab Runner semantics: an empty list allows anything; otherwise one glob must match. */
-export function checkAllowed(image: string, allowed: readonly string[], listName: 'allowed_images' | 'allowed_services', what: string, table = '[runners.docker]'): void {
-  if (allowed.length === 0) return;
-  if (allowed.some((glob) => picomatch.isMatch(image, glob, { dot: true }))) return;
-  throw new ExecutorSetupError('IMAGE_NOT_ALLOWED', `the ${what} "${image}" is not allowed by ${table} ${listName} (${allowed.map((g) => `"${g}"`).join(', ')})`);
-}
-
 export interface EnsureOptions {
   log: (line: string) => void;
   signal: AbortSignal;
@@ -51,6 +43,8 @@ export interface EnsureOptions {
   env?: Record<string, string>;
   /** The daemon's inspected images (image-cache.ts); without it every call inspects. */
   cache?: ImageCache;
+  /** The job's `docker: platform`, for the pull. */
+  platform?: string;
 }
 
 /** The image once it is present per `policies`; fails saying what each policy found. */
@@ -118,7 +112,7 @@ async function localImage(docker: DockerCli, image: string, signal: AbortSignal)
 
 async function pull(docker: DockerCli, image: string, options: EnsureOptions): Promise<void> {
   options.log(`Pulling docker image ${image} ...`);
-  const child = docker.spawn(['pull', image], { signal: options.signal, ...(options.env ? { env: options.env } : {}) });
+  const child = docker.spawn(['pull', ...(options.platform ? ['--platform', options.platform] : []), image], { signal: options.signal, ...(options.env ? { env: options.env } : {}) });
   const layers = new Set<string>();
   let pending = '';
   let lastError = '';
@@ -139,20 +133,4 @@ async function pull(docker: DockerCli, image: string, options: EnsureOptions): P
   options.signal.throwIfAborted();
   if (result.exitCode !== 0) throw new Error((pending.trim() || lastError || `exit status ${result.exitCode}`).slice(0, 500));
   if (layers.size > 0) options.log(`Pulled ${layers.size} layer${layers.size === 1 ? '' : 's'}`);
-}
-
-/**
- * The pull policies for a job's image or service: its own (v4's `pull_policy`) when every one of them
- * is among the runner's (`[runners.docker] pull_policy`, which lists what the runner allows, as
- * GitLab Runner's `allowed_pull_policies` defaults to), else the job fails saying so; the runner's
- * when the job names none.
- */
-export function pullPolicies(runner: readonly PullPolicy[], job: readonly PullPolicy[] | undefined, what: string): readonly PullPolicy[] {
-  if (!job || job.length === 0) return runner;
-  const allowed = runner.length > 0 ? runner : ['always'];
-  const refused = job.filter((policy) => !allowed.includes(policy));
-  if (refused.length > 0) {
-    throw new ExecutorSetupError('PULL_POLICY_NOT_ALLOWED', `the ${what}'s pull_policy ${refused.join(', ')} is not allowed by [runners.docker] pull_policy (${allowed.join(', ')})`);
-  }
-  return job;
 }

@@ -8,12 +8,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lstat, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import type { Logger } from '../../log/index.js';
-import type { ServiceOptions } from '../../protocol/types.js';
-import { writeNewFile } from '../../util/new-file.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import { pathUnderBuildsDir } from '../build-path.js';
+import { fileVariablePaths } from '../file-variables.js';
 import { ShellExecutor } from '../shell/index.js';
 import { writeStageScript, type ShellName } from '../shell/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
@@ -21,14 +20,16 @@ import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
 import { createStartedMarker, entrypointFor, notStartedMessage, shellStarted, type Entrypoint } from './entrypoint.js';
 import { ImageCache } from './image-cache.js';
-import { checkAllowed, checkImageName, ensureImage, expandName, pullPolicies, selectImage, type LocalImage } from './image.js';
+import { ensureImage, type LocalImage } from './image.js';
 import { chownInImage, imageUser, type Ids } from './image-user.js';
-import { jobLabelArgs } from './labels.js';
+import { containerLabelArgs, jobLabelArgs } from './labels.js';
+import { planJob } from './job-plan.js';
 import type { DockerOptions } from './options.js';
-import { splitServiceEnv } from './service-env.js';
 import { jobDockerConfig } from './registry-auth.js';
-import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
 import { runStageContainer } from './stage-container.js';
+import { startServices } from './start-services.js';
+import { jobVolumes } from './volumes.js';
 
 /** Where the slot dir appears in the container (GitLab Runner's path). */
 export const CONTAINER_BUILDS_DIR = '/builds';
@@ -51,18 +52,30 @@ interface JobState {
   id: number;
   prefix: string;
   labels: string[];
+  /** `container_labels`, expanded: containers only, not the network. */
+  containerLabels: string[];
   image: string;
+  /** `privileged`, if `allowed_privileged_images` lets this image have it. */
+  privileged: boolean;
+  /** `--volume` values (volumes.ts) and the volumes of this job alone. */
+  binds: string[];
+  temporaryVolumes: string[];
   slotDir: string;
   projectDir: string;
   stateDir: string;
   network?: string;
   /** The image's own user when it is not root. */
   user?: Ids;
+  /** `--user` of the build stages: `[runners.docker] user`, else the image's `docker: user`. */
+  runUser?: string;
+  /** The image's `docker: platform`. */
+  platform?: string;
   entrypoint: Entrypoint;
 }
 
 export class DockerExecutor implements Executor {
   readonly name = 'docker';
+  readonly buildsDir = CONTAINER_BUILDS_DIR;
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
@@ -83,6 +96,8 @@ export class DockerExecutor implements Executor {
     this.docker = new DockerCli({
       cli: options.docker.cli,
       ...(options.docker.host ? { host: options.docker.host } : {}),
+      ...(options.docker.tls_verify ? { tlsVerify: true } : {}),
+      ...(options.docker.tls_cert_path ? { certPath: options.docker.tls_cert_path } : {}),
       onCall: (args, began, exitCode) => this.mark?.(dockerStep(args), began, { exit_code: exitCode }),
     });
     this.images = options.images ?? new ImageCache();
@@ -100,59 +115,50 @@ export class DockerExecutor implements Executor {
     const { build } = request;
     this.mark = request.mark;
     const prefix = `ci-runner-${build.id}-${randomBytes(3).toString('hex')}`;
-    const image = selectImage(build.options.image, o.image, request.variables);
-    checkAllowed(image, o.allowed_images, 'allowed_images', 'image');
-    // v4 sends services as objects (alias, command, entrypoint, pull_policy); v1 by name.
-    const jobServices = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
-    const services = [...o.services, ...jobServices].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
-    for (const s of services) {
-      checkImageName(s.name, 'service');
-      checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
-    }
-    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
-    const imagePolicies = pullPolicies(o.pull_policy, build.options.imagePullPolicy, 'image');
-    const servicePolicies = services.map((s) => pullPolicies(o.pull_policy, (s as ServiceOptions).pull_policy, `service ${s.name}`));
-    // The job's registry logins (v4 `credentials`) reach its pulls only, through a config file.
-    const env = await jobDockerConfig(request.stateDir, build.credentials);
-    if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
+    const plan = planJob(o, build, request.variables, request.log);
+    const { image } = plan;
+    const labels = jobLabelArgs(this.options.runnerToken, build.id, request.slot);
+    const containerLabels = containerLabelArgs(o.container_labels, request.variables, false);
+    this.job = {
+      id: build.id, prefix, labels, containerLabels, image, privileged: plan.privileged, binds: [], temporaryVolumes: [],
+      slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined),
+      ...(plan.user ? { runUser: plan.user } : {}),
+      ...(plan.platform ? { platform: plan.platform } : {}),
+    };
+    const job = this.job;
+    // The job's registry logins (DOCKER_AUTH_CONFIG, v4 `credentials`) reach its pulls only, through a config file.
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    const env = await jobDockerConfig(request.stateDir, build.credentials, process.env, authConfig.auths);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    if (env.DOCKER_CONFIG && build.credentials.length > 0) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
+    request.log(`Using effective pull policy of [${plan.imagePolicies.join(' ')}] for container ${image}`);
     request.log(`Using docker image ${image} ...`);
-    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images });
+    const local = await ensureImage(this.docker, image, plan.imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images, ...(plan.platform ? { platform: plan.platform } : {}) });
     request.log(`Using docker image ${image} with ID ${local.id}`);
-    await this.readImageConfig(this.job, local, request);
-    if (services.length === 0) return;
-    if (o.network_mode) request.warn(`WARNING: network_mode = "${o.network_mode}": services run on the job's own network and may not be reachable from the build`);
-    const network = `${prefix}-network`;
-    await this.docker.run(['network', 'create', ...this.job.labels, network], { signal: request.signal });
-    this.job.network = network;
-    const serviceEnv = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
-    if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
-    const envFile = join(request.stateDir, 'services.env');
-    if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
-    const started: StartedService[] = [];
-    try {
-      for (const [i, spec] of services.entries()) {
-        request.log(`Starting service ${spec.name} ...`);
-        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env, cache: this.images });
-        const container = `${prefix}-service-${i}`;
-        this.containers.add(container);
-        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), privileged: o.privileged });
-        await this.docker.run(args, { env: serviceEnv.byName, signal: request.signal });
-        started.push({ container, image: spec.name });
-      }
-    } finally {
-      await rm(envFile, { force: true });
-    }
-    await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
+    await this.readImageConfig(job, local, request);
+    const volumes = await jobVolumes(this.docker, o, { runnerToken: this.options.runnerToken, projectId: build.project_id, slot: request.slot, prefix, signal: request.signal });
+    job.binds = volumes.binds;
+    job.temporaryVolumes = volumes.temporary;
+    if (plan.services.length === 0) return;
+    await startServices(
+      {
+        docker: this.docker, options: o, services: plan.services, prefix, labels, binds: job.binds, secrets: [build.token, this.options.runnerToken],
+        ensure: { env, cache: this.images }, track: (kind, name) => (kind === 'network' ? (job.network = name) : this.containers.add(name)),
+      },
+      request,
+    );
   }
 
   /** Whom the build stages run as, and what runs first in their containers. */
   private async readImageConfig(job: JobState, config: LocalImage, request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
-    const spec = o.user ?? config.user;
+    const spec = job.runUser ?? config.user;
     const user = await imageUser(this.docker, job.image, spec, job.labels, request.signal);
     if (user) {
       job.user = user;
-      request.log(`Running the script as ${user.uid}:${user.gid} (${o.user ? '[runners.docker] user' : 'the image\'s USER'} "${spec}"), the project directory handed to it for each stage`);
+      const source = o.user ? '[runners.docker] user' : job.runUser ? 'the job\'s image docker: user' : 'the image\'s USER';
+      request.log(`Running the script as ${user.uid}:${user.gid} (${source} "${spec}"), the project directory handed to it for each stage`);
     }
     let replacement = request.build.options.imageEntrypoint;
     if (replacement && o.disable_entrypoint_overwrite) {
@@ -258,17 +264,15 @@ export class DockerExecutor implements Executor {
   }
 
   /**
-   * The host paths of the job's file variables, which the stages see at their build paths (see
-   * materializeFileVariables): a variable whose value is that path for a file of its name in the state dir.
+   * The host files of the job's file variables (ExportedVariable.file, set by the job runner alone),
+   * which the stages see at their build paths.
    */
   private async fileVariables(request: StageRequest): Promise<string[]> {
     const found = await Promise.all(
-      request.variables.map(async (v) => {
-        const path = join(request.scriptDir, v.key);
-        if (v.value !== this.buildPath(path)) return undefined;
+      fileVariablePaths(request.variables).map(async (path) =>
         // Only a file: docker would create a directory (as root) at a host path that does not exist.
-        return (await lstat(path).catch(() => undefined))?.isFile() ? path : undefined;
-      }),
+        (await lstat(path).catch(() => undefined))?.isFile() ? path : undefined,
+      ),
     );
     return found.filter((path): path is string => path !== undefined);
   }
@@ -278,9 +282,11 @@ export class DockerExecutor implements Executor {
     const projectInContainer = this.buildPath(job.projectDir);
     return [
       ...job.labels,
+      ...job.containerLabels,
       ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
-      ...containerFlags(this.options.docker),
-      ...(this.options.docker.user ? ['--user', this.options.docker.user] : []),
+      ...containerFlags(this.options.docker, { privileged: job.privileged, volumes: job.binds }),
+      ...(job.runUser ? ['--user', job.runUser] : []),
+      ...(job.platform ? ['--platform', job.platform] : []),
       '--volume', `${job.projectDir}:${projectInContainer}`,
       ...files.flatMap(([host, inContainer]) => ['--volume', `${host}:${inContainer}:ro`]),
       // The one file the wrapper writes outside the checkout.
@@ -301,9 +307,11 @@ export class DockerExecutor implements Executor {
     const job = this.job;
     try {
       if (job && this.needsOwnerFix) await this.fixOwner(job, this.runnerIds);
-      if (this.containers.size > 0) await this.docker.run(['rm', '--force', '--volumes', ...this.containers]).catch((error: unknown) => this.warn(error, 'removing the job\'s containers failed'));
+      const keep = this.options.docker.volume_keep;
+      if (this.containers.size > 0) await this.docker.run(['rm', '--force', ...(keep ? [] : ['--volumes']), ...this.containers]).catch((error: unknown) => this.warn(error, 'removing the job\'s containers failed'));
       this.containers.clear();
       if (job?.network) await this.docker.run(['network', 'rm', job.network]).catch((error: unknown) => this.warn(error, 'removing the job\'s network failed'));
+      if (job && job.temporaryVolumes.length > 0 && !keep) await this.docker.run(['volume', 'rm', '--force', ...job.temporaryVolumes]).catch((error: unknown) => this.warn(error, 'removing the job\'s volumes failed'));
     } finally {
       await this.host.cleanup();
     }

@@ -3,6 +3,7 @@
  * token, never the token), which job and slot. A restarted daemon finds what its predecessor left by them.
  */
 import { createHash } from 'node:crypto';
+import { expandString } from '../../util/expand.js';
 
 export const LABEL_PREFIX = 'com.ci-runner';
 
@@ -24,4 +25,16 @@ export function jobLabelArgs(runnerToken: string, jobId: number, slot: number): 
 /** The `--filter` value selecting everything of one runner entry. */
 export function runnerFilter(runnerToken: string): string {
   return `label=${LABEL_PREFIX}.runner=${runnerLabel(runnerToken)}`;
+}
+
+/**
+ * `[runners.docker] container_labels` as `--label` arguments, each value with the job's variables
+ * expanded (GitLab Runner's); a service also gets each under GitLab Runner's own prefix, as there.
+ */
+export function containerLabelArgs(labels: Readonly<Record<string, string>>, variables: ReadonlyArray<{ key: string; value: string }>, service: boolean): string[] {
+  const lookup = (key: string): string => variables.findLast((v) => v.key === key)?.value ?? '';
+  return Object.entries(labels).flatMap(([name, value]) => {
+    const expanded = expandString(value, lookup);
+    return [`--label=${name}=${expanded}`, ...(service ? [`--label=com.gitlab.gitlab-runner.${name}=${expanded}`] : [])];
+  });
 }

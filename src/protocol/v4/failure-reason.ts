@@ -13,7 +13,10 @@ export type FailureReason =
   | 'unknown_failure'
   | 'image_pull_failure'
   | 'runner_configuration_error'
-  | 'runner_external_dependency_failure';
+  | 'runner_external_dependency_failure'
+  | 'runner_interrupted'
+  /** A job the server canceled: GitLab Runner's internal reason, never accepted, so sent as `unknown_failure`. */
+  | 'job_canceled';
 
 const ALWAYS_ACCEPTED: ReadonlySet<string> = new Set(['script_failure', 'runner_system_failure', 'job_execution_timeout']);
 

@@ -50,10 +50,12 @@ export const FEATURES = {
   vault_secrets: entry(never, warned('no external secrets providers')),
   cancelable: entry(runs, honoured()),
   return_exit_code: entry(runs, honoured()),
-  service_variables: entry(never, warned('services do not get their own `variables:` yet')),
-  service_multiple_aliases: entry(never, warned('not announced yet')),
-  image_executor_opts: entry(never, warned('image `docker:`/`kubernetes:` options are not read yet')),
-  service_executor_opts: entry(never, warned('service `docker:`/`kubernetes:` options are not read yet')),
+  // A service's own `variables:`, several aliases (`alias: "db,postgres"`), and the image's and
+  // services' `docker: { user, platform }` / `kubernetes: { user }` (executors/executor-opts.ts).
+  service_variables: entry(containers, honoured('docker and kubernetes')),
+  service_multiple_aliases: entry(containers, honoured('docker and kubernetes')),
+  image_executor_opts: entry(containers, honoured('docker and kubernetes')),
+  service_executor_opts: entry(containers, honoured('docker and kubernetes')),
   cancel_gracefully: entry(runs, honoured()),
   native_steps_integration: entry(never, warned('no step-runner: a job with `run:` (CI steps) fails, naming them')),
   two_phase_job_commit: entry(never, warned('jobs are started at once, without the acknowledgement of GitLab 18\'s two-phase commit')),

@@ -50,6 +50,8 @@ export interface VersionInfo {
   shell: string;
   features: FeaturesInfo;
   config: { gpus: string };
+  /** GitLab Runner 18+'s runner labels (omitted when none). */
+  labels?: Record<string, string>;
 }
 
 /** V1 `POST /runners` body (legacy registration). */

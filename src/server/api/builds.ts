@@ -7,7 +7,7 @@ import { stringParam } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from './payload.js';
 import { dropUnsupported, finishReported } from '../state/transitions.js';
-import { noteContact } from '../state/runner-contact.js';
+import { contactProblem, noteContact } from '../state/runner-contact.js';
 import { readParams, runnerGate, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
 
 function noBuild(value: string): Reply {
@@ -20,6 +20,8 @@ export async function requestBuild(ctx: ServerContext, request: ApiRequest): Pro
   const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
+  const problem = contactProblem(params.info, undefined);
+  if (problem) return errorReply(400, `400 (Bad request) ${problem}`);
   if (!runner.active) return errorReply(404);
   noteContact(ctx.store, runner, { info: params.info, api: 'v1' });
   const lastUpdate = stringParam(params, 'last_update');
@@ -48,6 +50,8 @@ export async function updateBuild(ctx: ServerContext, request: ApiRequest): Prom
   const { params } = read;
   const runner = ctx.store.runnerByToken(stringParam(params, 'token'));
   if (!runner) return errorReply(403);
+  const problem = contactProblem(params.info, undefined);
+  if (problem) return errorReply(400, `400 (Bad request) ${problem}`);
   noteContact(ctx.store, runner, { info: params.info });
   const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
   if (!build || build.runnerId !== runner.id || build.status !== 'running') return errorReply(404, '404 Not found');

@@ -4,6 +4,7 @@
  */
 import type { ArtifactsOptions, BuildOptions, BuildPayload, BuildVariable, CacheOptions, DependencyBuild } from '../../protocol/types.js';
 import type { ServerContext } from '../context.js';
+import { idTokenVariables } from '../state/id-tokens.js';
 import { liveArtifacts } from '../state/artifacts.js';
 import { environmentVariables } from '../../pipeline/environment.js';
 import { jobVariables, pipelineVariables, refSlug } from '../../pipeline/predefined.js';
@@ -65,16 +66,17 @@ function cacheOptions(entry: JobCacheSpec, scope: Readonly<Record<string, string
 }
 
 /**
- * `artifacts:reports:dotenv` reaches the server inside the artifacts archive: the dotenv files are
+ * `artifacts:reports` reach the server inside the artifacts archive over API v1: the report files are
  * added to `paths`, so every runner (GitLab Runner 1.x included, which knows nothing of reports)
- * uploads them, and the server reads them out of the archive (dotenv-report.ts). `reports` itself is
- * not sent: no runner acts on it.
+ * uploads them; the server reads dotenv back out of the archive (dotenv-report.ts), and the other
+ * reports are kept there (API v4 uploads each on its own, `state/reports.ts`). `reports` itself is
+ * not sent: no v1 runner acts on it.
  */
 function artifactsOptions(spec: JobArtifactsSpec): ArtifactsOptions {
   const { reports, ...artifacts } = spec;
-  const dotenv = reports?.dotenv ?? [];
+  const files = [...(reports?.dotenv ?? []), ...Object.values(reports?.typed ?? {}).flat()];
   const paths = [...(artifacts.paths ?? [])];
-  for (const file of dotenv) if (!paths.includes(file)) paths.push(file);
+  for (const file of files) if (!paths.includes(file)) paths.push(file);
   return { ...artifacts, ...(paths.length > 0 ? { paths } : {}) };
 }
 
@@ -122,6 +124,9 @@ export function ownVariables(ctx: ServerContext, build: BuildRecord, pipeline: P
     const flags = pipeline.variableFlags?.[key];
     own.push({ key, value, public: false, masked: flags?.masked ?? true, ...(flags?.file ? { file: true } : {}), ...(flags?.raw ? { raw: true } : {}) });
   }
+  // `id_tokens:` — JWTs this server signs (state/id-tokens.ts): secrets, masked, taken literally.
+  const project = ctx.store.projects.get(build.projectId);
+  if (project) for (const [key, value] of idTokenVariables(ctx, build, pipeline, project)) own.push({ key, value, public: false, masked: true, raw: true });
   return own;
 }
 
@@ -195,7 +200,8 @@ export function gitlabVariables(build: BuildRecord, pipeline: PipelineRecord, pr
     source: pipeline.source ?? 'push',
     defaultBranch: pipeline.defaultBranch,
   });
-  return Object.entries({ ...pipelineWide, ...jobVariables(build.job) });
+  const named = pipeline.name === undefined ? {} : { CI_PIPELINE_NAME: pipeline.name };
+  return Object.entries({ ...pipelineWide, ...named, ...jobVariables(build.job) });
 }
 
 /** The GitLab-era names rules are written with (`CI_COMMIT_BRANCH`, `CI_NODE_INDEX`, …) beside the 8.x ones above. */

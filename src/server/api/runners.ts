@@ -1,7 +1,7 @@
 /** E1 (register a runner) and E2 (delete a runner), docs/protocol-v1.md §4.1–§4.2. */
 import type { ServerContext } from '../context.js';
 import { boolParam, stringParam } from '../http/body.js';
-import { parseInfo } from '../state/runner-contact.js';
+import { contactProblem, parseInfo } from '../state/runner-contact.js';
 import { createRunner, registrationScope } from '../state/runner-registry.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { deleteRunner as deleteRunnerRecord } from '../state/transitions.js';
@@ -21,6 +21,8 @@ export async function registerRunner(ctx: ServerContext, request: ApiRequest): P
   if (!token || token.trim() === '') return errorReply(400, '400 (Bad request) "token" not given');
   const scope = registrationScope(ctx, token);
   if (!scope) return errorReply(403);
+  const problem = contactProblem(params.info, undefined);
+  if (problem) return errorReply(400, `400 (Bad request) ${problem}`);
   const tags = parseTags(params.tag_list);
   const runUntagged = boolParam(params, 'run_untagged', true);
   if (tags.length === 0 && !runUntagged) {

@@ -1,12 +1,16 @@
 /**
  * E6: append a part to a build's trace (docs/protocol-v1.md §4.6, §7.7, §12 items 3, 4, 7). Order of checks:
- * unknown build 404, bad token 403, missing/malformed Content-Range 400, start ≠ stored length 416
- * (with `Range`), else append and 202 with `Range` and `Build-Status`. The build's state is not
- * checked: a canceled build still takes parts and says `Build-Status: canceled`.
+ * unknown build 404, bad token 403, a build that ended other than canceled 403, missing/malformed
+ * Content-Range 400, a trace past `MAX_TRACE_BYTES_V1` 403 (a running build fails), start ≠ stored length
+ * 416 (with `Range`), else append and 202 with `Range` and `Build-Status`. A canceled build still takes
+ * the parts its runner had in flight and says `Build-Status: canceled`; a finished build's token, which
+ * every later job of the pipeline holds (`depends_on_builds`), appends nothing.
  */
 import type { ServerContext } from '../context.js';
 import { readBudgetedBody } from '../http/guarded-body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
+import { MAX_TRACE_BYTES_V1 } from '../state/traces.js';
+import { finishBuild } from '../state/transitions.js';
 import { secretsOf } from './builds.js';
 import { buildTokenOf, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
 
@@ -25,6 +29,7 @@ export async function patchTrace(ctx: ServerContext, request: ApiRequest): Promi
   const build = request.buildId === undefined ? undefined : ctx.store.buildById(request.buildId);
   if (!build) return errorReply(404);
   if (buildTokenOf(request) !== build.token) return errorReply(403);
+  if (build.status !== 'running' && build.status !== 'canceled') return errorReply(403, '403 Forbidden - Build has finished', { 'build-status': build.status });
   const header = request.req.headers['content-range'];
   if (header === undefined) return errorReply(400, '400 Missing header Content-Range');
   const range = parseContentRange(header);
@@ -34,6 +39,10 @@ export async function patchTrace(ctx: ServerContext, request: ApiRequest): Promi
     ctx.logger.debug({ buildId: build.id, range, bytes: body.byteLength }, 'Content-Range end does not match the body length');
   }
   if (build.status === 'running') build.lastActivityAt = Date.now();
+  if (range.start + body.byteLength > MAX_TRACE_BYTES_V1) {
+    finishBuild(ctx, build, 'failed', 'trace too large', { failureReason: 'trace_size_exceeded' });
+    return errorReply(403, `403 Forbidden - the build log exceeded ${MAX_TRACE_BYTES_V1} bytes`, { 'build-status': build.status });
+  }
   const result = await ctx.traces.append(build, range.start, body, secretsOf(ctx, build.token, build.projectId));
   if (!result.ok) {
     return errorReply(416, undefined, { range: `0-${result.length}` });

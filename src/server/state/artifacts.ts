@@ -4,8 +4,9 @@
  * replaces a good archive.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 import type { ArtifactsRecord, BuildRecord, Store } from './store.js';
 
 export class ArtifactStore {
@@ -22,18 +23,35 @@ export class ArtifactStore {
   /** A fresh temp file path for an incoming upload (the directory exists when this resolves). */
   async tempPath(): Promise<string> {
     const dir = join(this.dataDir, 'tmp');
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     return join(dir, `upload-${randomBytes(8).toString('hex')}`);
   }
 
-  /** Moves a finished upload into place, replacing the build's previous artifacts. */
+  /**
+   * Moves a finished upload (or a rewritten archive, whatever made it) into place, the owner's alone,
+   * replacing the build's previous artifacts.
+   */
   async commit(build: BuildRecord, tempPath: string, filename: string, size: number, expireAt: Date | null): Promise<ArtifactsRecord> {
     const path = this.archivePath(build.id);
-    await mkdir(dirname(path), { recursive: true });
+    await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    await chmod(tempPath, PRIVATE_FILE_MODE);
     await rename(tempPath, path);
     build.artifacts = { filename: safeFilename(filename), size, path, expireAt };
     this.store.saveBuild(build);
     return build.artifacts;
+  }
+
+  /** Where build `buildId`'s report of `type` lives (`type` is one of the server's report types). */
+  reportPath(buildId: number, type: string): string {
+    return join(this.dataDir, 'artifacts', String(buildId), 'reports', type);
+  }
+
+  /** Moves a finished report upload into place, replacing the build's previous report of that type. */
+  async commitReport(tempPath: string, buildId: number, type: string): Promise<string> {
+    const path = this.reportPath(buildId, type);
+    await mkdir(dirname(path), { recursive: true });
+    await rename(tempPath, path);
+    return path;
   }
 
   async remove(build: BuildRecord): Promise<void> {

@@ -11,7 +11,7 @@ import { CiRunnerError, hasCode } from '../../util/errors.js';
 import type { BridgeRunner, ServerContext } from '../context.js';
 import { createPipeline } from './create-pipeline.js';
 import { currentBuilds, pipelineStatus } from './pipeline-progress.js';
-import type { JobTriggerSpec } from '../../pipeline/spec.js';
+import type { InputValues, JobTriggerSpec, TriggerInclude } from '../../pipeline/spec.js';
 import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord, PipelineRecord } from './store.js';
 import { advancePipeline, finishBuild } from './transitions.js';
@@ -77,6 +77,7 @@ export function createBridgeRunner(ctx: ServerContext): BridgeRunner {
         source: 'parent_pipeline',
         ...(parent.defaultBranch !== undefined ? { defaultBranch: parent.defaultBranch } : {}),
         parent: { pipelineId: parent.id, bridgeId: build.id },
+        ...artifactInputs(trigger),
       });
       await say(build, `Created child pipeline #${child.id} from ${describeInclude(trigger)}${trigger.depend ? '; this job ends as it ends (strategy: depend)' : ''}.`);
       if (!trigger.depend) end(build, 'success');
@@ -117,6 +118,12 @@ export function createBridgeRunner(ctx: ServerContext): BridgeRunner {
   return bridges;
 }
 
+/** The inputs of a child pipeline made from another job's artifact: they fill that file's own header. */
+function artifactInputs(trigger: JobTriggerSpec): { inputs?: InputValues } {
+  const entry = (trigger.include ?? []).find((item) => 'artifact' in item);
+  return entry && 'artifact' in entry && entry.inputs ? { inputs: entry.inputs } : {};
+}
+
 function describeInclude(trigger: JobTriggerSpec): string {
   return (trigger.include ?? []).map((entry) => ('local' in entry ? entry.local : 'artifact' in entry ? `${entry.artifact} (artifacts of ${entry.job})` : entry.elsewhere)).join(', ');
 }
@@ -128,7 +135,10 @@ function describeInclude(trigger: JobTriggerSpec): string {
 async function childConfig(ctx: ServerContext, build: BridgeBuild, parent: PipelineRecord): Promise<string> {
   const include = build.job.trigger.include ?? [];
   const artifacts = include.filter((entry): entry is { artifact: string; job: string } => 'artifact' in entry);
-  if (artifacts.length === 0) return `include:\n${include.map((entry) => `  - local: ${JSON.stringify('local' in entry ? entry.local : '')}`).join('\n')}\n`;
+  // JSON is YAML: each local file with the inputs its entry gives it.
+  const local = (entry: TriggerInclude): string =>
+    `  - local: ${JSON.stringify('local' in entry ? entry.local : '')}${'local' in entry && entry.inputs ? `\n    inputs: ${JSON.stringify(entry.inputs)}` : ''}`;
+  if (artifacts.length === 0) return `include:\n${include.map(local).join('\n')}\n`;
   const [entry] = artifacts;
   if (artifacts.length > 1 || include.length > 1 || entry === undefined) {
     throw new CiRunnerError('PIPELINE_INVALID', 'trigger:include with an artifact must name that one file only (this server does not merge it with others)');

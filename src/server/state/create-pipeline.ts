@@ -12,7 +12,7 @@ import { advancePipeline } from './transitions.js';
 import type { PipelineRecord, ProjectRecord, VariableFlags } from './store.js';
 import { PIPELINE_SOURCES, type PipelineSource, type RuleContext } from '../../pipeline/context.js';
 import type { PipelinePlan } from '../../pipeline/select.js';
-import type { PipelineSpec } from '../../pipeline/spec.js';
+import type { InputValues, PipelineSpec } from '../../pipeline/spec.js';
 
 export interface CreatePipelineRequest {
   project: string;
@@ -32,6 +32,8 @@ export interface CreatePipelineRequest {
   defaultBranch?: string;
   /** A child pipeline's parent pipeline and trigger job (`state/bridges.ts`). */
   parent?: { pipelineId: number; bridgeId: number };
+  /** Values for the file's own `spec: inputs:` (a child pipeline's `trigger: include: inputs:`). */
+  inputs?: InputValues;
   /**
    * In-process callers that made the commit themselves (`exec`'s snapshot): what `ref` is, so the
    * server asks git nothing about it. Over HTTP the server always resolves the ref itself.
@@ -112,7 +114,7 @@ export async function planPipeline(ctx: ServerContext, request: CreatePipelineRe
   const predefined = pipelineVariables({ ...facts, commitMessage: message });
   const files = gitCommitFiles(project.path, resolved.sha, signal);
   const context: RuleContext = { ...facts, projectPath: project.name, predefined, variables, files };
-  const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables }, context });
+  const spec = await readPipeline(request.config, { files, variables: { ...predefined, ...variables }, context, ...(request.inputs ? { inputs: request.inputs } : {}) });
   const plan = await selectJobs(spec, context);
   return { project, ref, tag: resolved.tag, sha: resolved.sha, beforeSha, source, defaultBranch: head, variables, spec, plan };
 }
@@ -150,7 +152,11 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
     workflow: plan.workflow,
     outcomes: plan.outcomes,
     ...(request.parent ? { parent: { ...request.parent } } : {}),
+    ...(plan.name !== undefined ? { name: plan.name } : {}),
+    ...(plan.autoCancel !== undefined ? { autoCancel: { ...plan.autoCancel } } : {}),
+    ...(preview.spec.notApplied ? { notApplied: [...preview.spec.notApplied] } : {}),
   });
+  for (const line of preview.spec.notApplied ?? []) ctx.logger.info({ pipelineId: pipeline.id }, `not applied locally: ${line}`);
   for (const job of jobs) {
     const index = plan.stages.indexOf(job.stage);
     ctx.store.addBuild(pipeline, job, index >= 0 ? index : plan.stages.length);

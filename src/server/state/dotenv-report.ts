@@ -6,7 +6,10 @@
  * before the job's final update, so the variables exist before any later job is queued. They go to
  * the jobs that receive this job's artifacts (api/payload.ts `dotenvVariables`). GitLab passes a report
  * on as variables only: a report file that `artifacts:paths` does not name itself is then taken out
- * of the stored archive, so later jobs do not find it among their files.
+ * of the stored archive, so later jobs do not find it among their files. Both the report paths (the
+ * pipeline file's, which a job may have written as a child pipeline's) and the archive (the job's)
+ * are hostile input here: a path is only ever resolved inside the server's work dir, and the archive
+ * is unpacked within a byte budget.
  *
  * Format, as GitLab reads it: one `KEY=VALUE` per line, blank lines and `#` comments ignored, the key a
  * variable name, the value taken as is (one pair of surrounding quotes removed). Limits as GitLab's:
@@ -14,13 +17,20 @@
  * refused whole (a warning in the server log) so that a job never runs with half of its inputs.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
+import { hasCode } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
 import { filesFromArchive, normalise } from './archive-files.js';
 import type { BuildRecord } from './store.js';
 
 export const DOTENV_MAX_BYTES = 5 * 1024;
 export const DOTENV_MAX_VARIABLES = 50;
+/**
+ * Taking a report out of an archive unpacks it on the server's disk: at most this many times the
+ * upload limit. An archive that holds more keeps its report file (a warning says so); its variables
+ * are read all the same.
+ */
+const REWRITE_INFLATE_FACTOR = 16;
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -77,7 +87,10 @@ export async function applyDotenvReport(ctx: ServerContext, build: BuildRecord):
     ctx.logger.warn({ err: error, buildId: build.id }, 'dotenv report refused; later jobs get none of its variables');
   }
   await removeReportFiles(ctx, build, files).catch((error: unknown) => {
-    ctx.logger.warn({ err: error, buildId: build.id }, 'could not take the dotenv report out of the artifacts; later jobs find it among their files');
+    const reason = hasCode(error, 'ARCHIVE_OVER_LIMIT')
+      ? `the archive unpacks to more than ${REWRITE_INFLATE_FACTOR} times --max-artifacts-size`
+      : (error as Error).message;
+    ctx.logger.warn({ buildId: build.id, reason }, 'could not take the dotenv report out of the artifacts; later jobs find it among their files');
   });
 }
 
@@ -94,25 +107,28 @@ async function removeReportFiles(ctx: ServerContext, build: BuildRecord, files: 
   const { default: picomatch } = await import('picomatch');
   const drop = reportOnlyFiles(build.job.artifacts?.paths ?? [], files, (pattern) => picomatch(pattern, { dot: true }));
   if (drop.length === 0) return;
-  const [{ detectFormat }, { extractArchive }, { createArchive }, { selectFiles }] = await Promise.all([
+  const [{ detectFormat }, { extractArchive }, { createArchive }, { selectFiles }, { ExtractBudget }] = await Promise.all([
     import('../../artifacts/format.js'),
     import('../../artifacts/extract.js'),
     import('../../artifacts/create.js'),
     import('../../artifacts/select.js'),
+    import('../../artifacts/budget.js'),
   ]);
   // Beside the uploads, on the data dir's disk: the rewritten archive is renamed into place.
   const work = await mkdtemp(join(dirname(await ctx.artifacts.tempPath()), 'report-'));
+  const unpacked = join(work, 'files');
   try {
     const format = await detectFormat(stored.path);
-    await extractArchive(stored.path, join(work, 'files'), ctx.closing);
-    await Promise.all(drop.map((file) => rm(join(work, 'files', file), { force: true })));
-    const selection = await selectFiles(join(work, 'files'), { paths: ['.'] }, () => undefined, ctx.closing);
+    await extractArchive(stored.path, unpacked, ctx.closing, { budget: new ExtractBudget(REWRITE_INFLATE_FACTOR * ctx.settings.maxArtifactsSize) });
+    // The paths come from the pipeline file: one that climbs out of the extracted files names nothing in the archive.
+    await Promise.all(drop.map((file) => resolve(unpacked, file)).filter((path) => path.startsWith(`${unpacked}${sep}`)).map((path) => rm(path, { force: true })));
+    const selection = await selectFiles(unpacked, { paths: ['.'] }, () => undefined, ctx.closing);
     if (selection.files === 0) {
       await ctx.artifacts.remove(build);
       return;
     }
     const out = join(work, 'archive');
-    const size = await createArchive(join(work, 'files'), selection.entries, out, format === 'zip' ? 'zip' : 'tar.gz', ctx.closing);
+    const size = await createArchive(unpacked, selection.entries, out, format === 'zip' ? 'zip' : 'tar.gz', ctx.closing);
     await ctx.artifacts.commit(build, out, stored.filename, size, stored.expireAt);
   } finally {
     await rm(work, { recursive: true, force: true });

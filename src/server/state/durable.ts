@@ -3,17 +3,19 @@
  * At start the snapshot and journal are loaded (a torn journal tail is dropped and kept aside), then
  * compacted into a new snapshot; afterwards every change is journaled, on disk before the client
  * hears of it. Trace and artifact files already live in the data dir; their records point at them by
- * build id. One server per data dir: a lock file names the process that holds it.
+ * build id. One server per data dir: a lock file names the process that holds it. The data dir is the
+ * server user's alone (`private-files.ts`).
  *
  * Builds that were running when the server stopped stay running, as on GitLab: the runner may still
  * be working on them and reports with the same tokens. If it never does, the stale-build sweeper
  * fails them one stale timeout after the restart.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CiRunnerError } from '../../util/errors.js';
 import type { Logger } from '../../log/index.js';
 import { Journal, loadState, writeFileAtomic } from './journal.js';
+import { preparePrivateDir } from './private-files.js';
 import { applyEntry, applySnapshot, buildData, buildStateData, pipelineData, runnerData, snapshotOf, type BuildFiles, type Entry, type SettingsData, type Snapshot } from './records.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord, Store, StoreSink } from './store.js';
 
@@ -39,7 +41,7 @@ export class DurableState implements StoreSink {
 
   /** Loads `dir` into the (empty) `store` and starts journaling its changes. */
   static open(dir: string, store: Store, files: BuildFiles, logger: Logger): DurableState {
-    mkdirSync(dir, { recursive: true });
+    preparePrivateDir(dir, logger);
     lock(dir);
     try {
       const loaded = loadState<Snapshot>(dir);

@@ -8,10 +8,11 @@
  *
  * Files: `state.json` (snapshot with its `generation` g) and `journal-<g>.log` (changes after it).
  */
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fdatasyncSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { CiRunnerError } from '../../util/errors.js';
+import { PRIVATE_FILE_MODE } from './private-files.js';
 
 const HEADER_BYTES = 8;
 /** A record longer than this is a torn or corrupt length field, not a record. */
@@ -88,7 +89,7 @@ export function loadState<S extends { generation: number }>(dir: string): Loaded
   const dropped = bytes.byteLength - validBytes;
   if (dropped === 0) return { snapshot, records, generation, dropped };
   const droppedTo = `${journalPath}.dropped-${Date.now()}`;
-  writeFileSync(droppedTo, bytes.subarray(validBytes));
+  writeFileSync(droppedTo, bytes.subarray(validBytes), { mode: PRIVATE_FILE_MODE });
   truncateSync(journalPath, validBytes);
   return { snapshot, records, generation, dropped, droppedTo };
 }
@@ -102,11 +103,15 @@ function fsyncDir(dir: string): void {
   }
 }
 
-/** Writes `bytes` to `path` so that a crash leaves either the old file or the new one, whole. */
+/**
+ * Writes `bytes` to `path` so that a crash leaves either the old file or the new one, whole; the file
+ * is the owner's alone (0600), whatever the umask or a temp file left by a crash.
+ */
 export function writeFileAtomic(path: string, bytes: Buffer | string): void {
   const temp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(temp, 'w');
+  const fd = openSync(temp, 'w', PRIVATE_FILE_MODE);
   try {
+    fchmodSync(fd, PRIVATE_FILE_MODE);
     writeSync(fd, typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes);
     fsyncSync(fd);
   } finally {
@@ -124,7 +129,7 @@ export class Journal {
     private readonly dir: string,
     private generation: number,
   ) {
-    this.fd = openSync(join(dir, journalName(generation)), 'a');
+    this.fd = openSync(join(dir, journalName(generation)), 'a', PRIVATE_FILE_MODE);
   }
 
   /**

@@ -5,7 +5,8 @@
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { JobSpec } from '../../pipeline/spec.js';
-import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, RunnerRecord, Store } from './store.js';
+import type { BuildRecord, IdCounters, PipelineRecord, ProjectRecord, ReportRecord, RunnerRecord, Store } from './store.js';
+import type { TestSummary } from './junit.js';
 
 /**
  * A runner as saved: what only matters while the process lives (last contact, queue value, the API
@@ -36,6 +37,9 @@ export interface BuildStateData {
   /** API v4 graceful cancel (absent in records written before it). */
   cancelGracefully?: boolean;
   canceling?: boolean;
+  /** Reports and their test counts (absent in records written before they existed). */
+  reports?: ReportRecord[];
+  tests?: TestSummary;
 }
 
 export interface BuildData extends BuildStateData {
@@ -104,6 +108,8 @@ export function buildStateData(build: BuildRecord): BuildStateData {
     ...(build.exitCode !== undefined ? { exitCode: build.exitCode } : {}),
     ...(build.cancelGracefully ? { cancelGracefully: true } : {}),
     ...(build.canceling ? { canceling: true } : {}),
+    ...(build.reports ? { reports: build.reports.map((report) => ({ ...report })) } : {}),
+    ...(build.tests ? { tests: { ...build.tests, failedNames: [...build.tests.failedNames] } } : {}),
   };
 }
 
@@ -152,6 +158,8 @@ function applyBuildState(build: BuildRecord, state: BuildStateData, files: Build
   if (state.exitCode !== undefined) build.exitCode = state.exitCode;
   build.cancelGracefully = state.cancelGracefully === true ? true : undefined;
   build.canceling = state.canceling === true ? true : undefined;
+  if (state.reports) build.reports = state.reports;
+  if (state.tests) build.tests = state.tests;
 }
 
 /** Applies one snapshot or journal entry to `store`. Returns false for an entry it does not know. */

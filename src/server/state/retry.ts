@@ -12,6 +12,8 @@ export function shouldRetry(build: BuildRecord): boolean {
   const retry = build.job.retry;
   if (!retry || (build.attempt ?? 0) >= retry.max) return false;
   const reason = build.failureReason ?? 'unknown_failure';
+  // `retry:exit_codes`: GitLab retries on a listed exit status as well as on a listed reason.
+  if (retry.exitCodes !== undefined && build.exitCode !== undefined && retry.exitCodes.includes(build.exitCode)) return true;
   return retry.when.some(
     (when) => when === 'always' || when === reason || (when === 'stuck_or_timeout_failure' && reason === 'job_execution_timeout'),
   );

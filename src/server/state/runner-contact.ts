@@ -3,10 +3,23 @@
  * of `info`, and for API v4 the host it runs on (`system_id`, a runner manager) and the features it
  * announced, which decide which jobs it may take (`runner-features.ts`).
  */
-import type { Store } from './store.js';
-import type { RunnerApi, RunnerManager, RunnerRecord } from './store.js';
+import type { BuildRecord, RunnerApi, RunnerManager, RunnerRecord, Store } from './store.js';
 
-const INFO_KEYS = ['name', 'version', 'revision', 'platform', 'architecture', 'executor', 'shell'];
+/**
+ * The `info` fields stored, with the longest value each may have: GitLab's (`Ci::RunnerManager`
+ * validates version ≤ 2048, revision, platform and architecture ≤ 255 characters); name, executor
+ * and shell, which GitLab keeps otherwise, get 255 here.
+ */
+const INFO_LIMITS: Readonly<Record<string, number>> = { name: 255, version: 2048, revision: 255, platform: 255, architecture: 255, executor: 255, shell: 255 };
+const INFO_KEYS = Object.keys(INFO_LIMITS);
+/** GitLab's limit on a runner manager's `system_xid`. */
+export const SYSTEM_ID_LIMIT = 64;
+/**
+ * Managers kept per runner. GitLab keeps any number and deletes those unheard of for 7 days; here a
+ * new one past this many takes the place of the one heard from longest ago, so a runner token cannot
+ * make the server store without bound, and a fleet of this size whose hosts come and go never churns.
+ */
+export const MAX_MANAGERS = 200;
 
 /** The stored subset of `info`: its string fields (docs/protocol-v1.md §4.10, docs/protocol-v4.md §3). */
 export function parseInfo(value: unknown): Record<string, string> {
@@ -17,6 +30,20 @@ export function parseInfo(value: unknown): Record<string, string> {
     if (typeof field === 'string' && field !== '') info[key] = field;
   }
   return info;
+}
+
+/**
+ * Why a runner's `info` or `system_id` would not be stored (a field over its length limit), or
+ * undefined: the caller answers 400 and records nothing of the request.
+ */
+export function contactProblem(info: unknown, systemId: string | undefined): string | undefined {
+  if (systemId !== undefined && systemId.length > SYSTEM_ID_LIMIT) return `system_id is too long (at most ${SYSTEM_ID_LIMIT} characters)`;
+  if (!isObject(info)) return undefined;
+  for (const [key, limit] of Object.entries(INFO_LIMITS)) {
+    const value = info[key];
+    if (typeof value === 'string' && value.length > limit) return `info.${key} is too long (at most ${limit} characters)`;
+  }
+  return undefined;
 }
 
 /** `info.features` as booleans (anything but `true` is false); undefined when absent. */
@@ -71,6 +98,7 @@ function noteManager(runner: RunnerRecord, systemId: string, info: Record<string
   const managers = (runner.managers ??= []);
   const existing = managers.find((manager) => manager.systemId === systemId);
   if (!existing) {
+    if (managers.length >= MAX_MANAGERS) managers.splice(longestUnheard(managers), 1);
     const manager: RunnerManager = { systemId, info, contactedAt: now };
     managers.push(manager);
     return true;
@@ -79,6 +107,30 @@ function noteManager(runner: RunnerRecord, systemId: string, info: Record<string
   if (Object.keys(info).length === 0 || same(info, existing.info)) return false;
   existing.info = info;
   return true;
+}
+
+/** The index of the manager heard from longest ago (one not heard from since the server started first). */
+function longestUnheard(managers: readonly RunnerManager[]): number {
+  let oldest = 0;
+  const time = (manager: RunnerManager): number => manager.contactedAt?.getTime() ?? -Infinity;
+  managers.forEach((manager, index) => {
+    if (time(manager) < time(managers[oldest]!)) oldest = index;
+  });
+  return oldest;
+}
+
+/**
+ * A job update's sign of life (API v4 `PUT /jobs/:id`, with the job's token): the contact time of the
+ * job's runner and of the manager that took the job, as GitLab's job heartbeat — nothing the request
+ * says of itself (`info`, `system_id`) is the job token's to change.
+ */
+export function noteJobContact(store: Store, build: BuildRecord): void {
+  const runner = build.runnerId === null ? undefined : store.runners.get(build.runnerId);
+  if (!runner) return;
+  const now = new Date();
+  runner.contactedAt = now;
+  const manager = build.managerSystemId === undefined ? undefined : runner.managers?.find((candidate) => candidate.systemId === build.managerSystemId);
+  if (manager) manager.contactedAt = now;
 }
 
 /** Removes the manager `systemId`; false when the runner has none by that id. */

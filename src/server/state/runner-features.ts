@@ -21,11 +21,11 @@ export function requiredFeatures(build: BuildRecord): string[] {
 
 /**
  * The features `build` needs that `runner` did not announce. A v1 runner has none of these, but the
- * v1 payload carries no steps: a job with `release:` or `run:` would seem to succeed there without
- * doing either, so such a job is not for it.
+ * v1 payload carries no steps: a job with `release:` would seem to succeed there without releasing,
+ * so such a job is not for it.
  */
 export function missingFeatures(runner: RunnerRecord, build: BuildRecord): string[] {
-  if (runner.api !== 'v4') return [...(build.job.release ? ['multi_build_steps'] : []), ...(build.job.run ? ['run (CI steps)'] : [])];
+  if (runner.api !== 'v4') return build.job.release ? ['multi_build_steps'] : [];
   const features = runner.features ?? {};
   return requiredFeatures(build).filter((feature) => features[feature] !== true);
 }

@@ -40,10 +40,18 @@ export function runnerSettingsProblem(fields: Pick<NewRunner, 'tags' | 'runUntag
 }
 
 /** Records a new runner with a fresh token; pending jobs it can take are offered to it at once. */
+/** When a token issued now expires (ISO 8601), or undefined when tokens do not expire. */
+export function tokenExpiry(ctx: ServerContext, now = Date.now()): string | undefined {
+  const ms = ctx.settings.runnerTokenExpiresInMs;
+  return ms > 0 ? new Date(now + ms).toISOString() : undefined;
+}
+
 export function createRunner(ctx: ServerContext, fields: NewRunner): RunnerRecord {
   const { info, accessLevel, maximumTimeout, maintenanceNote, ...rest } = fields;
+  const expiresAt = tokenExpiry(ctx);
   const runner = ctx.store.addRunner({
     ...rest,
+    ...(expiresAt ? { tokenExpiresAt: expiresAt } : {}),
     info: info ?? {},
     ...(accessLevel && accessLevel !== 'not_protected' ? { accessLevel } : {}),
     ...(maximumTimeout !== undefined ? { maximumTimeout } : {}),

@@ -7,6 +7,7 @@ import { queueValue } from '../tokens.js';
 import { missingFeatures } from './runner-features.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
 import { setLongTimeout } from '../../util/timers.js';
+import { expandVariables } from '../../pipeline/variables-expand.js';
 
 /**
  * May `runner` take `build`? Tags, `run_untagged`, project ownership of specific runners and a
@@ -38,6 +39,22 @@ export function onProtectedRef(store: Store, build: BuildRecord): boolean {
   return pipeline !== undefined && !pipeline.tag && pipeline.defaultBranch !== undefined && pipeline.ref === pipeline.defaultBranch;
 }
 
+/**
+ * `resource_group:` — jobs of one group (per project, its name with the job's variables expanded, as
+ * GitLab expands it) never run at the same time: a pending build waits while another holds the group
+ * (GitLab's `waiting_for_resource`), and the oldest waiting build goes first (GitLab's process modes
+ * are set through its API, which this server does not have).
+ */
+export function resourceKey(store: Store, build: BuildRecord): string | undefined {
+  const group = build.job.resourceGroup;
+  if (group === undefined) return undefined;
+  const pipeline = store.pipelines.get(build.pipelineId);
+  const scope: Record<string, string> = { ...Object.fromEntries(build.job.variables.map((v) => [v.key, v.value])), ...(pipeline?.variables ?? {}) };
+  if (build.job.environment) scope.CI_ENVIRONMENT_NAME = expandVariables(build.job.environment.name, scope);
+  if (pipeline) Object.assign(scope, { CI_COMMIT_REF_NAME: pipeline.ref, CI_COMMIT_SHA: pipeline.sha, CI_PIPELINE_ID: String(pipeline.id) });
+  return `${build.projectId}\0${expandVariables(group, scope)}`;
+}
+
 export class Scheduler {
   private waiters = new Set<() => void>();
 
@@ -67,8 +84,9 @@ export class Scheduler {
    * `runner_unsupported`, as GitLab does) and the search goes on.
    */
   pick(runner: RunnerRecord, assign?: (build: BuildRecord) => void, drop?: (build: BuildRecord, missing: string[]) => void): BuildRecord | undefined {
+    const busy = this.busyResourceGroups();
     const candidates = [...this.store.builds.values()].filter(
-      (build) => build.status === 'pending' && build.runnerId === null && canRun(runner, build, this.store),
+      (build) => build.status === 'pending' && build.runnerId === null && canRun(runner, build, this.store) && !busy.has(resourceKey(this.store, build) ?? ''),
     );
     for (;;) {
       const chosen = this.best(runner, candidates);
@@ -109,6 +127,16 @@ export class Scheduler {
       assign?.(build);
     });
     return chosen;
+  }
+
+  /** The resource groups (`resourceKey`) a running build holds. */
+  private busyResourceGroups(): Set<string> {
+    const busy = new Set<string>();
+    for (const build of this.store.builds.values()) {
+      const key = build.status === 'running' ? resourceKey(this.store, build) : undefined;
+      if (key !== undefined) busy.add(key);
+    }
+    return busy;
   }
 
   private sharedRunningPerProject(): Map<number, number> {

@@ -7,8 +7,9 @@
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { JobOutcome } from '../../pipeline/select.js';
-import type { JobSpec } from '../../pipeline/spec.js';
+import type { AutoCancelSpec, JobSpec } from '../../pipeline/spec.js';
 import { randomToken, runnerToken, shortToken } from '../tokens.js';
+import type { TestSummary } from './junit.js';
 
 export interface RunnerRecord {
   id: number;
@@ -36,6 +37,8 @@ export interface RunnerRecord {
   maximumTimeout?: number;
   /** v4 `maintenance_note`: free text for admins. */
   maintenanceNote?: string;
+  /** When the token stops working (ISO 8601; `--runner-token-expires-in`); absent: never. */
+  tokenExpiresAt?: string;
   /** The hosts using this runner's token, by `system_id` (API v4 runner managers). */
   managers?: RunnerManager[];
   /** Which API the runner last asked for a job through, and the `info.features` it announced then (in memory only). */
@@ -86,6 +89,12 @@ export interface PipelineRecord {
   outcomes?: JobOutcome[];
   /** A child pipeline: the pipeline and trigger job that created it. */
   parent?: { pipelineId: number; bridgeId: number };
+  /** `workflow: name`, expanded (`CI_PIPELINE_NAME`). */
+  name?: string;
+  /** `workflow: auto_cancel` as the pipeline's rules decided it. */
+  autoCancel?: AutoCancelSpec;
+  /** Keys of the file that this server accepts but does not apply, one line each. */
+  notApplied?: string[];
 }
 
 /** API v4's variable attributes a pipeline variable can be given. */
@@ -142,6 +151,20 @@ export interface BuildRecord {
   cancelGracefully?: boolean;
   /** A graceful cancel was asked for: the build still runs (after_script) until its runner reports; it then ends `canceled`. */
   canceling?: boolean;
+  /** The `system_id` of the runner manager that took the build (API v4), whose contact its job updates renew. In memory only. */
+  managerSystemId?: string;
+  /** The `artifacts:reports` the job uploaded (other than dotenv), by GitLab's artifact type (`reports.ts`). */
+  reports?: ReportRecord[];
+  /** What its JUnit reports say: passed, failed and skipped tests. */
+  tests?: TestSummary;
+}
+
+/** One report a job uploaded: its type (`junit`, `cobertura`, `sast`, …), file name and size. */
+export interface ReportRecord {
+  type: string;
+  filename: string;
+  size: number;
+  format: string;
 }
 
 /** Where changes go to be made durable. Each call returns once the change is on disk. */
@@ -193,14 +216,19 @@ export class Store {
     return runnerToken(new Set([...this.runners.values()].flatMap((runner) => [shortToken(runner.token), runner.token.slice(0, 8)])), kind === 'created');
   }
 
-  /** Gives `runner` a new token (v4 `reset_authentication_token`); the old one stops working at once. */
-  resetRunnerToken(runner: RunnerRecord): string {
-    const previous = runner.token;
+  /**
+   * Gives `runner` a new token (v4 `reset_authentication_token`), expiring at `expiresAt` (ISO 8601)
+   * or never; the old one stops working at once.
+   */
+  resetRunnerToken(runner: RunnerRecord, expiresAt?: string): string {
+    const previous = { token: runner.token, tokenExpiresAt: runner.tokenExpiresAt };
     runner.token = this.newRunnerToken(runner.registration ?? 'registration');
+    if (expiresAt) runner.tokenExpiresAt = expiresAt;
+    else delete runner.tokenExpiresAt;
     try {
       this.saveRunner(runner);
     } catch (error) {
-      runner.token = previous;
+      Object.assign(runner, previous);
       throw error;
     }
     return runner.token;
@@ -216,9 +244,13 @@ export class Store {
     this.runners.delete(id);
   }
 
-  runnerByToken(token: string | undefined): RunnerRecord | undefined {
+  /** The runner whose token this is, unless the token has expired (GitLab refuses those: 403). */
+  runnerByToken(token: string | undefined, now = Date.now()): RunnerRecord | undefined {
     if (!token) return undefined;
-    for (const runner of this.runners.values()) if (runner.token === token) return runner;
+    for (const runner of this.runners.values()) {
+      if (runner.token !== token) continue;
+      return runner.tokenExpiresAt !== undefined && Date.parse(runner.tokenExpiresAt) <= now ? undefined : runner;
+    }
     return undefined;
   }
 
@@ -288,12 +320,12 @@ export class Store {
    * build is put back as it was and the error thrown, so memory never runs ahead of the data dir.
    */
   changeBuild(build: BuildRecord, change: (build: BuildRecord) => void): void {
-    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling } = build;
+    const { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling, reports, tests } = build;
     change(build);
     try {
       this.saveBuild(build);
     } catch (error) {
-      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling });
+      Object.assign(build, { status, runnerId, startedAt, finishedAt, retried, scheduledAt, failureReason, coverage, dotenv, exitCode, cancelGracefully, canceling, reports, tests });
       throw error;
     }
   }
@@ -305,5 +337,11 @@ export class Store {
   /** A build id from a URL segment: any integer string, negative ones included (they simply miss). */
   buildById(id: number): BuildRecord | undefined {
     return this.builds.get(id);
+  }
+
+  /** The running (or canceling) build whose token `token` is: a job token stands for its job only while the job runs. */
+  runningBuildByToken(token: string): BuildRecord | undefined {
+    for (const build of this.builds.values()) if (build.status === 'running' && build.token === token) return build;
+    return undefined;
   }
 }

@@ -9,8 +9,17 @@ import { appendFile, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 import type { BuildRecord } from './store.js';
 import { KeyedLock } from './keyed-lock.js';
+
+/** GitLab's default `ci_jobs_trace_size_limit` (API v4): a job whose log grows past it is failed. */
+export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
+/**
+ * API v1's: GitLab 8.x had no limit and its runners' logs may be larger than v4's limit; this one only
+ * keeps a build's token (which its job has, `CI_BUILD_TOKEN`) from filling the server's disk.
+ */
+export const MAX_TRACE_BYTES_V1 = 1024 * 1024 * 1024;
 
 /** Replaces every occurrence of each secret with as many `x` bytes; lengths never change. */
 export function maskSecrets(bytes: Buffer, secrets: readonly string[]): Buffer {
@@ -59,7 +68,7 @@ export class TraceStore {
   }
 
   private ensureDir(): Promise<unknown> {
-    this.ready ??= mkdir(this.dir, { recursive: true });
+    this.ready ??= mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     return this.ready;
   }
 
@@ -69,7 +78,7 @@ export class TraceStore {
       if (start !== build.traceSize) return { ok: false, length: build.traceSize };
       if (bytes.byteLength > 0) {
         await this.ensureDir();
-        await appendFile(this.path(build.id), maskSecrets(bytes, secrets));
+        await appendFile(this.path(build.id), maskSecrets(bytes, secrets), { mode: PRIVATE_FILE_MODE });
         const before = start === 0 ? 0 : this.received.get(build.id);
         if (before === undefined) this.received.delete(build.id);
         else this.received.set(build.id, crc32(bytes, before));
@@ -89,7 +98,7 @@ export class TraceStore {
       await this.ensureDir();
       const path = this.path(build.id);
       const temp = `${path}.tmp`;
-      const file = await open(temp, 'w');
+      const file = await open(temp, 'w', PRIVATE_FILE_MODE);
       try {
         await file.writeFile(maskSecrets(bytes, secrets));
         await file.sync();

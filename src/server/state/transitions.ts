@@ -4,10 +4,11 @@
  * ticks the queue values and wakes long polls.
  */
 import type { ServerContext } from '../context.js';
-import { processPipeline } from './pipeline-progress.js';
+import { currentBuilds, processPipeline } from './pipeline-progress.js';
 import { armDelayedBuilds } from './delayed.js';
 import { readOutcome, type JobOutcome } from './job-outcome.js';
 import { newAttempt, shouldRetry } from './retry.js';
+import { failureAllowed } from './composite-status.js';
 import type { BuildRecord, RunnerRecord } from './store.js';
 
 /** Advances the build's pipeline and wakes the scheduler if something was queued. */
@@ -47,8 +48,12 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
   if (status === 'failed' && shouldRetry(build)) {
     const next = newAttempt(ctx, build);
     ctx.logger.info({ buildId: build.id, retryId: next.id, attempt: next.attempt }, 'build retried (retry:)');
+  } else if (status === 'failed') {
+    cancelOnJobFailure(ctx, build);
   }
   advancePipeline(ctx, build.pipelineId);
+  // A build waiting for the resource group this one held can start now.
+  if (build.job.resourceGroup !== undefined) ctx.scheduler.buildsQueued();
 }
 
 /**
@@ -74,6 +79,7 @@ export function cancelBuild(ctx: ServerContext, build: BuildRecord, options: { f
   });
   ctx.logger.info({ buildId: build.id }, 'build canceled');
   advancePipeline(ctx, build.pipelineId);
+  if (build.job.resourceGroup !== undefined) ctx.scheduler.buildsQueued();
   return true;
 }
 
@@ -134,4 +140,17 @@ export function deleteRunner(ctx: ServerContext, runner: RunnerRecord): void {
 /** Fails `build`, which needs `missing` (runner-features.ts), as GitLab does when a runner lacking them asks for a job. */
 export function dropUnsupported(ctx: ServerContext, build: BuildRecord, missing: readonly string[]): void {
   finishBuild(ctx, build, 'failed', `the runner does not support ${missing.join(', ')}`, { failureReason: 'runner_unsupported' });
+}
+
+/**
+ * `workflow: auto_cancel: on_job_failure: all`: once a job fails in a way that fails the pipeline
+ * (not allowed to fail, no retry left), every other unfinished job of its pipeline is canceled.
+ */
+export function cancelOnJobFailure(ctx: ServerContext, failed: BuildRecord): void {
+  const pipeline = ctx.store.pipelines.get(failed.pipelineId);
+  if (pipeline?.autoCancel?.onJobFailure !== 'all' || failureAllowed(failed)) return;
+  const others = currentBuilds(ctx.store, pipeline).filter((build) => build.id !== failed.id && ['created', 'pending', 'running', 'manual', 'scheduled'].includes(build.status));
+  if (others.length === 0) return;
+  ctx.logger.info({ pipelineId: pipeline.id, buildId: failed.id }, 'pipeline canceled: a job failed (workflow: auto_cancel: on_job_failure: all)');
+  for (const build of others) cancelBuild(ctx, build, { force: true });
 }

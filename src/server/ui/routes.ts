@@ -15,7 +15,8 @@ import { jobAction, newRunner, runnerAction, runPipeline } from './actions.js';
 import { assetReply } from './assets.js';
 import { streamChanges, type ChangeHub } from './events.js';
 import { appPage, safeNext, signInPage } from './page.js';
-import { csrfToken, refusePost, sameOrigin, sameSecret, signedIn, signInCookie, signOutCookie } from './session.js';
+import { csrfToken, refusePost, sameOrigin, signedIn, signInCookie, signOutCookie } from './session.js';
+import { sameSecret } from '../tokens.js';
 import { streamTrace, traceDownload } from './trace-stream.js';
 import { jobDetail, pipelineDetail, pipelinesPage, runnerDetail } from './views.js';
 

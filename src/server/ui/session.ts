@@ -5,21 +5,15 @@
  * admin token, so it survives restarts and changes when the admin token does) in a header that a
  * cross-site form cannot set, and an Origin, when the browser sends one, of this very server.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { sameSecret } from '../tokens.js';
 
 export const COOKIE_NAME = 'ci_runner_admin';
 export const CSRF_HEADER = 'x-csrf-token';
 /** Thirty days: "asked once" for anyone who uses the page every so often. */
 const COOKIE_MAX_AGE_S = 30 * 24 * 3600;
-
-/** Constant-time comparison of two strings of any lengths. */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = createHmac('sha256', 'compare').update(given).digest();
-  const b = createHmac('sha256', 'compare').update(expected).digest();
-  return timingSafeEqual(a, b) && given.length === expected.length;
-}
 
 /** The CSRF token the page sends back with every POST. */
 export function csrfToken(adminToken: string): string {

@@ -89,6 +89,8 @@ export function pipelineDetail(ctx: ServerContext, pipeline: PipelineRecord) {
   return {
     ...pipelineSummary(ctx, pipeline),
     variables: Object.keys(pipeline.variables),
+    name: pipeline.name ?? null,
+    not_applied: pipeline.notApplied ?? [],
     stages: indexes.map((index) => {
       const jobs = builds.filter((b) => b.stageIndex === index);
       return { name: jobs[0]?.job.stage ?? String(index), jobs: jobs.map((b) => ({ ...jobSummary(ctx, b), actions: actionsFor(b) })) };
@@ -119,6 +121,10 @@ export function jobDetail(ctx: ServerContext, build: BuildRecord) {
     trace_size: build.traceSize,
     artifacts: artifacts ? { filename: artifacts.filename, size: artifacts.size, expire_at: iso(artifacts.expireAt) } : null,
     actions: actionsFor(build),
+    coverage: build.coverage ?? null,
+    tests: build.tests ? { passed: build.tests.passed, failed: build.tests.failed, skipped: build.tests.skipped, failed_names: build.tests.failedNames } : null,
+    reports: (build.reports ?? []).map(({ type, filename, size }) => ({ type, filename, size })),
+    resource_group: build.job.resourceGroup ?? null,
   };
 }
 

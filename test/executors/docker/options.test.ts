@@ -6,8 +6,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containerFlags } from '../../../src/executors/docker/create-args.js';
+import { containerFlags, networkFlags, serviceFlags } from '../../../src/executors/docker/create-args.js';
 import { dockerDefaults, dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
+import { containerLabelArgs } from '../../../src/executors/docker/labels.js';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import { docker, IMAGES, skipDocker } from './engine.js';
 import { runDockerJob } from './jobs.js';
@@ -32,12 +33,41 @@ describe('docker options', () => {
       dockerDefaults({
         privileged: true, volumes: ['/a:/b:ro', '/c'], network_mode: 'host', memory: '512m', memory_swap: '1g', cpus: '1.5', shm_size: 67108864,
         dns: ['10.0.0.1'], extra_hosts: ['db:10.0.0.2'], cap_add: ['NET_ADMIN'], cap_drop: ['ALL'], devices: ['/dev/fuse'], tmpfs: { '/scratch': 'rw,size=64m', '/t': '' },
+        hostname: 'h', runtime: 'runc', memory_reservation: '256m', cgroup_parent: 'ci.slice', cpuset_cpus: '0-1', cpuset_mems: '0', cpu_shares: 512,
+        dns_search: ['example.internal'], group_add: ['4321'], userns_mode: 'host', oom_kill_disable: true, oom_score_adjust: 100, security_opt: ['no-new-privileges'],
+        device_cgroup_rules: ['c 1:3 mr'], gpus: 'all', volume_driver: 'local', volumes_from: ['data'], pid_mode: 'host', ipcmode: 'shareable',
+        mac_address: '92:d0:c6:0a:29:33', links: ['db:database'], sysctls: { 'net.ipv4.ip_forward': '1' }, ulimit: { nofile: '1024:2048' },
       }),
     );
     expect(flags.join(' ')).toBe(
-      '--privileged --volume /a:/b:ro --volume /c --network host --memory 512m --memory-swap 1g --cpus 1.5 --shm-size 67108864 ' +
-        '--dns 10.0.0.1 --add-host db:10.0.0.2 --cap-add NET_ADMIN --cap-drop ALL --device /dev/fuse --tmpfs /scratch:rw,size=64m --tmpfs /t',
+      '--privileged --volume=/a:/b:ro --volume=/c --network=host --hostname=h --memory=512m --memory-swap=1g --memory-reservation=256m ' +
+        '--cgroup-parent=ci.slice --cpuset-cpus=0-1 --cpuset-mems=0 --cpus=1.5 --cpu-shares=512 --dns=10.0.0.1 --dns-search=example.internal ' +
+        '--add-host=db:10.0.0.2 --runtime=runc --userns=host --shm-size=67108864 --cap-add=NET_ADMIN --cap-drop=ALL --group-add=4321 ' +
+        '--oom-kill-disable --oom-score-adj=100 --security-opt=no-new-privileges --device=/dev/fuse --device-cgroup-rule=c 1:3 mr --gpus=all ' +
+        '--volume-driver=local --volumes-from=data --pid=host --ipc=shareable --mac-address=92:d0:c6:0a:29:33 --link=db:database ' +
+        '--tmpfs=/scratch:rw,size=64m --tmpfs=/t --sysctl=net.ipv4.ip_forward=1 --ulimit=nofile=1024:2048',
     );
+  });
+
+  it('gives services their own keys, and only the keys GitLab Runner gives them', () => {
+    const o = dockerDefaults({
+      memory: '1g', hostname: 'build-only', security_opt: ['build-only'], dns: ['10.0.0.1'], runtime: 'runc',
+      service_memory: '256m', service_memory_swap: '512m', service_memory_reservation: '128m', service_cgroup_parent: 'svc.slice', service_cpuset_cpus: '1',
+      service_cpus: '0.5', service_cpu_shares: 256, services_security_opt: ['no-new-privileges'], service_gpus: 'all', services_tmpfs: { '/var/lib/db': 'rw' },
+      log_options: { 'max-size': '10m' },
+    });
+    expect(serviceFlags(o, { privileged: false, devices: ['/dev/fuse'], volumes: ['v:/cache'] }).join(' ')).toBe(
+      '--volume=v:/cache --memory=256m --memory-swap=512m --memory-reservation=128m --cgroup-parent=svc.slice --cpuset-cpus=1 --cpus=0.5 ' +
+        '--cpu-shares=256 --dns=10.0.0.1 --runtime=runc --security-opt=no-new-privileges --device=/dev/fuse --gpus=all --tmpfs=/var/lib/db:rw ' +
+        '--log-driver=json-file --log-opt=max-size=10m',
+    );
+    expect(networkFlags(dockerDefaults({ enable_ipv6: true, network_mtu: 1400 }))).toEqual(['--ipv6', '--opt', 'com.docker.network.driver.mtu=1400']);
+  });
+
+  it('labels containers with container_labels, the job\'s variables expanded, services also under GitLab Runner\'s prefix', () => {
+    const variables = [{ key: 'TEAM', value: 'platform' }];
+    expect(containerLabelArgs({ team: '$TEAM-ci' }, variables, false)).toEqual(['--label=team=platform-ci']);
+    expect(containerLabelArgs({ team: '$TEAM-ci' }, variables, true)).toEqual(['--label=team=platform-ci', '--label=com.gitlab.gitlab-runner.team=platform-ci']);
   });
 
   it('reads a loose [runners.docker] table: single strings as lists, services as strings or tables', () => {

@@ -71,6 +71,17 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
     expect(refused.trace).toContain("the image's pull_policy always is not allowed by [runners.kubernetes] pull_policy (if-not-present, never)");
   });
 
+  it('refuses an image or service outside allowed_images / allowed_services with GitLab Runner\'s lines, before any pod', async () => {
+    const kubernetes = { allowed_images: ['ci-runner-test/user:*'], allowed_services: ['ci-runner-test/nolisten:*'] };
+    const image = await runKubernetesJob(t, token, `j:\n  image: ${K8S_IMAGES.bash}\n  script:\n    - echo never\n`, { namespace, kubernetes });
+    expect(image.status).toBe('failed');
+    expect(image.trace).toContain(`ERROR: The "${K8S_IMAGES.bash}" image is not present on list of allowed images:`);
+    expect(image.trace).toContain('ERROR: Job failed: disallowed image');
+    const service = await runKubernetesJob(t, token, `j:\n  services: [${K8S_IMAGES.httpd}]\n  script:\n    - echo never\n`, { namespace, kubernetes });
+    expect(service.status).toBe('failed');
+    expect(service.trace).toContain(`ERROR: The "${K8S_IMAGES.httpd}" image is not present on list of allowed services:`);
+  });
+
   it('leaves no pod or secret behind', async () => {
     const { status, trace, id } = await runKubernetesJob(t, token, `j:\n  services: [${K8S_IMAGES.httpd}]\n  script:\n    - "true"\n`, { namespace });
     expect(status, trace).toBe('success');

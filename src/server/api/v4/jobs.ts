@@ -8,7 +8,7 @@ import type { ServerContext } from '../../context.js';
 import { stringParam, type Params } from '../../http/body.js';
 import { errorReply, type Reply } from '../../http/reply.js';
 import { acceptedFailureReason } from '../../state/failure-reasons.js';
-import { noteContact } from '../../state/runner-contact.js';
+import { noteJobContact } from '../../state/runner-contact.js';
 import type { BuildRecord } from '../../state/store.js';
 import { finishReported } from '../../state/transitions.js';
 import { readParams, type ApiRequest } from '../request.js';
@@ -68,8 +68,7 @@ export async function updateJob(ctx: ServerContext, request: ApiRequest): Promis
   if (!auth.ok) return auth.reply;
   const { build } = auth;
   build.lastActivityAt = Date.now();
-  const runner = build.runnerId === null ? undefined : ctx.store.runners.get(build.runnerId);
-  if (runner) noteContact(ctx.store, runner, { info: params.info, systemId: stringParam(params, 'system_id') });
+  noteJobContact(ctx.store, build);
   const state = params.state;
   if (state === 'running') return answer(ctx, 200, build);
   if (state !== 'success' && state !== 'failed') {

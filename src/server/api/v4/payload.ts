@@ -6,10 +6,11 @@ import type { ServerContext } from '../../context.js';
 import { environmentVariables } from '../../../pipeline/environment.js';
 import { refSlug } from '../../../pipeline/predefined.js';
 import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
-import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
+import type { ExecutorOptsSpec, JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
 import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
+import { reportFileName } from '../../state/reports.js';
 import { onProtectedRef } from '../../state/scheduler.js';
 import { releaseScript } from './release-script.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../../state/store.js';
@@ -34,6 +35,8 @@ interface V4Image {
   entrypoint?: string[];
   ports: [];
   pull_policy?: string[];
+  /** `docker: { platform, user }`, `kubernetes: { user }`. */
+  executor_opts?: Record<string, unknown>;
 }
 
 interface V4Artifact {
@@ -58,14 +61,14 @@ export interface V4JobPayload {
   variables: V4Variable[];
   steps: Array<{ name: string; script: string[]; timeout: number; when: string; allow_failure: boolean }>;
   image: V4Image | null;
-  services: Array<V4Image & { alias?: string; command?: string[] }>;
+  services: Array<V4Image & { alias?: string; command?: string[]; variables?: Array<{ key: string; value: string }> }>;
   artifacts: V4Artifact[] | null;
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
   dependencies: Array<{ id: number; name: string; token: string; artifacts_file?: { filename: string; size: number } }>;
-  features: { trace_sections: boolean; failure_reasons: string[] };
-  /** `run:`'s CI steps as one JSON text, as GitLab sends them. */
-  run?: string;
+  features: { trace_sections: boolean; failure_reasons: string[]; token_mask_prefixes: string[] };
+  /** GitLab's `hooks:` keyword: `[{ name: 'pre_get_sources_script', script: [...] }]`, absent without one. */
+  hooks?: Array<{ name: string; script: string[] }>;
 }
 
 /** The job's timeout: its own or the server's default, capped by the runner's `maximum_timeout`. */
@@ -164,6 +167,10 @@ function artifacts(spec: JobArtifactsSpec | undefined): V4Artifact[] | null {
   if (dotenv.length > 0) {
     list.push({ name: '.env', untracked: false, paths: [...dotenv], when: 'always', expire_in: expireIn, artifact_type: 'dotenv', artifact_format: 'gzip' });
   }
+  // GitLab sends each report as its own upload, `when: always` (a failed test run is when it matters).
+  for (const [type, paths] of Object.entries(spec.reports?.typed ?? {})) {
+    list.push({ name: reportFileName(type), untracked: false, paths: [...paths], when: 'always', expire_in: expireIn, artifact_type: type, artifact_format: 'gzip' });
+  }
   return list.length > 0 ? list : null;
 }
 
@@ -188,7 +195,14 @@ function services(job: BuildRecord['job']): V4JobPayload['services'] {
     ...(service.command ? { command: [...service.command] } : {}),
     ports: [],
     ...(service.pullPolicy ? { pull_policy: [...service.pullPolicy] } : {}),
+    ...(service.variables ? { variables: service.variables.map(({ key, value }) => ({ key, value })) } : {}),
+    ...(service.executorOpts ? { executor_opts: executorOpts(service.executorOpts) } : {}),
   }));
+}
+
+/** `docker:` / `kubernetes:` of an image or service, as GitLab sends them (`executor_opts`). */
+function executorOpts(opts: ExecutorOptsSpec): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(opts)) as Record<string, unknown>;
 }
 
 /**
@@ -252,7 +266,13 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       ...(job.release ? [{ name: 'release', script: releaseScript(job.release), timeout, when: 'on_success', allow_failure: false }] : []),
       ...(job.afterScript.length > 0 ? [{ name: 'after_script', script: [...job.afterScript], timeout, when: 'always', allow_failure: true }] : []),
     ],
-    image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [], ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}) },
+    image: job.image === undefined ? null : {
+      name: job.image,
+      ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}),
+      ports: [],
+      ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}),
+      ...(job.imageExecutorOpts ? { executor_opts: executorOpts(job.imageExecutorOpts) } : {}),
+    },
     services: services(job),
     artifacts: artifacts(job.artifacts),
     cache: (job.cache ?? []).map((entry) => cache(entry, scope)),
@@ -263,7 +283,8 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       const file = liveArtifacts(dep);
       return { id: dep.id, name: dep.job.name, token: build.token, ...(file ? { artifacts_file: { filename: file.filename, size: file.size } } : {}) };
     }),
-    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS] },
-    ...(job.run ? { run: JSON.stringify(job.run) } : {}),
+    // What GitLab sends for an instance with its default personal access token prefix.
+    features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS], token_mask_prefixes: ['glpat-'] },
+    ...(job.hooks?.preGetSourcesScript ? { hooks: [{ name: 'pre_get_sources_script', script: [...job.hooks.preGetSourcesScript] }] } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { dropUnsupported } from '../../state/transitions.js';
 import type { ServerContext } from '../../context.js';
 import { stringParam } from '../../http/body.js';
 import { errorReply, json, type Reply } from '../../http/reply.js';
-import { noteContact } from '../../state/runner-contact.js';
+import { contactProblem, noteContact } from '../../state/runner-contact.js';
 import type { RunnerRecord } from '../../state/store.js';
 import { readParams, type ApiRequest } from '../request.js';
 import { callingRunner, runnerGateV4 } from './auth.js';
@@ -27,7 +27,10 @@ export async function requestJob(ctx: ServerContext, request: ApiRequest): Promi
   const { params } = read;
   const runner = callingRunner(ctx, request, params);
   if (!runner) return errorReply(403);
-  noteContact(ctx.store, runner, { info: params.info, systemId: stringParam(params, 'system_id'), api: 'v4' });
+  const systemId = stringParam(params, 'system_id');
+  const problem = contactProblem(params.info, systemId);
+  if (problem) return errorReply(400, `400 Bad Request - ${problem}`);
+  noteContact(ctx.store, runner, { info: params.info, systemId, api: 'v4' });
   const polling = ctx.settings.longPollMs > 0;
   // A paused runner is told "nothing for you" (GitLab: 204), not refused.
   if (!runner.active) return noJob(ctx.scheduler.currentQueueValue(runner), polling);
@@ -46,6 +49,7 @@ export async function requestJob(ctx: ServerContext, request: ApiRequest): Promi
     (b, missing) => dropUnsupported(ctx, b, missing),
   );
   if (!build) return noJob(value, polling);
+  if (systemId !== undefined) build.managerSystemId = systemId;
   ctx.logger.info({ buildId: build.id, runnerId: runner.id, api: 'v4' }, 'build assigned');
   return json(201, v4Payload(ctx, build), polling ? LONG_POLLING : {});
 }

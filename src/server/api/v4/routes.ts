@@ -8,7 +8,7 @@ import { ID, matchRoute, type Route, type RouteMatch } from '../routes.js';
 import { downloadArtifactsV4, uploadArtifactsV4 } from './artifacts.js';
 import { updateJob } from './jobs.js';
 import { requestJob } from './request.js';
-import { deleteManagerV4, deleteRunnerV4, registerRunnerV4, resetTokenV4, verifyRunnerV4 } from './runners.js';
+import { deleteManagerV4, deleteRunnerV4, registerRunnerV4, resetTokenByIdV4, resetTokenV4, verifyRunnerV4 } from './runners.js';
 import { patchTraceV4 } from './trace.js';
 
 /** Workhorse's own call (V9): refused without Workhorse's signature, which this server never has. */
@@ -19,6 +19,7 @@ const ROUTES: Route[] = [
   { pattern: /^\/runners\/managers$/, methods: { DELETE: { endpoint: 'delete_runner_manager', handler: deleteManagerV4 } } },
   { pattern: /^\/runners\/verify$/, methods: { POST: { endpoint: 'verify_runner', handler: verifyRunnerV4 } } },
   { pattern: /^\/runners\/reset_authentication_token$/, methods: { POST: { endpoint: 'reset_runner_token', handler: resetTokenV4 } } },
+  { pattern: new RegExp(`^/runners/${ID}/reset_authentication_token$`), methods: { POST: { endpoint: 'reset_runner_token', handler: resetTokenByIdV4 } } },
   { pattern: /^\/jobs\/request$/, methods: { POST: { endpoint: 'request_build', handler: requestJob } } },
   { pattern: new RegExp(`^/jobs/${ID}$`), methods: { PUT: { endpoint: 'update_build', handler: updateJob } } },
   { pattern: new RegExp(`^/jobs/${ID}/trace$`), methods: { PATCH: { endpoint: 'patch_trace', handler: patchTraceV4 } } },

@@ -7,8 +7,8 @@
 import type { ServerContext } from '../../context.js';
 import { boolParam, stringParam, type Params } from '../../http/body.js';
 import { errorReply, json, type Reply } from '../../http/reply.js';
-import { noteContact, parseInfo, removeManager } from '../../state/runner-contact.js';
-import { createRunner, registrationScope, runnerSettingsProblem } from '../../state/runner-registry.js';
+import { contactProblem, noteContact, parseInfo, removeManager } from '../../state/runner-contact.js';
+import { createRunner, registrationScope, runnerSettingsProblem, tokenExpiry } from '../../state/runner-registry.js';
 import type { RunnerAccessLevel, RunnerRecord } from '../../state/store.js';
 import { deleteRunner } from '../../state/transitions.js';
 import { parseTags } from '../runners.js';
@@ -21,9 +21,9 @@ function bad(message: string): Reply {
   return errorReply(400, `400 Bad request - ${message}`);
 }
 
-/** `{id, token, token_expires_at}`: tokens of this server do not expire. */
+/** `{id, token, token_expires_at}` (null: the token does not expire). */
 function details(runner: RunnerRecord): Record<string, unknown> {
-  return { id: runner.id, token: runner.token, token_expires_at: null };
+  return { id: runner.id, token: runner.token, token_expires_at: runner.tokenExpiresAt ?? null };
 }
 
 /** `active` (runners ≤ 14) or `paused` (≥ 15): whether the new runner takes jobs; both at once is refused. */
@@ -48,6 +48,8 @@ export async function registerRunnerV4(ctx: ServerContext, request: ApiRequest):
   if (!token) return bad('token is missing');
   const scope = registrationScope(ctx, token);
   if (!scope) return errorReply(403);
+  const infoProblem = contactProblem(params.info, undefined);
+  if (infoProblem) return bad(infoProblem);
   const active = activeParam(params);
   if (typeof active === 'string') return bad(active);
   const accessLevel = params.access_level ?? 'not_protected';
@@ -87,7 +89,10 @@ async function runnerCall(ctx: ServerContext, request: ApiRequest): Promise<{ ru
 export async function verifyRunnerV4(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
   const call = await runnerCall(ctx, request);
   if ('reply' in call) return call.reply;
-  noteContact(ctx.store, call.runner, { info: call.params.info, systemId: stringParam(call.params, 'system_id') });
+  const systemId = stringParam(call.params, 'system_id');
+  const problem = contactProblem(call.params.info, systemId);
+  if (problem) return bad(problem);
+  noteContact(ctx.store, call.runner, { info: call.params.info, systemId });
   return json(200, details(call.runner));
 }
 
@@ -108,10 +113,27 @@ export async function deleteManagerV4(ctx: ServerContext, request: ApiRequest): 
   return { status: 204 };
 }
 
+/**
+ * `POST /runners/:id/reset_authentication_token` with a personal access token in `PRIVATE-TOKEN`
+ * (GitLab Runner's `reset-token --pat`): this server's admin token stands for a PAT that may manage
+ * the runner. 401 without one, 403 with another, 404 for no such runner.
+ */
+export async function resetTokenByIdV4(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
+  const header = request.req.headers['private-token'];
+  const pat = Array.isArray(header) ? header[0] : header;
+  if (!pat) return errorReply(401, '401 Unauthorized');
+  if (pat !== ctx.settings.adminToken) return errorReply(403);
+  const runner = request.buildId === undefined ? undefined : ctx.store.runners.get(request.buildId);
+  if (!runner) return errorReply(404, '404 Runner Not Found');
+  const token = ctx.store.resetRunnerToken(runner, tokenExpiry(ctx));
+  ctx.logger.info({ runnerId: runner.id, expiresAt: runner.tokenExpiresAt }, 'runner token reset with a personal access token');
+  return json(201, { token, token_expires_at: runner.tokenExpiresAt ?? null });
+}
+
 export async function resetTokenV4(ctx: ServerContext, request: ApiRequest): Promise<Reply> {
   const call = await runnerCall(ctx, request);
   if ('reply' in call) return call.reply;
-  const token = ctx.store.resetRunnerToken(call.runner);
-  ctx.logger.info({ runnerId: call.runner.id }, 'runner token reset');
-  return json(201, { token, token_expires_at: null });
+  const token = ctx.store.resetRunnerToken(call.runner, tokenExpiry(ctx));
+  ctx.logger.info({ runnerId: call.runner.id, expiresAt: call.runner.tokenExpiresAt }, 'runner token reset');
+  return json(201, { token, token_expires_at: call.runner.tokenExpiresAt ?? null });
 }

@@ -7,13 +7,11 @@
 import type { ServerContext } from '../../context.js';
 import { readBudgetedBody } from '../../http/guarded-body.js';
 import { json, type Reply } from '../../http/reply.js';
+import { MAX_TRACE_BYTES } from '../../state/traces.js';
 import { finishBuild } from '../../state/transitions.js';
 import { secretsOf } from '../builds.js';
 import { TRACE_BODY_LIMIT, type ApiRequest } from '../request.js';
 import { authenticateJob, jobStatus, jobTokenOf, updateIntervalHeader } from './auth.js';
-
-/** GitLab's default `ci_jobs_trace_size_limit`: a job whose log grows past it is failed. */
-export const MAX_TRACE_BYTES = 100 * 1024 * 1024;
 
 function plainError(status: number, message: string, headers: Record<string, string> = {}): Reply {
   return json(status, { error: message }, headers);

@@ -89,6 +89,8 @@ export interface PipelineSummary {
 }
 export interface PipelineDetail extends PipelineSummary {
   variables: string[];
+  name: string | null;
+  not_applied: string[];
   stages: Array<{ name: string; jobs: Array<JobSummary & { actions: Actions }> }>;
 }
 export interface JobDetail extends JobSummary {
@@ -102,6 +104,10 @@ export interface JobDetail extends JobSummary {
   trace_size: number;
   artifacts: { filename: string; size: number; expire_at: string | null } | null;
   actions: Actions;
+  coverage: number | null;
+  tests: { passed: number; failed: number; skipped: number; failed_names: string[] } | null;
+  reports: Array<{ type: string; filename: string; size: number }>;
+  resource_group: string | null;
 }
 export interface RunnerDetail {
   id: number;

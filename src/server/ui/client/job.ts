@@ -55,6 +55,15 @@ function facts(job: JobDetail): HTMLElement {
       item('Image', job.image),
       item('Timeout', duration(job.timeout)),
       job.pipeline ? item('Commit', h('span', {}, h('span', { class: 'ref' }, job.pipeline.ref), ' ', h('code', {}, job.pipeline.sha.slice(0, 8)))) : null,
+      item('Resource group', job.resource_group),
+      item('Coverage', job.coverage === null ? null : `${job.coverage}%`),
+      item(
+        'Tests',
+        job.tests
+          ? h('span', { 'data-tests': '' }, `${job.tests.passed} passed, ${job.tests.failed} failed, ${job.tests.skipped} skipped`, job.tests.failed_names.length ? h('ul', { class: 'failed-tests' }, job.tests.failed_names.map((name) => h('li', { class: 'small' }, name))) : null)
+          : null,
+      ),
+      item('Reports', job.reports.length ? h('ul', { class: 'reports' }, job.reports.map((r) => h('li', {}, h('code', {}, r.type), ' ', h('span', { class: 'muted small' }, `${r.filename}, ${size(r.size)}`)))) : null),
       item('Variables', job.variables.length ? h('ul', { class: 'variable-names' }, job.variables.map((v) => h('li', {}, h('code', {}, v.key), v.source === 'pipeline' ? h('span', { class: 'muted small' }, ' (pipeline)') : null))) : 'none'),
     ),
     artifacts ? h('h2', {}, 'Artifacts') : null,

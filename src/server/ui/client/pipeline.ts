@@ -39,7 +39,7 @@ function header(pipeline: PipelineDetail): HTMLElement {
   return h(
     'div',
     { class: 'page-head' },
-    h('div', {}, h('p', { class: 'crumbs' }, h('a', { href: '/' }, 'Pipelines'), ' / '), h('h1', {}, `Pipeline #${pipeline.id} `, badge(pipeline.status))),
+    h('div', {}, h('p', { class: 'crumbs' }, h('a', { href: '/' }, 'Pipelines'), ' / '), h('h1', {}, `Pipeline #${pipeline.id} `, pipeline.name ? h('span', { class: 'pipeline-name' }, pipeline.name, ' ') : null, badge(pipeline.status))),
     canCancel
       ? actionButton('Cancel running', 'danger', async () => {
           for (const stage of pipeline.stages) for (const job of stage.jobs) if (job.actions.cancel && job.status !== 'manual') await post(`/-/ui/api/jobs/${job.id}/cancel`);
@@ -59,6 +59,7 @@ function summary(pipeline: PipelineDetail): HTMLElement {
     item('Created', time(pipeline.created_at)),
     item('Duration', liveDuration(pipeline.duration, pipeline.status === 'running' ? pipeline.started_at : null)),
     pipeline.variables.length ? item('Variables', pipeline.variables.join(', ')) : null as unknown as HTMLElement,
+    pipeline.not_applied.length ? item('Not applied locally', h('ul', { class: 'not-applied' }, pipeline.not_applied.map((line) => h('li', { class: 'small' }, line)))) : null as unknown as HTMLElement,
   );
 }
 

@@ -1,0 +1,61 @@
+/**
+ * Stage `restore_cache` for one of a job's caches, as GitLab Runner 19's cache-extractor runs it:
+ * for the key, then each fallback key, `Checking cache for <key>...`; with a store the object is
+ * fetched into the local copy (unless that copy is as recent), a 404 being "file does not exist";
+ * then the local archive is extracted over the project dir with the checks downloaded artifacts get
+ * (artifacts/extract.ts: the whole archive refused if one entry would leave the project or enter its
+ * `.git`, the job's `artifacts_extract_limit` applied, nothing left of a failed extraction). The
+ * first key that extracts ends it (`Successfully extracted cache`); any problem is a warning and the
+ * next key is tried (`Failed to extract cache`). A cache never fails the job, except a `policy` that
+ * is none of GitLab's (CACHE_POLICY_UNKNOWN), as in GitLab Runner.
+ */
+import { stat } from 'node:fs/promises';
+import { extractArchive } from '../artifacts/extract.js';
+import { megabytes } from '../artifacts/naming.js';
+import { CacheError, cleanUrl } from './errors.js';
+import type { CacheContext, CacheStageOptions, CacheTraffic } from './job.js';
+import { localCacheFile } from './local.js';
+import type { RemoteCache } from './remote.js';
+import { setUpStage } from './stage-setup.js';
+import { downloadCacheFile } from './transfer.js';
+
+/** Restores the cache `opts.spec` names. Never throws but the job's abort reason and CACHE_POLICY_UNKNOWN. */
+export async function restoreCache(ctx: CacheContext, opts: CacheStageOptions): Promise<CacheTraffic | undefined> {
+  const setup = await setUpStage(ctx, opts, 'restore');
+  if (!setup) return undefined;
+  const { plan, remote } = setup;
+  for (const key of [plan.key, ...plan.fallbackKeys]) {
+    ctx.log(`Checking cache for ${key}...`);
+    try {
+      const restored = await restoreKey(ctx, opts, remote, key);
+      ctx.log(`Successfully extracted cache`);
+      return restored;
+    } catch (error) {
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      ctx.log(`WARNING: ${(error as Error).message}`);
+      ctx.log('WARNING: Failed to extract cache');
+    }
+  }
+  return undefined;
+}
+
+/** One key: fetched when there is a store, then extracted. Throws what makes it fail. */
+async function restoreKey(ctx: CacheContext, opts: CacheStageOptions, remote: RemoteCache | undefined, key: string): Promise<CacheTraffic> {
+  const file = localCacheFile(opts.cacheDir, ctx.build, key);
+  if (!file) throw new CacheError('CACHE_DOWNLOAD_FAILED', `cache key ${JSON.stringify(key)} leaves the cache dir`);
+  if (remote) {
+    const object = remote.objectName(key);
+    if (!object) throw new CacheError('CACHE_DOWNLOAD_FAILED', 'computed cache path outside of project bucket. Please remove `../` from cache key');
+    const request = await remote.store.signGet(object, remote.expiresSec, ctx.signal);
+    const outcome = await downloadCacheFile(request, file, remote.transfer);
+    if (outcome.kind === 'missing') throw new CacheError('CACHE_DOWNLOAD_FAILED', 'file does not exist');
+    if (outcome.kind === 'up-to-date') ctx.log(`cache.zip is up to date`);
+    else ctx.log(`Downloaded cache from ${cleanUrl(request.url)}${outcome.etag ? `  ETag=${outcome.etag}` : ''} (${megabytes(outcome.bytes)})`);
+  } else if (!(await stat(file).then((stats) => stats.isFile(), () => false))) {
+    throw new CacheError('CACHE_DOWNLOAD_FAILED', 'Cache file does not exist');
+  }
+  const size = (await stat(file)).size;
+  const summary = await extractArchive(file, ctx.projectDir, ctx.signal, ctx.extractBudget ? { budget: ctx.extractBudget } : {});
+  ctx.log(`Restored cache ${JSON.stringify(key)}: ${summary.entries} entries, ${megabytes(summary.bytes)}`);
+  return { bytes: size };
+}
