@@ -33,7 +33,7 @@ describe('release: (GitLab\'s Entry::Release)', () => {
     expect(refusal('r:\n  script: [echo]\n  release:\n    description: d\n')).toContain('jobs:r release:tag_name is missing');
     expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n')).toContain('jobs:r release:description is missing');
     expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    released_at: tomorrow\n')).toContain('release:released_at must be a valid datetime');
-    expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    colour: red\n')).toContain('release:colour is not a release key');
+    expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    colour: red\n')).toContain('jobs:r:release config contains unknown keys: colour');
     expect(refusal('r:\n  script: [echo]\n  release:\n    tag_name: v1\n    description: d\n    assets:\n      links:\n        - name: x\n          url: not a url\n')).toContain('release:assets:links:url must be a valid URL');
   });
 });

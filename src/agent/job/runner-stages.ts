@@ -4,8 +4,8 @@
  * download_artifacts before the steps; archive_cache / archive_cache_on_failure and
  * upload_artifacts_on_success / upload_artifacts_on_failure after them; cleanup_file_variables last.
  */
-import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
+import { fileVariablePaths } from '../../executors/file-variables.js';
 import { JobOverLimitError, type Executor, type ExportedVariable } from '../../executors/types.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobFailure } from '../../trace/index.js';
@@ -136,7 +136,7 @@ export async function archiveAndUpload(
 export async function cleanupFileVariables(build: BuildPayload, services: JobServices, run: StageRun, env: JobEnv | undefined, sections: LogSections): Promise<void> {
   services.onStage?.(build, 'cleanup_file_variables');
   await sections.around('cleanup_file_variables', async () => {
-    const files = (env?.host ?? []).filter((v) => v.value === join(run.dirs.stateDir, v.key)).map((v) => v.value);
+    const files = fileVariablePaths(env?.host ?? []);
     await Promise.all(files.map((path) => rm(path, { force: true }).catch((error: unknown) => run.logger.warn({ err: error, path }, 'cannot remove a file variable'))));
   });
 }
