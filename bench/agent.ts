@@ -15,6 +15,7 @@
  * process of its own (daemon-pipeline.ts); the idle daemon is a separate process too. Figures are
  * printed, not asserted.
  */
+import { SCRIPT_STEP, stepStage } from '../src/executors/common/stages.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,9 @@ import { createGitRepo } from '../test/helpers/git.js';
 import { daemonPipeline } from './daemon-pipeline.js';
 import { printIdle } from './idle.js';
 import { percentile, pickupTimer, register, runToEnd, stepMedians, timelineLogger } from './support.js';
+
+/** The stage a job's script runs in (GitLab Runner's `step_script`). */
+const SCRIPT_STAGE = stepStage(SCRIPT_STEP);
 
 /** `git`: `none` (no checkout), `full` (GIT_DEPTH 0 whatever the server's default), or the server's default. */
 function jobs(n: number, git?: 'none' | 'full'): string {
@@ -145,7 +149,7 @@ async function runPipeline(server: ReferenceServer, root: string, n: number, con
         const inner = await services.createExecutor(runner);
         const record = (stage: string, variables: ExportedVariable[], ms: number): void => {
           stageMs.set(stage, [...(stageMs.get(stage) ?? []), ms]);
-          if (stage === 'build_script') scriptMs.set(Number(variables.find((v) => v.key === 'CI_JOB_ID')?.value), ms);
+          if (stage === SCRIPT_STAGE) scriptMs.set(Number(variables.find((v) => v.key === 'CI_JOB_ID')?.value), ms);
         };
         const runChained = inner.runChained?.bind(inner);
         const timed: Executor = {
@@ -283,9 +287,9 @@ async function cancelLatency(server: ReferenceServer, root: string, api: Api, n:
       const timed: Executor = {
         ...passThrough(inner),
         runStage: async (request) => {
-          if (request.stage === 'build_script') started?.();
+          if (request.stage === SCRIPT_STAGE) started?.();
           const result = await inner.runStage(request);
-          if (request.stage === 'build_script') stopped?.();
+          if (request.stage === SCRIPT_STAGE) stopped?.();
           return result;
         },
         ...(runChained

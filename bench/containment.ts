@@ -4,6 +4,7 @@
  * cleanup, with the job in its own cgroup and with the process-group fallback. Skipped with a printed
  * reason where this process cannot create cgroups.
  */
+import { SCRIPT_STEP, stepStage } from '../src/executors/common/stages.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ function median(values: number[]): number {
 
 async function timeStage(executor: ShellExecutor, dir: string): Promise<number> {
   const started = performance.now();
-  await executor.runStage({ stage: 'build_script', commands: ['true'], echoCommands: false, variables: [], workDir: dir, scriptDir: dir, output: () => undefined, signal: new AbortController().signal });
+  await executor.runStage({ stage: stepStage(SCRIPT_STEP), commands: ['true'], echoCommands: false, variables: [], workDir: dir, scriptDir: dir, output: () => undefined, signal: new AbortController().signal });
   return performance.now() - started;
 }
 

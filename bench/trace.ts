@@ -70,12 +70,12 @@ function pemKey(): string {
   return ['-----BEGIN RSA PRIVATE KEY-----', ...body, '-----END RSA PRIVATE KEY-----'].join('\n');
 }
 
-async function captureOnly(label: string, secrets: string[]): Promise<void> {
+async function captureOnly(label: string, secrets: string[], timestamps = false): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-capture-'));
   const chunk = outputChunk();
   const pass = async (total: number): Promise<number> => {
     const spool = SpoolWriter.create(join(dir, 'trace.log'));
-    const capture = new TraceCapture({ secrets, limitBytes: 200 * MiB, spool, logger: silentLogger(), onCut: () => undefined, onData: () => undefined });
+    const capture = new TraceCapture({ secrets, limitBytes: 200 * MiB, spool, logger: silentLogger(), onCut: () => undefined, onData: () => undefined, timestamps });
     async function* output(): AsyncGenerator<Buffer> {
       for (let sent = 0; sent < total; sent += chunk.length) yield chunk;
     }
@@ -96,7 +96,7 @@ async function captureOnly(label: string, secrets: string[]): Promise<void> {
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
   process.stdout.write(
-    `capture pipeline alone, 100 MiB (sanitise, mask ${label}, limit, spool): ${rate.toFixed(0)} MB/s, ` +
+    `capture pipeline alone, 100 MiB of 79-byte lines (sanitise, mask ${label}, ${timestamps ? 'stamp each line, ' : ''}limit, spool): ${rate.toFixed(0)} MB/s, ` +
       `RSS +${((peak - baseline) / MiB).toFixed(0)} MiB (peak ${(peak / MiB).toFixed(0)} MiB)\n`,
   );
   await rm(dir, { recursive: true, force: true });
@@ -179,6 +179,9 @@ export async function run(): Promise<void> {
     await captureOnly('3 secrets', tokens);
     // …and the same with a multi-line secret (each of its lines is masked too).
     await captureOnly('3 secrets + a 52-line PEM key', [...withSecretLines([...tokens, pemKey()])]);
+    // …and with GitLab Runner 19's line stamps (FF_TIMESTAMPS, on by default over API v4): 32 bytes a line more.
+    await captureOnly('3 secrets', tokens, true);
+    await captureOnly('3 secrets', tokens);
     await throughput(ts, client, runner.token);
     await latency(ts, client, runner.token);
   } finally {

@@ -15,12 +15,15 @@ export interface Printer {
   print(text: string): void;
 }
 
+/** A log section's marker: a terminal erases it (`\r\e[0K`), a file or pipe would keep it as text. */
+const SECTION_MARKER = /section_(?:start|end):\d+:[A-Za-z0-9_.-]+(?:\[[^\]\r\n]*\])?\r\u001b\[0K/g;
+
 /** A printer writing to `out`; nothing is written once `signal` is aborted (a closed pipe). */
 export function createPrinter(out: NodeJS.WritableStream, color: boolean, signal: AbortSignal): Printer {
   return {
     paint: (code, text) => (color ? `\u001b[${code}m${text}\u001b[0m` : text),
     print: (text) => {
-      if (!signal.aborted) out.write(color ? text : stripVTControlCharacters(text));
+      if (!signal.aborted) out.write(color ? text : stripVTControlCharacters(text.replace(SECTION_MARKER, '')));
     },
   };
 }

@@ -6,6 +6,7 @@
 
 import { CiRunnerError } from '../util/errors.js';
 import type { BuildPayload } from '../protocol/types.js';
+import type { FailureReason } from '../protocol/v4/failure-reason.js';
 import type { MarkStep } from '../util/timeline.js';
 
 /** One exported variable, already expanded (values are literal from here on). */
@@ -22,7 +23,7 @@ export interface ExportedVariable {
 }
 
 export interface StageRequest {
-  /** Stage name, for script file names and logs (`get_sources`, `build_script`, `after_script`). */
+  /** GitLab Runner's stage name (executors/common/stages.ts), for script file names and logs. */
   stage: string;
   /** Command lines, run in order; the first failing one ends the stage (`set -e`). */
   commands: string[];
@@ -36,6 +37,12 @@ export interface StageRequest {
   /** `set -x` for the user's commands (CI_DEBUG_TRACE). */
   debugTrace?: boolean;
   /**
+   * FF_SCRIPT_SECTIONS: an echoed command of several lines is shown as a collapsed log section of its
+   * own (`section_<this>_<i>`, e.g. `section_script_step_0`), as GitLab Runner's scripts print it;
+   * without it, as its first line and `# collapsed multi-line command`.
+   */
+  scriptSections?: string;
+  /**
    * The stage runs before get_sources has fetched the checkout (a job's pre-get-sources hook): an
    * executor that copies the checkout into the job's environment with its first stage waits for the next.
    */
@@ -46,6 +53,11 @@ export interface StageRequest {
   signal: AbortSignal;
   /** The job's timeline (`--debug`): the script write and each docker call are steps of it. */
   mark?: MarkStep;
+  /**
+   * EXECUTOR_JOB_SECTION_ATTEMPTS (1–10, default 1): how many times the stage runs when its container
+   * was removed under it (the docker executor, as GitLab Runner's); others run a stage once.
+   */
+  attempts?: number;
 }
 
 export interface StageResult {
@@ -63,8 +75,11 @@ export interface StageResult {
 export interface ChainedStages {
   first: StageRequest;
   second: Omit<StageRequest, 'output' | 'signal' | 'mark'>;
-  /** Written to the output between the two, when the second starts. */
-  between: string;
+  /**
+   * Written to the output between the two, when the second starts: the text for a time `time` (a
+   * placeholder the executor's script puts its clock's Unix seconds in: log sections' markers).
+   */
+  between: (time: string) => string;
   /** Called when the second stage starts (its `performance.now()` moment, near enough). */
   began(at: number): void;
 }
@@ -100,8 +115,16 @@ export interface PrepareRequest {
 }
 
 /** A job cannot run on this executor as configured (no image, image refused or not pullable). The
- *  message is the trace's `ERROR: Job failed: <message>`. */
-export class ExecutorSetupError extends CiRunnerError {}
+ *  message is the trace's `ERROR: Job failed: <message>`; `reason`, when given, what v4's final
+ *  update names (else one follows from the code, agent/job/failure.ts). */
+export class ExecutorSetupError extends CiRunnerError {
+  readonly reason: FailureReason | undefined;
+
+  constructor(code: string, message: string, options?: { cause?: unknown; reason?: FailureReason }) {
+    super(code, message, options);
+    this.reason = options?.reason;
+  }
+}
 
 /** What the job left went past a limit of the runner's (the kubernetes copy-back's byte budget): the job's failure, not the runner's. */
 export class JobOverLimitError extends CiRunnerError {}

@@ -204,6 +204,19 @@ export const PAGES_KEYWORDS: KeywordTable = {
 
 export const ID_TOKEN_KEYWORDS: KeywordTable = { aud: yes() };
 
+/** `release:` (GitLab's Entry::Release; read in release.ts). */
+export const RELEASE_LINK_KEYWORDS: KeywordTable = { name: yes(), url: yes(), filepath: yes(), direct_asset_path: yes(), link_type: yes() };
+export const RELEASE_KEYWORDS: KeywordTable = {
+  tag_name: yes(),
+  tag_message: yes(),
+  name: yes(),
+  description: yes(),
+  ref: yes(),
+  released_at: yes(),
+  milestones: yes(),
+  assets: yes(undefined, { links: yes(undefined, RELEASE_LINK_KEYWORDS) }),
+};
+
 const SECRETS = 'secrets come from an external secrets manager (Vault, a cloud secret store) that a local run has no access to: set the variables with -v or --env-file';
 
 /** A job's keys: GitLab's `Entry::Job` and `Entry::Processable` and the schema's `job_template`. */
@@ -240,7 +253,7 @@ export const JOB_KEYWORDS: KeywordTable = {
   id_tokens: yes('signed by the local server\'s own key, not GitLab\'s', {}),
   pages: yes('an ordinary job; its site is kept with its artifacts', PAGES_KEYWORDS),
   publish: yes('the old form of pages: publish'),
-  release: on(refused('release: is not supported yet')),
+  release: yes('the release step runs after the script where the job runs, with GitLab\'s script (glab, else release-cli)', RELEASE_KEYWORDS),
   hooks: yes('pre_get_sources_script runs before the sources are fetched, where the job runs (never on the runner\'s host)', { pre_get_sources_script: yes() }),
   secrets: not(SECRETS),
   identity: not('workload identity federation authenticates with GitLab\'s OIDC provider, which a local run is not'),

@@ -27,6 +27,7 @@ import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, read
 import { readTrigger, TRIGGER_JOB_KEYS } from './trigger.js';
 import { JOB_KEYWORDS } from './keywords.js';
 import { readIdTokens, readPages, readResourceGroup, readRunSteps } from './parse-job-extras.js';
+import { readRelease } from './release.js';
 import type { JobCacheSpec, JobSpec, SpecVariable } from './spec.js';
 
 /** The global keys a job inherits unless it sets its own. */
@@ -98,6 +99,7 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   }
   if (has('timeout')) spec.timeout = readTimeout(job.timeout, at('timeout'));
   readExtraKeys(spec, job, at, has);
+  if (has('release')) spec.release = readRelease(job.release, at('release'));
   return spec;
 }
 

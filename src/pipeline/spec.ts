@@ -172,12 +172,35 @@ export interface JobSpec {
   environment?: JobEnvironmentSpec;
   /** A trigger (bridge) job: no script, a downstream pipeline instead (`server/state/bridges.ts`). */
   trigger?: JobTriggerSpec;
+  /** `release:`: the release the job makes after its script (`release.ts`). */
+  release?: JobReleaseSpec;
   /** `resource_group:` as written (variables expanded per build): jobs of one group run one at a time. */
   resourceGroup?: string;
   /** `id_tokens:`: a JWT per variable, signed by the server (`server/state/id-tokens.ts`). */
   idTokens?: JobIdToken[];
   /** A Pages job (`pages:` or named `pages`): its site's directory, also in its artifacts' paths. */
   pages?: { publish: string };
+}
+
+/** One `release:assets:links` entry. */
+export interface ReleaseLink {
+  name: string;
+  url: string;
+  filepath?: string;
+  direct_asset_path?: string;
+  link_type?: string;
+}
+
+/** `release:` of a job, GitLab's keys. */
+export interface JobReleaseSpec {
+  tag_name: string;
+  description: string;
+  tag_message?: string;
+  name?: string;
+  ref?: string;
+  released_at?: string;
+  milestones?: string[];
+  assets?: { links: ReleaseLink[] };
 }
 
 /** One entry of `id_tokens:`: the variable that holds the JWT and its audiences (`aud`). */

@@ -239,10 +239,28 @@ export interface BuildPayload {
   failure_reasons?: string[];
   /** v4's `features.token_mask_prefixes`: tokens starting with these are masked in the trace. */
   token_mask_prefixes?: string[];
+  /** v4's `features.trace_sections`: the server folds `section_start`/`section_end` markers, so the runner writes them. */
+  trace_sections?: boolean;
+  /**
+   * v4's `steps` but `after_script` (which is `options.after_script`), in the payload's order: `script`,
+   * then `release` when the job has one. Absent (v1): one `script` step of `options.script`/`commands`.
+   */
+  steps?: JobStep[];
+  /** v4's `run` was given and not empty: the job is CI steps (GitLab's step-runner), not a script. */
+  run?: boolean;
   /** v4's `hooks`: scripts around get_sources (`pre_get_sources_script`, `post_get_sources_script`). */
   hooks?: JobHook[];
   /** v4's `job_info` queue figures, for the runner's metrics only. */
   queue_info?: QueueInfo;
+}
+
+/** One user step of a v4 job (docs/protocol-v4.md §6). */
+export interface JobStep {
+  /** `script`, `release`, …: its stage is `step_<name>`. Letters, digits and `_` only (checked). */
+  name: string;
+  script: string[];
+  when: 'on_success' | 'on_failure' | 'always';
+  allow_failure: boolean;
 }
 
 /** How the job waited in the server's queue (v4 `job_info`; docs/protocol-v4.md), for metrics. */

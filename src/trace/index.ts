@@ -10,7 +10,7 @@ import type { Writable } from 'node:stream';
 import type { RunnerApi } from '../client/api.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import type { BuildPayload } from '../protocol/types.js';
-import { TraceCapture } from './capture.js';
+import { TraceCapture, type TraceStream } from './capture.js';
 import { PrefixChecksum } from './checksum.js';
 import { sendFinalUpdate, type JobFailure } from './final.js';
 import { limitNotice } from './limit.js';
@@ -29,6 +29,8 @@ export { collectSecrets, MIN_SECRET_LENGTH } from './secrets.js';
 export { readDeliveryState, isPending, STATE_FILE, SPOOL_FILE, type DeliveryState } from './state.js';
 export { resumeDelivery, type ResumeDeliveryOptions } from './resume.js';
 export type { JobFailure } from './final.js';
+export { JOB_STREAM, RUNNER_STREAM, type TraceStream } from './capture.js';
+export { gitlabSectionName } from './section-watch.js';
 
 export interface StartTraceOptions {
   build: BuildPayload;
@@ -61,11 +63,19 @@ export interface StartTraceOptions {
   requestTimeoutMs?: number;
   /** The job's timeline (`--debug`): the first PATCH is a step of it. */
   mark?: MarkStep;
+  /** Stamp every line as GitLab Runner's FF_TIMESTAMPS does (stamp.ts). Default off. */
+  timestamps?: boolean;
+  /** The server folds log sections: follow the ones each stream opens (section-watch.ts). */
+  sections?: boolean;
+  /** FF_MASK_ALL_DEFAULT_TOKENS as the runner resolved it (token-prefixes.ts); absent: the job's variable says. */
+  maskAllDefaultTokens?: boolean;
 }
 
 export interface JobTrace {
-  /** Append job or runner output. Never waits on the network. */
+  /** Append runner output (the runner's stream, 00). Never waits on the network. */
   write(chunk: string | Uint8Array): void;
+  /** A stream of its own for a stage's output (01 by default; capture.ts); end it when the stage ends. */
+  openStream(id?: number): TraceStream;
   /** A Writable over the same trace, for piping a process's stdout/stderr. Each read of this
    *  property returns a new Writable, so stdout and stderr can each be piped (and ended) separately;
    *  ending one does not end the trace. */
@@ -151,7 +161,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
   // v4's final update states the whole trace's CRC: summed as the bytes are written, up to the cut.
   const written = api === 'v4' ? new PrefixChecksum(trace) : undefined;
   const notes: string[] = [];
-  const tokens = tokenPrefixes(build);
+  const tokens = tokenPrefixes(build, options.maskAllDefaultTokens);
   if (tokens.leftOut.length > 0) notes.push(`WARNING: token prefixes not masked (the 15 shortest are, none longer than 256 characters, as GitLab Runner does): ${shortList(tokens.leftOut)}`);
   const capture = new TraceCapture({
     secrets: collectSecrets(build, runnerToken, options.secrets, notes),
@@ -175,6 +185,8 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
       void record({ limitCut: cut, limitNotice: notice });
     },
     onData: () => sender.notify(),
+    ...(options.timestamps ? { timestamps: true } : {}),
+    ...(options.sections ? { sections: true } : {}),
   });
   sender.start();
 
@@ -229,6 +241,7 @@ export async function startTrace(options: StartTraceOptions): Promise<JobTrace> 
 
   return {
     write: (chunk) => capture.write(chunk),
+    openStream: (id) => capture.openStream(id),
     get stream() {
       return capture.stream();
     },

@@ -60,12 +60,21 @@ export class Masker {
   /** After a token prefix at the end of the bytes so far: its token may go on in the next chunk. */
   private token: 'none' | 'after-prefix' | 'masking' = 'none';
 
-  constructor(secrets: readonly string[], options: MaskerOptions = {}) {
+  constructor(secrets: readonly string[], options: MaskerOptions = {}, from?: Masker) {
+    if (from) {
+      this.patterns = from.patterns.map((pattern) => ({ search: pattern.search.fresh(), prefix: pattern.prefix, starts: [], head: 0 }));
+      return;
+    }
     const make = (texts: readonly string[], prefix: boolean): Pattern[] =>
       [...new Set(texts.filter((text) => text.length > 0))].map((text) => ({ search: new StreamPattern(Buffer.from(text)), prefix, starts: [], head: 0 }));
     const all = [...make(secrets, false), ...make(options.tokenPrefixes ?? [], true)];
     // Stable: a secret keeps its place before a prefix of the same length.
     this.patterns = all.sort((a, b) => b.search.length - a.search.length);
+  }
+
+  /** A masker of the same patterns with a state of its own (one per stream of the trace), sharing their tables. */
+  fork(): Masker {
+    return new Masker([], {}, this);
   }
 
   /** Masks what can be decided so far; holds back at most `maxLength − 1` bytes. */

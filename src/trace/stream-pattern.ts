@@ -12,10 +12,15 @@ export class StreamPattern {
   /** How many of the pattern's first bytes end the stream so far (less than its length). */
   state = 0;
 
-  constructor(bytes: Buffer) {
+  constructor(bytes: Buffer, border?: Int32Array) {
     if (bytes.length === 0) throw new Error('a stream pattern is not empty');
     this.bytes = bytes;
-    this.border = borders(bytes);
+    this.border = border ?? borders(bytes);
+  }
+
+  /** The same pattern at the start of a new stream (its table shared). */
+  fresh(): StreamPattern {
+    return new StreamPattern(this.bytes, this.border);
   }
 
   get length(): number {

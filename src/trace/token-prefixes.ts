@@ -7,6 +7,7 @@
  * Runner does (and none longer than MAX_TOKEN_PREFIX_LENGTH). Prefixes are literal text, never patterns.
  */
 import type { BuildPayload } from '../protocol/types.js';
+import { parseGoBool } from '../util/go-bool.js';
 
 /** GitLab Runner's `tokensanitizer` list (https://docs.gitlab.com/security/token_overview/#token-prefixes). */
 export const ALWAYS_MASKED_PREFIXES = ['glpat-'] as const;
@@ -29,18 +30,14 @@ export interface TokenPrefixes {
   leftOut: string[];
 }
 
-export function tokenPrefixes(build: Pick<BuildPayload, 'token_mask_prefixes' | 'variables'>): TokenPrefixes {
+/**
+ * `maskAll`: the job's FF_MASK_ALL_DEFAULT_TOKENS as the runner resolved it (its `[runners.feature_flags]`
+ * first); without it, the job's own variable says, on by default.
+ */
+export function tokenPrefixes(build: Pick<BuildPayload, 'token_mask_prefixes' | 'variables'>, maskAll?: boolean): TokenPrefixes {
   const flag = build.variables.findLast((v) => v.key === MASK_ALL_DEFAULT_TOKENS)?.value;
-  const all = [...(build.token_mask_prefixes ?? []), ...ALWAYS_MASKED_PREFIXES, ...(parseBool(flag) ?? true ? DEFAULT_TOKEN_PREFIXES : [])];
+  const all = [...(build.token_mask_prefixes ?? []), ...ALWAYS_MASKED_PREFIXES, ...(maskAll ?? parseGoBool(flag) ?? true ? DEFAULT_TOKEN_PREFIXES : [])];
   const sorted = [...new Set(all.map((prefix) => prefix.trim()).filter((prefix) => prefix !== ''))].sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
   const usable = sorted.filter((prefix) => prefix.length <= MAX_TOKEN_PREFIX_LENGTH);
   return { prefixes: usable.slice(0, MAX_TOKEN_PREFIXES), leftOut: [...usable.slice(MAX_TOKEN_PREFIXES), ...sorted.filter((prefix) => prefix.length > MAX_TOKEN_PREFIX_LENGTH)] };
-}
-
-/** Go's strconv.ParseBool, which GitLab Runner reads feature flags with; undefined for anything else. */
-function parseBool(value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
-  return undefined;
 }

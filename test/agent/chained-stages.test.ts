@@ -1,3 +1,4 @@
+import { logText } from '../helpers/log-text.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,21 +60,21 @@ async function runJob(yaml: string, runner: Record<string, unknown> = {}) {
   const calls: string[] = [];
   await runOnce({ runner: config, services: counted(calls), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[0]!.id;
-  return { status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8'), calls };
+  return { status: t.server.getJob(id)?.status, trace: logText(await t.server.getTrace(id)), calls };
 }
 
-describe('get_sources and build_script in one process', () => {
+describe('get_sources and step_script in one process', () => {
   it('runs the build in the process get_sources ran in when nothing is to be done between them, and the trace reads as before', async () => {
     const { status, trace, calls } = await runJob('j:\n  script:\n    - echo built\n  after_script:\n    - echo after\n');
     expect(status, trace).toBe('success');
-    expect(calls).toEqual(['get_sources+build_script', 'after_script']);
+    expect(calls).toEqual(['get_sources+step_script', 'after_script']);
     const checkout = trace.indexOf('Checking out');
-    const executing = trace.indexOf('Executing the job script...');
+    const executing = trace.indexOf('Executing "step_script" stage of the job script');
     const command = trace.indexOf('$ echo built');
     expect(checkout, trace).toBeGreaterThan(0);
     expect(executing).toBeGreaterThan(checkout);
     expect(command).toBeGreaterThan(executing);
-    expect(trace.split('Executing the job script...')).toHaveLength(2);
+    expect(trace.split('Executing "step_script" stage of the job script')).toHaveLength(2);
     expect(trace).toContain('after');
   });
 
@@ -85,7 +86,7 @@ describe('get_sources and build_script in one process', () => {
         'test -z "${LEAKED:-}"',
         'test "$PWD" = "$CI_PROJECT_DIR"',
         // The build stage is the shell the runner started (running the build's script), not a subshell.
-        'grep -q build_script /proc/$$/cmdline',
+        'grep -q step_script /proc/$$/cmdline',
         'test ! -e /proc/self/fd/3',
         'echo separate',
         'false',
@@ -93,7 +94,7 @@ describe('get_sources and build_script in one process', () => {
       ];
       const yaml = `j:\n  script:\n${script.map((line) => `    - ${JSON.stringify(line)}\n`).join('')}`;
       const { status, trace, calls } = await runJob(yaml, { shell, pre_clone_script: preClone });
-      expect(calls).toEqual(['get_sources+build_script']);
+      expect(calls).toEqual(['get_sources+step_script']);
       expect(status, trace).toBe('failed');
       expect(trace).toContain('separate');
       expect(trace).toContain('ERROR: Job failed: exit status 1');
@@ -103,10 +104,10 @@ describe('get_sources and build_script in one process', () => {
 
   it('fails the job with get_sources\' status and never starts the build or after_script when get_sources fails', async () => {
     const { status, trace, calls } = await runJob('j:\n  script:\n    - echo never\n  after_script:\n    - echo never after\n', { pre_clone_script: 'exit 7' });
-    expect(calls).toEqual(['get_sources+build_script']);
+    expect(calls).toEqual(['get_sources+step_script']);
     expect(status).toBe('failed');
     expect(trace).toContain('ERROR: Job failed: getting sources failed: exit status 7');
-    expect(trace).not.toContain('Executing the job script...');
+    expect(trace).not.toContain('Executing "step_script" stage of the job script');
     expect(trace).not.toContain('never');
   });
 
@@ -115,15 +116,15 @@ describe('get_sources and build_script in one process', () => {
     const preClone = `if [ ! -e '${mark}' ]; then : > '${mark}'; exit 7; fi`;
     const { status, trace, calls } = await runJob('j:\n  variables:\n    GET_SOURCES_ATTEMPTS: "2"\n  script:\n    - echo built\n', { pre_clone_script: preClone });
     expect(status, trace).toBe('success');
-    expect(calls).toEqual(['get_sources+build_script', 'get_sources', 'build_script']);
+    expect(calls).toEqual(['get_sources+step_script', 'get_sources', 'step_script']);
     expect(trace).toContain('Getting sources failed (attempt 1 of 2); retrying...');
-    expect(trace.split('Executing the job script...')).toHaveLength(2);
+    expect(trace.split('Executing "step_script" stage of the job script')).toHaveLength(2);
     expect(trace.split('$ echo built')).toHaveLength(2);
   });
 
   it('keeps the stages apart when a cache is to be restored between them', async () => {
     const { status, trace, calls } = await runJob('j:\n  cache:\n    key: k\n    paths: [out]\n  script:\n    - mkdir -p out\n');
     expect(status, trace).toBe('success');
-    expect(calls).toEqual(['get_sources', 'build_script']);
+    expect(calls).toEqual(['get_sources', 'step_script']);
   });
 });

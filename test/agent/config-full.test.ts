@@ -4,6 +4,7 @@
  * key is read, each warned key gives its one warning with its line and reason (a key inside a table that
  * is warned about as a whole is covered by that table's warning), and nothing else is said.
  */
+import { configFlagWarnings } from '../../src/agent/config/feature-flags.js';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
@@ -65,6 +66,10 @@ describe('a GitLab Runner 19 config.toml that sets every key', () => {
       const table = o.path === '' || o.path === 'runners' ? '' : ` in [${o.path}]`;
       const line = `\`${o.key}\`${table} is ignored: ${o.reason ?? ''}`;
       expected.set(line, (expected.get(line) ?? 0) + 1);
+    }
+    // A feature flag the file sets to what ci-runner does not do is warned about too (feature-flags.ts).
+    for (const runner of loaded.config.runners) {
+      for (const line of configFlagWarnings(runner.feature_flags)) expected.set(`[runners.feature_flags] ${line}`, (expected.get(`[runners.feature_flags] ${line}`) ?? 0) + 1);
     }
     const said = new Map<string, number>();
     for (const warning of loaded.warnings) {

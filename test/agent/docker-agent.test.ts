@@ -3,6 +3,7 @@
  * job to a shell job and back, and a daemon SIGKILLed mid-job whose restart removes the job's
  * containers and reports the job.
  */
+import { logText } from '../helpers/log-text.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -74,7 +75,7 @@ describe.skipIf(skipDocker)('daemon with docker entries', () => {
       daemon.child.kill('SIGTERM');
       await daemon.child;
     }
-    const traces = await Promise.all(p.jobs.map(async (j) => (await t.server.getTrace(j.id)).toString('utf8')));
+    const traces = await Promise.all(p.jobs.map(async (j) => logText(await t.server.getTrace(j.id))));
     for (const [i, job] of p.jobs.entries()) expect(t.server.getJob(job.id)?.status, traces[i]).toBe('success');
     expect(traces[0]).toContain('no git in the image');
     expect(traces[1]).toMatch(/from \d+-char container/);
@@ -89,7 +90,7 @@ describe.skipIf(skipDocker)('daemon with docker entries', () => {
     const p = await t.pipeline(`j:\n  services:\n    - ${IMAGES.httpd}\n  script:\n    - echo started\n    - sleep 300\n`);
     const id = p.jobs[0]!.id;
     const first = startDaemon(config);
-    await waitUntil(async () => (await t.server.getTrace(id)).toString('utf8').includes('started'), 60_000, 'the job to start');
+    await waitUntil(async () => logText(await t.server.getTrace(id)).includes('started'), 60_000, 'the job to start');
     first.child.kill('SIGKILL');
     await first.child;
     const left = await labelled(...jobLabels(token, id));

@@ -6,6 +6,7 @@
  * tick) is far above what a loaded machine shows; the old code blocked for minutes. The same for
  * artifacts globs made to be slow.
  */
+import { logText } from '../helpers/log-text.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { defaultServices } from '../../src/agent/services.js';
@@ -50,7 +51,7 @@ async function runWatched(pipeline: PipelineView): Promise<{ trace: string; stal
   const never = new AbortController().signal;
   const { stallMs } = await longestStall(() => runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never }));
   const id = pipeline.jobs[0]!.id;
-  const trace = (await t.server.getTrace(id)).toString('utf8');
+  const trace = logText(await t.server.getTrace(id));
   expect(t.server.getJob(id)?.status, trace.slice(-2000)).toBe('success');
   return { trace, stallMs };
 }

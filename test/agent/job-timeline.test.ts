@@ -43,7 +43,7 @@ describe('job timeline and cleanup', () => {
     const names = steps.map((s) => s.step ?? '');
     // The build stage runs in get_sources' process (nothing to do between them): its script is
     // written before that process starts.
-    const order = ['executor created', 'trace started', 'prepare', 'build_script: script written', 'get_sources: script written', 'git fetch', 'git checkout', 'get_sources', 'build_script', 'final update'];
+    const order = ['executor created', 'trace started', 'prepare_executor', 'step_script: script written', 'get_sources: script written', 'git fetch', 'git checkout', 'get_sources', 'step_script', 'final update'];
     const positions = order.map((name) => names.indexOf(name));
     expect(positions.every((p) => p >= 0), names.join(', ')).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -90,7 +90,7 @@ describe('job timeline and cleanup', () => {
     const jobIds = ids;
     expect(jobIds.map((id) => t.server.getJob(id)?.status)).toEqual(['success', 'success']);
     const first = events.findIndex((e) => e.startsWith('cleanup 1 done'));
-    const secondJobStart = events.findIndex((e) => e === `build_script ${jobIds[1]}`);
+    const secondJobStart = events.findIndex((e) => e === `step_script ${jobIds[1]}`);
     expect(first, events.join('\n')).toBeGreaterThanOrEqual(0);
     expect(first, events.join('\n')).toBeLessThan(secondJobStart);
     // The first job's cleanup began while its job was still running on the server (the slot went back

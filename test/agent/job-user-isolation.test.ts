@@ -3,6 +3,7 @@
  * its programs (git settings planted in the checkout) or to write where it points (a directory the
  * daemon uses swapped for a symlink). Needs root (a system user, switching to it); skipped otherwise.
  */
+import { logText } from '../helpers/log-text.js';
 import { spawn } from 'node:child_process';
 import { chmod, chown, lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -58,7 +59,7 @@ async function runAsUser(pipeline: string | PipelineView, dirs: { builds: string
   const never = new AbortController().signal;
   await runOnce({ runner, services: defaultServices(silentLogger(), runAs), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[0]!.id;
-  return { status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8') };
+  return { status: t.server.getJob(id)?.status, trace: logText(await t.server.getTrace(id)) };
 }
 
 describe.skipIf(!isRoot)('a job user cannot steer the root daemon', () => {

@@ -1,3 +1,4 @@
+import { logText } from '../helpers/log-text.js';
 import { readdir, readFile, stat, utimes } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +31,7 @@ async function runJob(yaml: string, runner: Record<string, unknown> = {}) {
   const never = new AbortController().signal;
   const result = await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[0]!.id;
-  return { result, status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8') };
+  return { result, status: t.server.getJob(id)?.status, trace: logText(await t.server.getTrace(id)) };
 }
 
 /** Queues `yaml` and runs its one job in-process with the real executor as `wrap` changes it. */
@@ -98,7 +99,7 @@ describe('job lifecycle', () => {
   it('says in the job log when a stage outlived SIGTERM and was killed after the grace period', async () => {
     const { status, trace } = await runJob('j:\n  timeout: 2s\n  variables:\n    GIT_STRATEGY: none\n  script:\n    - trap "" TERM; sleep 300\n', { kill_grace_period: 1 });
     expect(status, trace).toBe('failed');
-    expect(trace).toContain('WARNING: build_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
+    expect(trace).toContain('WARNING: step_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
     expect(trace).toContain('ERROR: Job failed: execution took longer than 2 seconds');
   });
 
@@ -117,9 +118,9 @@ describe('job lifecycle', () => {
       ...(inner.settled ? { settled: inner.settled.bind(inner) } : {}),
       runStage: (request) => (request.stage === 'after_script' ? Promise.reject(new Error('could not start the after_script stage: spawn bash ENOENT')) : inner.runStage(request)),
     }));
-    const trace = (await t.server.getTrace(jobId)).toString('utf8');
+    const trace = logText(await t.server.getTrace(jobId));
     expect(result.kind === 'job' && result.outcome.state, trace).toBe('success');
-    expect(trace).toContain('WARNING: after_script failed: could not start the after_script stage: spawn bash ENOENT');
+    expect(trace).toContain('WARNING: after_script failed, but job will continue unaffected: could not start the after_script stage: spawn bash ENOENT');
   });
 
   it('keeps the state dir, which names the job\'s processes for a restarted runner, until the executor has settled', async () => {
@@ -185,7 +186,7 @@ describe('job lifecycle', () => {
     const run = async (yaml: string) => {
       const p = await t.pipeline(yaml);
       await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
-      return (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+      return logText(await t.server.getTrace(p.jobs[0]!.id));
     };
     const first = await run(`j:
   script: [mkdir -p a b, echo one > a/f, echo two > b/f, exit 1]
@@ -235,7 +236,7 @@ describe('job lifecycle', () => {
     const path = /full log is kept on the runner at (\S+?)\u001b/.exec(trace)?.[1];
     expect(path, trace).toBeDefined();
     const full = await readFile(path!, 'utf8');
-    expect(full).toContain('\n3000\n');
+    expect(logText(full)).toContain('\n3000\n');
     expect(full).toContain('Job succeeded');
     const dir = dirname(path!);
     expect(await readdir(dir)).toEqual(['trace.log']);

@@ -4,6 +4,7 @@
  * server's E4 answer and passes everything else through, so the job clones, runs, traces and reports
  * against the real reference server.
  */
+import { logText } from '../helpers/log-text.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { runOnce } from '../helpers/run-once.js';
@@ -47,7 +48,7 @@ async function runThroughProxy(yaml: string, change: (payload: Payload) => void,
   const never = new AbortController().signal;
   const result = await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[jobIndex]!.id;
-  return { result, job: t.server.getJob(id), trace: (await t.server.getTrace(id)).toString('utf8'), pipeline: p };
+  return { result, job: t.server.getJob(id), trace: logText(await t.server.getTrace(id)), pipeline: p };
 }
 
 const nullAll = (object: Record<string, unknown>, keys: string[]): void => {
@@ -123,7 +124,7 @@ describe('build payloads with nulls, sent raw to the real client', () => {
     const never = new AbortController().signal;
     await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
     const use = first.pipeline.jobs[1]!.id;
-    const trace = (await t.server.getTrace(use)).toString('utf8');
+    const trace = logText(await t.server.getTrace(use));
     expect(t.server.getJob(use)?.status, trace).toBe('success');
     expect(trace).toContain('Downloading artifacts for make');
     expect(trace).toContain('$ cat made.txt\u001b[0;m\nmade\n');

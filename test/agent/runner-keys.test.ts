@@ -4,6 +4,7 @@
  * spellings, shell values, labels, strict_check_interval, the unhealthy pause, the stage timeouts,
  * debug_trace_disabled, [runners.artifact] and job_status_final_update_retry_limit.
  */
+import { logText } from '../helpers/log-text.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -35,7 +36,7 @@ async function runJob(yaml: string, runner: Record<string, unknown> = {}, variab
   const never = new AbortController().signal;
   await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const job = t.server.getJob(p.jobs[0]!.id);
-  return { status: job?.status, failureReason: job?.failure_reason, trace: (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8') };
+  return { status: job?.status, failureReason: job?.failure_reason, trace: logText(await t.server.getTrace(p.jobs[0]!.id)) };
 }
 
 /** A logger whose JSON lines are kept. */

@@ -2,6 +2,7 @@
  * GIT_SUBMODULE_STRATEGY end to end: a project whose submodules live in other projects on the same
  * reference server, cloned by an in-process runner with the build token sent as a header only.
  */
+import { logText } from '../helpers/log-text.js';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,7 +71,7 @@ async function runJob(strategy: string, script: string[], d?: { builds: string; 
   const id = p.jobs[0]!.id;
   const projectDir = join(d.builds, shortToken(token), '0', ...(project ?? 'group/project').split('/'));
   const buildToken = await readFile(join(projectDir, '..', 'build-token'), 'utf8').catch(() => '');
-  return { status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8'), projectDir, buildToken };
+  return { status: t.server.getJob(id)?.status, trace: logText(await t.server.getTrace(id)), projectDir, buildToken };
 }
 
 /** The build token, raw or inside the Basic header, appears neither in the trace nor in any git config. */

@@ -3,6 +3,7 @@
  * runs real pipelines through the real server and shell executor. Calls are recorded at the client
  * boundary (the daemon's `wrapClient`), what reached the server is read back from it.
  */
+import { logText } from '../helpers/log-text.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { configSchema } from '../../src/agent/config/schema.js';
@@ -96,7 +97,7 @@ async function finished(pipelineId: number): Promise<JobView[]> {
 }
 
 async function traceOf(job: { id: number }): Promise<string> {
-  return (await t.server.getTrace(job.id)).toString('utf8');
+  return logText(await t.server.getTrace(job.id));
 }
 
 describe('a pipeline over v4', () => {
@@ -179,7 +180,7 @@ describe('cancel over v4', () => {
       const p = await pipeline('j:\n  script:\n    - sleep 60\n  after_script:\n    - echo after-script-ran\n');
       const id = p.jobs[0]!.id;
       await t.waitForJob(id, (job) => job.status === 'running');
-      await waitUntil(() => runner.stages.some((s) => s.stage === 'build_script'), 30_000, 'the script started');
+      await waitUntil(() => runner.stages.some((s) => s.stage === 'step_script'), 30_000, 'the script started');
       t.server.cancelJob(id);
       const [job] = await finished(p.id);
       expect(job?.status).toBe('canceled');
@@ -196,7 +197,7 @@ describe('cancel over v4', () => {
       const p = await pipeline('j:\n  script:\n    - sleep 60\n  after_script:\n    - echo after-script-ran\n');
       const id = p.jobs[0]!.id;
       await t.waitForJob(id, (job) => job.status === 'running');
-      await waitUntil(() => runner.stages.some((s) => s.stage === 'build_script'), 30_000, 'the script started');
+      await waitUntil(() => runner.stages.some((s) => s.stage === 'step_script'), 30_000, 'the script started');
       // A second cancel of a canceling job is a forced one: the runner hears `canceled`, not `canceling`.
       t.server.cancelJob(id);
       t.server.cancelJob(id);

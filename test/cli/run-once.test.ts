@@ -1,3 +1,4 @@
+import { logText } from '../helpers/log-text.js';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,7 +27,7 @@ async function runOnce(extra: string[] = [], dirs?: { builds: string; cache: str
 }
 
 async function trace(jobId: number): Promise<string> {
-  return (await t.server.getTrace(jobId)).toString('utf8');
+  return logText(await t.server.getTrace(jobId));
 }
 
 describe('run-once', () => {

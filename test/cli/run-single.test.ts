@@ -1,3 +1,4 @@
+import { logText } from '../helpers/log-text.js';
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ useTestServer((server, runnerToken) => {
 });
 
 async function trace(jobId: number): Promise<string> {
-  return (await t.server.getTrace(jobId)).toString('utf8');
+  return logText(await t.server.getTrace(jobId));
 }
 
 /** Two jobs that finish only when both run at once (each waits up to 60 s for the other's file). */
@@ -27,7 +28,7 @@ function barrierJob(me: string, other: string): string {
     - touch "$SHARED/${me}"
     - i=0; while [ ! -e "$SHARED/${other}" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; test -e "$SHARED/${other}"
     - echo "bash=\${BASH_VERSION:-none} name-var=$FROM_ENV"
-    - head -c 3000 /dev/zero | tr '\\0' 'x'; echo
+    - head -c 9000 /dev/zero | tr '\\0' 'x'; echo
 `;
 }
 
@@ -63,7 +64,7 @@ later:
       RUNNER_WAIT_TIMEOUT: '120s',
       RUNNER_POLL_INTERVAL: '200ms',
       RUNNER_SHUTDOWN_TIMEOUT: '10s',
-      RUNNER_OUTPUT_LIMIT: '1',
+      RUNNER_OUTPUT_LIMIT: '4',
       RUNNER_ENV: `SHARED=${shared}\nFROM_ENV=yes, really`,
       RUNNER_PRE_CLONE_SCRIPT: 'echo pre-clone-ran',
       RUNNER_PRE_BUILD_SCRIPT: 'echo pre-build-ran',
@@ -87,8 +88,8 @@ later:
       expect(text).toContain('pre-clone-ran');
       expect(text).toContain('pre-build-ran');
       expect(text).toContain('bash=none name-var=yes, really');
-      // A 1 KiB output limit cut the 3000 x's, and with them the post-build script's line.
-      expect(text).toMatch(/Job's log exceeded limit of 1024 bytes/);
+      // A 4 KiB output limit (the runner's stamped lines and sections take the first one or two) cut the 9000 x's, and with them the post-build script's line.
+      expect(text).toMatch(/Job's log exceeded limit of 4096 bytes/);
       // The job's page as the server names it (CI_JOB_URL over v4), else GitLab's <project>/-/jobs/<id>.
       expect(result.stderr).toMatch(new RegExp(`Job ${job.id} \\(${job.name}\\) received; its log: ${t.url.replace(/\/$/, '')}/(${t.projectName}/-/)?jobs/${job.id}\\n`));
     }

@@ -2,6 +2,7 @@
  * Global `user` / `run --user`: shell jobs run as that user while the daemon stays root. Needs root
  * (to create a system user and switch to it); skipped with the reason otherwise.
  */
+import { logText } from '../helpers/log-text.js';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -58,7 +59,7 @@ describe.skipIf(!isRoot)('run with a job user', () => {
     const daemon = execa('node', [...NODE_CLI, 'run', '-c', config], { reject: false, all: true, stdin: 'ignore' });
     try {
       for (const job of p.jobs) await t.waitForJob(job.id, (j) => j.status === 'success' || j.status === 'failed', 90_000);
-      const [make, use] = await Promise.all(p.jobs.map(async (j) => (await t.server.getTrace(j.id)).toString('utf8')));
+      const [make, use] = await Promise.all(p.jobs.map(async (j) => logText(await t.server.getTrace(j.id))));
       expect(t.server.getJob(p.jobs[0]!.id)?.status, make).toBe('success');
       expect(make).toContain(`uid=${uid} `);
       expect(make).toMatch(new RegExp(`groups=.*\\b${extraGid}\\b`));

@@ -4,6 +4,7 @@
  * artifacts — with mutual TLS, and through a real CONNECT proxy — and the job's own tools trust the
  * coordinator through CI_SERVER_TLS_CA_FILE.
  */
+import { logText } from '../helpers/log-text.js';
 import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,7 +75,7 @@ async function runPipeline(t: TestServer, token: string, args: string[], env: Re
   const traces: string[] = [];
   for (const job of p.jobs) {
     const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '20s', ...args], { env });
-    const trace = (await t.server.getTrace(job.id)).toString('utf8');
+    const trace = logText(await t.server.getTrace(job.id));
     expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
     expect(t.server.getJob(job.id)?.status).toBe('success');
     traces.push(trace);
@@ -131,7 +132,7 @@ describe('a coordinator behind a private CA', () => {
     const daemon = startDaemon(config);
     try {
       for (const job of p.jobs) await t.waitForJob(job.id, (j) => j.status === 'success' || j.status === 'failed', 60_000);
-      const traces = await Promise.all(p.jobs.map(async (job) => (await t.server.getTrace(job.id)).toString('utf8')));
+      const traces = await Promise.all(p.jobs.map(async (job) => logText(await t.server.getTrace(job.id))));
       expect(p.jobs.map((job) => t.server.getJob(job.id)?.status), `${traces.join('\n')}\n${daemon.output()}`).toEqual(['success', 'success']);
       expect(traces[0]).toContain('from the submodule over https');
       expect(traces[1]).toContain('built over https');
@@ -176,7 +177,7 @@ describe('a coordinator behind a private CA', () => {
       const d = await workDirs();
       const env = { HTTPS_PROXY: proxy.url, NO_PROXY: '', no_proxy: '' };
       const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '20s', ...tlsFlags()], { env });
-      const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+      const trace = logText(await t.server.getTrace(p.jobs[0]!.id));
       expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
       expect(result.all).not.toMatch(/altnames/);
       expect(trace).toContain('reached by IP through the proxy');
@@ -218,7 +219,7 @@ own-git:
     - if GIT_SSL_CAINFO=/etc/ssl/certs/ca-certificates.crt git ls-remote "$CI_REPOSITORY_URL" main 2>/dev/null; then echo "trusted without the CA"; exit 1; fi
 `);
     const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '20s', '--tls-ca-file', pki.caCert]);
-    const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+    const trace = logText(await t.server.getTrace(p.jobs[0]!.id));
     expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
     expect(trace).toMatch(/[0-9a-f]{40}\s+refs\/heads\/main/);
     await rm(d.root, { recursive: true, force: true });
@@ -238,7 +239,7 @@ describe.skipIf(skipDocker)('a coordinator behind a private CA, docker executor'
     const p = await t.pipeline(`in-docker:\n  variables:\n    GIT_SUBMODULE_STRATEGY: normal\n  script:\n${script.map((l) => `    - ${JSON.stringify(l)}\n`).join('')}`);
     const result = await cli(['run-once', '--url', t.url, '--token', token, '--builds-dir', d.builds, '--cache-dir', d.cache, '--wait-timeout', '20s',
       '--executor', 'docker', '--docker-image', IMAGES.sh, '--docker-pull-policy', 'if-not-present', ...tlsFlags()]);
-    const trace = (await t.server.getTrace(p.jobs[0]!.id)).toString('utf8');
+    const trace = logText(await t.server.getTrace(p.jobs[0]!.id));
     expect(result.exitCode, `${result.all}\n${trace}`).toBe(0);
     expect(trace).toContain('from the submodule over https');
     expect(trace).toContain('certificates in the CA file: 1');

@@ -6,6 +6,7 @@
  * variables, `_stubs/` first on PATH when it asks). Its expectation (`gitlab` when present, else
  * `expect`) is then checked against the exit code, the job logs exec keeps and its summary table.
  */
+import { logText } from '../helpers/log-text.js';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -149,7 +150,8 @@ async function readLogs(dir: string): Promise<Map<string, string[]>> {
   const logs = new Map<string, string[]>();
   const files = (await readdir(dir).catch(() => [] as string[])).sort((a, b) => Number.parseInt(a, 10) - Number.parseInt(b, 10));
   for (const file of files) {
-    const text = stripVTControlCharacters(await readFile(join(dir, file), 'utf8'));
+    // The log as GitLab's page reads it: stamps off, a `+` piece on its line.
+    const text = stripVTControlCharacters(logText(await readFile(join(dir, file), 'utf8')));
     // A line rewritten in place (`\r`) shows its last form, as in a terminal.
     const lines = text.split('\n').map((line) => (line.split('\r').at(-1) ?? '').trimEnd());
     logs.set(file.replace(/^\d+-/, '').replace(/\.log$/, ''), lines);

@@ -117,8 +117,8 @@ describe.skipIf(!cgroups)('a job in its own cgroup', () => {
       const base = { echoCommands: false, variables: [], workDir: dir, scriptDir: dir };
       const result = await executor.runChained({
         first: { ...base, stage: 'get_sources', commands: ['head -n 1 "$0"', 'cat /proc/$$/cgroup'], output: (c) => chunks.push(c), signal: new AbortController().signal },
-        second: { ...base, stage: 'build_script', commands: ['cat /proc/$$/cgroup'] },
-        between: '',
+        second: { ...base, stage: 'step_script', commands: ['cat /proc/$$/cgroup'] },
+        between: () => '',
         began: () => undefined,
       });
       expect(result.second?.exitCode).toBe(0);

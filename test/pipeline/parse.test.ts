@@ -290,7 +290,7 @@ describe('parsePipeline: refusals name the job and the key', () => {
     ['a script line YAML read as a map', 'build:\n  script:\n    - echo ok\n    - echo "Coverage: 87%"\n', 'jobs:build script must be a string or a list of strings; entry 2 is a map, as YAML reads an unquoted line with ": " in it: quote the whole line'],
     ['job without a body', 'build:\n', 'jobs:build script is missing'],
     ['job is a list', 'build: [a]\n', 'jobs:build config must be a map'],
-    ['unknown job key', 'build:\n  script: x\n  release: { tag_name: v1 }\n', 'jobs:build release is not supported here'],
+    ['unknown job key', 'build:\n  script: x\n  releases: { tag_name: v1 }\n', 'jobs:build config contains unknown keys: releases'],
     ['unknown artifacts key', 'b:\n  script: x\n  artifacts: { public: true }\n', 'jobs:b:artifacts config contains unknown keys: public'],
     ['unknown report', 'b:\n  script: x\n  artifacts: { reports: { junitt: r.xml } }\n', 'jobs:b:artifacts:reports config contains unknown keys: junitt'],
     ['bad artifacts:when', 'b:\n  script: x\n  artifacts: { when: sometimes }\n', 'jobs:b artifacts:when must be one of on_success, on_failure, always'],

@@ -4,7 +4,7 @@ import { apiFromProbe } from '../../src/client/connect.js';
 import { classify } from '../../src/client/retryable.js';
 import { apiV4BaseUrl } from '../../src/protocol/v4/base-url.js';
 import { supportedFailureReason } from '../../src/protocol/v4/failure-reason.js';
-import { runnerFeatures } from '../../src/protocol/v4/features.js';
+import { FEATURES, runnerFeatures } from '../../src/protocol/v4/features.js';
 import { cancelRequest, formatChecksum, formatInclusiveRange, parseUpdateInterval, TraceChecksum } from '../../src/protocol/v4/trace-codecs.js';
 
 describe('the v4 base URL', () => {
@@ -68,10 +68,26 @@ describe('failure reasons', () => {
 });
 
 describe('features and API detection', () => {
-  it('announces what the executor does: image and services for docker only, no release steps or terminal', () => {
-    expect(runnerFeatures('shell')).toMatchObject({ image: false, services: false, shared: true, cancel_gracefully: true, multi_build_steps: false, terminal: false, raw_variables: true });
+  it('announces what the executor does: image and services for docker only, release steps, no terminal', () => {
+    expect(runnerFeatures('shell')).toMatchObject({ image: false, services: false, shared: true, cancel_gracefully: true, multi_build_steps: true, terminal: false, raw_variables: true });
     expect(runnerFeatures('docker')).toMatchObject({ image: true, services: true, shared: false });
     expect(Object.values(runnerFeatures('')).every((value) => value === false)).toBe(true);
+  });
+
+  it('sends every feature GitLab Runner 19.3 sends, in its order, each with its support', () => {
+    // GitLab Runner v19.3.0 common/network.go, FeaturesInfo's JSON names.
+    const gitlabRunner = [
+      'variables', 'image', 'services', 'artifacts', 'cache', 'fallback_cache_keys', 'shared', 'upload_multiple_artifacts',
+      'upload_raw_artifacts', 'session', 'terminal', 'refspecs', 'masking', 'proxy', 'raw_variables', 'artifacts_exclude',
+      'multi_build_steps', 'trace_reset', 'trace_checksum', 'trace_size', 'vault_secrets', 'cancelable', 'return_exit_code',
+      'service_variables', 'service_multiple_aliases', 'image_executor_opts', 'service_executor_opts', 'cancel_gracefully',
+      'native_steps_integration', 'two_phase_job_commit', 'job_inputs',
+    ];
+    expect(Object.keys(runnerFeatures('shell'))).toEqual(gitlabRunner);
+    for (const [name, entry] of Object.entries(FEATURES)) {
+      const announced = ['shell', 'docker', 'kubernetes'].some((executor) => runnerFeatures(executor)[name as keyof typeof FEATURES]);
+      expect(entry.support.status === 'honoured', name).toBe(announced);
+    }
   });
 
   it('takes a 404 to the token-less probe for v1, another answer for v4, and a 5xx for no answer', () => {

@@ -82,9 +82,31 @@ describe('parseJobPayload', () => {
     expect(result.ok && result.build.options).toEqual({ script: ['true'] });
   });
 
-  it('refuses a job with a step it does not run, keeping id and token to report it', () => {
-    const steps = [{ name: 'release', script: ['release-cli create'], when: 'on_success' }];
-    expect(parseJobPayload(job({ steps }))).toEqual({ ok: false, message: expect.stringMatching(/^steps\.0\.name: step "release" is not supported/), id: 42, token: 'jobtok-42' });
+  it('takes every step but after_script as a step of its own, in order, release included', () => {
+    const steps = [
+      { name: 'script', script: ['echo build'], when: 'on_success', allow_failure: false },
+      { name: 'release', script: ['release-cli create --tag-name "v1"'], when: 'on_success', allow_failure: false },
+      { name: 'after_script', script: ['echo after'], when: 'always', allow_failure: true },
+    ];
+    const parsed = parseJobPayload(job({ steps, features: { trace_sections: true } }));
+    expect(parsed.ok && parsed.build.steps).toEqual([
+      { name: 'script', script: ['echo build'], when: 'on_success', allow_failure: false },
+      { name: 'release', script: ['release-cli create --tag-name "v1"'], when: 'on_success', allow_failure: false },
+    ]);
+    expect(parsed.ok && parsed.build.options.after_script).toEqual(['echo after']);
+    expect(parsed.ok && parsed.build.trace_sections).toBe(true);
+  });
+
+  it('refuses a step whose name cannot name a stage, keeping id and token to report it', () => {
+    const steps = [{ name: '../../x', script: ['true'], when: 'on_success' }];
+    expect(parseJobPayload(job({ steps }))).toEqual({ ok: false, message: expect.stringMatching(/^steps\.0\.name: must be letters, digits and _/), id: 42, token: 'jobtok-42' });
+  });
+
+  it('marks a job whose `run` holds CI steps, as GitLab sends them (a JSON text)', () => {
+    const parsed = parseJobPayload(job({ run: JSON.stringify([{ name: 'hello', script: 'echo hi' }]) }));
+    expect(parsed.ok && parsed.build.run).toBe(true);
+    const empty = parseJobPayload(job({ run: '[]' }));
+    expect(empty.ok && empty.build.run).toBeUndefined();
   });
 
   it('refuses a job without what it cannot guess, and artifacts it cannot read, naming the key but never the value', () => {

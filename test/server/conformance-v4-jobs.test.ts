@@ -51,13 +51,27 @@ describe('V6 POST /jobs/request', () => {
     expect((await requestJob(t, paused)).status).toBe(201);
   });
 
-  it('leaves a job that needs a feature the runner lacks pending, says why, and gives it to a runner that has it', async () => {
-    await t.pipeline('a:\n  script: [x]\n  artifacts:\n    reports:\n      dotenv: a.env\n');
-    const lacking = { info: { features: { ...R14_FEATURES, upload_multiple_artifacts: false } } };
-    expect((await requestJob(t, token, lacking)).status).toBe(204);
-    expect(t.server.unrunnableJobs()[0]?.reason).toMatch(/upload_multiple_artifacts/);
-    const other = await registerV4(t);
-    expect((await takeJob(t, other.token)).job_info.name).toBe('a');
+  it('drops a job that needs a feature the runner asking lacks as runner_unsupported, as GitLab does, and hands out the next one', async () => {
+    const p = await t.pipeline('a:\n  script: [x]\n  artifacts:\n    reports:\n      dotenv: a.env\nb:\n  script: [x]\n  release:\n    tag_name: v1\n    description: d\nc:\n  script: [x]\n');
+    const lacking = { info: { features: { ...R14_FEATURES, upload_multiple_artifacts: false, multi_build_steps: false } } };
+    const taken = await takeJob(t, token, lacking);
+    expect(taken.job_info.name).toBe('c');
+    for (const name of ['a', 'b']) {
+      const job = t.server.getJob(p.jobs.find((j) => j.name === name)!.id);
+      expect(job?.status, name).toBe('failed');
+      expect(job?.failure_reason, name).toBe('runner_unsupported');
+    }
+  });
+
+  it('gives a runner that announces multi_build_steps a release job with GitLab\'s release step between script and after_script', async () => {
+    await t.pipeline('r:\n  script: [echo build]\n  after_script: [echo after]\n  release:\n    tag_name: v$CI_PIPELINE_IID\n    name: Release $CI_COMMIT_SHORT_SHA\n    description: first\n    milestones: [m1, m2]\n    assets:\n      links:\n        - name: bin\n          url: https://example.com/bin\n');
+    const job = await takeJob(t, token, { info: { features: { ...R14_FEATURES, multi_build_steps: true } } });
+    expect(job.steps.map((step: { name: string }) => step.name)).toEqual(['script', 'release', 'after_script']);
+    const [script] = job.steps[1]!.script as string[];
+    expect(job.steps[1]).toMatchObject({ when: 'on_success', allow_failure: false });
+    expect(script).toContain('if command -v glab &> /dev/null; then');
+    expect(script).toContain('glab release create -R $CI_PROJECT_PATH "v$CI_PIPELINE_IID" --assets-links "[{\\"name\\":\\"bin\\",\\"url\\":\\"https://example.com/bin\\"}]" --milestone "m1,m2" --name "Release $CI_COMMIT_SHORT_SHA" --experimental-notes-text-or-file "first" --ref "$CI_COMMIT_SHA" --no-update --no-close-milestone');
+    expect(script).toContain('release-cli create --name "Release $CI_COMMIT_SHORT_SHA" --description "first" --tag-name "v$CI_PIPELINE_IID" --milestone "m1" --milestone "m2" --assets-link "{\\"name\\":\\"bin\\",\\"url\\":\\"https://example.com/bin\\"}"');
   });
 
   it('gives a ref_protected runner jobs of the default branch only', async () => {

@@ -43,12 +43,24 @@ async function setup(limitBytes: number, secrets: string[] = []) {
 describe('capture into the spool', () => {
   it('appends sanitised, masked output to the spool file in order', async () => {
     const { path, capture, close } = await setup(1 << 20, ['topsecret']);
-    capture.write('line 1 top');
-    capture.write(Buffer.from('secret\n'));
-    capture.write(Uint8Array.from([0x6f, 0x6b, 0xff, 0x0a]));
+    const out = capture.openStream();
+    out.write('line 1 top');
+    out.write(Buffer.from('secret\n'));
+    out.write(Uint8Array.from([0x6f, 0x6b, 0xff, 0x0a]));
     capture.end();
     await close();
     expect(await readFile(path, 'utf8')).toBe('line 1 [MASKED]\nok\ufffd\n');
+  });
+
+  it('holds nothing of a runner line back for the next one, so a stream writing meanwhile cannot get ahead of it', async () => {
+    const { path, capture, close } = await setup(1 << 20, ['topsecret']);
+    const out = capture.openStream();
+    capture.write('runner says top');
+    out.write('job output\n');
+    capture.write(' and topsecret\n');
+    capture.end();
+    await close();
+    expect(await readFile(path, 'utf8')).toBe('runner says topjob output\n and [MASKED]\n');
   });
 
   it('keeps stdout and stderr characters intact when their chunks interleave', async () => {

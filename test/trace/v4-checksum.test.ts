@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 /** Writes `output` as `pieces` through a live v4 job's trace with `limitKiB`; the final update and the server's trace. */
-async function finalOf(output: Buffer, pieces: number[], limitKiB: number) {
+async function finalOf(output: Buffer, pieces: number[], limitKiB: number, extra: { timestamps?: boolean; secrets?: string[] } = {}) {
   const ts: TestServer = await startTestServer();
   const stateDir = await mkdtemp(join(tmpdir(), 'v4-checksum-'));
   const client = new RecordingV4Client({ url: ts.url, executor: 'shell' });
@@ -48,12 +48,15 @@ async function finalOf(output: Buffer, pieces: number[], limitKiB: number) {
   await ts.pipeline('job:\n  script: [echo hi]\n');
   const answer = await client.requestBuild(runner.token, undefined);
   if (answer.kind !== 'build') throw new Error(`no build: ${answer.kind}`);
-  const trace = await startTrace({ build: answer.build, client, runnerToken: runner.token, stateDir, signal: new AbortController().signal, updateIntervalMs: 50, outputLimitKiB: limitKiB });
+  const trace = await startTrace({ build: answer.build, client, runnerToken: runner.token, stateDir, signal: new AbortController().signal, updateIntervalMs: 50, outputLimitKiB: limitKiB, ...extra });
+  // As a stage's output: a stream of its own.
+  const out = trace.openStream();
   let offset = 0;
   for (const size of pieces) {
-    trace.write(output.subarray(offset, offset + size));
+    out.write(output.subarray(offset, offset + size));
     offset += size;
   }
+  out.end();
   expect(await trace.finish('success')).toEqual({ delivered: true, status: 200 });
   return { final: client.updates.at(-1), stored: await ts.server.getTrace(answer.build.id) };
 }
@@ -77,6 +80,29 @@ describe('the checksum of a v4 final update', () => {
       expect(final?.output).toEqual({ checksum: checksumOf(stored), bytesize: stored.length });
     });
   }
+});
+
+describe('the checksum and size of a stamped v4 trace (FF_TIMESTAMPS)', () => {
+  it('are those of the stamped trace the server holds, a secret split across writes masked before its line is stamped', async () => {
+    const secret = 'correct-horse-battery-staple';
+    const output = Buffer.from(`${sampleOutput(50_000).toString()}the secret is ${secret}, told in pieces\nlast line without a newline`);
+    const at = output.indexOf(secret) + 5;
+    const { final, stored } = await finalOf(output, [at, 3, 4, output.length - at - 7], 4096, { timestamps: true, secrets: [secret] });
+    const lines = stored.toString().split('\n').filter((line) => line !== '');
+    for (const line of lines) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z 01O[ +]/);
+    const shown = lines.map((line) => line.slice(32)).join('\n');
+    expect(shown).toBe(`${output.toString().replace(secret, '[MASKED]').trimEnd()}`);
+    expect(final?.output).toEqual({ checksum: checksumOf(stored), bytesize: stored.length });
+  });
+
+  it('cuts a stamped trace at the limit on a character boundary, the notice after it', async () => {
+    const output = Buffer.from('é'.repeat(2000));
+    const { final, stored } = await finalOf(output, [1001, 2999], 1, { timestamps: true });
+    const cut = stored.indexOf('\n\u001b[31;1mJob\'s log exceeded limit');
+    expect(cut).toBeLessThanOrEqual(1024);
+    expect(stored.subarray(0, cut).toString()).not.toContain('\ufffd');
+    expect(final?.output).toEqual({ checksum: checksumOf(stored), bytesize: stored.length });
+  });
 });
 
 describe('PrefixChecksum fed as the trace is written', () => {

@@ -22,6 +22,7 @@ build:
     - printf 'section_start:%s:prep[collapsed=true]\\r\\033[0KPreparing things\\n' $(date +%s)
     - echo 'inside the section, token [MASKED] and <img src=x onerror=alert(1)>'
     - printf 'section_end:%s:prep\\r\\033[0K\\n' $(date +%s)
+    - printf 'progress 10%%\\r'; sleep 1; printf 'progress 100%%\\n'
     - for i in 1 2 3 4 5 6; do printf '\\033[32mline %s\\033[0m\\n' $i; sleep 1; done
   artifacts:
     paths: [out.txt]
@@ -152,6 +153,19 @@ describe('the web page in a browser', () => {
     expect(await section.locator('.section-body').textContent()).toContain('token [MASKED] and <img src=x onerror=alert(1)>');
     expect(await page.locator('.log img').count()).toBe(0);
     await page.waitForSelector('#job-title [data-status="success"]', { timeout: 60_000 });
+    // The runner's stages are sections (GitLab Runner 19's names and headings), the job's own inside its stage's.
+    const script = page.locator('.log details.section[data-section="step_script"]');
+    expect(await script.locator('> summary').textContent()).toContain('Executing "step_script" stage of the job script');
+    expect(await script.locator('details.section[data-section="prep"]').count()).toBe(1);
+    for (const stage of ['prepare_executor', 'prepare_script', 'get_sources', 'upload_artifacts_on_success', 'cleanup_file_variables']) {
+      expect(await page.locator(`.log details.section[data-section="${stage}"]`).count(), stage).toBe(1);
+    }
+    // Each line's stamp is a time beside it, not text of the line; a `+` piece after a carriage return overwrites its line.
+    expect(await page.locator('.log.stamped').count()).toBe(1);
+    expect(await page.locator('.log .line', { hasText: /^line 1$/ }).getAttribute('data-time')).toMatch(/^\d\d:\d\d:\d\d$/);
+    expect(await page.locator('.log .line', { hasText: /^progress 100%$/ }).count()).toBe(1);
+    expect(await page.locator('.log .line', { hasText: /^progress 10%$/ }).count()).toBe(0);
+    expect(await page.locator('.log .line', { hasText: /\d{4}-\d\d-\d\dT/ }).count()).toBe(0);
     await screenshot(page, 'job');
   });
 

@@ -3,6 +3,7 @@
  * → deep freeze. A bad value, an unknown key or a refused one stops the start with `file:line` and why; a
  * GitLab Runner key we do not use is a warning. A reload (SIGHUP) calls this again and swaps the whole object.
  */
+import { configFlagWarnings } from './feature-flags.js';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
@@ -84,6 +85,9 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
+  result.data.runners.forEach((runner, i) => {
+    for (const line of configFlagWarnings(runner.feature_flags)) warnings.push(`${where(['runners', i, 'feature_flags'])}: [runners.feature_flags] ${line}`);
+  });
   checkUniqueRunners(result.data, layout, path);
   unusedExecutorTables(raw, result.data, where, warnings);
   defaultCaFiles(result.data, path);

@@ -47,12 +47,12 @@ export const CONTROL_VARIABLES: readonly ControlVariable[] = [
   { name: 'GET_SOURCES_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
   { name: 'ARTIFACT_DOWNLOAD_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
   { name: 'RESTORE_CACHE_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
-  { name: 'EXECUTOR_JOB_SECTION_ATTEMPTS', support: warned('each stage runs once: a failing stage is not retried'), default: '1', accepts: ATTEMPTS },
+  { name: 'EXECUTOR_JOB_SECTION_ATTEMPTS', support: honoured('the docker executor runs a step or after_script again in a new container when its container was removed under it, as GitLab Runner\'s does; the others run a stage once (script-controls.ts)'), default: '1', accepts: ATTEMPTS },
   { name: 'SECRETS_RETRIEVAL_ATTEMPTS', support: noSecrets, default: '1', accepts: ATTEMPTS },
   // Scripts.
-  { name: 'AFTER_SCRIPT_IGNORE_ERRORS', support: warned('a failing after_script is always a warning, never the job\'s failure'), default: '`true`', accepts: BOOL },
-  { name: 'RUNNER_SCRIPT_TIMEOUT', support: warned('the script runs until the job timeout'), default: 'the job timeout', accepts: 'a Go duration (`10m`, `1h30m`)' },
-  { name: 'RUNNER_AFTER_SCRIPT_TIMEOUT', support: warned('after_script has a fixed 5-minute limit here'), default: '`5m`', accepts: 'a Go duration' },
+  { name: 'AFTER_SCRIPT_IGNORE_ERRORS', support: honoured('`false`: a failing after_script fails a job that had succeeded (script-controls.ts)'), default: '`true`', accepts: BOOL },
+  { name: 'RUNNER_SCRIPT_TIMEOUT', support: honoured('bounds the steps together; after_script still runs (docs/jobs.md, "Timeouts")'), default: 'the job timeout', accepts: 'a Go duration (`10m`, `1h30m`)' },
+  { name: 'RUNNER_AFTER_SCRIPT_TIMEOUT', support: honoured('within what is left of the job timeout (docs/jobs.md, "Timeouts")'), default: '`5m`', accepts: 'a Go duration' },
   { name: 'CI_DEBUG_TRACE', support: honoured('`set -x` in the job\'s scripts'), default: '`false`', accepts: BOOL },
   { name: 'CI_DEBUG_SERVICES', support: warned('services\' own output is not copied into the job log'), default: '`false`', accepts: BOOL },
   // Cache.

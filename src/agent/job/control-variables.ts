@@ -6,6 +6,7 @@
  * gets one warning line naming it and why. The one thing that fails a job here is a git option the
  * runner will not run (git/job-options.ts): the message names the variable and the option.
  */
+import { parseGoBool } from '../../util/go-bool.js';
 import { checkJobGitOptions, RefusedGitOption, type JobGitCommand } from '../../git/job-options.js';
 import type { FailureReason } from '../../protocol/v4/failure-reason.js';
 import { controlVariable } from './control-table.js';
@@ -58,13 +59,6 @@ export interface ReadControlsOptions {
   setByJob?: ReadonlySet<string>;
 }
 
-/** Go's strconv.ParseBool, which GitLab Runner reads booleans with. */
-function parseBool(raw: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(raw)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(raw)) return false;
-  return undefined;
-}
-
 /** GitLab Runner's compression level names as deflate levels (its fastzip archiver's). */
 const DEFLATE_LEVELS: Readonly<Record<string, number>> = { fastest: 0, fast: 1, slow: 7, slowest: 9 };
 
@@ -83,7 +77,7 @@ export function readControls(vars: readonly JobVariable[], options: ReadControls
   const bool = (name: string, fallback: boolean): boolean => {
     const value = raw(name);
     if (value === '') return fallback;
-    const parsed = parseBool(value);
+    const parsed = parseGoBool(value);
     if (parsed === undefined) warnings.push(`${name}: expected bool got ${JSON.stringify(value)}, using default value: ${fallback}`);
     return parsed ?? fallback;
   };

@@ -6,6 +6,7 @@
  * ("Missing gitlab-runner. … is disabled."), and a stage that has nothing to do is not run at all.
  * Store URLs are signed here, on the runner, so the store's credentials never reach the job.
  */
+import type { StageName } from '../../executors/common/stages.js';
 import { relative } from 'node:path';
 import { dependenciesToDownload, shouldUpload } from '../../artifacts/index.js';
 import { artifactsOf } from '../../artifacts/naming.js';
@@ -78,7 +79,7 @@ async function archiveFile(run: DriverStageRun, cacheDir: string, key: string): 
 }
 
 /** Runs one stage's script; a script that fails fails the job with `what`. */
-async function runScript(run: DriverStageRun, stage: string, lines: string[], what: string): Promise<void> {
+async function runScript(run: DriverStageRun, stage: StageName, lines: string[], what: string): Promise<void> {
   const result = await run.shell(run.executor, stage, lines, options(run, run.job.signal));
   run.job.check();
   if (result.exitCode !== 0) throw new StageFailed(`${what}: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });

@@ -34,7 +34,7 @@ export function scriptFailed(stage: string, exitCode: number | null, signal: str
 export function failureOf(error: unknown, timedOut: boolean, canceled: boolean, interrupted = false): JobFailure {
   if (error instanceof StageFailed) return error.failure;
   if (error instanceof JobStop) return { reason: timedOut ? 'job_execution_timeout' : canceled ? 'job_canceled' : interrupted ? 'runner_interrupted' : 'runner_system_failure' };
-  if (error instanceof ExecutorSetupError) return { reason: executorReason(error.code) };
+  if (error instanceof ExecutorSetupError) return { reason: error.reason ?? executorReason(error.code) };
   return { reason: 'runner_system_failure' };
 }
 

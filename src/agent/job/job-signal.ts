@@ -18,6 +18,10 @@ export class JobInterrupted extends JobStop {}
 
 export interface JobSignal {
   signal: AbortSignal;
+  /** The job timeout alone (after_script runs after a cancel, not after this). */
+  timeout: AbortSignal;
+  /** What is left of the job's timeout, ms. */
+  leftMs(): number;
   /** `canceled`, the timeout's message or the daemon's stop reason. */
   reason(): string;
   /** Throws a {@link JobStop} once the job signal fired. */
@@ -36,6 +40,7 @@ export interface JobSignal {
 export function jobSignal(timeoutSeconds: number, cancel: AbortSignal, stop: AbortSignal, onStop: (reason: string, canceled: boolean) => void): JobSignal {
   const timeoutS = timeoutSeconds > 0 ? timeoutSeconds : DEFAULT_JOB_TIMEOUT_S;
   const timeout = new AbortController();
+  const deadline = Date.now() + timeoutS * 1000;
   // A long timer: a timeout past ~24.8 days must not fire at once (Node's own timers would).
   const timer = setLongTimeout(() => timeout.abort(new JobStop(`execution took longer than ${timeoutS} seconds`)), timeoutS * 1000, { unref: true });
   const signal = AbortSignal.any([cancel, timeout.signal, stop]);
@@ -48,6 +53,8 @@ export function jobSignal(timeoutSeconds: number, cancel: AbortSignal, stop: Abo
   signal.addEventListener('abort', listener, { once: true });
   return {
     signal,
+    timeout: timeout.signal,
+    leftMs: () => Math.max(0, deadline - Date.now()),
     reason,
     check() {
       if (signal.aborted) throw new JobStop(reason());

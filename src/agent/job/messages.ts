@@ -21,7 +21,8 @@ export function errorLine(text: string): string {
   return `${ESC}[31;1m${text}${RESET}\n`;
 }
 
-/** The header that opens every trace. */
-export function header(version: string, runnerName: string, token: string): string {
-  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} (${token.slice(0, 8)})\n${RESET}`;
+/** The header that opens every trace; `flags`: the feature flags not at their default (GitLab Runner's line). */
+export function header(version: string, runnerName: string, token: string, flags = ''): string {
+  const flagLine = flags === '' ? '' : `  feature flags: ${flags}\n`;
+  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} (${token.slice(0, 8)})\n${flagLine}${RESET}`;
 }

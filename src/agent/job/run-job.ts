@@ -17,6 +17,7 @@ import type { FailureReason } from '../../protocol/v4/failure-reason.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
 import type { RunnerConfig } from '../config/schema.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
+import { resolveFeatureFlags } from '../config/feature-flags.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
 import { JobSetupError } from './control-variables.js';
@@ -28,11 +29,13 @@ import { VERSION } from '../../util/version.js';
 import { reportBuildFailed } from './report-failed.js';
 import type { JobServices } from './services.js';
 import { executeStages, type StagesResult } from './stages.js';
+import type { StageOutput } from './stage-run.js';
+import type { ResolvedFlags } from '../config/feature-flags.js';
 import { jobTimeline } from './timeline.js';
 
 export { reportBuildFailed };
 export { DEFAULT_JOB_TIMEOUT_S, JobStop } from './job-signal.js';
-export { AFTER_SCRIPT_TIMEOUT_MS } from './stages.js';
+export { AFTER_SCRIPT_TIMEOUT_MS } from '../../executors/common/stages.js';
 /** File in the job's state dir holding the executor's process marker (for crash recovery). */
 export const MARKER_FILE = 'process-marker';
 /** File in the job's state dir holding the job's cgroup directory, when it has one (for crash recovery). */
@@ -76,6 +79,7 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     if (executor.marker) await writeFile(join(dirs.stateDir, MARKER_FILE), executor.marker, { mode: 0o600 });
     if (executor.cgroup) await writeFile(join(dirs.stateDir, CGROUP_FILE), executor.cgroup, { mode: 0o600 });
     logger.debug({ ms: Date.now() - started, containment: executor.containment }, 'dirs ready');
+    const flags = jobFlags(build, runner, services.client.api);
     const trace = await timed(mark, 'trace started', () => services.startTrace({
       build,
       client: services.client,
@@ -90,12 +94,26 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       signal: stop,
       logger,
       ...(mark ? { mark } : {}),
+      // Servers of the legacy API predate both: their pages show neither stamps nor sections.
+      ...(flags.stamped ? { timestamps: true } : {}),
+      ...(build.trace_sections ? { sections: true } : {}),
+      maskAllDefaultTokens: flags.resolved.on('FF_MASK_ALL_DEFAULT_TOKENS'),
     }));
     const write = (chunk: string | Uint8Array): void => {
       trace.write(chunk);
       services.onOutput?.(build, chunk);
     };
-    const run = { started, slot, concurrentId, dirs, trace, write, executor, stop, logger, ...(mark ? { mark } : {}) };
+    const output = (): StageOutput => {
+      const stream = trace.openStream();
+      return {
+        write: (chunk) => {
+          stream.write(chunk);
+          services.onOutput?.(build, chunk);
+        },
+        end: () => stream.end(),
+      };
+    };
+    const run = { started, slot, concurrentId, dirs, trace, write, output, executor, flags: flags.resolved, stop, logger, ...(mark ? { mark } : {}) };
     const placed = await placeProject(build, services, run);
     if (!(placed instanceof JobSetupError)) run.dirs = dirs = placed;
     const result = placed instanceof JobSetupError ? refusedBeforeStages(services, run, placed) : await executeStages(build, services, run);
@@ -119,6 +137,23 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
   }
 }
 
+/**
+ * The job's feature flags (feature-flags.ts) and whether its lines are stamped: FF_TIMESTAMPS over
+ * API v4 (the legacy API's servers predate stamps; a flag set for such a job says so in its log).
+ */
+function jobFlags(build: BuildPayload, runner: RunnerConfig, api: 'v1' | 'v4'): { resolved: ResolvedFlags; stamped: boolean } {
+  const environment = runner.environment.flatMap((entry) => {
+    const eq = entry.indexOf('=');
+    return eq > 0 ? [{ key: entry.slice(0, eq), value: entry.slice(eq + 1) }] : [];
+  });
+  const resolved = resolveFeatureFlags(runner.feature_flags, [...environment, ...build.variables]);
+  const asked = runner.feature_flags.FF_TIMESTAMPS === true || [...environment, ...build.variables].some((v) => v.key === 'FF_TIMESTAMPS');
+  if (api === 'v1' && asked && resolved.on('FF_TIMESTAMPS')) {
+    return { resolved: { ...resolved, warnings: [...resolved.warnings, 'FF_TIMESTAMPS: the lines of a job of the legacy API (/ci/api/v1) are not stamped: its servers predate stamps'] }, stamped: false };
+  }
+  return { resolved, stamped: api === 'v4' && resolved.on('FF_TIMESTAMPS') };
+}
+
 /** The job's dirs with its project dir where GIT_CLONE_PATH or GIT_STRATEGY puts it (project-dir.ts), or why not. */
 async function placeProject(build: BuildPayload, services: JobServices, run: StageRun): Promise<JobDirs | JobSetupError> {
   const { runner } = services;
@@ -132,7 +167,7 @@ async function placeProject(build: BuildPayload, services: JobServices, run: Sta
 
 /** A job refused before its first stage: the trace's header and the reason, as the stages would end it. */
 function refusedBeforeStages(services: JobServices, run: StageRun, error: JobSetupError): StagesResult {
-  run.write(header(VERSION, services.runner.name, services.runner.token));
+  run.write(header(VERSION, services.runner.name, services.runner.token, run.flags.header));
   return { state: 'failed', reason: error.message, failure: { reason: error.reason } };
 }
 

@@ -13,6 +13,7 @@ import { gitSourcesCommands } from './git-sources.js';
 import { gitRemote } from './git-remote.js';
 import { writeGitTls } from './git-tls.js';
 import type { JobSignal } from './job-signal.js';
+import type { LogSections } from './log-sections.js';
 import { notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
 import { announcedCommands, POST_HOOK, PRE_HOOK, sourcesHooks } from './sources-hooks.js';
@@ -35,6 +36,7 @@ export async function getSources(
   job: JobSignal,
   env: JobEnv,
   shell: ShellRun,
+  sections: LogSections,
   chain?: { run: ChainRun; next: NextStage },
 ): Promise<StageResult | undefined> {
   const { runner } = services;
@@ -46,12 +48,15 @@ export async function getSources(
   const projectDir = inDriver ? buildPath(executor, dirs.projectDir) : dirs.projectDir;
   if (controls.gitStrategy === 'none' || controls.gitStrategy === 'empty') {
     if (inDriver) return driverSkipsGit(executor, shell, controls.gitStrategy, projectDir, { echo: false, workDir: dirs.slotDir, variables: env.build, signal: job.signal }, job);
-    if (controls.gitStrategy === 'none') write(notice('Skipping Git repository setup'));
-    else {
-      write(notice('Skipping Git repository setup and creating an empty build directory'));
-      await rm(dirs.projectDir, { recursive: true, force: true });
-    }
-    await mkdir(dirs.projectDir, { recursive: true });
+    services.onStage?.(build, 'get_sources');
+    await sections.around('get_sources', async () => {
+      if (controls.gitStrategy === 'none') write(notice('Skipping Git repository setup'));
+      else {
+        write(notice('Skipping Git repository setup and creating an empty build directory'));
+        await rm(dirs.projectDir, { recursive: true, force: true });
+      }
+      await mkdir(dirs.projectDir, { recursive: true });
+    });
     return undefined;
   }
   const hooks = sourcesHooks(build, runner);
@@ -92,40 +97,51 @@ export async function getSources(
   });
   // The runner's guardCheckout cannot reach the driver's side: a clone starts from an empty dir there.
   const sources = inDriver ? [`mkdir -p -- ${shellQuote(dirname(projectDir))}`, ...(controls.gitStrategy === 'clone' ? [`rm -rf -- ${shellQuote(projectDir)}`] : []), ...gitCommands] : gitCommands;
+  // The job's hooks run where the job runs, the fetch on the host: one get_sources section holds them all.
+  const hooked = inJob && (hooks.jobPre.length > 0 || hooks.jobPost.length > 0);
   const jobHook = async (stage: string, commands: string[], workDir: string): Promise<StageResult | undefined> => {
     if (!inJob || commands.length === 0) return undefined;
     await mkdir(dirs.projectDir, { recursive: true });
     // A pod that is still starting is waited for (it otherwise starts while the host fetches).
     if (stage === PRE_HOOK) await executor.ready?.(job.signal);
-    const result = await shell(executor, stage, commands, { echo: true, workDir, variables: env.build, signal: job.signal, debug: controls.debugTrace, beforeSources: stage === PRE_HOOK });
+    const result = await shell(executor, stage, commands, { echo: true, workDir, variables: env.build, signal: job.signal, debug: controls.debugTrace, beforeSources: stage === PRE_HOOK, inSection: true });
     job.check();
     return result.exitCode === 0 ? undefined : result;
   };
   try {
     for (let attempt = 1; ; attempt += 1) {
       const began = performance.now();
-      let result = await jobHook(PRE_HOOK, hooks.jobPre, dirs.slotDir);
+      if (hooked) {
+        services.onStage?.(build, 'get_sources');
+        sections.open('get_sources');
+      }
+      let result: StageResult | undefined;
       let outcome: Awaited<ReturnType<ChainRun>> | undefined;
       let buildBegan: number | undefined;
-      if (!result) {
-        if (!inDriver) await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
-        const options = { echo: false, workDir: dirs.slotDir, variables: inDriver ? env.build : sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
-        // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
-        // is rare enough to take its own process.
-        const chained = attempt === 1 && !gitTls ? chain : undefined;
-        const buildBegins = (at: number): void => {
-          buildBegan = at;
-          chained?.next.began(at);
-        };
-        outcome = chained ? await chained.run('get_sources', sources, options, { ...chained.next, began: buildBegins }) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
-        result = outcome.first.exitCode === 0 ? await jobHook(POST_HOOK, hooks.jobPost, dirs.projectDir) : outcome.first;
+      try {
+        result = await jobHook(PRE_HOOK, hooks.jobPre, dirs.slotDir);
+        if (!result) {
+          if (!inDriver) await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
+          const options = { echo: false, workDir: dirs.slotDir, variables: inDriver ? env.build : sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true, ...(hooked ? { inSection: true as const } : {}) };
+          // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
+          // is rare enough to take its own process.
+          const chained = attempt === 1 && !gitTls ? chain : undefined;
+          const buildBegins = (at: number): void => {
+            buildBegan = at;
+            chained?.next.began(at);
+          };
+          outcome = chained ? await chained.run('get_sources', sources, options, { ...chained.next, began: buildBegins }) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
+          result = outcome.first.exitCode === 0 ? await jobHook(POST_HOOK, hooks.jobPost, dirs.projectDir) : outcome.first;
+        }
+      } finally {
+        if (hooked) sections.close('get_sources');
       }
       const ended = performance.now();
       // The git commands first: the log lists steps as they end, and they ended within the stage.
       if (stepFile) await markGitSteps(run, stepFile, buildBegan ?? ended);
       run.mark?.('get_sources', began, { attempt }, buildBegan ?? ended);
       if (outcome?.second) {
-        run.mark?.('build_script', buildBegan ?? ended, undefined, ended);
+        if (chain) run.mark?.(chain.next.stage, buildBegan ?? ended, undefined, ended);
         return outcome.second;
       }
       job.check();

@@ -24,6 +24,8 @@ export function stageTimeout(job: JobSignal, option: 'prepare_timeout' | 'get_so
   const ownTimeout = (): boolean => expired.aborted && !job.signal.aborted;
   return {
     signal,
+    timeout: job.timeout,
+    leftMs: () => job.leftMs(),
     reason: () => (ownTimeout() ? message : job.reason()),
     check() {
       if (ownTimeout()) throw new StageFailed(message, { reason: 'job_execution_timeout' });

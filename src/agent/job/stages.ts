@@ -1,45 +1,41 @@
 /**
- * The one stage sequence of a job, for every executor (docs/protocol-v1.md §9.1): prepare → get_sources →
- * download_artifacts → restore_cache → build_script → after_script → archive_cache → upload_artifacts.
+ * The one stage sequence of a job, for every executor, in GitLab Runner's order and with its names
+ * (executors/common/stages.ts; docs/jobs.md "Stages"): prepare_executor → prepare_script →
+ * get_sources → restore_cache → download_artifacts → step_script (and step_release, …) → after_script
+ * → archive_cache[_on_failure] → upload_artifacts_on_success|_on_failure → cleanup_file_variables,
+ * each in its log section (log-sections.ts).
  *
  * Where each runs: get_sources on the host through the executor's host shell (`executor.host`, the
- * executor itself for the shell executor); artifacts and cache in this process on the host;
- * build_script and after_script through the executor. after_script is not interrupted by cancel or
- * timeout (it has its own 5-minute limit), only by the daemon's stop.
+ * executor itself for the shell executor); cache, artifacts and cleanup in this process on the host;
+ * the steps and after_script through the executor (user-steps.ts).
  */
-import { mkdir } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { stageOfStep } from '../../executors/common/stages.js';
+import type { Executor } from '../../executors/types.js';
+import { ExecutorSetupError } from '../../executors/types.js';
 import { ExtractBudget } from '../../artifacts/budget.js';
-import type { Executor, ExportedVariable } from '../../executors/types.js';
-import { ExecutorSetupError, JobOverLimitError } from '../../executors/types.js';
-import { fileVariablePaths } from '../../executors/file-variables.js';
-import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
-import { shortList, type JobFailure } from '../../trace/index.js';
+import type { BuildPayload } from '../../protocol/types.js';
+import type { JobFailure } from '../../trace/index.js';
 import { VERSION } from '../../util/version.js';
-import { hasCode } from '../../util/errors.js';
-import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
-import type { RunnerConfig } from '../config/schema.js';
-import type { CacheRequest, StageContext } from './artifact-stages.js';
-import { JobSetupError, readControls } from './control-variables.js';
-import { refuseDebugTrace } from './debug-trace.js';
-import { stageTimeout } from './stage-timeout.js';
-import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
-import { DEFAULT_JOB_TIMEOUT_S, jobSignal, JobStop, type JobSignal } from './job-signal.js';
-import { extractedInto, giveFilesToUser, giveProjectToUser, takeProject } from './job-user.js';
-import { failureOf, scriptFailed, StageFailed } from './failure.js';
-import { errorLine, header, notice, warning } from './messages.js';
-import type { JobServices } from './services.js';
+import type { StageContext } from './artifact-stages.js';
+import { JobSetupError } from './control-variables.js';
 import { archiveAndUploadInDriver, cleanupFileVariablesInDriver, prepareScriptInDriver, restoreAndDownloadInDriver, type DriverStageRun } from './driver-stages.js';
+import { failureOf, StageFailed } from './failure.js';
+import { DEFAULT_JOB_TIMEOUT_S, jobSignal, JobStop, type JobSignal } from './job-signal.js';
+import { stageTimeout } from './stage-timeout.js';
+import { extractedInto, giveProjectToUser, takeProject } from './job-user.js';
+import { LogSections } from './log-sections.js';
+import { errorLine, header, warning } from './messages.js';
+import { prepare } from './prepare-stage.js';
+import { archiveAndUpload, cleanupFileVariables, restoreAndDownload } from './runner-stages.js';
+import { readScriptControls, type ScriptControls } from './script-controls.js';
+import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
-import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
+import { jobUser, type JobEnv, type StageRun } from './stage-run.js';
 import { buildPath, stageShells } from './stage-shell.js';
-import { collectVariables, expandVariables, variableContext } from './variables.js';
+import { afterScript, runSteps, stepCommands, userSteps, type StepsOutcome } from './user-steps.js';
 
 export type { StageRun };
-
-/** after_script's own limit; cancel and the job timeout do not interrupt it (§9.1). */
-export const AFTER_SCRIPT_TIMEOUT_MS = 5 * 60_000;
 
 export interface StagesResult {
   state: 'success' | 'failed';
@@ -48,15 +44,24 @@ export interface StagesResult {
   failure?: JobFailure;
 }
 
+/** A job with `run:` asks for GitLab's step-runner, which ci-runner does not have. */
+export class CiStepsRefused extends JobSetupError {
+  constructor(message: string) {
+    super(message, 'CI_STEPS', 'runner_configuration_error');
+  }
+}
+
 /** Runs every stage of `build`; never rejects. */
 export async function executeStages(build: BuildPayload, services: JobServices, run: StageRun): Promise<StagesResult> {
   const { runner } = services;
   const { dirs, write, executor } = run;
-  write(header(VERSION, runner.name, runner.token));
+  write(header(VERSION, runner.name, runner.token, run.flags.header));
   for (const note of run.trace.notes) write(warning(note));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
-    write(`\n${errorLine(canceled ? 'The job was canceled on the server; stopping it.' : `Stopping the job: ${reason}`)}`);
+    if (!canceled) write(`\n${errorLine(`Stopping the job: ${reason}`)}`);
   });
+  for (const line of run.flags.warnings) write(warning(`WARNING: ${line}`));
+  const sections = new LogSections(write, build.trace_sections === true, executor.name);
   const ctx: StageContext = {
     build,
     client: services.client,
@@ -66,51 +71,57 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     signal: job.signal,
     ...(runner.artifacts_extract_limit > 0 ? { extractBudget: new ExtractBudget(runner.artifacts_extract_limit) } : {}),
   };
-  const { shell, chain } = stageShells(build, services, run);
+  const { shell, chain } = stageShells(build, services, run, sections);
+  const steps = userSteps(build);
 
   let buildRan = false;
   let ok = true;
   let reason: string | undefined;
   let failure: JobFailure | undefined;
   let env: JobEnv | undefined;
+  let script: ScriptControls | undefined;
+  let status: StepsOutcome['status'] = 'failed';
   // An executor that runs every stage gets the runner's stages as scripts too (driver-stages.ts).
   let driver: DriverStageRun | undefined;
   // With a job user, the checkout is the daemon's (closed) whenever the daemon works in it (job-user.ts).
   const runAs = jobUser(services, executor);
   try {
+    if (build.run) throw new CiStepsRefused('this job uses `run:` (CI steps, run by GitLab\'s step-runner), which ci-runner does not run; give the job a `script:` instead');
     const jobTimeoutS = build.timeout > 0 ? build.timeout : DEFAULT_JOB_TIMEOUT_S;
     const prepareSignal = stageTimeout(job, 'prepare_timeout', runner.prepare_timeout, jobTimeoutS, run.logger);
-    env = await timed(run.mark, 'prepare', () => prepare(build, services, run, prepareSignal));
+    env = await prepare(build, services, run, prepareSignal, sections);
     const prepared = env;
     if (executor.runsEveryStage) {
       driver = { build, services, ctx, executor, shell, variables: env.build, projectDir: buildPath(executor, dirs.projectDir), job, debug: env.controls.debugTrace };
       await prepareScriptInDriver(driver);
     }
-    // 5. build_script: the server's `script` entries when it sends them (an entry spanning lines
-    // stays one command).
-    const script = build.options.script ?? lines(build.commands);
-    const commands = [...lines(runner.pre_build_script), ...script, ...lines(runner.post_build_script)];
-    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, signal: job.signal, debug: env.controls.debugTrace };
-    const executing = notice('Executing the job script...');
-    // With nothing to do between them, the build stage runs in get_sources' process.
-    const next = { commands, options, between: executing, began: () => (buildRan = true) };
-    // A get_sources_timeout must not end the build: the two do not share a process then.
-    const chained = chain && runner.get_sources_timeout === undefined ? { run: chain, next } : undefined;
+    script = readScriptControls(env.host, job.leftMs());
+    for (const line of script.warnings) write(warning(`WARNING: ${line}`));
+    const options = { echo: true, workDir: dirs.projectDir, variables: env.build, debug: env.controls.debugTrace, scriptSections: run.flags.on('FF_SCRIPT_SECTIONS'), attempts: script.sectionAttempts };
+    const first = steps[0];
+    // With nothing to do between them, the first step runs in get_sources' process; not under
+    // RUNNER_SCRIPT_TIMEOUT, which only the steps are bound by, nor get_sources_timeout, which must
+    // not end the first step.
+    const next =
+      first && chain && script.scriptTimeoutMs === undefined && runner.get_sources_timeout === undefined
+        ? { stage: stageOfStep(first.name), commands: stepCommands(first, runner, prepared), options: { ...options, signal: job.signal }, began: () => (buildRan = true) }
+        : undefined;
+    const chained = next && chain ? { run: chain, next } : undefined;
     const sourcesSignal = stageTimeout(job, 'get_sources_timeout', runner.get_sources_timeout, jobTimeoutS, run.logger);
-    let result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, sourcesSignal, prepared, shell, chained));
+    const result = await timed(run.mark, 'get_sources (all)', () => getSources(build, services, run, sourcesSignal, prepared, shell, sections, chained));
     if (!result) {
       if (runAs) await takeProject(dirs.projectDir, runAs);
       const inDriver = driver;
-      await timed(run.mark, 'download_artifacts and restore_cache', () => (inDriver ? restoreAndDownloadInDriver(inDriver) : downloadAndRestore(build, services, ctx, job, prepared)));
+      await timed(run.mark, 'restore_cache and download_artifacts', () => (inDriver ? restoreAndDownloadInDriver(inDriver) : restoreAndDownload(build, services, ctx, job, prepared, sections)));
       if (runAs) await giveProjectToUser(runAs, dirs.projectDir, extractedInto(build));
       run.logger.debug({ ms: Date.now() - run.started }, 'sources, artifacts and cache ready');
       await executorReady(executor, run, job);
-      write(executing);
-      buildRan = true;
-      result = await shell(executor, 'build_script', commands, options);
     }
+    buildRan = true;
+    const outcome = await runSteps(steps, result ? 1 : 0, result, { build, run, job, env, shell, script, options, runner });
+    status = outcome.status;
     job.check();
-    if (result.exitCode !== 0) throw scriptFailed('build_script', result.exitCode, result.signal);
+    if (outcome.error) throw outcome.error;
   } catch (error) {
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
@@ -120,10 +131,17 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
 
-  if (buildRan && env) await afterScript(build, run, env, shell, ok ? 'success' : run.trace.cancelSignal.aborted ? 'canceled' : 'failed');
+  if (buildRan && env && script) {
+    const failed = await afterScript(build, { build, run, job, env, shell, script, runner }, status);
+    if (failed && ok) {
+      ok = false;
+      reason = failed.message;
+      failure = failed.failure;
+    }
+  }
   const stopNow = run.trace.stopNowSignal.aborted;
 
-  // 7. archive_cache, 8. upload_artifacts; with a job user the checkout is the daemon's from here on,
+  // archive_cache, upload_artifacts; with a job user the checkout is the daemon's from here on,
   // also between jobs (nothing is collected from one it could not take back).
   const taken = runAs ? await takeProject(dirs.projectDir, runAs).then(() => undefined, (error: unknown) => error as Error) : undefined;
   if (taken) {
@@ -136,83 +154,13 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
   // A server that asked to stop at once gets no cache saved and no artifacts (the job is over there).
   const sofar = { ok, buildRan: buildRan && !stopNow, env: stopNow ? undefined : env, executor, ...(reason ? { reason } : {}) };
   const inDriver = driver;
-  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => (inDriver ? archiveAndUploadInDriver(inDriver, sofar) : archiveAndUpload(build, services, ctx, job, sofar)));
+  const final = await timed(run.mark, 'archive_cache and upload_artifacts', () => (inDriver ? archiveAndUploadInDriver(inDriver, sofar) : archiveAndUpload(build, services, ctx, job, sofar, sections)));
   if (inDriver) await cleanupFileVariablesInDriver(inDriver, run.stop);
+  else await cleanupFileVariables(build, services, run, env, sections);
   await executor.finish?.();
   job.dispose();
   if (final.ok) return { state: 'success' };
   return { state: 'failed', ...(final.reason ? { reason: final.reason } : {}), failure: final.reason === reason && failure ? failure : final.failure };
-}
-
-/**
- * 6. after_script: always once the build ran; its own timeout; only the daemon's stop interrupts it.
- * `status` is GitLab Runner's CI_JOB_STATUS there (`running` during the script, its outcome here).
- */
-async function afterScript(build: BuildPayload, run: StageRun, env: JobEnv, shell: ShellRun, status: 'success' | 'failed' | 'canceled'): Promise<void> {
-  const commands = build.options.after_script ?? [];
-  // A server that asked to stop at once (v4 `canceled`) gets no after_script; a graceful cancel does.
-  if (commands.length === 0 || run.stop.aborted || run.trace.stopNowSignal.aborted) return;
-  run.write(notice('Running after script...'));
-  const signal = AbortSignal.any([AbortSignal.timeout(AFTER_SCRIPT_TIMEOUT_MS), run.stop, run.trace.stopNowSignal]);
-  const variables = [...env.build, { key: 'CI_JOB_STATUS', value: status }];
-  // A stage that cannot start rejects; here that is a warning like any after_script failure.
-  const after = await shell(run.executor, 'after_script', commands, { echo: true, workDir: run.dirs.projectDir, variables, signal, debug: env.controls.debugTrace }).catch((error: unknown) => error as Error);
-  if (after instanceof Error) run.write(warning(`WARNING: after_script failed: ${after.message}`));
-  else if (after.aborted) run.write(warning('WARNING: after_script was stopped (timeout or runner shutdown)'));
-  else if (after.exitCode !== 0) run.write(warning(`WARNING: after_script failed: exit status ${after.exitCode ?? after.signal}`));
-}
-
-/** 1. prepare: variables, controls, the executor's own preparation (docker: image, services). */
-async function prepare(build: BuildPayload, services: JobServices, run: StageRun, job: JobSignal): Promise<JobEnv> {
-  const { runner } = services;
-  const { dirs, executor, write } = run;
-  // An executor that runs every stage says itself what it is (the custom executor's driver line),
-  // and where the job runs is its prepare_script's to say.
-  if (!executor.runsEveryStage) {
-    write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
-    write(`Running on ${hostname()}...\n`);
-  }
-  if (executor.containment) write(`Process containment: ${executor.containment}\n`);
-  const collect = (projectDir: string, buildsDir: string) => expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir, buildsDir }));
-  const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = refuseDebugTrace(readControls(hostList, { allowGitFetch: build.allow_git_fetch, defaultDepth: build.git_depth ?? 0, setByJob: setByJob(build, runner) }), runner, hostList, write);
-  for (const line of controls.warnings) write(warning(`WARNING: ${line}`));
-  const invalid = invalidFileVariables(hostList);
-  if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${shortList(invalid)}`));
-  const host = await materializeFileVariables(hostList, dirs.stateDir);
-  const runAs = jobUser(services, executor);
-  if (runAs) await giveFilesToUser(runAs, fileVariablePaths(host));
-  await mkdir(dirs.slotDir, { recursive: true });
-  job.check();
-  // The build stages may see other paths (docker: /builds/…), known once the executor is prepared.
-  let buildList: Promise<ExportedVariable[]> | undefined;
-  const buildVariables = (): Promise<ExportedVariable[]> =>
-    (buildList ??= executor.buildPath ? materializeFileVariables(collect(buildPath(executor, dirs.projectDir), buildPath(executor, dirs.slotDir)), dirs.stateDir, (path) => buildPath(executor, path)) : Promise.resolve(host));
-  if (executor.prepare) {
-    // A stop during preparation (a pull, the wait for services) is reported as the stop, not as the
-    // abort error it surfaces as.
-    const prepared = executor.prepare({
-      build,
-      ...(run.mark ? { mark: run.mark } : {}),
-      slot: run.slot,
-      variables: host,
-      slotDir: dirs.slotDir,
-      projectDir: dirs.projectDir,
-      stateDir: dirs.stateDir,
-      log: (line) => write(`${line}\n`),
-      warn: (line) => write(warning(line)),
-      signal: job.signal,
-      buildVariables,
-    });
-    await prepared.catch((error: unknown) => {
-      job.check();
-      throw error;
-    });
-    job.check();
-  }
-  const inStages = await buildVariables();
-  run.logger.debug({ ms: Date.now() - run.started }, 'prepared');
-  return { controls, host, build: inStages };
 }
 
 /** What prepare left starting (a pod) while the host fetched the sources, once it is there. */
@@ -225,114 +173,3 @@ async function executorReady(executor: Executor, run: StageRun, job: JobSignal):
   });
   job.check();
 }
-
-/** 3. download_artifacts, 4. restore_cache. */
-async function downloadAndRestore(build: BuildPayload, services: JobServices, ctx: StageContext, job: JobSignal, env: JobEnv): Promise<void> {
-  await services.stages.downloadArtifacts(ctx, { attempts: env.controls.artifactDownloadAttempts }).catch((error: unknown) => {
-    job.check();
-    throw new StageFailed(`downloading artifacts failed: ${(error as Error).message}`);
-  });
-  job.check();
-  for (const cache of cachesOf(build)) {
-    await services.stages.restoreCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
-      job.check();
-      if (hasCode(error, 'CACHE_POLICY_UNKNOWN')) throw new StageFailed((error as Error).message);
-      ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));
-    });
-    job.check();
-  }
-}
-
-/** 7. archive_cache (per cache:when, success by default), 8. upload_artifacts (per artifacts.when). */
-async function archiveAndUpload(
-  build: BuildPayload,
-  services: JobServices,
-  ctx: StageContext,
-  job: JobSignal,
-  sofar: { ok: boolean; reason?: string; buildRan: boolean; env: JobEnv | undefined; executor: Executor },
-): Promise<{ ok: boolean; reason?: string; failure?: JobFailure }> {
-  let { ok, reason } = sofar;
-  let failure: JobFailure | undefined;
-  const caches = cachesOf(build).filter((cache) => {
-    const when = cache.when ?? 'on_success';
-    return when === 'always' || (when === 'on_success') === ok;
-  });
-  // Where the build stages ran elsewhere (kubernetes), their files come back first, once.
-  const wanted = caches.some((cache) => cache.policy !== 'pull') || build.options.artifacts !== undefined;
-  if (sofar.executor.collect && sofar.buildRan && wanted && !job.signal.aborted) {
-    try {
-      await sofar.executor.collect(job.signal, (line) => ctx.log(warning(line)));
-    } catch (error) {
-      const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
-      // A job that failed already keeps its reason; this one is worth a line.
-      if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      const ownFault = error instanceof JobOverLimitError;
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
-    }
-  }
-  for (const cache of caches) {
-    if (!sofar.env || job.signal.aborted) continue;
-    await services.stages.archiveCache(ctx, cacheRequest(cache, services, sofar.env.host)).catch((error: unknown) => {
-      if (hasCode(error, 'CACHE_POLICY_UNKNOWN') && ok) {
-        // As GitLab Runner: a policy that is none of GitLab's fails the job.
-        ok = false;
-        reason = (error as Error).message;
-        failure = { reason: 'script_failure' };
-      }
-      ctx.log(warning(`WARNING: saving the cache failed: ${(error as Error).message}`));
-    });
-  }
-  // A failure to upload fails an otherwise successful job.
-  if (build.options.artifacts && sofar.buildRan && !job.signal.aborted) {
-    try {
-      const variables = sofar.env?.host ?? [];
-      const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      const level = sofar.env?.controls.artifactCompressionLevel;
-      const limits = services.runner.artifact;
-      const timeouts = { uploadMs: limits.upload_timeout * 1000, responseHeaderMs: limits.response_header_timeout * 1000 };
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand, timeouts, ...(level !== undefined ? { compressionLevel: level } : {}) });
-    } catch (error) {
-      if (ok) {
-        ok = false;
-        reason = job.signal.aborted ? job.reason() : `uploading artifacts failed: ${(error as Error).message}`;
-        failure = job.signal.aborted ? failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted()) : { reason: 'script_failure' };
-      } else ctx.log(warning(`WARNING: uploading artifacts failed: ${(error as Error).message}`));
-    }
-  }
-  if (ok && job.signal.aborted) {
-    ok = false;
-    reason = job.reason();
-    failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted());
-  }
-  return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
-}
-
-/** The variables the job's payload and the runner's `environment` set (the predefined ones are the runner's own). */
-function setByJob(build: BuildPayload, runner: RunnerConfig): Set<string> {
-  return new Set([...build.variables.map((v) => v.key), ...runner.environment.map((entry) => entry.slice(0, entry.indexOf('=')))]);
-}
-
-function lines(text: string | undefined): string[] {
-  return text ? text.split('\n') : [];
-}
-
-/** The job's caches: one map (§5.3) or a list of them. */
-function cachesOf(build: BuildPayload): CacheOptions[] {
-  const cache = build.options.cache;
-  return cache === undefined ? [] : Array.isArray(cache) ? cache : [cache];
-}
-
-/** One cache of the job as the cache stages take it: the runner's cache dir and store, the job's variables. */
-function cacheRequest(cache: CacheOptions, services: JobServices, variables: ExportedVariable[]): CacheRequest {
-  const { runner } = services;
-  return {
-    cacheDir: runner.cache_dir,
-    runnerName: runner.name,
-    config: runner.cache,
-    runnerToken: runner.token,
-    ca: services.client.tls.ca,
-    spec: cache,
-    variable: (name) => variables.findLast((v) => v.key === name)?.value,
-  };
-}
-

@@ -34,6 +34,11 @@ export interface VariableContext {
   runnerToken: string;
   /** The runner's private CA (PEM), given to the job as the file variable CI_SERVER_TLS_CA_FILE. */
   tlsCa?: string;
+  /**
+   * Every feature flag, resolved (feature-flags.ts): the first variables, as GitLab Runner gives them;
+   * the payload's own variables of these names are left out (what they asked for is in the value).
+   */
+  featureFlags?: readonly JobVariable[];
   /** CI_CONCURRENT_ID (over the runner's jobs) and CI_CONCURRENT_PROJECT_ID (the job's slot). */
   concurrentId?: number;
   concurrentProjectId?: number;
@@ -71,7 +76,8 @@ export function refSlug(ref: string): string {
 /** The combined list before expansion, in precedence order (later wins). */
 export function collectVariables(ctx: VariableContext): JobVariable[] {
   const { build } = ctx;
-  const list: JobVariable[] = [];
+  const list: JobVariable[] = [...(ctx.featureFlags ?? [])];
+  const flagNames = new Set(ctx.featureFlags?.map((v) => v.key));
   for (const entry of ctx.environment) {
     const eq = entry.indexOf('=');
     if (eq > 0) list.push({ key: entry.slice(0, eq), value: entry.slice(eq + 1), public: true });
@@ -123,7 +129,7 @@ export function collectVariables(ctx: VariableContext): JobVariable[] {
   pub('CI_RUNNER_SHORT_TOKEN', shortToken(ctx.runnerToken));
   // As GitLab Runner does: a job's own git or curl can then trust the coordinator.
   if (ctx.tlsCa) list.push({ key: 'CI_SERVER_TLS_CA_FILE', value: ctx.tlsCa, public: true, file: true });
-  for (const v of build.variables) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}), ...(v.raw ? { raw: true } : {}) });
+  for (const v of build.variables) if (!flagNames.has(v.key)) list.push({ key: v.key, value: v.value, public: v.public, ...(v.file ? { file: true } : {}), ...(v.raw ? { raw: true } : {}) });
   // GitLab Runner's own, after the job's: a job does not change them.
   if (ctx.sharedEnvironment !== undefined) pub(ctx.sharedEnvironment ? 'CI_SHARED_ENVIRONMENT' : 'CI_DISPOSABLE_ENVIRONMENT', 'true');
   pub('CI_RUNNER_VERSION', VERSION);

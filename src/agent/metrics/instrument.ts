@@ -65,11 +65,7 @@ async function afterCall(observer: RunnerObserver, name: RunnerRef, endpoint: st
 /** The job services with stage changes and cache traffic reported to the slot's observer. */
 export function observedServices(services: SharedServices, slot: ObserverSlot): SharedServices {
   const stages = services.stages;
-  const staged = <K extends 'downloadArtifacts' | 'uploadArtifacts'>(key: K, stage: string): ArtifactStages[K] =>
-    (async (ctx: StageContext, opts: never) => {
-      slot.current?.jobStage(ctx.build, stage);
-      await stages[key](ctx, opts);
-    }) as ArtifactStages[K];
+  // The job's stage comes from the stage sequence (onStage), by the stage table's names.
   return {
     ...services,
     onStage: (build, stage) => {
@@ -77,16 +73,14 @@ export function observedServices(services: SharedServices, slot: ObserverSlot): 
       services.onStage?.(build, stage);
     },
     stages: {
-      downloadArtifacts: staged('downloadArtifacts', 'download_artifacts'),
-      uploadArtifacts: staged('uploadArtifacts', 'upload_artifacts'),
+      downloadArtifacts: (ctx, opts) => stages.downloadArtifacts(ctx, opts),
+      uploadArtifacts: (ctx, opts) => stages.uploadArtifacts(ctx, opts),
       restoreCache: async (ctx, opts) => {
-        slot.current?.jobStage(ctx.build, 'restore_cache');
         const restored = await stages.restoreCache(ctx, opts);
         if (restored) slot.current?.cacheBytes(ctx.build, 'down', restored.bytes);
         return restored;
       },
       archiveCache: async (ctx, opts) => {
-        slot.current?.jobStage(ctx.build, 'archive_cache');
         const saved = await stages.archiveCache(ctx, opts);
         if (saved) slot.current?.cacheBytes(ctx.build, 'up', saved.bytes);
         return saved;

@@ -13,7 +13,7 @@ import type { Config, RunnerConfig } from '../config/schema.js';
 import type { JobOutcome } from '../job/run-job.js';
 import { exportedMetric } from './names.js';
 import type { Direction, ProcessState, RunnerObserver, RunnerRef } from './observer.js';
-import { executorStage, gitlabStageName, RunningJobs, type RunningJob } from './running-jobs.js';
+import { executorStage, RunningJobs, type RunningJob } from './running-jobs.js';
 import { apiCall, statusClass } from './api-calls.js';
 import { versionLabels } from './version-labels.js';
 
@@ -134,7 +134,7 @@ export class RunnerMetrics implements RunnerObserver {
 
   jobStage(build: BuildPayload, stage: string): void {
     const job = this.jobs.get(build.id);
-    if (job) job.stage = gitlabStageName(stage);
+    if (job) job.stage = stage;
   }
 
   jobFinished(runner: RunnerConfig, build: BuildPayload, outcome: JobOutcome): void {

@@ -3,6 +3,7 @@
  * `gitlab_runner_jobs` gauge is counted from this table, `/debug/jobs/list` prints it in GitLab
  * Runner's line format (commands/builds_helper.go `ListJobsHandler`), `/debug/jobs` as JSON.
  */
+import type { StageName } from '../../executors/common/stages.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { shortToken } from '../../util/short-token.js';
 import type { RunnerConfig } from '../config/schema.js';
@@ -15,7 +16,7 @@ export interface RunningJob {
   /** The entry's token, shortened as GitLab Runner labels it. */
   runnerShort: string;
   executor: string;
-  /** GitLab Runner's stage name (prepare_executor, get_sources, step_script, …). */
+  /** GitLab Runner's stage name (the stage table's: prepare_executor, get_sources, step_script, …). */
   stage: string;
   started: string;
   traceBytes: number;
@@ -25,20 +26,6 @@ export interface RunningJob {
 
 /** Bounded: a job id is a label of nothing, but the table itself must not grow without end. */
 const MAX_TRACKED_JOBS = 10_000;
-
-/**
- * Our stage names that GitLab Runner spells differently (common/build.go BuildStage); the rest are
- * the same. Artifacts are uploaded on success or failure: a running job is counted as on_success.
- */
-const GITLAB_STAGE: Readonly<Record<string, string>> = {
-  prepare: 'prepare_executor',
-  build_script: 'step_script',
-  upload_artifacts: 'upload_artifacts_on_success',
-};
-
-export function gitlabStageName(stage: string): string {
-  return GITLAB_STAGE[stage] ?? stage;
-}
 
 /**
  * GitLab Runner's `executor_stage` of a job in `stage`: docker's own names, else the abstract
@@ -59,7 +46,7 @@ export class RunningJobs {
       runner: runner.name,
       runnerShort: shortToken(runner.token),
       executor: runner.executor,
-      stage: gitlabStageName('prepare'),
+      stage: 'prepare_executor' satisfies StageName,
       started: new Date().toISOString(),
       traceBytes: 0,
       url: jobUrl(build),

@@ -5,6 +5,7 @@
  */
 import { expandString } from '../../util/expand.js';
 import type { ExportedVariable } from '../types.js';
+import { classifyPullFailure } from '../common/pull-failure.js';
 import { ExecutorSetupError } from '../types.js';
 import type { DockerCli } from './cli.js';
 import type { ImageCache, LocalImage } from './image-cache.js';
@@ -49,6 +50,7 @@ export interface EnsureOptions {
 /** The image once it is present per `policies`; fails saying what each policy found. */
 export async function ensureImage(docker: DockerCli, image: string, policies: readonly PullPolicy[], options: EnsureOptions): Promise<LocalImage> {
   const tried: string[] = [];
+  let lastPull: string | undefined;
   const { cache } = options;
   for (const policy of policies.length > 0 ? policies : (['always'] as const)) {
     if (policy !== 'always') {
@@ -76,10 +78,13 @@ export async function ensureImage(docker: DockerCli, image: string, policies: re
       tried.push(`pull_policy = ${policy}: pulled but not found afterwards`);
     } catch (error) {
       options.signal.throwIfAborted();
-      tried.push(`pull_policy = ${policy}: pull failed: ${(error as Error).message}`);
+      lastPull = (error as Error).message;
+      tried.push(`pull_policy = ${policy}: pull failed: ${lastPull}`);
     }
   }
-  throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `could not get image "${image}": ${tried.join('; ')}`);
+  // GitLab Runner tells the last pull's error apart: the registry out of reach, the image missing or denied.
+  const reason = lastPull === undefined ? 'image_pull_failure' : classifyPullFailure(lastPull);
+  throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `could not get image "${image}": ${tried.join('; ')}`, { reason });
 }
 
 async function localImage(docker: DockerCli, image: string, signal: AbortSignal): Promise<LocalImage | undefined> {

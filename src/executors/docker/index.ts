@@ -170,12 +170,49 @@ export class DockerExecutor implements Executor {
     if (effective.length > 0) request.log(`Using the ENTRYPOINT ${JSON.stringify(effective)}${replacement?.length ? ' of the job\'s image:entrypoint' : ' of the image'}`);
   }
 
+  /**
+   * Runs a stage in a container of its own; with EXECUTOR_JOB_SECTION_ATTEMPTS above 1, again (as
+   * GitLab Runner does) when the container was removed under it. Only then is the container kept
+   * when it ends, to tell a removal from a script killed by SIGKILL; the job's cleanup removes it.
+   */
   async runStage(request: StageRequest): Promise<StageResult> {
+    const attempts = Math.max(1, Math.min(10, request.attempts ?? 1));
+    const base = `${this.job?.prefix ?? ''}-${request.stage.replace(/_/g, '-')}`;
+    for (let attempt = 1; ; attempt += 1) {
+      if (attempt > 1) request.output(Buffer.from(`\x1b[32;1mRetrying ${request.stage}\x1b[0;m\n`));
+      const name = attempt === 1 ? base : `${base}-${attempt}`;
+      const result = await this.runStageOnce(request, name, attempts > 1);
+      if (attempts === 1 || result.aborted || !(await this.removedUnder(name, result.exitCode))) return result;
+      request.output(Buffer.from(`\x1b[31;1mERROR: Container "${name}" not found or removed. Will retry...\x1b[0;m\n`));
+      if (attempt >= attempts) {
+        request.output(Buffer.from('\x1b[31;1mERROR: Execution attempts exceeded\x1b[0;m\n'));
+        return result;
+      }
+    }
+  }
+
+  /**
+   * A kept stage container that is gone, or going: someone removed it while the stage ran. `docker rm
+   * -f` kills it (137) before it removes it, so a container killed so is looked at a few times.
+   */
+  private async removedUnder(name: string, exitCode: number | null): Promise<boolean> {
+    for (let look = 0; look < 10; look += 1) {
+      const state = await this.docker.run(['container', 'inspect', '--format', '{{.State.Status}}', name]).catch((error: unknown) => (/no such (container|object)/i.test((error as Error).message) ? 'gone' : 'unknown'));
+      if (state === 'gone' || state === 'removing') {
+        this.containers.delete(name);
+        return true;
+      }
+      if (exitCode !== 137) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return false;
+  }
+
+  private async runStageOnce(request: StageRequest, name: string, keep: boolean): Promise<StageResult> {
     const job = this.job;
     if (!job) throw new Error('docker executor: runStage before prepare');
     const scriptPath = await timed(request.mark, `${request.stage}: script written`, () => writeStageScript('sh', request));
     let marker: string | undefined;
-    const name = `${job.prefix}-${request.stage.replace(/_/g, '-')}`;
     this.containers.add(name);
     const projectInContainer = this.buildPath(job.projectDir);
     const project: [string, string] = [job.projectDir, projectInContainer];
@@ -203,6 +240,7 @@ export class DockerExecutor implements Executor {
           ...(marker ? { startedMarker: this.buildPath(marker) } : {}),
           killGraceMs: this.options.killGraceMs,
           ...(this.owner && !job.user ? { owner: { ...this.owner, dir: projectInContainer } } : {}),
+          ...(keep ? { keep: true } : {}),
         },
         request,
       );
@@ -211,7 +249,7 @@ export class DockerExecutor implements Executor {
       if (result.aborted || result.exitCode === null || result.exitCode === 125 || result.signal !== undefined) this.needsOwnerFix ||= this.owner !== undefined;
       // 125: the container did not start, perhaps because the image is gone: the next job inspects again.
       if (result.exitCode === 125) this.images.forget(this.docker.engine, job.image);
-      else this.containers.delete(name);
+      else if (!keep) this.containers.delete(name);
       // The files stay the image user's: the runner only removes them, which the state dir allows.
       if (job.user) await this.handBack(job, [project]);
       if (marker && !result.aborted && result.exitCode !== null && !(await shellStarted(marker))) {

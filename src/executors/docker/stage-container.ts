@@ -24,6 +24,8 @@ export interface StageContainer {
   /** In-container path of a file the wrapper writes `started` into, when an entrypoint runs first. */
   startedMarker?: string;
   killGraceMs: number;
+  /** Leave the container when it ends (without `--rm`): whether it is still there tells a removal apart. */
+  keep?: boolean;
 }
 
 /** The wrapper; `$0` is the script. */
@@ -49,7 +51,7 @@ export async function runStageContainer(c: StageContainer, request: StageRequest
   if (request.signal.aborted) return { exitCode: null, aborted: true };
   // The trace is the container's log: the default json-file driver would also write every byte to
   // disk on the way, which makes large outputs ~20× slower.
-  const child = c.docker.spawn(['run', '--rm', '--name', c.name, '--log-driver', 'none', ...c.flags, ...c.entrypoint.flags, c.image, ...c.entrypoint.prefix, '/bin/sh', '-c', wrapperScript(c.owner, c.startedMarker), c.script]);
+  const child = c.docker.spawn(['run', ...(c.keep ? [] : ['--rm']), '--name', c.name, '--log-driver', 'none', ...c.flags, ...c.entrypoint.flags, c.image, ...c.entrypoint.prefix, '/bin/sh', '-c', wrapperScript(c.owner, c.startedMarker), c.script]);
   child.stdout.on('data', (chunk: Uint8Array) => request.output(chunk));
   child.stderr.on('data', (chunk: Uint8Array) => request.output(chunk));
   let aborted = false;

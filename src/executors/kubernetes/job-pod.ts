@@ -13,6 +13,7 @@
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
+import { classifyPullFailure } from '../common/pull-failure.js';
 import { ExecutorSetupError } from '../types.js';
 import { isNotFound, KubernetesApiError, type KubeApi } from './api.js';
 import type { KubernetesOptions } from './options.js';
@@ -147,7 +148,8 @@ export class JobPod {
       const used = attempt[verdict.container] ?? 0;
       const next = used + 1 < policies.length ? pullPolicyAt(policies, used + 1) : undefined;
       this.say('warn', `WARNING: Failed to pull image "${verdict.image}" for container "${verdict.container}" with policy "${policyName(pullPolicyAt(policies, used))}": ${verdict.reason}`);
-      if (used + 1 >= policies.length) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`);
+      // GitLab Runner tells the pull's error apart from the container's waiting message.
+      if (used + 1 >= policies.length) throw new ExecutorSetupError('IMAGE_UNAVAILABLE', `pod ${this.namespace}/${this.name}: ${verdict.reason}`, { reason: classifyPullFailure(verdict.reason) });
       attempt[verdict.container] = used + 1;
       this.say('log', `Attempt #${n + 2}: Trying "${policyName(next)}" pull policy for "${verdict.image}" image for container "${verdict.container}"`);
       await this.delete(0);

@@ -18,12 +18,32 @@ export interface ScriptOptions {
   commands: string[];
   echoCommands: boolean;
   debugTrace?: boolean;
+  /** FF_SCRIPT_SECTIONS: the prefix of the sections' names (StageRequest.scriptSections). */
+  scriptSections?: string;
   /** A line that must run before anything else (the shell executor's move into the job cgroup). */
   firstLine?: string;
 }
 
 const GREEN = '\\033[32;1m';
 const RESET = '\\033[0;m';
+/** The shell's clock in Unix seconds, for log section markers: bash 5's variable, else date(1). */
+const UNIX_TIME = '"${EPOCHSECONDS:-$(date +%s)}"';
+
+/**
+ * The echo of a command, as GitLab Runner's scripts print it: `$ <command>` in green; a command of
+ * several lines as its first line and `# collapsed multi-line command`, or with FF_SCRIPT_SECTIONS a
+ * collapsed log section whose heading is the whole command (its output follows the section).
+ */
+function echoLines(command: string, options: ScriptOptions, index: number): string[] {
+  const newline = command.indexOf('\n');
+  if (newline < 0) return [`printf '${GREEN}$ %s${RESET}\\n' ${shellQuote(command)}`];
+  if (options.scriptSections === undefined) return [`printf '${GREEN}$ %s # collapsed multi-line command${RESET}\\n' ${shellQuote(command.slice(0, newline))}`];
+  const name = shellQuote(`section_${options.scriptSections}_${index}`);
+  return [
+    `printf 'section_start:%s:%s[hide_duration=true,collapsed=true]\\r\\033[0K${GREEN}$ %s${RESET}\\n' ${UNIX_TIME} ${name} ${shellQuote(command)}`,
+    `printf 'section_end:%s:%s\\r\\033[0K\\n' ${UNIX_TIME} ${name}`,
+  ];
+}
 
 /** Returns the script text. Later variables with the same name win (they are exported later). */
 export function generateScript(options: ScriptOptions): string {
@@ -37,12 +57,12 @@ export function generateScript(options: ScriptOptions): string {
   }
   out.push(`cd ${shellQuote(options.workDir)}`);
   if (options.debugTrace) out.push('set -o xtrace');
-  for (const raw of options.commands) {
+  options.commands.forEach((raw, index) => {
     const command = raw.trim();
-    if (command === '') continue;
-    if (options.echoCommands) out.push(`printf '${GREEN}$ %s${RESET}\\n' ${shellQuote(command)}`);
+    if (command === '') return;
+    if (options.echoCommands) out.push(...echoLines(command, options, index));
     out.push(command);
-  }
+  });
   out.push('exit 0', '');
   return out.join('\n');
 }
@@ -54,16 +74,19 @@ export function generateScript(options: ScriptOptions): string {
  * script file (`secondPath`) without fd 3, so the second is the process the runner started, with
  * the environment the runner gave, as if started alone. Else the chain exits with the first's status.
  */
-export function generateChainScript(options: ScriptOptions & { secondPath: string; between: string }): string {
+export function generateChainScript(options: ScriptOptions & { secondPath: string; between: ChainedStages['between'] }): string {
   const { firstLine, secondPath, between, ...first } = options;
   const builtin = options.shell === 'bash' ? 'builtin ' : '';
+  // The text between, its time the shell's when the second stage starts.
+  const at = '\u0000';
+  const text = between(at).split(at).map(shellQuote).join(UNIX_TIME);
   return [
     ...(firstLine ? [firstLine] : []),
     '(',
     generateScript({ ...first, firstLine: 'exec 3>&-' }),
     ')',
     `case $? in 0) ;; *) ${builtin}exit $? ;; esac`,
-    `${builtin}printf '%s' ${shellQuote(between)}`,
+    `${builtin}printf '%s' ${text}`,
     `${builtin}printf 'began\n' >&3`,
     `${builtin}exec ${options.shell} ${shellQuote(secondPath)} 3>&-`,
     '',
@@ -93,6 +116,7 @@ function scriptOptions(shell: ShellName, request: Omit<StageRequest, 'output' | 
     commands: request.commands,
     echoCommands: request.echoCommands,
     ...(request.debugTrace ? { debugTrace: true } : {}),
+    ...(request.scriptSections ? { scriptSections: request.scriptSections } : {}),
   };
 }
 

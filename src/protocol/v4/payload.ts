@@ -7,8 +7,8 @@
  *   `git_info.repo_url`, `ref`, `sha` (≥ 8 chars) — refuses the job when absent; the message names it.
  * - What the runner acts on (`steps`, `variables`, `artifacts`, `cache`, `dependencies`, `hooks`) must have
  *   its documented types: a wrong one refuses the job, naming the key, since running it without them
- *   would not be what the user asked for. A step the runner does not implement (`release`, which it
- *   does not announce) refuses the job too.
+ *   would not be what the user asked for. A step's name becomes a stage name (`step_<name>`, in file
+ *   and container names): one that is not letters, digits and `_` refuses the job.
  * - What only some executors use (`image`, `services`, `credentials`) never refuses a job: what
  *   cannot be read is dropped.
  * - What reaches git (`git_info.repo_url`, `sha`, `ref`, `refspecs`) must be an http(s) URL, a hex SHA,
@@ -41,8 +41,11 @@ const variableSchema = z.looseObject({
 
 const variablesSchema = keyedVariables(variableSchema);
 
+/** Longest step name taken: GitLab's are `script`, `release`, `after_script`. */
+const MAX_STEP_NAME = 64;
+
 const stepSchema = z.looseObject({
-  name: z.string(),
+  name: z.string().regex(/^[A-Za-z0-9_]+$/, 'must be letters, digits and _ (it names the step\'s stage)').max(MAX_STEP_NAME),
   script: stringList.default([]),
   timeout: z.number().optional().catch(undefined),
   when: when.catch('on_success'),
@@ -173,6 +176,8 @@ const jobSchema = z
     runner_info: z.looseObject({ timeout: z.int().default(0) }).default({ timeout: 0 }),
     variables: variablesSchema.default([]),
     steps: z.array(stepSchema).default([]),
+    // GitLab sends the CI steps of `run:` as one JSON string.
+    run: z.union([z.string(), z.array(z.unknown())]).optional(),
     image: imageSchema.optional().catch(undefined),
     services: tolerantList(serviceSchema).default([]),
     artifacts: z.array(artifactSchema).default([]),
@@ -184,6 +189,7 @@ const jobSchema = z
       .looseObject({
         failure_reasons: stringList.optional().catch(undefined),
         token_mask_prefixes: stringList.optional().catch(undefined),
+        trace_sections: z.boolean().optional().catch(undefined),
       })
       .default({})
       .catch({}),
@@ -199,11 +205,6 @@ const jobSchema = z
     };
     refuseOpts(job.image?.executor_opts, ['image']);
     job.services.forEach((service, index) => refuseOpts(service.executor_opts, ['services', index]));
-    job.steps.forEach((step, index) => {
-      if (step.name !== 'script' && step.name !== 'after_script') {
-        ctx.addIssue({ code: 'custom', path: ['steps', index, 'name'], message: `step "${step.name}" is not supported by this runner (it runs script and after_script)` });
-      }
-    });
     job.dependencies.forEach((dep, index) => {
       if (!dep.artifacts_file?.filename) return;
       const why = `needed to download the artifacts of "${dep.name}"`;
@@ -263,8 +264,19 @@ function toBuildPayload(job: Job): BuildPayload {
   const queue = queueInfo(info);
   if (queue) build.queue_info = queue;
   if (job.features.token_mask_prefixes) build.token_mask_prefixes = job.features.token_mask_prefixes;
+  if (job.features.trace_sections) build.trace_sections = true;
+  build.steps = job.steps.filter((step) => step.name !== 'after_script').map((step) => ({ name: step.name, script: step.script, when: step.when, allow_failure: step.allow_failure }));
+  if (hasRun(job.run)) build.run = true;
   if (job.hooks.length > 0) build.hooks = job.hooks.map((hook) => ({ name: hook.name, script: hook.script }));
   return build;
+}
+
+/** `run` holds CI steps: a non-empty list, or GitLab's JSON string of one. */
+function hasRun(run: string | unknown[] | undefined): boolean {
+  if (run === undefined) return false;
+  if (Array.isArray(run)) return run.length > 0;
+  const text = run.trim();
+  return text !== '' && text !== '[]' && text !== 'null';
 }
 
 function toOptions(job: Job, script: string[]): BuildOptions {

@@ -34,6 +34,9 @@ export interface FeaturesInfo {
   service_executor_opts: boolean;
   fallback_cache_keys: boolean;
   cancel_gracefully: boolean;
+  native_steps_integration: boolean;
+  two_phase_job_commit: boolean;
+  job_inputs: boolean;
 }
 
 /** The `info` object of every runner call (§5.1). */

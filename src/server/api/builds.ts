@@ -6,7 +6,7 @@ import type { ServerContext } from '../context.js';
 import { stringParam } from '../http/body.js';
 import { errorReply, json, type Reply } from '../http/reply.js';
 import { buildPayload } from './payload.js';
-import { finishReported } from '../state/transitions.js';
+import { dropUnsupported, finishReported } from '../state/transitions.js';
 import { contactProblem, noteContact } from '../state/runner-contact.js';
 import { readParams, runnerGate, TRACE_BODY_LIMIT, type ApiRequest } from './request.js';
 
@@ -31,7 +31,7 @@ export async function requestBuild(ctx: ServerContext, request: ApiRequest): Pro
     // runner's next poll searches again (§4.4.1).
     const value = ctx.scheduler.currentQueueValue(runner);
     if (lastUpdate !== value) {
-      const build = ctx.scheduler.pick(runner);
+      const build = ctx.scheduler.pick(runner, undefined, (b, missing) => dropUnsupported(ctx, b, missing));
       if (build) {
         ctx.logger.info({ buildId: build.id, runnerId: runner.id }, 'build assigned');
         return json(201, buildPayload(ctx, build));

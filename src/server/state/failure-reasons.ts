@@ -19,6 +19,7 @@ export const FAILURE_REASONS = [
   'data_integrity_failure',
   'trace_size_exceeded',
   'runner_configuration_error',
+  'runner_external_dependency_failure',
 ] as const;
 
 const KNOWN: ReadonlySet<string> = new Set(FAILURE_REASONS);

@@ -10,9 +10,9 @@ import { setLongTimeout } from '../../util/timers.js';
 import { expandVariables } from '../../pipeline/variables-expand.js';
 
 /**
- * May `runner` take `build`? Tags, `run_untagged`, project ownership of specific runners, a
- * `ref_protected` runner's protected refs (given `store` to look the pipeline up), and the features a
- * v4 runner announced (`runner-features.ts`).
+ * May `runner` take `build`? Tags, `run_untagged`, project ownership of specific runners and a
+ * `ref_protected` runner's protected refs (given `store` to look the pipeline up). The features a v4
+ * runner announced are checked when it asks (`pick`): a job it cannot run is dropped then.
  */
 export function canRun(runner: RunnerRecord, build: BuildRecord, store?: Store): boolean {
   // A trigger job is the server's to run (state/bridges.ts), never a runner's.
@@ -21,8 +21,7 @@ export function canRun(runner: RunnerRecord, build: BuildRecord, store?: Store):
   // which with one project per specific runner changes nothing; shared runners are not locked to any.
   if (runner.projectId !== null && runner.projectId !== build.projectId) return false;
   if (!fitsTags(runner, build)) return false;
-  if (runner.accessLevel === 'ref_protected' && store && !onProtectedRef(store, build)) return false;
-  return missingFeatures(runner, build).length === 0;
+  return !(runner.accessLevel === 'ref_protected' && store && !onProtectedRef(store, build));
 }
 
 /** The runner has every tag of the job, or the job has none and the runner takes untagged jobs. */
@@ -80,13 +79,27 @@ export class Scheduler {
 
   /**
    * Chooses a pending build for `runner` and assigns it (pending → running), or returns undefined.
-   * `assign` sets more of the build in the same recorded change (what the runner's API knows).
+   * `assign` sets more of the build in the same recorded change (what the runner's API knows). A build
+   * that needs a feature the runner did not announce is handed to `drop` (which fails it as
+   * `runner_unsupported`, as GitLab does) and the search goes on.
    */
-  pick(runner: RunnerRecord, assign?: (build: BuildRecord) => void): BuildRecord | undefined {
+  pick(runner: RunnerRecord, assign?: (build: BuildRecord) => void, drop?: (build: BuildRecord, missing: string[]) => void): BuildRecord | undefined {
     const busy = this.busyResourceGroups();
     const candidates = [...this.store.builds.values()].filter(
       (build) => build.status === 'pending' && build.runnerId === null && canRun(runner, build, this.store) && !busy.has(resourceKey(this.store, build) ?? ''),
     );
+    for (;;) {
+      const chosen = this.best(runner, candidates);
+      if (!chosen) return undefined;
+      const missing = missingFeatures(runner, chosen);
+      if (missing.length === 0) return this.assign(runner, chosen, assign);
+      candidates.splice(candidates.indexOf(chosen), 1);
+      drop?.(chosen, missing);
+    }
+  }
+
+  /** The build `runner` gets first of `candidates`. */
+  private best(runner: RunnerRecord, candidates: readonly BuildRecord[]): BuildRecord | undefined {
     if (candidates.length === 0) return undefined;
     let chosen: BuildRecord | undefined;
     if (runner.projectId !== null) {
@@ -102,6 +115,10 @@ export class Scheduler {
         return b.id < a.id ? b : a;
       });
     }
+    return chosen;
+  }
+
+  private assign(runner: RunnerRecord, chosen: BuildRecord, assign?: (build: BuildRecord) => void): BuildRecord {
     this.store.changeBuild(chosen, (build) => {
       build.status = 'running';
       build.runnerId = runner.id;

@@ -6,7 +6,6 @@
  * changed meanwhile that can take the job makes it an ordinary pending job again.
  */
 import type { ServerContext } from '../context.js';
-import { missingFeatures } from './runner-features.js';
 import { canRun, fitsTags } from './scheduler.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
 import { finishBuild } from './transitions.js';
@@ -25,8 +24,6 @@ export function whyNoRunner(build: BuildRecord, runners: Iterable<RunnerRecord>,
     if (tags.length === 0) return 'it has no tags, and no runner takes untagged jobs (run_untagged)';
     return `no runner has all of its tags (${tags.join(', ')}); runners have ${[...new Set(serving.flatMap((runner) => runner.tags))].join(', ') || 'no tags'}`;
   }
-  const lacking = [...new Set(fitting.flatMap((runner) => missingFeatures(runner, build)))];
-  if (lacking.length > 0) return `the runners that fit it do not support ${lacking.join(', ')} (a newer runner does)`;
   return 'the runners that fit it take jobs of protected refs only (access_level ref_protected), and its ref is not protected';
 }
 

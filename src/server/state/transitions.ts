@@ -137,6 +137,11 @@ export function deleteRunner(ctx: ServerContext, runner: RunnerRecord): void {
   ctx.logger.info({ runnerId: runner.id }, 'runner deleted');
 }
 
+/** Fails `build`, which needs `missing` (runner-features.ts), as GitLab does when a runner lacking them asks for a job. */
+export function dropUnsupported(ctx: ServerContext, build: BuildRecord, missing: readonly string[]): void {
+  finishBuild(ctx, build, 'failed', `the runner does not support ${missing.join(', ')}`, { failureReason: 'runner_unsupported' });
+}
+
 /**
  * `workflow: auto_cancel: on_job_failure: all`: once a job fails in a way that fails the pipeline
  * (not allowed to fail, no retry left), every other unfinished job of its pipeline is canceled.

@@ -3,6 +3,7 @@
  * script runs as that user and can write the checkout, while the runner's own steps (fetch, cache,
  * artifacts) keep working on it, job after job, as with GitLab Runner.
  */
+import { logText } from '../../helpers/log-text.js';
 import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -55,7 +56,7 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     const owner = { uid: 4321, gid: 4321 };
     const services = await executorForOwner(owner);
     const started = await startDockerJob(t, token, `j:\n  image: ${IMAGES.user}\n  script:\n    - mkdir -p late && touch late/file && echo "wrote as $(id -u)"\n    - sleep 300\n`, { services, runner: { kill_grace_period: 1 } });
-    await waitUntil(async () => (await t.server.getTrace(started.id)).toString('utf8').includes('\nwrote as 1000'), 60_000, 'the script wrote late/file');
+    await waitUntil(async () => logText(await t.server.getTrace(started.id)).includes('\nwrote as 1000'), 60_000, 'the script wrote late/file');
     t.server.cancelJob(started.id);
     const job = { ...started, ...(await started.done) };
     expect(job.status, job.trace).toBe('canceled');

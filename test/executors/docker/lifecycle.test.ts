@@ -3,6 +3,7 @@
  * large output that arrives intact, cancel and timeout that leave no container or network behind, and
  * files a container writes into the checkout handed back to the runner's user.
  */
+import { logText } from '../../helpers/log-text.js';
 import { execFile } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ async function waitForBuildContainer(id: number): Promise<string> {
   let name = '';
   await waitUntil(async () => {
     const names = (await docker(['ps', ...jobLabels(token, id).flatMap((l) => ['--filter', `label=${l}`]), '--format', '{{.Names}}'])).split('\n');
-    name = names.find((n) => n.endsWith('-build-script')) ?? '';
+    name = names.find((n) => n.endsWith('-step-script')) ?? '';
     return name !== '';
   }, 60_000, 'the build container to run');
   return name;
@@ -78,7 +79,7 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
 
   it('stops a job canceled while it waits for its services, reporting the cancel', async () => {
     const job = await startDockerJob(t, token, 'j:\n  services:\n    - ci-runner-test/nolisten:1\n  script:\n    - echo never\n', { docker: { wait_for_services_timeout: 120 } });
-    await waitUntil(async () => (await t.server.getTrace(job.id)).toString('utf8').includes('Waiting for services'), 60_000, 'the wait for services');
+    await waitUntil(async () => logText(await t.server.getTrace(job.id)).includes('Waiting for services'), 60_000, 'the wait for services');
     t.server.cancelJob(job.id);
     const { status, trace, result } = await job.done;
     expect(status).toBe('canceled');
@@ -99,11 +100,11 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
   it('says in the job log when the build container outlived SIGTERM and was killed after the grace period', async () => {
     // Stopped once the script is known to ignore SIGTERM (a fixed timeout could fire before it starts on a loaded machine).
     const job = await startDockerJob(t, token, 'j:\n  script:\n    - trap "" TERM; echo ignoring-term; sleep 300\n', { runner: { kill_grace_period: 1 } });
-    await waitUntil(async () => (await t.server.getTrace(job.id)).toString('utf8').includes('\nignoring-term'), 60_000, 'the script started');
+    await waitUntil(async () => logText(await t.server.getTrace(job.id)).includes('\nignoring-term'), 60_000, 'the script started');
     t.server.cancelJob(job.id);
     const { status, trace } = await job.done;
     expect(status).toBe('canceled');
-    expect(trace).toContain('WARNING: build_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
+    expect(trace).toContain('WARNING: step_script did not stop within 1 s of SIGTERM; it was killed (SIGKILL)');
   }, 90_000);
 
   it('hands files a container wrote into the checkout back to the runner user, so the next job can fetch and clean', async () => {
@@ -117,7 +118,7 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
 
     // A stage stopped before its wrapper could hand the files back: cleanup does it.
     const stopping = await startDockerJob(t, token, 'j:\n  variables:\n    GIT_STRATEGY: fetch\n  script:\n    - mkdir -p late && touch late/file && echo made-late\n    - sleep 300\n', { services, dirs: first.dirs, runner: { kill_grace_period: 1 } });
-    await waitUntil(async () => (await t.server.getTrace(stopping.id)).toString('utf8').includes('\nmade-late'), 60_000, 'the script wrote late/file');
+    await waitUntil(async () => logText(await t.server.getTrace(stopping.id)).includes('\nmade-late'), 60_000, 'the script wrote late/file');
     t.server.cancelJob(stopping.id);
     const stopped = await stopping.done;
     expect(stopped.status, stopped.trace).toBe('canceled');

@@ -2,6 +2,7 @@
  * A daemon with a kubernetes entry SIGKILLed mid-job: started again, it reports the job failed and
  * removes the pod and the secret its earlier life left in the cluster.
  */
+import { logText } from '../../helpers/log-text.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ describe.skipIf(skipKubernetes)('daemon with a kubernetes entry', () => {
     const p = await t.pipeline(`j:\n  services:\n    - ${K8S_IMAGES.httpd}\n  script:\n    - echo "script $((6 * 7))"\n    - sleep 300\n`);
     const id = p.jobs[0]!.id;
     const first = startDaemon(config);
-    await waitUntil(async () => (await t.server.getTrace(id)).toString('utf8').includes('script 42'), 60_000, 'the job to start');
+    await waitUntil(async () => logText(await t.server.getTrace(id)).includes('script 42'), 60_000, 'the job to start');
     first.child.kill('SIGKILL');
     await first.child;
     const left = await labelled(cluster!.core, namespace, token, id);

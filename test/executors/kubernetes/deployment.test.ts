@@ -6,6 +6,7 @@
  * no route to the host or to the API's service address, so the runner pods use the host's network
  * (hostNetwork) and reach the API at 127.0.0.1:6443; and the image is loaded, not pulled.
  */
+import { logText } from '../../helpers/log-text.js';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -99,7 +100,7 @@ describe.skipIf(skipKubernetes)('the runner deployed on Kubernetes', () => {
     const pipeline = await t.pipeline('a:\n  script:\n    - echo "job a in $(hostname)"\n    - sleep 3\nb:\n  script:\n    - echo "job b in $(hostname)"\n    - sleep 3\n');
     for (const job of pipeline.jobs) await t.waitForJob(job.id, (j) => ['success', 'failed', 'canceled'].includes(j.status), 180_000);
     for (const job of pipeline.jobs) {
-      const trace = (await t.server.getTrace(job.id)).toString('utf8');
+      const trace = logText(await t.server.getTrace(job.id));
       expect(t.server.getJob(job.id)?.status, trace).toBe('success');
       expect(trace).toContain(`Using Kubernetes namespace: ${NAMESPACE}`);
       expect(trace).toMatch(new RegExp(`job ${job.name} in runner-[0-9a-z]+-project-\\d+-concurrent-\\d+-[a-z0-9]{8}`));

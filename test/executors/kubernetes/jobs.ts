@@ -1,4 +1,5 @@
 /** Runs kubernetes jobs of the reference server in-process (run-once), for the kubernetes tests. */
+import { logText } from '../../helpers/log-text.js';
 import { runnerSchema } from '../../../src/agent/config/schema.js';
 import { runOnce } from '../../helpers/run-once.js';
 import { defaultServices, type SharedServices } from '../../../src/agent/services.js';
@@ -57,7 +58,7 @@ export async function startKubernetesJob(server: TestServer, token: string, sour
   const never = new AbortController().signal;
   const id = p.jobs[typeof source === 'string' ? 0 : source.job]!.id;
   const done = runOnce({ runner: config, services: { ...defaultServices(silentLogger()), ...options.services }, waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: options.stopJob ?? never }).then(
-    async (result) => ({ result, status: server.server.getJob(id)?.status, trace: (await server.server.getTrace(id)).toString('utf8') }),
+    async (result) => ({ result, status: server.server.getJob(id)?.status, trace: logText(await server.server.getTrace(id)) }),
   );
   return { id, dirs, config, pipeline: p, done };
 }

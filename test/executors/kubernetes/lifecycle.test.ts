@@ -3,6 +3,7 @@
  * timeout that stop the script and delete the pod, pods that cannot start failing the job with
  * Kubernetes' own reason within poll_timeout, and images with an ENTRYPOINT or a USER of their own.
  */
+import { logText } from '../../helpers/log-text.js';
 import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '../../cli/helpers.js';
@@ -97,7 +98,7 @@ describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods th
 
   it('stops waiting for a pod when the job is canceled, and deletes it', async () => {
     const job = await startKubernetesJob(t, token, 'j:\n  script:\n    - echo never\n', { namespace, kubernetes: { node_selector: { 'ci-runner-test/nowhere': 'true' }, poll_timeout: 120 } });
-    await waitUntil(async () => (await t.server.getTrace(job.id)).toString('utf8').includes('to be running, status is Pending'), 60_000, 'the wait for the pod');
+    await waitUntil(async () => logText(await t.server.getTrace(job.id)).includes('to be running, status is Pending'), 60_000, 'the wait for the pod');
     t.server.cancelJob(job.id);
     const { status, result } = await job.done;
     expect(status).toBe('canceled');

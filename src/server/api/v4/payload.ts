@@ -12,6 +12,7 @@ import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
 import { reportFileName } from '../../state/reports.js';
 import { onProtectedRef } from '../../state/scheduler.js';
+import { releaseScript } from './release-script.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord, RunnerRecord } from '../../state/store.js';
 
 /** What `CI_SERVER_VERSION` says over API v4: the GitLab whose runner API this server follows (verify answers JSON, `glrt-` tokens). */
@@ -259,8 +260,10 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
     },
     runner_info: { timeout, runner_session_url: null },
     variables: list,
+    // GitLab's Ci::Build#steps: the script (before_script + script), the release, after_script.
     steps: [
       { name: 'script', script: [...job.commands], timeout, when: 'on_success', allow_failure: false },
+      ...(job.release ? [{ name: 'release', script: releaseScript(job.release), timeout, when: 'on_success', allow_failure: false }] : []),
       ...(job.afterScript.length > 0 ? [{ name: 'after_script', script: [...job.afterScript], timeout, when: 'always', allow_failure: true }] : []),
     ],
     image: job.image === undefined ? null : {

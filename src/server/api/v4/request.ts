@@ -5,6 +5,7 @@
  * value is answered at once. Every answer without a job says the current value in
  * `X-GitLab-Last-Update`.
  */
+import { dropUnsupported } from '../../state/transitions.js';
 import type { ServerContext } from '../../context.js';
 import { stringParam } from '../../http/body.js';
 import { errorReply, json, type Reply } from '../../http/reply.js';
@@ -40,9 +41,13 @@ export async function requestJob(ctx: ServerContext, request: ApiRequest): Promi
   const value = ctx.scheduler.currentQueueValue(runner);
   if (lastUpdate === value || !ctx.store.runners.has(runner.id) || !runner.active) return noJob(value, polling);
   const graceful = runner.features?.cancel_gracefully === true;
-  const build = ctx.scheduler.pick(runner, (b) => {
-    if (graceful) b.cancelGracefully = true;
-  });
+  const build = ctx.scheduler.pick(
+    runner,
+    (b) => {
+      if (graceful) b.cancelGracefully = true;
+    },
+    (b, missing) => dropUnsupported(ctx, b, missing),
+  );
   if (!build) return noJob(value, polling);
   if (systemId !== undefined) build.managerSystemId = systemId;
   ctx.logger.info({ buildId: build.id, runnerId: runner.id, api: 'v4' }, 'build assigned');
