@@ -12,6 +12,8 @@ import type { Logger } from '../log/index.js';
 import { killRecordedCgroup } from '../executors/cgroup/job-cgroup.js';
 import { sweepMarked } from '../executors/shell/process-group.js';
 import type { RunnerConfig } from './config/schema.js';
+import { shortToken } from '../util/short-token.js';
+import { legacyTokenDir } from './job/build-dir.js';
 import { isKeptLogDir, pruneKeptLogs } from './job/kept-logs.js';
 import { CGROUP_FILE, MARKER_FILE } from './job/run-job.js';
 
@@ -38,7 +40,9 @@ export async function findJobStateDirs(runner: Pick<RunnerConfig, 'builds_dir' |
       else if (!dir.endsWith('.tmp')) await walk(path, depth + 1);
     }
   };
-  await walk(join(runner.builds_dir, runner.token.slice(0, 8)), 0);
+  await walk(join(runner.builds_dir, shortToken(runner.token)), 0);
+  // Dirs of jobs a version before the short token left (the token's first 8 characters).
+  if (legacyTokenDir(runner.token) !== shortToken(runner.token)) await walk(join(runner.builds_dir, legacyTokenDir(runner.token)), 0);
   return found;
 }
 

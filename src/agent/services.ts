@@ -44,7 +44,7 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
     const killGraceMs = runner.kill_grace_period * 1000;
     // get_sources runs on the runner, as for docker.
     const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
-    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, killGraceMs, host, ...(logger ? { logger } : {}) });
+    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, ...(logger ? { logger } : {}) });
   }
   if (runner.executor !== 'shell') {
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);

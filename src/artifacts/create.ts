@@ -18,21 +18,23 @@ import type { SelectedEntry } from './select.js';
 export type CreateFormat = 'tar.gz' | 'zip' | 'gzip' | 'raw';
 
 export interface CreateOptions {
-  /** zip only: the deflate level, 0 (files stored) to 9; zlib's default (6) when absent. */
+  /** The deflate level, 0 (stored) to 9; zlib's default (6) when absent. */
   compressionLevel?: number;
 }
 
 /**
- * Archives `entries` (paths relative to `projectDir`) into `out`. Returns the archive's size in
- * bytes. Throws ARCHIVE_CREATE_FAILED (e.g. a selected file vanished) or the abort reason.
+ * Archives `entries` (paths relative to `projectDir`) into `out`, deflated at `level` (0–9, 0 storing;
+ * absent: zlib's default). Returns the archive's size in bytes. Throws ARCHIVE_CREATE_FAILED (e.g. a
+ * selected file vanished) or the abort reason.
  */
 export async function createArchive(projectDir: string, entries: SelectedEntry[], out: string, format: CreateFormat, signal: AbortSignal, options: CreateOptions = {}): Promise<number> {
   const root = await realpath(projectDir);
+  const level = options.compressionLevel;
   try {
-    if (format === 'zip') await createZip(root, entries, out, signal, options.compressionLevel);
-    else if (format === 'gzip') await createGzip(root, entries, out, signal);
+    if (format === 'zip') await createZip(root, entries, out, signal, level);
+    else if (format === 'gzip') await createGzip(root, entries, out, signal, level);
     else if (format === 'raw') await createRaw(root, entries, out);
-    else await createTarGz(root, entries, out, signal);
+    else await createTarGz(root, entries, out, signal, level);
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw new ArtifactsError('ARCHIVE_CREATE_FAILED', `could not create the ${format} archive: ${(error as Error).message}`, { cause: error });
@@ -40,13 +42,13 @@ export async function createArchive(projectDir: string, entries: SelectedEntry[]
   return (await stat(out)).size;
 }
 
-async function createTarGz(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal): Promise<void> {
+async function createTarGz(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal, level: number | undefined): Promise<void> {
   // noDirRecurse: the selection already lists every entry; strict: a file that vanished or cannot
   // be read fails the archive instead of silently leaving it out. Paths are added through Pack
   // directly (not tar.c), which would read a name starting with "@" as an archive to splice in.
   // maxReadSize: a file is read in pieces of this size (tar's default is 16 MiB per file, with
   // several files in flight); small pieces keep memory flat whatever the file sizes.
-  const pack = new Pack({ cwd: root, gzip: true, noDirRecurse: true, strict: true, maxReadSize: 1024 * 1024 });
+  const pack = new Pack({ cwd: root, gzip: level === undefined ? true : { level }, noDirRecurse: true, strict: true, maxReadSize: 1024 * 1024 });
   const written = pipeline(pack, createWriteStream(out), { signal });
   // Pack queues the names and stats/reads a few files at a time as the output drains.
   for (const entry of entries) pack.add(entry.path);
@@ -74,10 +76,10 @@ async function createZip(root: string, entries: SelectedEntry[], out: string, si
 }
 
 /** Each regular file one gzip member carrying its path (directories and symlinks have no content to send). */
-async function createGzip(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal): Promise<void> {
+async function createGzip(root: string, entries: SelectedEntry[], out: string, signal: AbortSignal, level: number | undefined): Promise<void> {
   const files = entries.filter((entry) => entry.kind === 'file');
   async function* members(): AsyncGenerator<Buffer> {
-    for (const entry of files) yield* gzipMember(entry.path, entry.mtime, createReadStream(join(root, entry.path), { highWaterMark: 1024 * 1024 }));
+    for (const entry of files) yield* gzipMember(entry.path, entry.mtime, createReadStream(join(root, entry.path), { highWaterMark: 1024 * 1024 }), level);
   }
   await pipeline(members, createWriteStream(out), { signal });
 }

@@ -11,7 +11,7 @@ const FLAG_NAME = 0x08;
 const OS_UNIX = 3;
 
 /** The member's bytes for the file `name`, read from `content`. */
-export async function* gzipMember(name: string, mtime: Date, content: Readable): AsyncGenerator<Buffer> {
+export async function* gzipMember(name: string, mtime: Date, content: Readable, level?: number): AsyncGenerator<Buffer> {
   const header = Buffer.alloc(10);
   header.writeUInt8(0x1f, 0);
   header.writeUInt8(0x8b, 1);
@@ -24,7 +24,7 @@ export async function* gzipMember(name: string, mtime: Date, content: Readable):
   yield Buffer.concat([header, Buffer.from(name.replace(/\0/g, '_'), 'latin1'), Buffer.alloc(1)]);
   let crc = 0;
   let size = 0;
-  const deflate = createDeflateRaw();
+  const deflate = createDeflateRaw(level === undefined ? {} : { level });
   const feed = (async () => {
     try {
       for await (const chunk of content as AsyncIterable<Buffer>) {

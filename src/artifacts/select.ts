@@ -11,9 +11,10 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { lastLine, runCommand } from '../util/command.js';
 import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
+import { ArtifactsError } from './errors.js';
+import { globBase, GlobError, globMatcher, isGlob } from './glob.js';
 import { linkTargetProblem } from './guard.js';
 import { trimEndChar } from '../util/text.js';
 
@@ -58,27 +59,47 @@ export async function selectFiles(projectDir: string, spec: SelectionSpec, log: 
  * `dir/**` matches what is under `dir`, not `dir` itself (it stays, empty). Returns the new
  * selection and how many files were left out.
  */
-export function excludeEntries(selection: Selection, exclude: readonly string[]): { selection: Selection; excluded: number } {
+export async function excludeEntries(selection: Selection, exclude: readonly string[], signal?: AbortSignal): Promise<{ selection: Selection; excluded: number }> {
   if (exclude.length === 0) return { selection, excluded: 0 };
   const patterns = exclude.map((pattern) => trimEndChar(pattern.replace(/^\.\//, ''), '/'));
   const matchers = patterns.map((pattern) => {
-    const isMatch = picomatch(pattern, { dot: true });
+    let isMatch: (path: string) => boolean;
+    try {
+      isMatch = globMatcher(pattern);
+    } catch (error) {
+      // Leaving out less than asked could publish what the job meant to keep out.
+      if (error instanceof GlobError) throw new ArtifactsError('ARCHIVE_CREATE_FAILED', `artifacts:exclude ${JSON.stringify(pattern.slice(0, 80))}: ${error.message}`);
+      throw error;
+    }
     const under = pattern.endsWith('/**') ? pattern.slice(0, -3) : undefined;
     return (path: string): boolean => path !== under && isMatch(path);
   });
   const matches = (path: string): boolean => matchers.some((isMatch) => isMatch(path));
   const excludedDirs: string[] = [];
-  const entries = selection.entries.filter((entry) => {
-    if (excludedDirs.some((dir) => entry.path.startsWith(`${dir}/`))) return false;
-    if (!matches(entry.path)) return true;
+  const entries: SelectedEntry[] = [];
+  for (const [index, entry] of selection.entries.entries()) {
+    // A match is bounded, not free: many files give the event loop its turn now and then.
+    if (index % YIELD_EVERY === YIELD_EVERY - 1) await yieldTurn(signal);
+    if (excludedDirs.some((dir) => entry.path.startsWith(`${dir}/`))) continue;
+    if (!matches(entry.path)) {
+      entries.push(entry);
+      continue;
+    }
     if (entry.kind === 'directory') excludedDirs.push(entry.path);
-    return false;
-  });
+  }
   const files = entries.filter((entry) => entry.kind !== 'directory');
   return {
     selection: { entries, files: files.length, bytes: files.reduce((sum, entry) => sum + entry.size, 0) },
     excluded: selection.files - files.length,
   };
+}
+
+/** Paths matched between two turns of the event loop. */
+const YIELD_EVERY = 256;
+
+async function yieldTurn(signal: AbortSignal | undefined): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  signal?.throwIfAborted();
 }
 
 /**
@@ -104,13 +125,20 @@ class Selector {
       this.log(`WARNING: refusing path ${JSON.stringify(pattern)}: it is outside the project dir`);
       return;
     }
-    const scan = picomatch.scan(relativePattern);
-    if (!scan.isGlob) {
+    if (!isGlob(relativePattern)) {
       if (!(await this.add(relativePattern, pattern))) this.log(`WARNING: ${pattern}: no matching files`);
       return;
     }
-    const base = scan.base === '' ? '' : posix.normalize(scan.base);
-    const matches = picomatch(relativePattern, { dot: true });
+    const scanBase = globBase(relativePattern);
+    const base = scanBase === '' ? '' : posix.normalize(scanBase);
+    let matches: (path: string) => boolean;
+    try {
+      matches = globMatcher(relativePattern);
+    } catch (error) {
+      if (!(error instanceof GlobError)) throw error;
+      this.log(`WARNING: refusing path ${JSON.stringify(pattern.slice(0, 80))}: ${error.message}`);
+      return;
+    }
     const before = this.found.size;
     await this.walkForGlob(base, matches, relativePattern.startsWith('.git'));
     if (this.found.size === before) this.log(`WARNING: ${pattern}: no matching files`);
@@ -178,7 +206,8 @@ class Selector {
   private async walkForGlob(dir: string, matches: (path: string) => boolean, intoGit: boolean): Promise<void> {
     const absolute = join(this.root, dir);
     if (dir !== '' && !(await this.parentStaysInside(`${dir}/x`))) return;
-    for (const child of await this.list(absolute)) {
+    for (const [index, child] of (await this.list(absolute)).entries()) {
+      if (index % YIELD_EVERY === YIELD_EVERY - 1) await yieldTurn(this.signal);
       if (this.signal.aborted) throw this.signal.reason;
       const path = dir === '' ? child.name : `${dir}/${child.name}`;
       if (path === '.git' && !intoGit) continue;

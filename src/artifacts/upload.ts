@@ -28,6 +28,8 @@ export interface UploadOptions {
   retryBaseMs?: number;
   /** Expands the job's variables in `paths` and `exclude` (`$CI_PROJECT_DIR/out`, a matrix `${NAME}`), as GitLab Runner does. */
   expand?: (text: string) => string;
+  /** Deflate level 0–9 (ARTIFACT_COMPRESSION_LEVEL); absent: zlib's default. */
+  compressionLevel?: number;
 }
 
 /** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
@@ -59,7 +61,7 @@ async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: Art
   const expand = (list: string[] | undefined): string[] | undefined => (list && opts.expand ? list.map(opts.expand) : list);
   const paths = expand(spec.paths);
   const selected = await selectFiles(ctx.projectDir, { ...(paths ? { paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
-  const { selection, excluded } = excludeEntries(selected, expand(spec.exclude) ?? []);
+  const { selection, excluded } = await excludeEntries(selected, expand(spec.exclude) ?? [], ctx.signal);
   if (excluded > 0) ctx.log(`Excluded ${excluded} file(s) matching artifacts:exclude`);
   if (selection.files === 0) {
     ctx.log(`NOTICE: no files matched ${type ? `the ${type} report's paths` : 'artifacts:paths or artifacts:untracked'}; nothing to upload`);
@@ -71,7 +73,7 @@ async function uploadEntry(ctx: ArtifactsContext, opts: UploadOptions, spec: Art
   await mkdir(ctx.stateDir, { recursive: true });
   try {
     const started = performance.now();
-    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal);
+    const size = await createArchive(ctx.projectDir, selection.entries, archive, format, ctx.signal, opts.compressionLevel === undefined ? {} : { compressionLevel: opts.compressionLevel });
     ctx.log(`Archived ${selection.files} file(s), ${megabytes(selection.bytes)}, into ${filename} (${megabytes(size)}) in ${seconds(performance.now() - started)}`);
     const upload = { path: archive, filename, ...(spec.expire_in ? { expireIn: spec.expire_in } : {}), ...(spec.artifact_type ? { artifactType: spec.artifact_type } : {}), ...(spec.artifact_format ? { artifactFormat: spec.artifact_format } : {}) };
     await send(ctx, opts, upload, size);

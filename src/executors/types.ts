@@ -35,6 +35,11 @@ export interface StageRequest {
   scriptDir: string;
   /** `set -x` for the user's commands (CI_DEBUG_TRACE). */
   debugTrace?: boolean;
+  /**
+   * The stage runs before get_sources has fetched the checkout (a job's pre-get-sources hook): an
+   * executor that copies the checkout into the job's environment with its first stage waits for the next.
+   */
+  beforeSources?: boolean;
   /** stdout and stderr, interleaved as they come. */
   output: (chunk: Uint8Array) => void;
   /** Aborting kills the stage: SIGTERM to its process group, SIGKILL after the grace period. */
@@ -92,6 +97,9 @@ export interface PrepareRequest {
  *  message is the trace's `ERROR: Job failed: <message>`. */
 export class ExecutorSetupError extends CiRunnerError {}
 
+/** What the job left went past a limit of the runner's (the kubernetes copy-back's byte budget): the job's failure, not the runner's. */
+export class JobOverLimitError extends CiRunnerError {}
+
 export interface Executor {
   readonly name: string;
   /** Tags the job's processes; saved in the job's state dir so a restarted daemon can kill leftovers. */
@@ -118,6 +126,8 @@ export interface Executor {
    * when absent. Used for CI_PROJECT_DIR, CI_BUILDS_DIR, file variables and work dirs.
    */
   buildPath?(hostPath: string): string;
+  /** Where the build stages see the slot dir (docker, kubernetes: `/builds`); absent: they see the host's paths. */
+  readonly buildsDir?: string;
   runStage(request: StageRequest): Promise<StageResult>;
   /**
    * Runs `chain.first`, then `chain.second` only when the first exited 0, as one process started

@@ -67,22 +67,23 @@ export const ARTIFACTS_KEYWORDS: KeywordTable = {
   access: not('who may download the artifacts on GitLab; a local run keeps them for you alone'),
 };
 
-const DOCKER_OPTIONS = refused('image and service docker: options are not supported yet');
-const KUBERNETES_OPTIONS = refused('image and service kubernetes: options are not supported yet');
+/** `docker:` / `kubernetes:` executor options of an image or a service (read in parse-image-options.ts). */
+const DOCKER_OPTIONS = yes('sent to the runner as executor_opts: the docker executor runs the container as `user`, for `platform`', { user: yes(), platform: yes() });
+const KUBERNETES_OPTIONS = yes('sent to the runner as executor_opts: the kubernetes executor runs the container as `user`', { user: yes() });
 
 export const IMAGE_KEYWORDS: KeywordTable = {
   name: yes(),
   entrypoint: yes(),
   pull_policy: yes(),
-  docker: on(DOCKER_OPTIONS),
-  kubernetes: on(KUBERNETES_OPTIONS),
+  docker: DOCKER_OPTIONS,
+  kubernetes: KUBERNETES_OPTIONS,
 };
 
 export const SERVICE_KEYWORDS: KeywordTable = {
   ...IMAGE_KEYWORDS,
   alias: yes(),
   command: yes(),
-  variables: on(refused('services: variables are not supported yet')),
+  variables: yes('the service container\'s own variables'),
 };
 
 export const CACHE_KEY_KEYWORDS: KeywordTable = {
@@ -240,7 +241,7 @@ export const JOB_KEYWORDS: KeywordTable = {
   pages: yes('an ordinary job; its site is kept with its artifacts', PAGES_KEYWORDS),
   publish: yes('the old form of pages: publish'),
   release: on(refused('release: is not supported yet')),
-  hooks: on(refused('hooks: is not supported yet')),
+  hooks: yes('pre_get_sources_script runs before the sources are fetched, where the job runs (never on the runner\'s host)', { pre_get_sources_script: yes() }),
   secrets: not(SECRETS),
   identity: not('workload identity federation authenticates with GitLab\'s OIDC provider, which a local run is not'),
   manual_confirmation: not('GitLab asks for this confirmation before playing the manual job; exec --manual plays it without asking'),

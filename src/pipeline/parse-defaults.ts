@@ -10,6 +10,7 @@ import { DEFAULT_KEYWORDS, JOB_KEYWORDS } from './keywords.js';
 import { readRetry } from './parse-runtime.js';
 import { readIdTokens } from './parse-job-extras.js';
 import type { SpecVariable } from './spec.js';
+import { readHooks } from './parse-image-options.js';
 import {
   checkKeys,
   isMap,
@@ -47,6 +48,7 @@ const VALIDATORS: Readonly<Record<string, (value: unknown, path: ConfigPath) => 
   retry: readRetry,
   interruptible: readBoolean,
   id_tokens: readIdTokens,
+  hooks: readHooks,
 };
 
 /** Reads `default:`, the old global keys and `variables:`; every problem is reported. */

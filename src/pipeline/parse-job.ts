@@ -22,6 +22,7 @@ import {
   type YamlMap,
 } from './parse-values.js';
 import { readEnvironment } from './environment.js';
+import { readExecutorOpts, readHooks, withServiceExtras } from './parse-image-options.js';
 import { readAllowFailure, readCoverage, readNeeds, readRetry, readStartIn, readWhen } from './parse-runtime.js';
 import { readTrigger, TRIGGER_JOB_KEYS } from './trigger.js';
 import { JOB_KEYWORDS } from './keywords.js';
@@ -82,8 +83,11 @@ export function parseJob(name: string, raw: unknown, defaults: PipelineDefaults)
   if (entrypoint !== undefined) spec.imageEntrypoint = entrypoint;
   const pullPolicy = has('image') ? readImagePullPolicy(job.image, at('image')) : undefined;
   if (pullPolicy !== undefined) spec.imagePullPolicy = pullPolicy;
+  const executorOpts = has('image') ? readExecutorOpts(job.image, at('image')) : undefined;
+  if (executorOpts !== undefined) spec.imageExecutorOpts = executorOpts;
+  if (has('hooks')) spec.hooks = readHooks(job.hooks, at('hooks'));
   // The services' map keys matter to API v4 only; kept when some entry has more than a name.
-  const serviceSpecs = has('services') ? readServiceSpecs(job.services, at('services')) : [];
+  const serviceSpecs = has('services') ? withServiceExtras(readServiceSpecs(job.services, at('services')), job.services, at('services')) : [];
   if (serviceSpecs.some((service) => Object.keys(service).length > 1)) spec.serviceSpecs = serviceSpecs;
   if (has('artifacts')) spec.artifacts = readArtifacts(job.artifacts, at('artifacts'));
   const cache = has('cache') ? readCache(job.cache, at('cache')) : defaults.cache;

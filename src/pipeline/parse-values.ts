@@ -174,6 +174,7 @@ export function readServiceSpecs(value: unknown, path: ConfigPath): JobServiceSp
     if (given('entrypoint')) spec.entrypoint = readArgv(item.entrypoint, childPath(at, 'entrypoint'));
     if (given('command')) spec.command = readArgv(item.command, childPath(at, 'command'));
     if (given('pull_policy')) spec.pullPolicy = readPullPolicy(item.pull_policy, childPath(at, 'pull_policy'));
+    // `variables`, `docker` and `kubernetes`: parse-image-options.ts (withServiceExtras).
     return spec;
   });
 }

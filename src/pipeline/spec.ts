@@ -98,6 +98,17 @@ export interface SpecVariable {
 /** `image:pull_policy` / `services:pull_policy`: when the runner pulls the image. */
 export type PullPolicy = 'always' | 'if-not-present' | 'never';
 
+/** An image's or service's `docker:` and `kubernetes:` options (the payload's `executor_opts`). */
+export interface ExecutorOptsSpec {
+  docker?: { platform?: string; user?: string };
+  kubernetes?: { user?: string };
+}
+
+/** `hooks:`: commands GitLab hands the runner to run around get_sources. */
+export interface HooksSpec {
+  preGetSourcesScript?: string[];
+}
+
 /** A `services:` entry written as a map: what API v4 sends of it (API v1 sends names only). */
 export interface JobServiceSpec {
   name: string;
@@ -105,6 +116,9 @@ export interface JobServiceSpec {
   entrypoint?: string[];
   command?: string[];
   pullPolicy?: PullPolicy[];
+  /** The service's own `variables:`. */
+  variables?: SpecVariable[];
+  executorOpts?: ExecutorOptsSpec;
 }
 
 export interface JobSpec {
@@ -122,6 +136,10 @@ export interface JobSpec {
   imageEntrypoint?: string[];
   /** `image: { pull_policy }`. */
   imagePullPolicy?: PullPolicy[];
+  /** `image: { docker: …, kubernetes: … }`. */
+  imageExecutorOpts?: ExecutorOptsSpec;
+  /** `hooks:` (the job's, else `default:`'s). */
+  hooks?: HooksSpec;
   /** Image names of `services:`. */
   services: string[];
   /** `services:` as written, one per entry of `services`, when any entry is a map with more than a name. */

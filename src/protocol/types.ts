@@ -105,13 +105,28 @@ export interface ArtifactsOptions {
 /** A docker image's pull policies, tried in order (`image:pull_policy`). */
 export type ImagePullPolicy = 'always' | 'if-not-present' | 'never';
 
+/**
+ * An image's or a service's `executor_opts` (v4; `.gitlab-ci.yml`'s `docker:` and `kubernetes:`): the
+ * user its containers run as and (docker) the platform of the image. Unexpanded (`$VAR` allowed).
+ */
+export interface ExecutorOpts {
+  docker?: { platform?: string; user?: string };
+  kubernetes?: { user?: string };
+  /** Options GitLab Runner would refuse (`executor_opts.<key>` it does not know), for the job's failure. */
+  unsupported?: string[];
+}
+
 /** A service as v4 sends it (`services[]`); v1 sends names only. */
 export interface ServiceOptions {
   name: string;
+  /** One alias, or several separated by commas or spaces. */
   alias?: string;
   entrypoint?: string[];
   command?: string[];
   pull_policy?: ImagePullPolicy[];
+  /** The service's own `variables:`, on top of the job's. */
+  variables?: Array<{ key: string; value: string }>;
+  executor_opts?: ExecutorOpts;
 }
 
 /** `options.cache` (§5.3). */
@@ -139,6 +154,8 @@ export interface BuildOptions {
   imageEntrypoint?: string[];
   /** `image.pull_policy` (v4; ours, not a v1 key): overrides the runner's `pull_policy` for the image. */
   imagePullPolicy?: ImagePullPolicy[];
+  /** `image.executor_opts` (v4; ours, not a v1 key). */
+  imageExecutorOpts?: ExecutorOpts;
   services?: string[];
   /** v4's services as objects (ours, not a v1 key); when present the docker executor uses these instead of `services`. */
   serviceSpecs?: ServiceOptions[];
@@ -222,6 +239,8 @@ export interface BuildPayload {
   failure_reasons?: string[];
   /** v4's `features.token_mask_prefixes`: tokens starting with these are masked in the trace. */
   token_mask_prefixes?: string[];
+  /** v4's `hooks`: scripts around get_sources (`pre_get_sources_script`, `post_get_sources_script`). */
+  hooks?: JobHook[];
   /** v4's `job_info` queue figures, for the runner's metrics only. */
   queue_info?: QueueInfo;
 }
@@ -233,6 +252,12 @@ export interface QueueInfo {
   project_jobs_running?: string;
   queue_size?: number;
   queue_depth?: number;
+}
+
+/** One of v4's `hooks` (GitLab's `hooks:` keyword): a name and its commands. */
+export interface JobHook {
+  name: string;
+  script: string[];
 }
 
 /** E5 request body (§4.5). `trace`, when present, is the complete trace and replaces the server's copy. */

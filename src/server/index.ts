@@ -184,6 +184,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
     // Read-only either way: the handler refuses receive-pack before asking. Any other token reads nothing.
     authorize: (_project, username, password) => username === 'gitlab-ci-token' && store.runningBuildByToken(password) !== undefined,
     logger: logger.child({ component: 'git' }),
+    baseUrl: () => ctx.baseUrl(),
   };
   // Loaded on the first git request: the git side pulls in execa, which would otherwise cost
   // `ci-runner serve` a noticeable part of its start-up time.

@@ -83,8 +83,9 @@ function endsUser(c: number): boolean {
  * that open or close a value are not part of what is masked, so `cat` of a key file keeps its last
  * newline.
  */
-export function withSecretLines(values: readonly string[]): string[] {
+export function withSecretLines(values: readonly string[], maxLines = Number.POSITIVE_INFINITY, onCut?: () => void): string[] {
   const all: string[] = [];
+  let lines = 0;
   for (const value of values) {
     if (!/[\r\n]/.test(value)) {
       all.push(value);
@@ -94,11 +95,17 @@ export function withSecretLines(values: readonly string[]): string[] {
     if (whole.length >= MIN_SECRET_LENGTH) all.push(whole);
     for (const line of whole.split(/\r\n|\r|\n/)) {
       const text = line.trim();
-      if (text.length >= MIN_SECRET_LENGTH) all.push(text);
+      if (text.length < MIN_SECRET_LENGTH) continue;
+      lines += 1;
+      if (lines <= maxLines) all.push(text);
+      else if (lines === maxLines + 1) onCut?.();
     }
   }
   return all;
 }
+
+/** Most lines of multi-line secrets masked one by one (each is searched for in every write of the log). */
+export const MAX_SECRET_LINES = 1000;
 
 /** `value` without the CR and LF characters that open and close it (a loop: see urlPasswords). */
 function trimLineBreaks(value: string): string {
@@ -137,5 +144,6 @@ export function collectSecrets(build: BuildPayload, runnerToken: string, extra: 
   if (fromUrls.length > MAX_URL_PASSWORDS) notes.push(`WARNING: the job's variables hold more than ${MAX_URL_PASSWORDS} passwords in URLs; the first ${MAX_URL_PASSWORDS} are masked in this log, not the rest`);
   values.push(...fromUrls.slice(0, MAX_URL_PASSWORDS));
   const long = values.filter((value) => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH);
-  return [...new Set(withSecretLines(long))];
+  const all = withSecretLines(long, MAX_SECRET_LINES, () => notes.push(`WARNING: the job's multi-line secrets have more than ${MAX_SECRET_LINES} lines; each is masked whole, and the first ${MAX_SECRET_LINES} of their lines also one by one`));
+  return [...new Set(all)];
 }

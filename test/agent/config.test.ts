@@ -86,12 +86,25 @@ describe('config file', () => {
   });
 
   it('warns about GitLab Runner keys it does not use instead of failing', () => {
-    const text = `sentry_dsn = "x"\n${GOOD.replace('  limit = 3', '  limit = 3\n  clone_url = "http://x"\n  [runners.custom_build_dir]\n    enabled = true')}`;
+    const text = `sentry_dsn = "x"\n${GOOD.replace('  limit = 3', '  limit = 3\n  referees = "x"\n  [runners.custom_build_dir]\n    enabled = true')}`;
     const { warnings, config } = parseConfig(text, 'c.toml');
     expect(config.runners).toHaveLength(2);
     expect(warnings.join('\n')).toMatch(/c\.toml:1: `sentry_dsn`/);
-    expect(warnings.join('\n')).toMatch(/c\.toml:23: `clone_url`/);
-    expect(warnings.join('\n')).toMatch(/`custom_build_dir`/);
+    expect(warnings.join('\n')).toMatch(/c\.toml:23: `referees`/);
+    expect(warnings.join('\n')).not.toMatch(/`custom_build_dir`/);
+    expect(config.runners[1]?.custom_build_dir.enabled).toBe(true);
+  });
+
+  it('reads the get_sources keys, takes pre_clone_script as pre_get_sources_script with a warning, refuses both', () => {
+    const keys = '  limit = 3\n  clone_url = "https://git.example.com"\n  pre_get_sources_script = "echo pre"\n  post_get_sources_script = "echo post"\n  safe_directory_checkout = false\n  clean_git_config = true';
+    const { warnings, config } = parseConfig(GOOD.replace('  limit = 3', keys), 'c.toml');
+    expect(warnings.filter((line) => /script|clone_url|safe_directory|clean_git/.test(line))).toEqual([]);
+    expect(config.runners[1]).toMatchObject({ clone_url: 'https://git.example.com', pre_get_sources_script: 'echo pre', post_get_sources_script: 'echo post', safe_directory_checkout: false, clean_git_config: true });
+    const old = parseConfig(GOOD.replace('  limit = 3', '  limit = 3\n  pre_clone_script = "echo old"\n  clean_git_config = false'), 'c.toml');
+    expect(old.warnings.join('\n')).toMatch(/c\.toml:\d+: `pre_clone_script` is GitLab Runner's name before 17\.0 of `pre_get_sources_script`/);
+    expect(old.warnings.join('\n')).toMatch(/`clean_git_config = false` is ignored/);
+    expect(() => parseConfig(GOOD.replace('  limit = 3', '  limit = 3\n  pre_clone_script = "a"\n  pre_get_sources_script = "b"'), 'c.toml')).toThrow(/set pre_get_sources_script only/);
+    expect(() => parseConfig(GOOD.replace('  limit = 3', '  limit = 3\n  clone_url = "file:///srv/git"'), 'c.toml')).toThrow(/clone_url/);
   });
 
   it('reads listen_address, and metrics_server as its older name', () => {

@@ -46,7 +46,7 @@ function job(sha: string, refspecs: string[], ref = 'main', tag = false): BuildP
 /** Runs the fetch strategy's get_sources for `build` into `slot`/p; its output and the git calls it made. */
 async function getSources(slot: string, build: BuildPayload): Promise<{ output: string; calls: string[] }> {
   await rm(shimLog, { force: true });
-  const lines = gitSourcesCommands({ build, projectDir: join(slot, 'p'), strategy: 'fetch', depth: 20, submodules: 'none' });
+  const lines = gitSourcesCommands({ build, projectDir: join(slot, 'p'), strategy: 'fetch', depth: 20, submodules: 'none', lfs: false });
   const result = await execa('bash', ['-c', ['set -eo pipefail', 'exec 2>&1', ...lines].join('\n')], { cwd: slot, env: { PATH: path }, extendEnv: false, reject: false });
   expect(result.exitCode, result.stdout).toBe(0);
   const calls = (await readFile(shimLog, 'utf8').catch(() => '')).split('\n').filter(Boolean).map(verb);
@@ -73,16 +73,16 @@ describe('get_sources in a kept checkout at the job\'s commit', () => {
     const refspecs = ['+refs/pipelines/7:refs/pipelines/7', '+refs/heads/main:refs/remotes/origin/main'];
 
     const first = await getSources(slot, job(sha, refspecs));
-    expect(first.calls).toEqual(['init', 'remote', 'fetch', 'checkout']);
+    expect(first.calls).toEqual(['init', 'remote', 'fetch', 'checkout', 'clean']);
 
     const second = await getSources(slot, job(sha, refspecs));
     expect(second.output).toContain(SKIPPED);
-    expect(second.calls).toEqual(['clean', 'reset']);
+    expect(second.calls).toEqual(['reset', 'clean']);
 
     await git(join(slot, 'p'), ['pack-refs', '--all']);
     const packed = await getSources(slot, job(sha, refspecs));
     expect(packed.output).toContain(SKIPPED);
-    expect(packed.calls).toEqual(['clean', 'reset', 'rev-parse']);
+    expect(packed.calls).toEqual(['rev-parse', 'reset', 'clean']);
 
     // The branch moved on at the origin: its loose ref no longer names the job's commit.
     await git(origin, ['commit', '-q', '--allow-empty', '-m', 'newer']);
@@ -90,7 +90,7 @@ describe('get_sources in a kept checkout at the job\'s commit', () => {
     await git(join(slot, 'p'), ['fetch', '-q', origin, '+refs/heads/main:refs/remotes/origin/main']);
     const moved = await getSources(slot, job(sha, refspecs));
     expect(moved.output).not.toContain(SKIPPED);
-    expect(moved.calls).toEqual(['clean', 'reset', 'rev-parse', 'fetch', 'checkout']);
+    expect(moved.calls).toEqual(['rev-parse', 'fetch', 'checkout', 'clean']);
     expect(await git(join(slot, 'p'), ['rev-parse', 'refs/remotes/origin/main'])).toBe(newer);
     expect(await git(join(slot, 'p'), ['rev-parse', 'HEAD'])).toBe(sha);
   });
@@ -104,7 +104,7 @@ describe('get_sources in a kept checkout at the job\'s commit', () => {
     expect(await readFile(join(slot, 'p', '.git', 'refs', 'tags', 'v1.0'), 'utf8')).not.toContain(sha);
     const again = await getSources(slot, job(sha, refspecs, 'v1.0', true));
     expect(again.output).toContain(SKIPPED);
-    expect(again.calls).toEqual(['clean', 'reset', 'rev-parse']);
+    expect(again.calls).toEqual(['rev-parse', 'reset', 'clean']);
   });
 
   it('never reads a ref name that is not a plain path under refs/ as a file', () => {

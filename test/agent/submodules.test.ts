@@ -13,6 +13,7 @@ import { createGitRepo, git } from '../helpers/git.js';
 import { makeTrap } from '../helpers/planted-git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { workDirs } from '../cli/helpers.js';
+import { shortToken } from '../../src/util/short-token.js';
 
 let t: TestServer;
 let token: string;
@@ -32,7 +33,11 @@ beforeAll(async () => {
   const lib = await createGitRepo({ 'lib.txt': 'from the library submodule\n' });
   repos.push(deep, lib);
   await addSubmodule(lib, deep, 'deep', '../deep.git');
-  t = await startTestServer({ projects: [{ name: 'group/lib', path: lib }, { name: 'group/deep', path: deep }] });
+  // A project whose submodule is written as an SSH URL of the server (GIT_SUBMODULE_FORCE_HTTPS).
+  const ssh = await createGitRepo({ 'app.txt': 'the ssh app\n' });
+  repos.push(ssh);
+  await addSubmodule(ssh, lib, 'lib', 'git@127.0.0.1:group/lib.git');
+  t = await startTestServer({ projects: [{ name: 'group/lib', path: lib }, { name: 'group/deep', path: deep }, { name: 'group/ssh-app', path: ssh }] });
   // Relative (resolved against the project's own URL) and absolute URLs on the same server.
   await addSubmodule(t.projectPath, lib, 'lib', '../lib.git');
   await addSubmodule(t.projectPath, deep, 'abs', `${t.url}/group/deep.git`);
@@ -53,15 +58,17 @@ async function gitConfigs(dir: string): Promise<string[]> {
  * Runs one job in-process. Its script first leaves the build token and project dir next to the
  * project (outside the trace, which masks the token anyway) so the test can look for leaks.
  */
-async function runJob(strategy: string, script: string[], d?: { builds: string; cache: string }) {
+async function runJob(strategy: string, script: string[], d?: { builds: string; cache: string }, variables: Record<string, string> = {}, project?: string) {
   d ??= await workDirs();
   const lines = ['printf %s "$CI_BUILD_TOKEN" > ../build-token', ...script];
-  const p = await t.pipeline(`j:\n  variables:\n    GIT_STRATEGY: fetch\n    GIT_SUBMODULE_STRATEGY: ${strategy}\n  script:\n${lines.map((l) => `    - ${JSON.stringify(l)}\n`).join('')}`);
+  const extra = Object.entries(variables).map(([key, value]) => `    ${key}: ${JSON.stringify(value)}\n`).join('');
+  const yaml = `j:\n  variables:\n    GIT_STRATEGY: fetch\n    GIT_SUBMODULE_STRATEGY: ${strategy}\n${extra}  script:\n${lines.map((l) => `    - ${JSON.stringify(l)}\n`).join('')}`;
+  const p = project ? await t.server.createPipeline({ project, config: yaml }) : await t.pipeline(yaml);
   const config = runnerSchema.parse({ name: 'submodule-test', url: t.url, token, builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
   const never = new AbortController().signal;
   await runOnce({ runner: config, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
   const id = p.jobs[0]!.id;
-  const projectDir = join(d.builds, token.slice(0, 8), '0', 'group', 'project');
+  const projectDir = join(d.builds, shortToken(token), '0', ...(project ?? 'group/project').split('/'));
   const buildToken = await readFile(join(projectDir, '..', 'build-token'), 'utf8').catch(() => '');
   return { status: t.server.getJob(id)?.status, trace: (await t.server.getTrace(id)).toString('utf8'), projectDir, buildToken };
 }
@@ -156,5 +163,35 @@ describe('GIT_SUBMODULE_STRATEGY', () => {
     expect(run.status, run.trace).toBe('success');
     expect(run.trace).toContain('submodule-left-empty');
     expect(run.trace).not.toContain('Updating/initializing submodules');
+  });
+});
+
+describe('GitLab Runner 19\'s submodule variables', () => {
+  it('GIT_SUBMODULE_PATHS updates the submodules it names, `:(exclude)` leaves one out', async () => {
+    const only = await runJob('normal', ['cat lib/lib.txt', 'test -z "$(ls -A abs)"', 'echo abs-left-out'], undefined, { GIT_SUBMODULE_PATHS: 'lib' });
+    expect(only.status, only.trace).toBe('success');
+    expect(only.trace).toContain('abs-left-out');
+    const excluded = await runJob('normal', ['cat abs/deep.txt', 'test -z "$(ls -A lib)"', 'echo lib-left-out'], undefined, { GIT_SUBMODULE_PATHS: ':(exclude)lib' });
+    expect(excluded.status, excluded.trace).toBe('success');
+    expect(excluded.trace).toContain('lib-left-out');
+  });
+
+  it('GIT_SUBMODULE_DEPTH makes shallow submodules; GIT_SUBMODULE_UPDATE_FLAGS reach git submodule update', async () => {
+    const run = await runJob('recursive', ['test "$(git -C lib rev-parse --is-shallow-repository)" = true', 'cat lib/deep/deep.txt', 'echo shallow-submodules'], undefined, { GIT_SUBMODULE_DEPTH: '1', GIT_SUBMODULE_UPDATE_FLAGS: '--jobs 2 --single-branch' });
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('Updating/initializing submodules recursively with git depth set to 1...');
+    expect(run.trace).toContain('shallow-submodules');
+    const refused = await runJob('normal', ['echo never'], undefined, { GIT_SUBMODULE_UPDATE_FLAGS: '--recursive' });
+    expect(refused.status).toBe('failed');
+    expect(refused.trace).toContain('GIT_SUBMODULE_UPDATE_FLAGS: the runner\'s git does not take "--recursive"');
+  });
+
+  it('GIT_SUBMODULE_FORCE_HTTPS fetches a submodule written as the server\'s SSH URL over HTTPS, with the job token', async () => {
+    const without = await runJob('normal', ['echo never'], undefined, {}, 'group/ssh-app');
+    expect(without.status).toBe('failed');
+    const run = await runJob('normal', ['cat lib/lib.txt'], undefined, { GIT_SUBMODULE_FORCE_HTTPS: 'true' }, 'group/ssh-app');
+    expect(run.status, run.trace).toBe('success');
+    expect(run.trace).toContain('from the library submodule');
+    await expectNoCredentials(run);
   });
 });

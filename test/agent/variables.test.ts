@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { jobDirs, projectSlug, redactUrl } from '../../src/agent/job/build-dir.js';
-import { readControls } from '../../src/agent/job/control-variables.js';
+import { shortToken } from '../../src/util/short-token.js';
 import { invalidFileVariables, isValidVariableName, materializeFileVariables } from '../../src/agent/job/file-variables.js';
 import { SlotAllocator } from '../../src/agent/job/slots.js';
 import { collectVariables, expandVariables, refSlug, variableValue } from '../../src/agent/job/variables.js';
@@ -86,32 +86,28 @@ describe('file variables', () => {
   });
 });
 
-describe('control variables', () => {
-  const withVars = (pairs: Record<string, string>) => Object.entries(pairs).map(([key, value]) => ({ key, value, public: true }));
-
-  it('defaults to fetch when the server allows it, else clone', () => {
-    expect(readControls([], true).gitStrategy).toBe('fetch');
-    expect(readControls([], false).gitStrategy).toBe('clone');
-    expect(readControls(withVars({ GIT_STRATEGY: 'none' }), true).gitStrategy).toBe('none');
-  });
-
-  it('reads depth, submodules, attempts and debug trace', () => {
-    const c = readControls(withVars({ GIT_DEPTH: '3', GIT_SUBMODULE_STRATEGY: 'recursive', GET_SOURCES_ATTEMPTS: '4', CI_DEBUG_TRACE: 'true', ARTIFACT_DOWNLOAD_ATTEMPTS: 'junk' }), true);
-    expect(c).toMatchObject({ gitDepth: 3, submodules: 'recursive', getSourcesAttempts: 4, debugTrace: true, artifactDownloadAttempts: 1 });
-  });
-
-  it('refuses values outside what a variable accepts, naming it', () => {
-    expect(() => readControls(withVars({ GET_SOURCES_ATTEMPTS: '11' }), true)).toThrow(/GET_SOURCES_ATTEMPTS is 11; it must be between 1 and 10/);
-    expect(() => readControls(withVars({ GIT_STRATEGY: 'copy' }), true)).toThrow(/GIT_STRATEGY/);
-    expect(() => readControls(withVars({ GIT_SUBMODULE_STRATEGY: 'deep' }), true)).toThrow(/GIT_SUBMODULE_STRATEGY/);
-  });
-});
-
 describe('build dirs', () => {
-  it('uses <builds>/<token8>/<slot>/<namespace>/<project> and a private state dir beside it', () => {
-    const dirs = jobDirs('/builds', 'abcdef0123456', 2, build);
-    expect(dirs.projectDir).toBe('/builds/abcdef01/2/acme/web-app');
-    expect(dirs.stateDir).toBe('/builds/abcdef01/2/acme/web-app.tmp/build-42');
+  it('uses <builds>/<short token>/<slot>/<namespace>/<project> and a private state dir beside it', () => {
+    const dirs = jobDirs('/builds', 'glrt-t1_abcdef0123456', 2, build);
+    expect(dirs.projectDir).toBe('/builds/abcdef012/2/acme/web-app');
+    expect(dirs.stateDir).toBe('/builds/abcdef012/2/acme/web-app.tmp/build-42');
+  });
+
+  it('gives each project slot dirs of its own where the build stages see the slot dir as /builds', () => {
+    const dirs = jobDirs('/builds', 'glrt-abcdef0123456', 2, build, false);
+    expect(dirs.slotDir).toBe('/builds/abcdef012/project-7-concurrent-2');
+    expect(dirs.projectDir).toBe('/builds/abcdef012/project-7-concurrent-2/acme/web-app');
+  });
+
+  it('shortens tokens as GitLab Runner 19 does', () => {
+    expect(shortToken('glrt-t1_abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('glrt-abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('t2_abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('glrtr-abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('glcbt-abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('GR1348941abcdefghijklmnop')).toBe('abcdefghi');
+    expect(shortToken('0123456789abcdef')).toBe('012345678');
+    expect(shortToken('short')).toBe('short');
   });
 
   it('falls back to project-<id> for URLs without a usable path', () => {
@@ -120,6 +116,17 @@ describe('build dirs', () => {
     expect(projectSlug('http://h/', 7)).toBe('project-7');
     expect(projectSlug('http://h/a/%2e%2e/b.git', 7)).toBe('b'); // the URL parser resolves it; nothing escapes
     expect(projectSlug('http://h/a/%252e%252e/b.git', 7)).not.toContain('..');
+  });
+
+  it('gives a project path GitLab could not have, or one ending in .tmp (another project\'s state dirs), the fallback', () => {
+    expect(projectSlug('http://h/group/sub.group/my_app-2.git', 7)).toBe('group/sub.group/my_app-2');
+    // `group/project.tmp` is the state dirs of `group/project` next to it, whose jobs may run at the same time.
+    expect(projectSlug('http://h/group/project.tmp.git', 7)).toBe('project-7');
+    const slot = jobDirs('/b', 'abcdefgh', 0, { id: 1, repo_url: 'http://h/group/project.git', project_id: 1 });
+    const other = jobDirs('/b', 'abcdefgh', 0, { id: 2, repo_url: 'http://h/group/project.tmp.git', project_id: 2 });
+    expect(other.projectDir.startsWith(slot.tmpDir)).toBe(false);
+    // A colon would split docker's --volume; blanks, percent-decoded bytes and the like are no GitLab path either.
+    for (const path of ['g/a:b', 'g/a%20b', 'g/a%0Ab', 'g/%00', 'g/a%3A%2Fetc']) expect(projectSlug(`http://h/${path}.git`, 7), path).toBe('project-7');
   });
 
   it('strips credentials from URLs it prints', () => {
@@ -136,6 +143,17 @@ describe('build dirs', () => {
     a.release();
     expect(slots.acquire('t', 1).slot).toBe(0);
   });
+
+  it('numbers a runner token\'s running jobs (CI_CONCURRENT_ID) over all its projects, reusing released numbers', () => {
+    const slots = new SlotAllocator();
+    const a = slots.acquire('t', 1);
+    const b = slots.acquire('t', 2);
+    const other = slots.acquire('u', 1);
+    expect([a.concurrentId, b.concurrentId, other.concurrentId]).toEqual([0, 1, 0]);
+    expect([a.slot, b.slot]).toEqual([0, 0]);
+    a.release();
+    expect(slots.acquire('t', 3).concurrentId).toBe(0);
+  });
 });
 
 describe('get_sources commands', () => {
@@ -151,7 +169,7 @@ describe('get_sources commands', () => {
       expect(text).toContain("GIT_CONFIG_KEY_1='core.hooksPath' GIT_CONFIG_VALUE_1='/dev/null'");
       expect(text).toMatch(/GIT_CONFIG_KEY_\d+='credential\.helper' GIT_CONFIG_VALUE_\d+=''/);
       expect(text).not.toContain('-c credential.helper');
-      expect(text).toContain('Checking out 01234567 as feature/X_1...');
+      expect(text).toContain('Checking out 01234567 as detached HEAD (ref is feature/X_1)...');
     }
     expect(credentialHeader('http://127.0.0.1/x.git')).toBeUndefined();
   });

@@ -53,7 +53,7 @@ describe('register as GitLab Runner users type it', () => {
     expect(result.stderr).toContain('WARNING: --request-concurrency 3 is more than concurrent = 1 in config.toml');
     expect(parseConfig(await readFile(config, 'utf8'), config).config.runners[0]).toMatchObject({
       request_concurrency: 3,
-      pre_clone_script: 'echo pre-clone',
+      pre_get_sources_script: 'echo pre-clone',
       pre_build_script: 'echo pre-build\necho second line',
       post_build_script: 'echo post-build',
       environment: ['A=1', 'NO_PROXY=a,b'],
@@ -104,7 +104,7 @@ describe('register as GitLab Runner users type it', () => {
     expect(runner).toMatchObject({
       name: 'from-env', url: t.url, executor: 'shell', shell: 'sh', builds_dir: builds, cache_dir: cache, limit: 4,
       request_concurrency: 2, output_limit: 8192, environment: ['X=1', 'Y=two, three'],
-      pre_clone_script: 'echo env-pre-clone', pre_build_script: 'echo env-pre-build', post_build_script: 'echo env-post-build',
+      pre_get_sources_script: 'echo env-pre-clone', pre_build_script: 'echo env-pre-build', post_build_script: 'echo env-post-build',
     });
     expect((await serverRunners()).find((r) => r.description === 'from-env')).toMatchObject({ tags: ['env-a', 'env-b'], run_untagged: true, locked: false, maintenance_note: 'a note' });
   });

@@ -7,6 +7,7 @@ import { git } from '../helpers/git.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
+import { shortToken } from '../../src/util/short-token.js';
 
 let t: TestServer;
 let token: string;
@@ -47,7 +48,7 @@ ok:
     expect(t.server.getJob(jobId)?.status).toBe('success');
     const text = await trace(jobId);
     expect(text).toContain('Running with ci-runner');
-    expect(text).toMatch(/Checking out [0-9a-f]{8} as main\.\.\./);
+    expect(text).toMatch(/Checking out [0-9a-f]{8} as detached HEAD \(ref is main\)\.\.\./);
     expect(text).toContain('$ sh hello.sh');
     expect(text).toContain('hello from the repo');
     expect(text).toMatch(/job=ok id=\d+ sha=[0-9a-f]{40} ref=main/);
@@ -165,14 +166,15 @@ cancel-me:
     expect(result.exitCode, result.all).toBe(0);
     const firstTrace = await trace(first.jobs[0]!.id);
     const secondTrace = await trace(second.jobs[0]!.id);
-    expect(firstTrace).toContain('Cloning repository');
+    expect(firstTrace).toContain('Created fresh repository.');
     expect(secondTrace).toContain('Fetching changes');
+    expect(secondTrace).not.toContain('Created fresh repository.');
     expect(secondTrace).not.toContain('is here already');
     const dirOf = (text: string) => /^dir=(\S+)/m.exec(text)?.[1];
     expect(dirOf(secondTrace)).toBe(dirOf(firstTrace));
-    expect(dirOf(firstTrace)).toBe(join(d.builds, token.slice(0, 8), '0', 'group', 'project'));
+    expect(dirOf(firstTrace)).toBe(join(d.builds, shortToken(token), '0', 'group', 'project'));
     // the checkout keeps no credentials
-    const gitConfig = await readFile(join(d.builds, token.slice(0, 8), '0', 'group', 'project', '.git', 'config'), 'utf8');
+    const gitConfig = await readFile(join(d.builds, shortToken(token), '0', 'group', 'project', '.git', 'config'), 'utf8');
     expect(gitConfig).toContain('url = http://127.0.0.1');
     expect(gitConfig).not.toContain('gitlab-ci-token');
   });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { NODE_CLI } from './cli.js';
 import { allGone, pidsIn, waitUntil, workDirs } from './helpers.js';
+import { shortToken } from '../../src/util/short-token.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -172,7 +173,7 @@ describe('run (daemon)', () => {
       running += delta;
       perRunner.set(who, (perRunner.get(who) ?? 0) + delta);
       max = Math.max(max, running);
-      expect(perRunner.get(one.token.slice(0, 8)) ?? 0).toBeLessThanOrEqual(1);
+      expect(perRunner.get(shortToken(one.token)) ?? 0).toBeLessThanOrEqual(1);
     }
     expect(max).toBeLessThanOrEqual(2);
     expect(events).toHaveLength(10);

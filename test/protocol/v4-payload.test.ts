@@ -99,4 +99,22 @@ describe('parseJobPayload', () => {
     const result = parseJobPayload(job({ dependencies: [{ name: 'build', artifacts_file: { filename: 'a.zip', size: 1 } }] }));
     expect(result.ok === false && result.message).toMatch(/dependencies\.0\.id: missing \(needed to download the artifacts of "build"\)/);
   });
+
+  it('reads hooks, image and service executor_opts and a service\'s own variables', () => {
+    const result = parseJobPayload(job({
+      hooks: [{ name: 'pre_get_sources_script', script: ['echo pre'] }, { name: null, script: ['x'] }],
+      image: { name: 'alpine', executor_opts: { docker: { user: 1000, platform: 'linux/arm64' }, kubernetes: { user: '1000:1000' } } },
+      services: [{ name: 'postgres:16', alias: 'db,pg', variables: [{ key: 'POSTGRES_PASSWORD', value: 'pw' }, { value: 'no key' }], executor_opts: { docker: { user: 'postgres' } } }],
+    }));
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.build.hooks).toEqual([{ name: 'pre_get_sources_script', script: ['echo pre'] }]);
+    expect(result.build.options.imageExecutorOpts).toEqual({ docker: { user: '1000', platform: 'linux/arm64' }, kubernetes: { user: '1000:1000' } });
+    expect(result.build.options.serviceSpecs).toEqual([{ name: 'postgres:16', alias: 'db,pg', variables: [{ key: 'POSTGRES_PASSWORD', value: 'pw' }], executor_opts: { docker: { user: 'postgres' } } }]);
+  });
+
+  it('refuses executor_opts GitLab Runner 19 does not know, as it does', () => {
+    const result = parseJobPayload(job({ image: { name: 'alpine', executor_opts: { docker: { shm_size: '1g' }, podman: {} } } }));
+    expect(result.ok === false && result.message).toMatch(/^image\.executor_opts: unsupported options (podman, docker\.shm_size|docker\.shm_size, podman) \(supported: /);
+  });
 });

@@ -162,6 +162,24 @@ describe('the job document (§6)', () => {
     expect(job.credentials).toEqual([]);
   });
 
+  it('sends hooks, the image\'s and services\' executor_opts and a service\'s own variables as GitLab does', async () => {
+    await t.server.createPipeline({
+      project: t.projectName,
+      config: [
+        'j:',
+        '  hooks: { pre_get_sources_script: [echo pre] }',
+        '  image: { name: alpine, docker: { user: "1000", platform: linux/amd64 }, kubernetes: { user: "1000:1000" } }',
+        '  services: [{ name: "postgres:16", alias: "db,pg", variables: { POSTGRES_PASSWORD: pw }, docker: { user: postgres } }]',
+        '  script: [x]',
+        '',
+      ].join('\n'),
+    });
+    const job = await takeJob(t, token) as unknown as Record<string, unknown>;
+    expect(job.hooks).toEqual([{ name: 'pre_get_sources_script', script: ['echo pre'] }]);
+    expect(job.image).toEqual({ name: 'alpine', ports: [], executor_opts: { docker: { user: '1000', platform: 'linux/amd64' }, kubernetes: { user: '1000:1000' } } });
+    expect(job.services).toEqual([{ name: 'postgres:16', alias: 'db,pg', ports: [], variables: [{ key: 'POSTGRES_PASSWORD', value: 'pw' }], executor_opts: { docker: { user: 'postgres' } } }]);
+  });
+
   it('sends file variables, doubles a raw value for a runner without raw_variables, and caps the timeout by maximum_timeout', async () => {
     const capped = await registerV4(t, { maximum_timeout: 600 });
     await t.server.createPipeline({

@@ -26,6 +26,15 @@ describe('routeGitPath', () => {
     expect(routeGitPath('/g/my.app.git/git-receive-pack')).toEqual({ kind: 'git', project: 'g/my.app', endpoint: 'git-receive-pack' });
   });
 
+  it('recognises Git LFS\'s batch API and objects by their SHA-256 name only', () => {
+    const oid = 'a'.repeat(64);
+    expect(routeGitPath('/group/app.git/info/lfs/objects/batch')).toEqual({ kind: 'lfs', project: 'group/app' });
+    expect(routeGitPath(`/group/app.git/info/lfs/objects/${oid}`)).toEqual({ kind: 'lfs', project: 'group/app', oid });
+    for (const path of ['/group/app.git/info/lfs/objects/../../config', `/group/app.git/info/lfs/objects/${oid}/x`, '/group/app.git/info/lfs/objects/ABC', '/group/app.git/info/lfs/locks']) {
+      expect(routeGitPath(path), path).toEqual({ kind: 'not-found' });
+    }
+  });
+
   it('claims other paths under a project as not found, never as files', () => {
     for (const path of ['/g/a.git', '/g/a.git/HEAD', '/g/a.git/objects/pack/x.pack', '/g/a.git/info/refs/../../x', '/g/..%2Fx.git/info/refs', '/../a.git/info/refs', '/g/a..git/info/refs']) {
       expect(routeGitPath(path), path).toEqual({ kind: 'not-found' });

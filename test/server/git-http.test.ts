@@ -126,6 +126,7 @@ describe('git smart HTTP handler', () => {
       },
       authorize: (project, username, password) => project === 'group/project' && username === 'gitlab-ci-token' && password === TOKEN,
       logger: silentLogger(),
+      baseUrl: () => `http://127.0.0.1:${port}`,
     });
     server = createServer((req, res) => {
       const pathname = (req.url ?? '/').split('?')[0] ?? '/';

@@ -87,6 +87,16 @@ describe('collectSecrets', () => {
     expect(notes).toEqual([expect.stringContaining('more than 100 passwords in URLs')]);
   });
 
+  it('masks at most 1000 lines of multi-line secrets one by one, and says so', () => {
+    const value = Array.from({ length: 1500 }, (_, i) => `line-${i}`).join('\n');
+    const notes: string[] = [];
+    const secrets = collectSecrets(build({ variables: [{ key: 'BUNDLE', value, public: false }] }), 'runner-token-xyz', [], notes);
+    expect(secrets).toContain(value);
+    expect(secrets).toContain('line-999');
+    expect(secrets).not.toContain('line-1000');
+    expect(notes).toEqual([expect.stringContaining('more than 1000 lines')]);
+  });
+
   it('splits on LF, CRLF and lone CR alike', () => {
     expect(withSecretLines(['one-line', 'aaa\nbbb\r\nccc\rddd'])).toEqual(['one-line', 'aaa\nbbb\r\nccc\rddd', 'aaa', 'bbb', 'ccc', 'ddd']);
   });

@@ -13,7 +13,7 @@ import { ConfigError } from './errors.js';
 import { checkKeys, type KeyFindings } from './key-check.js';
 import { lineOf, tomlLayout, type TomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
-import { configSchema, GLOBAL_KEYS, type Config } from './schema.js';
+import { configSchema, GLOBAL_KEYS, runnerValueChecks, type Config } from './schema.js';
 
 /** Words for zod's issues (schema-messages.ts); a TOML object is a table. */
 const messages = schemaMessages({ object: 'table' });
@@ -76,6 +76,11 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
     const reported = (issue: z.core.$ZodIssue): boolean => issue.code === 'unrecognized_keys' && found.checked.has(issue.path.join('.'));
     problems.push(...result.error.issues.filter((issue) => !reported(issue)).map((issue) => describeIssue(issue, where)));
   }
+  result.data?.runners.forEach((runner, i) => {
+    const checks = runnerValueChecks(runner);
+    warnings.push(...checks.warnings.map((line) => `${where(['runners', i])}: ${line}`));
+    problems.push(...checks.problems.map((line) => `${where(['runners', i])}: ${line}`));
+  });
   if (problems.length > 0 || !result.success) {
     throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }

@@ -73,6 +73,8 @@ const tokenTime = z
     }
     return date.getUTCFullYear() <= 1 ? undefined : new Date(date.getTime());
   });
+/** `[runners.custom_build_dir]` (GIT_CLONE_PATH, agent/job/project-dir.ts). */
+const customBuildDirSchema = z.strictObject({ enabled: z.boolean().optional() });
 
 export const runnerSchema = z.strictObject({
   name: z.string().min(1).default('ci-runner'),
@@ -105,7 +107,19 @@ export const runnerSchema = z.strictObject({
   output_limit: nonNegativeInt.default(0).transform((v) => (v === 0 ? 4096 : v)),
   /** ≤ 0 means the default, 1 (GitLab Runner's `max(1, n)`). */
   request_concurrency: z.int().default(1).transform((v) => Math.max(1, v)),
+  /** GitLab Runner's: commands run (where get_sources runs) before the clone or fetch; after, with `post_`. */
+  pre_get_sources_script: z.string().optional(),
+  post_get_sources_script: z.string().optional(),
+  /** GitLab Runner's name of `pre_get_sources_script` before 17.0: run as it (with a warning, runnerValueChecks). */
   pre_clone_script: z.string().optional(),
+  /** GitLab Runner's: the base URL to fetch sources from instead of the payload's repository URL. */
+  clone_url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }).optional(),
+  /** GitLab Runner's: the checkout's git config is always rebuilt here; `false` gets a warning (runnerValueChecks). */
+  clean_git_config: z.boolean().optional(),
+  /** GitLab Runner's: `safe.directory` for the checkout (default: on, except for the shell executor). */
+  safe_directory_checkout: z.boolean().optional(),
+  /** GitLab Runner's: jobs may choose their project dir with GIT_CLONE_PATH (default: on for docker and kubernetes, off for shell). */
+  custom_build_dir: customBuildDirSchema.prefault({}),
   pre_build_script: z.string().optional(),
   post_build_script: z.string().optional(),
   /** GitLab Runner's feature flags set for this entry (`FF_…` = true/false); what each does is the job's business. */
@@ -126,6 +140,20 @@ export const runnerSchema = z.strictObject({
 });
 
 export type RunnerConfig = z.output<typeof runnerSchema>;
+
+const CUSTOM_BUILD_DIR_KEYS = keyTable(customBuildDirSchema, { enabled: key(honoured()) });
+
+/** What an entry's values (not its keys) deserve: problems refuse the file, warnings are said once at load. */
+export function runnerValueChecks(runner: RunnerConfig): { problems: string[]; warnings: string[] } {
+  const problems: string[] = [];
+  if (runner.pre_clone_script !== undefined && runner.pre_get_sources_script !== undefined) {
+    problems.push('`pre_clone_script`: set pre_get_sources_script only (pre_clone_script is its name before GitLab Runner 17.0)');
+  }
+  const warnings: string[] = [];
+  if (runner.pre_clone_script !== undefined) warnings.push('`pre_clone_script` is GitLab Runner\'s name before 17.0 of `pre_get_sources_script` (GitLab Runner 17 and later ignore it): it runs as `pre_get_sources_script`; rename it');
+  if (runner.clean_git_config === false) warnings.push('`clean_git_config = false` is ignored: the runner always rebuilds the checkout\'s git config before its own git runs there (docs/jobs.md, "Getting the sources")');
+  return { problems, warnings };
+}
 
 /** Reason of the keys ci-runner is yet to apply (issue 35). */
 const NOT_YET = 'ci-runner does not apply it yet';
@@ -155,20 +183,20 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   executor: key(honoured('the values ci-runner has; any other of GitLab Runner\'s is refused (EXECUTORS)')),
   builds_dir: key(honoured()),
   cache_dir: key(honoured()),
-  clone_url: key(warned(NOT_YET)),
+  clone_url: key(honoured('get_sources fetches from it joined with CI_PROJECT_PATH (docs/jobs.md)')),
   environment: key(honoured()),
   proxy_exec: key(warned('ci-runner runs job scripts itself; it has no helper binary to proxy them through')),
-  pre_get_sources_script: key(warned(NOT_YET)),
-  post_get_sources_script: key(warned(NOT_YET)),
+  pre_get_sources_script: key(honoured('runs where get_sources runs: on the host for docker and kubernetes too (docs/jobs.md)')),
+  post_get_sources_script: key(honoured('runs where get_sources runs: on the host for docker and kubernetes too (docs/jobs.md)')),
   pre_build_script: key(honoured()),
   post_build_script: key(honoured()),
   prepare_timeout: key(warned(NOT_YET)),
   get_sources_timeout: key(warned(NOT_YET)),
   debug_trace_disabled: key(warned(NOT_YET)),
-  safe_directory_checkout: key(warned(NOT_YET)),
-  clean_git_config: key(warned(NOT_YET)),
+  safe_directory_checkout: key(honoured('`safe.directory` for the runner\'s git in the checkout; default on, except for the shell executor')),
+  clean_git_config: key(honoured('the checkout\'s git config is always rebuilt before the runner\'s git runs there: `false` is ignored, with a warning')),
   shell: key(honoured()),
-  custom_build_dir: key(warned(NOT_YET), RUNNER_TABLES.custom_build_dir),
+  custom_build_dir: key(honoured(), CUSTOM_BUILD_DIR_KEYS),
   referees: key(warned(RUNNER_TABLES.referees.reason), RUNNER_TABLES.referees.table),
   cache: key(honoured('local, or in S3, Azure or GCS as GitLab Runner stores it (docs/cache-and-artifacts.md)'), CACHE_KEYS),
   artifact: key(warned(NOT_YET), RUNNER_TABLES.artifact),
@@ -187,7 +215,7 @@ export const RUNNER_KEYS = keyTable(runnerSchema, {
   autoscaler: otherExecutor('autoscaler'),
   step_runner_image: key(warned('ci-runner does not run CI steps (`run:`), so it puts no step-runner into the build container')),
   experimental: key(warned(RUNNER_TABLES.experimental.reason), RUNNER_TABLES.experimental.table),
-  pre_clone_script: older(honoured('GitLab Runner 17 removed it for pre_get_sources_script')),
+  pre_clone_script: older(honoured('GitLab Runner 17 removed it for pre_get_sources_script: read as that, with a warning (GitLab Runner 19 ignores it); both set is refused')),
   'tls-skip-verify': older(warned('GitLab Runner 1.11 documented it without implementing it, and later versions dropped it')),
   disable_verbose: older(warned('GitLab Runner 1.11 documented it without implementing it, and later versions dropped it')),
   api: ours(honoured('which runner API the entry speaks: v4, v1 or auto')),

@@ -1,6 +1,5 @@
 /**
- * The smaller tables of a `[[runners]]` entry that ci-runner does not read (yet): `[runners.custom_build_dir]`,
- * `[runners.artifact]`, `[runners.referees]`, `[runners.monitoring]`, `[runners.experimental]`, as key
+ * The smaller tables of a `[[runners]]` entry that ci-runner does not read (yet): `[runners.artifact]`, `[runners.referees]`, `[runners.monitoring]`, `[runners.experimental]`, as key
  * tables (keys.ts) with the reason each is ignored. runner-schema.ts places them.
  */
 import { warnedTable } from './keys.js';
@@ -11,7 +10,6 @@ const MONITORING = 'ci-runner does not count jobs that waited in the queue past 
 const EXPERIMENTAL = 'ci-runner runs no start-up canary job';
 
 export const RUNNER_TABLES = {
-  custom_build_dir: warnedTable(NOT_YET, ['enabled']),
   artifact: warnedTable(NOT_YET, ['upload_timeout', 'response_header_timeout']),
   referees: { reason: REFEREES, table: warnedTable(REFEREES, [], { metrics: warnedTable(REFEREES, ['prometheus_address', 'query_interval', 'queries']) }) },
   monitoring: {

@@ -11,7 +11,7 @@ import { key, keyTable, older, warnedTable } from './keys.js';
 import { parseListenAddress } from './listen-address.js';
 import { RUNNER_KEYS, runnerSchema } from './runner-schema.js';
 
-export { runnerSchema, type RunnerConfig } from './runner-schema.js';
+export { runnerSchema, runnerValueChecks, type RunnerConfig } from './runner-schema.js';
 
 /** `host:port` for the metrics and health server (`:9252` = every interface). */
 const listenAddress = z

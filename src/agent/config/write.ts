@@ -29,7 +29,7 @@ export interface NewRunnerEntry {
   limit?: number;
   output_limit?: number;
   request_concurrency?: number;
-  pre_clone_script?: string;
+  pre_get_sources_script?: string;
   pre_build_script?: string;
   post_build_script?: string;
   'tls-ca-file'?: string;

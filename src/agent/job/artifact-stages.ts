@@ -13,7 +13,7 @@ export type CacheRequest = CacheStageOptions;
 
 export interface ArtifactStages {
   downloadArtifacts(ctx: StageContext, opts: { attempts: number }): Promise<void>;
-  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string }): Promise<void>;
+  uploadArtifacts(ctx: StageContext, opts: { format: 'tar.gz' | 'zip'; jobSucceeded: boolean; expand?: (text: string) => string; compressionLevel?: number }): Promise<void>;
   /** Resolves to the archive bytes restored, when a cache was. */
   restoreCache(ctx: StageContext, opts: CacheRequest): Promise<CacheTraffic | undefined>;
   /** Resolves to the archive bytes written, when a new archive was. */

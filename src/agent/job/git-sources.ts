@@ -1,19 +1,23 @@
 /**
- * The get_sources stage as shell commands (docs/protocol-v1.md §10.9): clone, fetch into the slot's existing
- * checkout, or nothing; then check out `sha` and update submodules. What the coordinator sent (URL,
+ * The get_sources stage as shell commands (docs/protocol-v1.md §10.9), in GitLab Runner 19's order:
+ * the pre-get-sources hooks, clone or fetch (git-fetch.ts), the checkout of `sha` (GIT_CHECKOUT), the
+ * clean (GIT_CLEAN_FLAGS), `git lfs pull`, the submodules (git-submodules.ts), the post-get-sources
+ * hooks; or, for GIT_STRATEGY `none` and `empty`, no git at all. What the coordinator sent (URL,
  * refspecs, ref, sha) was validated with the payload (protocol/git-source.ts) and is passed after `--`
- * wherever git takes it, so none of it can be an option. The commands run unechoed; the
- * notices they print never contain the repository credentials (the URL is shown redacted). They
- * expect `guardCheckout` (src/git/checkout-guard.ts) to have run on the project dir first.
+ * wherever git takes it, and the job's git options are the allowlisted ones (git/job-options.ts), so
+ * none of it can make git run a program. The commands run unechoed; the notices they print never
+ * contain the repository credentials (the URL is shown redacted). They expect `guardCheckout`
+ * (src/git/checkout-guard.ts) to have run on the project dir first.
  */
 import { shellQuote } from '../../executors/shell/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { redactUrl } from './build-dir.js';
 import { HOST_GIT_SETTINGS, type GitSetting } from '../../git/host-config.js';
+import { AT_SHA, fetchLines, notice } from './git-fetch.js';
 import { gitTlsConfig, gitTlsEnvLines, type GitTls } from './git-tls.js';
 import { submoduleLines } from './git-submodules.js';
 
-export type GitStrategy = 'clone' | 'fetch' | 'none';
+export type GitStrategy = 'clone' | 'fetch' | 'none' | 'empty';
 export type SubmoduleStrategy = 'none' | 'normal' | 'recursive';
 
 export interface GitSourcesOptions {
@@ -23,64 +27,97 @@ export interface GitSourcesOptions {
   /** Shallow clone/fetch depth; 0 = full history. */
   depth: number;
   submodules: SubmoduleStrategy;
-  /** `pre_clone_script` lines, run first. */
-  preCloneScript?: string;
+  /** GIT_CHECKOUT (default true). */
+  checkout?: boolean;
+  /** GIT_CLEAN_FLAGS after the checkout (default `-ffdx`; empty: no clean). */
+  cleanFlags?: readonly string[];
+  /** GIT_FETCH_EXTRA_FLAGS (default `--prune --quiet`). */
+  fetchFlags?: readonly string[];
+  /** GIT_CLONE_EXTRA_FLAGS, for v1's `git clone`. */
+  cloneFlags?: readonly string[];
+  submodulePaths?: readonly string[];
+  /** GIT_SUBMODULE_DEPTH (default: `depth`). */
+  submoduleDepth?: number;
+  submoduleUpdateFlags?: readonly string[];
+  /** `git lfs pull` after the checkout when git-lfs is installed (default true; GIT_LFS_SKIP_SMUDGE turns it off). */
+  lfs?: boolean;
+  /** Where to fetch from instead of `build.repo_url` (`clone_url`), without credentials. */
+  remoteUrl?: string;
+  /** More settings for every git of the stage (GIT_SUBMODULE_FORCE_HTTPS's `insteadOf`s). */
+  extraConfig?: readonly GitSetting[];
+  /** Lines run before the clone or fetch (pre-get-sources hooks), and after the submodules. */
+  preScript?: readonly string[];
+  postScript?: readonly string[];
   /** The runner's CA and client certificate, for the coordinator's URL. */
   tls?: GitTls;
   /** Where each git command writes when it begins (`--debug`'s timeline, timeline.ts); bash only. */
   stepFile?: string;
 }
 
-/** Set (to 1) by the get_sources script when the kept checkout is at the job's commit already. */
-const AT_SHA = '__ci_at_sha';
-
-const notice = (text: string): string => `printf '\\033[32;1m%s\\033[0;m\\n' ${shellQuote(text)}`;
-
 /** Commands for the get_sources stage; they run with `set -e` in the slot dir. */
 export function gitSourcesCommands(options: GitSourcesOptions): string[] {
   const { build, projectDir } = options;
   const dir = shellQuote(projectDir);
-  const url = shellQuote(redactUrl(build.repo_url));
-  const lines: string[] = [];
-  if (options.preCloneScript) lines.push(...options.preCloneScript.split('\n'));
-  if (options.strategy === 'none') {
-    lines.push(notice('Skipping Git repository setup'), `mkdir -p ${dir}`);
-    return lines;
-  }
+  if (options.strategy === 'none') return [notice('Skipping Git repository setup'), `mkdir -p ${dir}`];
+  if (options.strategy === 'empty') return [notice('Skipping Git repository setup and creating an empty build directory'), `rm -rf ${dir}`, `mkdir -p ${dir}`];
+  const remote = options.remoteUrl ?? redactUrl(build.repo_url);
+  const lines: string[] = [...(options.preScript ?? [])];
   // Credentials travel as an HTTP header in git's environment (GIT_CONFIG_*), scoped to the
   // server's URL: they are never on a command line (visible in `ps`), in .git/config, or in output,
   // and submodules on the same server authenticate too.
   // Every git command of the stage, submodule clones included, also runs with no prompt and with
   // HOST_GIT_SETTINGS (no credential helper or askpass, so the runner host's own credentials are
   // never offered to the server; nothing a job left in the checkout runs: guardCheckout did the rest).
-  const auth = credentialHeader(build.repo_url);
+  const auth = credentialHeader(build.repo_url, remote);
   const config: GitSetting[] = [];
   if (auth) config.push([`http.${auth.base}.extraHeader`, auth.header]);
   // The runner's private CA and client certificate reach git the same way, for the coordinator only.
-  config.push(...gitTlsConfig(options.tls), ...HOST_GIT_SETTINGS);
+  config.push(...gitTlsConfig(options.tls), ...HOST_GIT_SETTINGS, ...(options.extraConfig ?? []));
   lines.push(
-    'export GIT_TERMINAL_PROMPT=0',
+    // git-lfs's smudge filter stays off during the checkout; `git lfs pull` fetches the files after it.
+    'export GIT_TERMINAL_PROMPT=0 GIT_LFS_SKIP_SMUDGE=1',
     `export GIT_CONFIG_COUNT=${config.length} ${config
       .map(([key, value], i) => `GIT_CONFIG_KEY_${i}=${shellQuote(key)} GIT_CONFIG_VALUE_${i}=${shellQuote(value)}`)
       .join(' ')}`,
     ...gitTlsEnvLines(options.tls),
   );
-  const depthArgs = options.depth > 0 ? ` --depth ${options.depth}` : '';
-  lines.push(...(build.refspecs && build.refspecs.length > 0 ? refspecLines(options, url, dir, depthArgs, build.refspecs) : refLines(options, url, dir, depthArgs)));
-  lines.push(
-    `cd ${dir}`,
-    notice(`Checking out ${build.sha.slice(0, 8)} as ${build.ref}...`),
-    // The tree was cleaned before the fetch (or is fresh), so a forced checkout leaves it clean. A
-    // kept checkout found at the job's commit (fetchOrElse) has been reset to it already.
-    `if [ -z "\${${AT_SHA}:-}" ]; then`,
-    `git checkout -f -q ${shellQuote(build.sha)} --`,
-    'fi',
-  );
-  if (options.submodules !== 'none') {
+  lines.push(...fetchLines({ build, projectDir, strategy: options.strategy, depth: options.depth, fetchFlags: options.fetchFlags ?? ['--prune', '--quiet'], cloneFlags: options.cloneFlags ?? [], url: remote }));
+  if (options.checkout ?? true) {
+    const cleanFlags = options.cleanFlags ?? ['-ffdx'];
+    lines.push(
+      notice(`Checking out ${build.sha.slice(0, 8)} as detached HEAD (ref is ${build.ref})...`),
+      // A kept checkout found at the job's commit (git-fetch.ts) has been reset to it already.
+      `if [ -z "\${${AT_SHA}:-}" ]; then`,
+      `git checkout -f -q ${shellQuote(build.sha)} --`,
+      'fi',
+      ...(cleanFlags.length > 0 ? [`git clean ${cleanFlags.map(shellQuote).join(' ')}`] : []),
+    );
+    // lfs.url on the command line: the project's own LFS endpoint, whatever `.lfsconfig` says.
+    if (options.lfs ?? true) lines.push('if command -v git-lfs >/dev/null 2>&1; then', `git -c lfs.url=${shellQuote(lfsUrl(remote))} lfs pull`, 'fi');
+  } else lines.push(notice('Skipping Git checkout'));
+  if (options.submodules === 'none') lines.push(notice('Skipping Git submodules setup'));
+  else {
     const recursive = options.submodules === 'recursive';
-    lines.push(notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}...`), ...submoduleLines(recursive));
+    const depth = options.submoduleDepth ?? options.depth;
+    lines.push(
+      notice(`Updating/initializing submodules${recursive ? ' recursively' : ''}${depth > 0 ? ` with git depth set to ${depth}` : ''}...`),
+      ...submoduleLines({
+        recursive,
+        paths: options.submodulePaths ?? [],
+        depth,
+        updateFlags: options.submoduleUpdateFlags ?? [],
+        cleanFlags: options.cleanFlags ?? [],
+        lfs: options.lfs ?? true,
+      }),
+    );
   }
+  lines.push(...(options.postScript ?? []));
   return options.stepFile ? withStepMarks(lines, options.stepFile) : lines;
+}
+
+/** git-lfs's endpoint for a repository URL, as git-lfs derives it (`<url>.git/info/lfs`). */
+function lfsUrl(url: string): string {
+  return url.endsWith('.git') ? `${url}/info/lfs` : `${url}.git/info/lfs`;
 }
 
 /**
@@ -98,92 +135,16 @@ function withStepMarks(lines: string[], stepFile: string): string[] {
   return [`__ci_step() { printf '%s %s\\n' "\${EPOCHREALTIME:-}" "$1" 2>/dev/null >> ${file} || :; }`, ...marked, '__ci_step end'];
 }
 
-/** `Authorization: Basic …` for the user:password in `repoUrl`, and the URL base it applies to. */
-export function credentialHeader(repoUrl: string): { base: string; header: string } | undefined {
-  if (!URL.canParse(repoUrl)) return undefined;
+/**
+ * `Authorization: Basic …` for the user:password in `repoUrl`, and the URL base it applies to: the
+ * base of `remoteUrl` (the URL git fetches from, `clone_url`'s when set) or else of `repoUrl`.
+ */
+export function credentialHeader(repoUrl: string, remoteUrl = repoUrl): { base: string; header: string } | undefined {
+  if (!URL.canParse(repoUrl) || !URL.canParse(remoteUrl)) return undefined;
   const url = new URL(repoUrl);
   if (!url.username && !url.password) return undefined;
   const user = decodeURIComponent(url.username);
   const password = decodeURIComponent(url.password);
-  return { base: `${url.protocol}//${url.host}/`, header: `Authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
-}
-
-/** Clone or fetch of the ref's branch or tag (v1, and v4 without refspecs). */
-function refLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string): string[] {
-  const { build } = options;
-  const refspec = build.tag ? `refs/tags/${build.ref}` : `refs/heads/${build.ref}`;
-  const cloneArgs = options.depth > 0 ? `${depthArgs} --branch=${shellQuote(build.ref)}` : '';
-  // guardCheckout left the project dir empty unless it kept a checkout to fetch into.
-  const clone = [
-    notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
-    `git clone -q --no-checkout${cloneArgs} -- ${url} ${dir}`,
-  ];
-  if (options.strategy === 'clone') return clone;
-  const specs = options.depth > 0 ? [`+${refspec}:${build.tag ? refspec : `refs/remotes/origin/${build.ref}`}`] : ['+refs/heads/*:refs/remotes/origin/*', '+refs/tags/*:refs/tags/*'];
-  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} -- ${url} ${specs.map(shellQuote).join(' ')}`, clone, specs);
-}
-
-/**
- * A shell test that is true when the kept checkout's HEAD is `sha`, detached (as the last job's
- * checkout left it), and every ref `refspecs` fetch into names `sha` too: the commit is here, a fetch
- * would bring nothing the job asked for (a later job of the same pipeline in the same slot), and
- * `git reset --hard` is the checkout. Undefined when a refspec has no single destination (a pattern, or
- * none). HEAD is read by the shell's `read`, and so are the refs while each is a loose file holding
- * `sha` (as the last fetch wrote it: a loose ref is what git reads before packed-refs); else one
- * `git rev-parse` answers for all of them (packed refs, annotated tags, another ref store).
- */
-function atShaAlready(sha: string, refspecs: readonly string[]): string | undefined {
-  const destinations = refspecs.map((spec) => (spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : ''));
-  if (destinations.length === 0 || destinations.some((ref) => ref === '' || ref.includes('*'))) return undefined;
-  const holds = (file: string, variable: string): string => `{ IFS= read -r ${variable} < ${shellQuote(file)}; } 2>/dev/null && [ "$${variable}" = ${shellQuote(sha)} ]`;
-  const refs = destinations.map((ref) => shellQuote(`${ref}^{commit}`)).join(' ');
-  const expected = shellQuote(destinations.map(() => sha).join('\n'));
-  const revParse = `[ "$(git rev-parse -q ${refs} 2>/dev/null)" = ${expected} ]`;
-  const loose = destinations.every(isLooseRefName) ? destinations.map((ref) => holds(`.git/${ref}`, '__ci_ref')).join(' && ') : undefined;
-  return `${holds('.git/HEAD', '__ci_head')} && { ${loose ? `{ ${loose}; } || ` : ''}${revParse}; }`;
-}
-
-/** A ref name whose loose file is `.git/<name>`: under refs/, no `..`, nothing a path could misread. */
-function isLooseRefName(ref: string): boolean {
-  return /^refs\/[A-Za-z0-9._/-]+$/.test(ref) && !ref.split('/').some((part) => part === '' || part.startsWith('.'));
-}
-
-/**
- * The fetch strategy: into the kept checkout, cleaned first, when there is one, else `otherwise`.
- * origin's URL (relative submodule URLs resolve against it) is the current one: guardCheckout wrote it.
- */
-function fetchOrElse(options: GitSourcesOptions, dir: string, fetch: string, otherwise: string[], refspecs: readonly string[]): string[] {
-  const { build } = options;
-  const here = atShaAlready(build.sha, refspecs);
-  const skip = notice(`Commit ${build.sha.slice(0, 8)} is here already under the refs this job fetches: skipping the fetch`);
-  return [
-    `if [ -d ${shellQuote(`${options.projectDir}/.git`)} ]; then`,
-    notice(`Fetching changes from ${redactUrl(build.repo_url)}...`),
-    `cd ${dir}`,
-    'git clean -ffdx -q',
-    // Leaves HEAD and the refs as they are: the check below reads them after it.
-    'git reset --hard -q',
-    ...(here ? [`if ${here}; then`, skip, `${AT_SHA}=1`, 'else', fetch, 'fi'] : [fetch]),
-    'else',
-    ...otherwise,
-    'fi',
-  ];
-}
-
-/**
- * v4's `git_info.refspecs` (the pipeline's own ref first, then the branch or tag): what GitLab Runner
- * fetches, into a new repository (clone) or the kept checkout (fetch), `git_info.depth` deep.
- */
-function refspecLines(options: GitSourcesOptions, url: string, dir: string, depthArgs: string, refspecs: readonly string[]): string[] {
-  const { build } = options;
-  const specs = refspecs.map(shellQuote).join(' ');
-  const init = [
-    notice(`Cloning repository for ${build.ref} with git depth ${options.depth || 'full'} from ${redactUrl(build.repo_url)}...`),
-    `git -c init.defaultBranch=main init -q -- ${dir}`,
-    `cd ${dir}`,
-    `git remote add -- origin ${url}`,
-    `git fetch -q --prune${depthArgs} -- origin ${specs}`,
-  ];
-  if (options.strategy === 'clone') return init;
-  return fetchOrElse(options, dir, `git fetch -q --prune${depthArgs} -- ${url} ${specs}`, init, refspecs);
+  const remote = new URL(remoteUrl);
+  return { base: `${remote.protocol}//${remote.host}/`, header: `Authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
 }

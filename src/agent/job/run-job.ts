@@ -19,10 +19,15 @@ import type { RunnerConfig } from '../config/schema.js';
 import { jobDirs, type JobDirs } from './build-dir.js';
 import { prepareDirsForUser } from './job-user.js';
 import { keepOnlyFullLog, pruneKeptLogs } from './kept-logs.js';
-import { errorLine, notice } from './messages.js';
+import { JobSetupError } from './control-variables.js';
+import { errorLine, header, notice } from './messages.js';
+import { placeProjectDir } from './project-dir.js';
+import type { StageRun } from './stage-run.js';
+import { collectVariables, expandVariables, variableContext } from './variables.js';
+import { VERSION } from '../../util/version.js';
 import { reportBuildFailed } from './report-failed.js';
 import type { JobServices } from './services.js';
-import { executeStages } from './stages.js';
+import { executeStages, type StagesResult } from './stages.js';
 import { jobTimeline } from './timeline.js';
 
 export { reportBuildFailed };
@@ -50,8 +55,8 @@ export interface JobOutcome {
 export async function runJob(build: BuildPayload, services: JobServices, stop: AbortSignal): Promise<JobOutcome> {
   const { runner, logger: rootLogger } = services;
   const logger = rootLogger.child({ component: 'job', jobId: build.id, runner: runner.name });
-  const { slot, previous, release } = services.slots.acquire(runner.token, build.project_id);
-  const dirs = jobDirs(runner.builds_dir, runner.token, slot, build);
+  const { slot, concurrentId, previous, release } = services.slots.acquire(runner.token, build.project_id);
+  let dirs = jobDirs(runner.builds_dir, runner.token, slot, build, runner.executor === 'shell');
   const started = Date.now();
   const mark = jobTimeline(logger, performance.now());
   // GitLab Runner's wording, so an operator's greps and habits carry over; the logger's redaction
@@ -89,7 +94,10 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
       trace.write(chunk);
       services.onOutput?.(build, chunk);
     };
-    const result = await executeStages(build, services, { started, slot, dirs, trace, write, executor, stop, logger, ...(mark ? { mark } : {}) });
+    const run = { started, slot, concurrentId, dirs, trace, write, executor, stop, logger, ...(mark ? { mark } : {}) };
+    const placed = await placeProject(build, services, run);
+    if (!(placed instanceof JobSetupError)) run.dirs = dirs = placed;
+    const result = placed instanceof JobSetupError ? refusedBeforeStages(services, run, placed) : await executeStages(build, services, run);
     write(result.state === 'success' ? notice('Job succeeded') : errorLine(`ERROR: Job failed: ${result.reason ?? 'unknown error'}`));
     cleanup = undefined;
     const final = await finishJob({ trace, result, executor, dirs, release, slots: services.slots, logger, ...(mark ? { mark } : {}) });
@@ -108,6 +116,23 @@ export async function runJob(build: BuildPayload, services: JobServices, stop: A
     const work = cleanup;
     release(work ? timed(mark, 'cleanup', work).catch((error: unknown) => logger.warn({ err: error }, 'cleaning up after the job failed')) : undefined);
   }
+}
+
+/** The job's dirs with its project dir where GIT_CLONE_PATH or GIT_STRATEGY puts it (project-dir.ts), or why not. */
+async function placeProject(build: BuildPayload, services: JobServices, run: StageRun): Promise<JobDirs | JobSetupError> {
+  const { runner } = services;
+  const buildsDir = run.executor.buildsDir;
+  const variables = expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir: '', buildsDir: buildsDir ?? runner.builds_dir }));
+  return placeProjectDir({ dirs: run.dirs, variables, buildsDir, runner, customByDefault: run.executor.buildsDir !== undefined }).catch((error: unknown) => {
+    if (error instanceof JobSetupError) return error;
+    throw error;
+  });
+}
+
+/** A job refused before its first stage: the trace's header and the reason, as the stages would end it. */
+function refusedBeforeStages(services: JobServices, run: StageRun, error: JobSetupError): StagesResult {
+  run.write(header(VERSION, services.runner.name, services.runner.token));
+  return { state: 'failed', reason: error.message, failure: { reason: error.reason } };
 }
 
 interface JobEnd {

@@ -1,7 +1,9 @@
 /**
  * Local concurrency ids (docs/protocol-v1.md §10.7): each running job of a runner token and project gets the
  * lowest slot number not in use, so a later job of the same project reuses a finished one's build
- * dir (and a `fetch` there is cheap), while two concurrent jobs never share a checkout.
+ * dir (and a `fetch` there is cheap), while two concurrent jobs never share a checkout. That is GitLab
+ * Runner's CI_CONCURRENT_PROJECT_ID; its CI_CONCURRENT_ID is the same over all the token's jobs
+ * (`concurrentId`), given back as the job's slot is.
  *
  * A job gives its slot back as its final update goes out, with its executor's cleanup (the leftovers
  * in the slot's dirs) as the slot's: the next job of the same slot waits for that cleanup (`previous`).
@@ -10,6 +12,8 @@
  */
 export class SlotAllocator {
   private readonly used = new Map<string, Set<number>>();
+  /** CI_CONCURRENT_IDs in use, by runner token. */
+  private readonly runnerIds = new Map<string, Set<number>>();
   /** Cleanups still running, by `key\0slot`. */
   private readonly cleanups = new Map<string, Promise<void>>();
   /** Work of ended jobs that no slot waits for (`track`). */
@@ -19,22 +23,18 @@ export class SlotAllocator {
    * Takes the lowest free slot for `(runnerToken, projectId)`. `previous` settles once the cleanup of
    * the slot's last job has ended; `release` gives the slot back, with the cleanup still to run.
    */
-  acquire(runnerToken: string, projectId: number): { slot: number; previous: Promise<void>; release: (cleanup?: Promise<void>) => void } {
+  acquire(runnerToken: string, projectId: number): { slot: number; concurrentId: number; previous: Promise<void>; release: (cleanup?: Promise<void>) => void } {
     const key = `${runnerToken}\u0000${projectId}`;
-    let set = this.used.get(key);
-    if (!set) {
-      set = new Set();
-      this.used.set(key, set);
-    }
-    let slot = 0;
-    while (set.has(slot)) slot += 1;
-    set.add(slot);
-    const owned = set;
+    const owned = takeLowest(this.used, key);
+    const slot = owned.taken;
+    const ownedIds = takeLowest(this.runnerIds, runnerToken);
+    const concurrentId = ownedIds.taken;
     const cleanupKey = `${key}\u0000${slot}`;
     const previous = this.cleanups.get(cleanupKey) ?? Promise.resolve();
     let released = false;
     return {
       slot,
+      concurrentId,
       previous,
       release: (cleanup) => {
         if (released) return;
@@ -46,8 +46,8 @@ export class SlotAllocator {
           });
           this.cleanups.set(cleanupKey, tracked);
         }
-        owned.delete(slot);
-        if (owned.size === 0) this.used.delete(key);
+        owned.give();
+        ownedIds.give();
       },
     };
   }
@@ -62,4 +62,24 @@ export class SlotAllocator {
   async settled(): Promise<void> {
     while (this.cleanups.size > 0 || this.background.size > 0) await Promise.all([...this.cleanups.values(), ...this.background]);
   }
+}
+
+/** Takes the lowest number not in use under `key` in `sets`; `give` puts it back (and drops an empty set). */
+function takeLowest(sets: Map<string, Set<number>>, key: string): { taken: number; give: () => void } {
+  let set = sets.get(key);
+  if (!set) {
+    set = new Set();
+    sets.set(key, set);
+  }
+  let taken = 0;
+  while (set.has(taken)) taken += 1;
+  set.add(taken);
+  const owned = set;
+  return {
+    taken,
+    give: () => {
+      owned.delete(taken);
+      if (owned.size === 0 && sets.get(key) === owned) sets.delete(key);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 /**
  * 2. get_sources, on the host through the executor's host shell (the executor itself for shell), with
- * its retries. Under `--debug` each git command is a step of the job's timeline.
+ * its retries; the job's get-sources hooks around it in the job's own environment (sources-hooks.ts).
+ * Under `--debug` each git command is a step of the job's timeline.
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,10 +9,12 @@ import type { BuildPayload } from '../../protocol/types.js';
 import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
 import { StageFailed } from './failure.js';
 import { gitSourcesCommands } from './git-sources.js';
+import { gitRemote } from './git-remote.js';
 import { writeGitTls } from './git-tls.js';
 import type { JobSignal } from './job-signal.js';
 import { notice, warning } from './messages.js';
 import type { JobServices } from './services.js';
+import { announcedCommands, POST_HOOK, PRE_HOOK, sourcesHooks } from './sources-hooks.js';
 import type { StageResult } from '../../executors/types.js';
 import { jobUser, type ChainRun, type JobEnv, type NextStage, type ShellRun, type StageRun } from './stage-run.js';
 import { scriptSteps } from './timeline.js';
@@ -35,52 +38,89 @@ export async function getSources(
   const { runner } = services;
   const { dirs, write, executor } = run;
   const { controls } = env;
-  // With nothing to fetch and no pre-clone script there is nothing for a shell to do.
-  if (controls.gitStrategy === 'none' && !runner.pre_clone_script) {
-    write(notice('Skipping Git repository setup'));
+  // With nothing to fetch there is nothing for a shell to do (GitLab Runner runs no hook then either).
+  if (controls.gitStrategy === 'none' || controls.gitStrategy === 'empty') {
+    if (controls.gitStrategy === 'none') write(notice('Skipping Git repository setup'));
+    else {
+      write(notice('Skipping Git repository setup and creating an empty build directory'));
+      await rm(dirs.projectDir, { recursive: true, force: true });
+    }
     await mkdir(dirs.projectDir, { recursive: true });
     return undefined;
   }
+  const hooks = sourcesHooks(build, runner);
+  if (hooks.unknown.length > 0) write(warning(`WARNING: hooks ${hooks.unknown.join(', ')} are unknown to this runner (it runs ${PRE_HOOK} and ${POST_HOOK}); they do not run`));
+  if (build.refspecs && build.refspecs.length > 0 && controls.cloneFlags.length > 0) {
+    write(warning('WARNING: GIT_CLONE_EXTRA_FLAGS is not used: this job\'s sources are fetched into a new repository (git init and git fetch), as GitLab Runner does without FF_USE_GIT_NATIVE_CLONE'));
+  }
+  // Where get_sources runs on the host, the job's hooks run in the job's environment, around it.
+  const inJob = executor.host !== undefined;
   const runAs = jobUser(services, executor);
   // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
   const gitTls = await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
   // The steps file is the daemon's (state dir), so not under a job user; EPOCHREALTIME is bash's.
   const stepFile = run.mark && !runAs && runner.shell === 'bash' ? join(dirs.stateDir, 'git-steps') : undefined;
+  const remote = gitRemote(build, runner, env.host, controls.submoduleForceHttps);
+  const safeDirectory = runner.safe_directory_checkout ?? executor.name !== 'shell';
   const sources = gitSourcesCommands({
     build,
     projectDir: dirs.projectDir,
     strategy: controls.gitStrategy,
     depth: controls.gitDepth,
     submodules: controls.submodules,
-    ...(runner.pre_clone_script ? { preCloneScript: runner.pre_clone_script } : {}),
+    checkout: controls.gitCheckout,
+    cleanFlags: controls.cleanFlags,
+    fetchFlags: controls.fetchFlags,
+    cloneFlags: controls.cloneFlags,
+    submodulePaths: controls.submodulePaths,
+    submoduleDepth: controls.submoduleDepth,
+    submoduleUpdateFlags: controls.submoduleUpdateFlags,
+    lfs: !controls.lfsSkipSmudge,
+    ...(remote.url ? { remoteUrl: remote.url } : {}),
+    extraConfig: [...remote.config, ...(safeDirectory ? [['safe.directory', dirs.projectDir] as const] : [])],
+    preScript: announcedCommands(inJob ? hooks.runnerPre : [...hooks.runnerPre, ...hooks.jobPre]),
+    postScript: announcedCommands(inJob ? hooks.runnerPost : [...hooks.jobPost, ...hooks.runnerPost]),
     ...(gitTls ? { tls: gitTls.tls } : {}),
     ...(stepFile ? { stepFile } : {}),
   });
+  const jobHook = async (stage: string, commands: string[], workDir: string): Promise<StageResult | undefined> => {
+    if (!inJob || commands.length === 0) return undefined;
+    await mkdir(dirs.projectDir, { recursive: true });
+    // A pod that is still starting is waited for (it otherwise starts while the host fetches).
+    if (stage === PRE_HOOK) await executor.ready?.(job.signal);
+    const result = await shell(executor, stage, commands, { echo: true, workDir, variables: env.build, signal: job.signal, debug: controls.debugTrace, beforeSources: stage === PRE_HOOK });
+    job.check();
+    return result.exitCode === 0 ? undefined : result;
+  };
   try {
     for (let attempt = 1; ; attempt += 1) {
-      await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
       const began = performance.now();
-      const options = { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
-      // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
-      // is rare enough to take its own process.
-      const chained = attempt === 1 && !gitTls ? chain : undefined;
+      let result = await jobHook(PRE_HOOK, hooks.jobPre, dirs.slotDir);
+      let outcome: Awaited<ReturnType<ChainRun>> | undefined;
       let buildBegan: number | undefined;
-      const buildBegins = (at: number): void => {
-        buildBegan = at;
-        chained?.next.began(at);
-      };
-      const outcome = chained ? await chained.run('get_sources', sources, options, { ...chained.next, began: buildBegins }) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
+      if (!result) {
+        await readyCheckout(build, dirs, controls.gitStrategy, runAs, write);
+        const options = { echo: false, workDir: dirs.slotDir, variables: sourcesVariables(build, executor, env.host), signal: job.signal, untimed: true };
+        // Chained on the first attempt only: the TLS files must be gone before the build, and a retry
+        // is rare enough to take its own process.
+        const chained = attempt === 1 && !gitTls ? chain : undefined;
+        const buildBegins = (at: number): void => {
+          buildBegan = at;
+          chained?.next.began(at);
+        };
+        outcome = chained ? await chained.run('get_sources', sources, options, { ...chained.next, began: buildBegins }) : { first: await shell(executor.host ?? executor, 'get_sources', sources, options) };
+        result = outcome.first.exitCode === 0 ? await jobHook(POST_HOOK, hooks.jobPost, dirs.projectDir) : outcome.first;
+      }
       const ended = performance.now();
-      const result = outcome.first;
       // The git commands first: the log lists steps as they end, and they ended within the stage.
       if (stepFile) await markGitSteps(run, stepFile, buildBegan ?? ended);
       run.mark?.('get_sources', began, { attempt }, buildBegan ?? ended);
-      if (outcome.second) {
+      if (outcome?.second) {
         run.mark?.('build_script', buildBegan ?? ended, undefined, ended);
         return outcome.second;
       }
       job.check();
-      if (result.exitCode === 0) return undefined;
+      if (!result) return undefined;
       if (attempt >= controls.getSourcesAttempts) throw new StageFailed(`getting sources failed: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
       write(warning(`Getting sources failed (attempt ${attempt} of ${controls.getSourcesAttempts}); retrying...`));
     }

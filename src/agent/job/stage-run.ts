@@ -13,7 +13,9 @@ import type { JobServices } from './services.js';
 
 export interface StageRun {
   started: number;
+  /** The job's slot (CI_CONCURRENT_PROJECT_ID) and its id among the runner's jobs (CI_CONCURRENT_ID). */
   slot: number;
+  concurrentId: number;
   dirs: JobDirs;
   trace: JobTrace;
   write: (chunk: string | Uint8Array) => void;
@@ -38,6 +40,8 @@ export interface StageOptions {
   signal: AbortSignal;
   debug?: boolean;
   untimed?: boolean;
+  /** The stage runs before get_sources (a job's pre-get-sources hook): see StageRequest.beforeSources. */
+  beforeSources?: boolean;
 }
 
 export type ShellRun = (executor: Executor, stage: string, commands: string[], options: StageOptions) => ReturnType<Executor['runStage']>;

@@ -27,6 +27,7 @@ export function stageShells(build: BuildPayload, services: JobServices, run: Sta
     workDir: target === executor ? buildPath(executor, options.workDir) : options.workDir,
     scriptDir: dirs.stateDir,
     ...(options.debug ? { debugTrace: true } : {}),
+    ...(options.beforeSources ? { beforeSources: true } : {}),
   });
   const request = (target: Executor, stage: string, commands: string[], options: StageOptions): StageRequest => ({
     ...script(target, stage, commands, options),

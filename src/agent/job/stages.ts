@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { ExtractBudget } from '../../artifacts/budget.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
-import { ExecutorSetupError } from '../../executors/types.js';
+import { ExecutorSetupError, JobOverLimitError } from '../../executors/types.js';
 import { fileVariablePaths } from '../../executors/file-variables.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import { shortList, type JobFailure } from '../../trace/index.js';
@@ -19,6 +19,7 @@ import { VERSION } from '../../util/version.js';
 import { hasCode } from '../../util/errors.js';
 import { expandString } from '../../util/expand.js';
 import { timed } from '../../util/timeline.js';
+import type { RunnerConfig } from '../config/schema.js';
 import type { CacheRequest, StageContext } from './artifact-stages.js';
 import { JobSetupError, readControls } from './control-variables.js';
 import { invalidFileVariables, materializeFileVariables } from './file-variables.js';
@@ -30,7 +31,7 @@ import type { JobServices } from './services.js';
 import { CheckoutError, getSources } from './sources-stage.js';
 import { jobUser, type JobEnv, type ShellRun, type StageRun } from './stage-run.js';
 import { buildPath, stageShells } from './stage-shell.js';
-import { collectVariables, expandVariables } from './variables.js';
+import { collectVariables, expandVariables, variableContext } from './variables.js';
 
 export type { StageRun };
 
@@ -100,7 +101,7 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     ok = false;
     const known = error instanceof StageFailed || error instanceof JobStop || error instanceof JobSetupError || error instanceof ExecutorSetupError || error instanceof CheckoutError;
     reason = known ? error.message : `runner error: ${(error as Error).message}`;
-    failure = error instanceof JobSetupError ? { reason: 'script_failure' } : failureOf(error, job.timedOut(), job.canceled(), job.interrupted());
+    failure = error instanceof JobSetupError ? { reason: error.reason } : failureOf(error, job.timedOut(), job.canceled(), job.interrupted());
     if (!known) run.logger.error({ err: error }, 'job stage failed unexpectedly');
   }
   run.logger.debug({ ms: Date.now() - run.started }, 'build script done');
@@ -150,10 +151,10 @@ async function prepare(build: BuildPayload, services: JobServices, run: StageRun
   write(notice(`Using ${executor.name.charAt(0).toUpperCase()}${executor.name.slice(1)} executor...`));
   write(`Running on ${hostname()}...\n`);
   if (executor.containment) write(`Process containment: ${executor.containment}\n`);
-  const collect = (projectDir: string, buildsDir: string) =>
-    expandVariables(collectVariables({ build, environment: runner.environment, projectDir, buildsDir, runnerName: runner.name, runnerToken: runner.token, ...(services.client.tls.ca ? { tlsCa: services.client.tls.ca } : {}) }));
+  const collect = (projectDir: string, buildsDir: string) => expandVariables(collectVariables({ ...variableContext(build, services, run), projectDir, buildsDir }));
   const hostList = collect(dirs.projectDir, runner.builds_dir);
-  const controls = readControls(hostList, build.allow_git_fetch, build.git_depth ?? 0);
+  const controls = readControls(hostList, { allowGitFetch: build.allow_git_fetch, defaultDepth: build.git_depth ?? 0, setByJob: setByJob(build, runner) });
+  for (const line of controls.warnings) write(warning(`WARNING: ${line}`));
   const invalid = invalidFileVariables(hostList);
   if (invalid.length > 0) write(warning(`WARNING: file variables skipped, their names are not GitLab's (letters, digits and _ only): ${shortList(invalid)}`));
   const host = await materializeFileVariables(hostList, dirs.stateDir);
@@ -241,7 +242,8 @@ async function archiveAndUpload(
       const message = `bringing the build's files back from the ${sofar.executor.name} executor failed: ${(error as Error).message}`;
       // A job that failed already keeps its reason; this one is worth a line.
       if (!ok) ctx.log(warning(`WARNING: ${message}`));
-      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
+      const ownFault = error instanceof JobOverLimitError;
+      return { ok: false, reason: job.signal.aborted ? job.reason() : (reason ?? message), failure: ok ? { reason: ownFault ? 'script_failure' : 'runner_system_failure' } : failureOf(new JobStop(job.reason()), job.timedOut(), job.canceled(), job.interrupted()) };
     }
   }
   for (const cache of caches) {
@@ -261,7 +263,8 @@ async function archiveAndUpload(
     try {
       const variables = sofar.env?.host ?? [];
       const expand = (text: string): string => expandString(text, (name) => variables.findLast((v) => v.key === name)?.value ?? '');
-      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand });
+      const level = sofar.env?.controls.artifactCompressionLevel;
+      await services.stages.uploadArtifacts(ctx, { format: services.runner.artifacts_format, jobSucceeded: ok, expand, ...(level !== undefined ? { compressionLevel: level } : {}) });
     } catch (error) {
       if (ok) {
         ok = false;
@@ -276,6 +279,11 @@ async function archiveAndUpload(
     failure = failureOf(new JobStop(reason), job.timedOut(), job.canceled(), job.interrupted());
   }
   return { ok, ...(reason ? { reason } : {}), ...(failure ? { failure } : {}) };
+}
+
+/** The variables the job's payload and the runner's `environment` set (the predefined ones are the runner's own). */
+function setByJob(build: BuildPayload, runner: RunnerConfig): Set<string> {
+  return new Set([...build.variables.map((v) => v.key), ...runner.environment.map((entry) => entry.slice(0, entry.indexOf('=')))]);
 }
 
 function lines(text: string | undefined): string[] {

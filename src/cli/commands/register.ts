@@ -101,7 +101,7 @@ function newEntry(values: RegisterValues, fixed: { name: string; url: string; ex
     request_concurrency: values['request-concurrency'],
     ...fixed.tlsFiles,
     environment: values.env && values.env.length > 0 ? values.env : undefined,
-    pre_clone_script: values['pre-clone-script'],
+    pre_get_sources_script: values['pre-clone-script'],
     pre_build_script: values['pre-build-script'],
     post_build_script: values['post-build-script'],
     ...(fixed.executor === 'docker' ? { docker: fixed.docker } : {}),

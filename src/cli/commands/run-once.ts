@@ -167,7 +167,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
     artifacts_format: argv['artifacts-format'],
     docker,
     ...(argv['artifacts-extract-limit'] !== undefined ? { artifacts_extract_limit: argv['artifacts-extract-limit'] } : {}),
-    ...(argv['pre-clone-script'] ? { pre_clone_script: argv['pre-clone-script'] } : {}),
+    ...(argv['pre-clone-script'] ? { pre_get_sources_script: argv['pre-clone-script'] } : {}),
     ...(argv['pre-build-script'] ? { pre_build_script: argv['pre-build-script'] } : {}),
     ...(argv['post-build-script'] ? { post_build_script: argv['post-build-script'] } : {}),
   });

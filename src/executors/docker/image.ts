@@ -50,6 +50,8 @@ export interface EnsureOptions {
   env?: Record<string, string>;
   /** The daemon's inspected images (image-cache.ts); without it every call inspects. */
   cache?: ImageCache;
+  /** The job's `docker: platform`, for the pull. */
+  platform?: string;
 }
 
 /** The image once it is present per `policies`; fails saying what each policy found. */
@@ -113,7 +115,7 @@ async function localImage(docker: DockerCli, image: string, signal: AbortSignal)
 
 async function pull(docker: DockerCli, image: string, options: EnsureOptions): Promise<void> {
   options.log(`Pulling docker image ${image} ...`);
-  const child = docker.spawn(['pull', image], { signal: options.signal, ...(options.env ? { env: options.env } : {}) });
+  const child = docker.spawn(['pull', ...(options.platform ? ['--platform', options.platform] : []), image], { signal: options.signal, ...(options.env ? { env: options.env } : {}) });
   const layers = new Set<string>();
   let pending = '';
   let lastError = '';

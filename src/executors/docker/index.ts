@@ -28,7 +28,9 @@ import { jobLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
 import { jobDockerConfig } from './registry-auth.js';
-import { serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
+import { healthcheckPort, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { dockerOpts, serviceOwnVariables } from '../executor-opts.js';
 import { runStageContainer } from './stage-container.js';
 
 /** Where the slot dir appears in the container (GitLab Runner's path). */
@@ -59,11 +61,16 @@ interface JobState {
   network?: string;
   /** The image's own user when it is not root. */
   user?: Ids;
+  /** `--user` of the build stages: `[runners.docker] user`, else the image's `docker: user`. */
+  runUser?: string;
+  /** The image's `docker: platform`. */
+  platform?: string;
   entrypoint: Entrypoint;
 }
 
 export class DockerExecutor implements Executor {
   readonly name = 'docker';
+  readonly buildsDir = CONTAINER_BUILDS_DIR;
   readonly host: ShellExecutor;
   readonly marker: string;
   private readonly docker: DockerCli;
@@ -110,14 +117,31 @@ export class DockerExecutor implements Executor {
       checkImageName(s.name, 'service');
       checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service');
     }
-    this.job = { id: build.id, prefix, labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot), image, slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, entrypoint: entrypointFor([], undefined) };
+    // The job's `docker: { user, platform }`; the runner's `user` wins, as in GitLab Runner.
+    const imageOpts = dockerOpts(build.options.imageExecutorOpts, request.variables, 'image');
+    const runUser = o.user ?? imageOpts.user;
+    this.job = {
+      id: build.id,
+      prefix,
+      labels: jobLabelArgs(this.options.runnerToken, build.id, request.slot),
+      image,
+      slotDir: request.slotDir,
+      projectDir: request.projectDir,
+      stateDir: request.stateDir,
+      entrypoint: entrypointFor([], undefined),
+      ...(runUser ? { runUser } : {}),
+      ...(imageOpts.platform ? { platform: imageOpts.platform } : {}),
+    };
     const imagePolicies = pullPolicies(o.pull_policy, build.options.imagePullPolicy, 'image');
     const servicePolicies = services.map((s) => pullPolicies(o.pull_policy, (s as ServiceOptions).pull_policy, `service ${s.name}`));
-    // The job's registry logins (v4 `credentials`) reach its pulls only, through a config file.
-    const env = await jobDockerConfig(request.stateDir, build.credentials);
-    if (env.DOCKER_CONFIG) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
+    // The job's registry logins (DOCKER_AUTH_CONFIG, v4 `credentials`) reach its pulls only, through a config file.
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    const env = await jobDockerConfig(request.stateDir, build.credentials, process.env, authConfig.auths);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    if (env.DOCKER_CONFIG && build.credentials.length > 0) request.log(`Authenticating with credentials for ${[...new Set(build.credentials.map((c) => c.url))].join(', ')}`);
     request.log(`Using docker image ${image} ...`);
-    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images });
+    const local = await ensureImage(this.docker, image, imagePolicies, { log: request.log, signal: request.signal, env, cache: this.images, ...(imageOpts.platform ? { platform: imageOpts.platform } : {}) });
     request.log(`Using docker image ${image} with ID ${local.id}`);
     await this.readImageConfig(this.job, local, request);
     if (services.length === 0) return;
@@ -125,23 +149,28 @@ export class DockerExecutor implements Executor {
     const network = `${prefix}-network`;
     await this.docker.run(['network', 'create', ...this.job.labels, network], { signal: request.signal });
     this.job.network = network;
-    const serviceEnv = splitServiceEnv(serviceEnvironment(request.variables, [build.token, this.options.runnerToken]));
-    if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to services (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
-    const envFile = join(request.stateDir, 'services.env');
-    if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
+    const secrets = [build.token, this.options.runnerToken];
     const started: StartedService[] = [];
-    try {
-      for (const [i, spec] of services.entries()) {
+    for (const [i, spec] of services.entries()) {
+      const job = spec as ServiceOptions;
+      const opts = dockerOpts(job.executor_opts, request.variables, `service ${spec.name}`);
+      // The job's variables and the service's own (GitLab Runner's GetServiceVariables), in a file.
+      const own = serviceOwnVariables(job.variables, request.variables);
+      const serviceEnv = splitServiceEnv(serviceEnvironment([...request.variables, ...own], secrets));
+      if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to service ${spec.name} (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
+      const envFile = join(request.stateDir, `service-${i}.env`);
+      if (serviceEnv.file) await writeNewFile(envFile, serviceEnv.file, 0o600);
+      try {
         request.log(`Starting service ${spec.name} ...`);
-        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env, cache: this.images });
+        await ensureImage(this.docker, spec.name, servicePolicies[i] ?? o.pull_policy, { log: request.log, signal: request.signal, env, cache: this.images, ...(opts.platform ? { platform: opts.platform } : {}) });
         const container = `${prefix}-service-${i}`;
         this.containers.add(container);
-        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), privileged: o.privileged });
+        const args = serviceRunArgs(spec, { container, network, labels: this.job.labels, ...(serviceEnv.file ? { envFile } : {}), byName: Object.keys(serviceEnv.byName), privileged: o.privileged, ...opts });
         await this.docker.run(args, { env: serviceEnv.byName, signal: request.signal });
-        started.push({ container, image: spec.name });
+        started.push({ container, image: spec.name, ...healthcheckPort([...request.variables, ...own]) });
+      } finally {
+        await rm(envFile, { force: true });
       }
-    } finally {
-      await rm(envFile, { force: true });
     }
     await waitForServices(this.docker, started, { timeoutS: o.wait_for_services_timeout, log: request.log, warn: request.warn, signal: request.signal });
   }
@@ -149,11 +178,12 @@ export class DockerExecutor implements Executor {
   /** Whom the build stages run as, and what runs first in their containers. */
   private async readImageConfig(job: JobState, config: LocalImage, request: PrepareRequest): Promise<void> {
     const o = this.options.docker;
-    const spec = o.user ?? config.user;
+    const spec = job.runUser ?? config.user;
     const user = await imageUser(this.docker, job.image, spec, job.labels, request.signal);
     if (user) {
       job.user = user;
-      request.log(`Running the script as ${user.uid}:${user.gid} (${o.user ? '[runners.docker] user' : 'the image\'s USER'} "${spec}"), the project directory handed to it for each stage`);
+      const source = o.user ? '[runners.docker] user' : job.runUser ? 'the job\'s image docker: user' : 'the image\'s USER';
+      request.log(`Running the script as ${user.uid}:${user.gid} (${source} "${spec}"), the project directory handed to it for each stage`);
     }
     let replacement = request.build.options.imageEntrypoint;
     if (replacement && o.disable_entrypoint_overwrite) {
@@ -241,7 +271,8 @@ export class DockerExecutor implements Executor {
       ...job.labels,
       ...(job.network && !this.options.docker.network_mode ? ['--network', job.network] : []),
       ...containerFlags(this.options.docker),
-      ...(this.options.docker.user ? ['--user', this.options.docker.user] : []),
+      ...(job.runUser ? ['--user', job.runUser] : []),
+      ...(job.platform ? ['--platform', job.platform] : []),
       '--volume', `${job.projectDir}:${projectInContainer}`,
       ...files.flatMap(([host, inContainer]) => ['--volume', `${host}:${inContainer}:ro`]),
       // The one file the wrapper writes outside the checkout.

@@ -34,14 +34,25 @@ export function serviceEnvironment(variables: readonly ExportedVariable[], secre
 export interface StartedService {
   container: string;
   image: string;
+  /** HEALTHCHECK_TCP_PORT among its variables: the one port waited for, instead of every exposed one. */
+  port?: number;
+}
+
+/** A service's HEALTHCHECK_TCP_PORT (its variables or the job's, as GitLab Runner reads it). */
+export function healthcheckPort(variables: readonly ExportedVariable[]): { port?: number } {
+  const value = variables.findLast((v) => v.key.toUpperCase() === 'HEALTHCHECK_TCP_PORT')?.value.trim() ?? '';
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : 0;
+  return port > 0 && port < 65536 ? { port } : {};
 }
 
 /**
  * `docker run -d` arguments for one service; the environment comes from `envFile` and, for the names
  * in `byName`, from the CLI's environment (`-e KEY`): never a value on the command line (service-env.ts).
  */
-export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; envFile?: string; byName: string[]; privileged: boolean }): string[] {
+export function serviceRunArgs(spec: ServiceSpec, options: { container: string; network: string; labels: string[]; envFile?: string; byName: string[]; privileged: boolean; user?: string; platform?: string }): string[] {
   const args = ['run', '-d', '--name', options.container, ...options.labels, '--network', options.network];
+  if (options.user) args.push('--user', options.user);
+  if (options.platform) args.push('--platform', options.platform);
   for (const alias of serviceAliases(spec)) args.push('--network-alias', alias);
   if (options.privileged) args.push('--privileged');
   if (options.envFile) args.push('--env-file', options.envFile);
@@ -82,9 +93,11 @@ async function waitOne(docker: DockerCli, service: StartedService, deadline: num
     .catch(() => '');
   const [portsJson = 'null', ips = ''] = info.split('|');
   const ip = ips.trim().split(/\s+/)[0] ?? '';
-  const ports = Object.keys((JSON.parse(portsJson) as Record<string, unknown> | null) ?? {})
-    .filter((p) => p.endsWith('/tcp'))
-    .map((p) => Number.parseInt(p, 10));
+  const ports = service.port
+    ? [service.port]
+    : Object.keys((JSON.parse(portsJson) as Record<string, unknown> | null) ?? {})
+        .filter((p) => p.endsWith('/tcp'))
+        .map((p) => Number.parseInt(p, 10));
   if (!ip) return ports.map((p) => `port ${p}`);
   let pending = ports;
   while (pending.length > 0 && Date.now() < deadline && !signal.aborted) {

@@ -18,17 +18,19 @@ import { serviceAliases, serviceEnvironment } from '../docker/services.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { fileVariablePaths } from '../file-variables.js';
 import { generateScript } from '../shell/script.js';
-import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
+import type { Executor, ExportedVariable, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
 import { isNotFound, KubeApi } from './api.js';
 import { connect, KubernetesConfigError } from './connection.js';
 import { currentOwner, jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import { JobPod } from './job-pod.js';
 import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
-import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, type PodPlan } from './pod-spec.js';
+import { BUILD_CONTAINER, POD_BUILDS_DIR, serviceHostnames, serviceSecretKey, type PodPlan } from './pod-spec.js';
+import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
+import { dockerAuthConfig } from '../docker-auth-config.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
-import { collectProject, packPaths } from './transfer.js';
+import { collectProject, DEFAULT_COLLECT_LIMIT_BYTES, packPaths, type CollectLimit } from './transfer.js';
 
 export interface KubernetesExecutorOptions {
   kubernetes: KubernetesOptions;
@@ -37,6 +39,8 @@ export interface KubernetesExecutorOptions {
   killGraceMs: number;
   /** Runs get_sources on the runner (a shell executor). */
   host: Executor;
+  /** `artifacts_extract_limit` (bytes, 0: not set): also the most the copy-back may bring from the pod. */
+  extractLimitBytes?: number;
   /** Who this runner process is (leftovers.ts); default from POD_NAME/POD_NAMESPACE or the host name. */
   owner?: Owner;
   logger?: Logger;
@@ -57,6 +61,7 @@ interface JobState {
 
 export class KubernetesExecutor implements Executor {
   readonly name = 'kubernetes';
+  readonly buildsDir = POD_BUILDS_DIR;
   readonly host: Executor;
   readonly marker: string | undefined;
   private job: JobState | undefined;
@@ -78,12 +83,15 @@ export class KubernetesExecutor implements Executor {
     checkAllowed(image, o.allowed_images, 'allowed_images', 'image', '[runners.kubernetes]');
     // v4 sends the job's services as objects (alias, entrypoint, command); v1 by name.
     const specs: ServiceOptions[] = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
-    const jobServices: KubernetesService[] = specs.map(({ name, alias, entrypoint, command }) => ({
+    const jobServices: KubernetesService[] = specs.map(({ name, alias, entrypoint, command, executor_opts: opts, variables }) => ({
       name,
       ...(alias ? { alias } : {}),
       ...(entrypoint ? { entrypoint } : {}),
       ...(command ? { command } : {}),
+      runAs: kubernetesUser(opts, request.variables, `service ${name}`),
+      ...(variables && variables.length > 0 ? { ownVariables: variables.map((v) => v.key).filter((key) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) } : {}),
     }));
+    const serviceOwn = [...o.services.map(() => []), ...specs.map((s) => serviceOwnVariables(s.variables, request.variables))];
     const services = [...o.services, ...jobServices].map((s) => ({ ...s, name: expandName(s.name, request.variables) }));
     for (const s of services) checkAllowed(s.name, o.allowed_services, 'allowed_services', 'service', '[runners.kubernetes]');
     let api: KubeApi;
@@ -112,17 +120,18 @@ export class KubernetesExecutor implements Executor {
       },
       image,
       ...(build.options.imageEntrypoint ? { entrypoint: build.options.imageEntrypoint } : {}),
+      runAs: kubernetesUser(build.options.imageExecutorOpts, request.variables, 'image'),
       ...jobPullPolicies(o.pull_policy, build.options.imagePullPolicy),
       services: services.map((s) => withHostnames(s, request.warn)),
       terminationGraceSeconds: this.graceSeconds(),
     };
-    await this.createSecrets(job, plan, request);
+    await this.createSecrets(job, plan, request, serviceOwn);
     // The pod starts while the runner fetches the sources; `ready` waits for it.
     job.pod = new JobPod(api, plan, o, { log: request.log, warn: request.warn }, request.signal);
   }
 
   /** The services' environment and the job's registry credentials, as Secrets the pod refers to. */
-  private async createSecrets(job: JobState, plan: PodPlan, request: PrepareRequest): Promise<void> {
+  private async createSecrets(job: JobState, plan: PodPlan, request: PrepareRequest, serviceOwn: ExportedVariable[][]): Promise<void> {
     const { build } = request;
     const { api, namespace } = job;
     const create = async (name: string, body: V1Secret): Promise<string> => {
@@ -134,10 +143,18 @@ export class KubernetesExecutor implements Executor {
       return name;
     };
     if (plan.services.length > 0) {
-      const env = serviceEnvironment(request.variables, [build.token, this.options.runnerToken]);
+      const secrets = [build.token, this.options.runnerToken];
+      const env = serviceEnvironment(request.variables, secrets);
+      // Each service's own variables, under keys of their own (pod-spec.ts's serviceSecretKey).
+      serviceOwn.forEach((own, i) => {
+        for (const [name, value] of Object.entries(serviceEnvironment(own, secrets))) env[serviceSecretKey(i, name)] = value;
+      });
       plan.serviceEnvSecret = await create(`${plan.name}-services`, environmentSecret(`${plan.name}-services`, namespace, plan.labels, env));
     }
-    const dockerConfig = registryConfig(build.credentials);
+    const authConfig = dockerAuthConfig(request.variables.findLast((v) => v.key === 'DOCKER_AUTH_CONFIG')?.value);
+    for (const line of authConfig.warnings) request.warn(`WARNING: ${line}`);
+    if (Object.keys(authConfig.auths).length > 0) request.log(`Authenticating with credentials from $DOCKER_AUTH_CONFIG for ${Object.keys(authConfig.auths).join(', ')}`);
+    const dockerConfig = registryConfig(build.credentials, authConfig.auths);
     if (dockerConfig) plan.registrySecret = await create(`${plan.name}-registry`, registrySecret(`${plan.name}-registry`, namespace, plan.labels, dockerConfig));
   }
 
@@ -162,9 +179,11 @@ export class KubernetesExecutor implements Executor {
     await writeFile(scriptPath, script, { mode: 0o600 });
     try {
       // File variables: the files the job runner wrote (ExportedVariable.file), never a path read from a value.
-      const paths = [...(job.synced ? [] : [job.projectDir]), scriptPath, ...fileVariablePaths(request.variables)].map((p) => relative(job.slotDir, p));
+      // The checkout goes in with the first stage that runs after get_sources.
+      const sync = !job.synced && !request.beforeSources;
+      const paths = [...(sync ? [job.projectDir] : []), scriptPath, ...fileVariablePaths(request.variables)].map((p) => relative(job.slotDir, p));
       const size = await packPaths(job.slotDir, paths, tarPath);
-      job.synced = true;
+      if (sync) job.synced = true;
       const run = { connection: job.api.connection, target: { namespace: job.namespace, pod: pod.name, container: BUILD_CONTAINER }, script: this.buildPath(scriptPath), pidFile: `${POD_BUILDS_DIR}/.${basename(name)}.pid`, input: { path: tarPath, size }, killGraceMs: this.options.killGraceMs };
       return await runPodStage(run, request).catch(async (error: unknown) => {
         // An exec that fails because the container ended (its entrypoint exited, it was OOM-killed) says so.
@@ -189,6 +208,7 @@ export class KubernetesExecutor implements Executor {
       scratchDir: job.stateDir,
       signal,
       warn,
+      limit: collectLimit(this.options.extractLimitBytes ?? 0),
     });
   }
 
@@ -221,6 +241,13 @@ export class KubernetesExecutor implements Executor {
   private warn(error: unknown, message: string): void {
     this.options.logger?.warn({ err: error }, message);
   }
+}
+
+/** The copy-back's budget: `artifacts_extract_limit` when set, else a default a build does not reach. */
+function collectLimit(extractLimitBytes: number): CollectLimit {
+  return extractLimitBytes > 0
+    ? { bytes: extractLimitBytes, setting: 'artifacts_extract_limit' }
+    : { bytes: DEFAULT_COLLECT_LIMIT_BYTES, setting: 'the copy-back\'s limit when artifacts_extract_limit is not set' };
 }
 
 /**

@@ -12,6 +12,10 @@ export interface KubernetesService {
   alias?: string;
   entrypoint?: string[];
   command?: string[];
+  /** The job's `kubernetes: user` for this service, as runAsUser/runAsGroup. */
+  runAs?: { runAsUser?: number; runAsGroup?: number };
+  /** Names of the service's own variables, read from the services' Secret under `svc-<i>.<name>`. */
+  ownVariables?: string[];
 }
 
 interface VolumeBase {

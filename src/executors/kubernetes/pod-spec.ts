@@ -31,6 +31,8 @@ export interface PodPlan {
   image: string;
   /** The job's `image: { entrypoint }`, when it gave one. */
   entrypoint?: string[];
+  /** The job's image `kubernetes: user`, as runAsUser/runAsGroup of the build container. */
+  runAs?: { runAsUser?: number; runAsGroup?: number };
   /** With their final names (variables expanded) and aliases (`serviceHostnames`). */
   services: Array<KubernetesService & { hostnames: string[] }>;
   pullPolicy?: KubernetesPullPolicy;
@@ -43,12 +45,15 @@ export interface PodPlan {
   terminationGraceSeconds: number;
 }
 
+/** Where service `i`'s own variable `name` is in the services' Secret (a Secret key allows `-._a-zA-Z0-9`). */
+export const serviceSecretKey = (i: number, name: string): string => `svc-${i}.${name}`;
+
 const PULL_POLICY: Record<KubernetesPullPolicy, string> = { always: 'Always', 'if-not-present': 'IfNotPresent', never: 'Never' };
 
 export function podSpec(plan: PodPlan, o: KubernetesOptions): V1Pod {
   const volumes = userVolumes(o);
   const mounts = userMounts(o);
-  const privileged = o.privileged ? { securityContext: { privileged: true } } : {};
+  const security = (runAs: PodPlan['runAs']) => (o.privileged || (runAs && Object.keys(runAs).length > 0) ? { securityContext: { ...(o.privileged ? { privileged: true } : {}), ...runAs } } : {});
   const pullPolicy = plan.pullPolicy ? { imagePullPolicy: PULL_POLICY[plan.pullPolicy] } : {};
   const build: V1Container = {
     name: BUILD_CONTAINER,
@@ -57,7 +62,7 @@ export function podSpec(plan: PodPlan, o: KubernetesOptions): V1Pod {
     ...buildCommand(plan.entrypoint),
     volumeMounts: [{ name: BUILDS_VOLUME, mountPath: POD_BUILDS_DIR }, ...mounts],
     ...resources(o.cpu_limit, o.memory_limit, o.cpu_request, o.memory_request),
-    ...privileged,
+    ...security(plan.runAs),
   };
   const services: V1Container[] = plan.services.map((service, i) => {
     const [first, ...rest] = service.entrypoint ?? [];
@@ -68,9 +73,11 @@ export function podSpec(plan: PodPlan, o: KubernetesOptions): V1Pod {
       ...(first !== undefined ? { command: [first, ...rest] } : {}),
       ...(service.command ? { args: service.command } : {}),
       ...(plan.serviceEnvSecret ? { envFrom: [{ secretRef: { name: plan.serviceEnvSecret } }] } : {}),
+      // The service's own variables beat the job's of the same name (env wins over envFrom).
+      ...(plan.serviceEnvSecret && service.ownVariables?.length ? { env: service.ownVariables.map((name) => ({ name, valueFrom: { secretKeyRef: { name: plan.serviceEnvSecret!, key: serviceSecretKey(i, name) } } })) } : {}),
       ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
       ...resources(o.service_cpu_limit, o.service_memory_limit, o.service_cpu_request, o.service_memory_request),
-      ...privileged,
+      ...security(service.runAs),
     };
   });
   const hostnames = [...new Set(plan.services.flatMap((s) => s.hostnames))];

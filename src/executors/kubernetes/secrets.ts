@@ -7,12 +7,16 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BuildCredential } from '../../protocol/types.js';
 
-/** The `.dockerconfigjson` of the job's `registry` credentials; undefined when it has none. */
-export function registryConfig(credentials: readonly BuildCredential[]): string | undefined {
-  const auths: Record<string, { username: string; password: string; auth: string }> = {};
+/**
+ * The `.dockerconfigjson` of the job's logins: DOCKER_AUTH_CONFIG's `auths` first (docker-auth-config.ts),
+ * then its `registry` credentials, the first naming a registry winning as in GitLab Runner; undefined
+ * when it has none.
+ */
+export function registryConfig(credentials: readonly BuildCredential[], jobAuths: Record<string, { auth: string }> = {}): string | undefined {
+  const auths: Record<string, { username?: string; password?: string; auth: string }> = { ...jobAuths };
   for (const c of credentials) {
     if (c.type !== 'registry' || !c.url) continue;
-    auths[c.url] = { username: c.username, password: c.password, auth: Buffer.from(`${c.username}:${c.password}`).toString('base64') };
+    auths[c.url] ??= { username: c.username, password: c.password, auth: Buffer.from(`${c.username}:${c.password}`).toString('base64') };
   }
   return Object.keys(auths).length > 0 ? JSON.stringify({ auths }) : undefined;
 }

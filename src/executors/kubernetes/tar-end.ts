@@ -25,6 +25,15 @@ export interface TarTrailer {
 /** The stream is not what the copy-back's command prints. */
 export class TarStreamError extends Error {}
 
+/** The archive is larger than the copy-back may bring (`limitBytes`); nothing past it was taken. */
+export class TarOverLimitError extends TarStreamError {
+  readonly code = 'COLLECT_OVER_LIMIT';
+
+  constructor(readonly limitBytes: number, readonly atLeast: number) {
+    super(`the archive of the build's files is at least ${atLeast} bytes, more than the ${limitBytes} bytes the copy-back may bring`);
+  }
+}
+
 export class TarEndFinder extends Transform {
   /** Entries seen in the archive (0: the pod's project dir was empty). */
   entries = 0;
@@ -36,6 +45,17 @@ export class TarEndFinder extends Transform {
   private dataLeft = 0;
   private zeroBlocks = 0;
   private text = '';
+  /** Archive bytes let through so far (headers, data, padding). */
+  private archiveBytes = 0;
+
+  /**
+   * `limitBytes`: the most archive bytes (headers and data, as declared by each header) let through;
+   * an entry that would go past it fails the stream before any of its bytes pass, so whoever writes
+   * the archive never holds more than that, whatever size a header claims (a sparse file of 100 GB).
+   */
+  constructor(private readonly limitBytes = Number.POSITIVE_INFINITY) {
+    super();
+  }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     try {
@@ -53,6 +73,7 @@ export class TarEndFinder extends Transform {
       case 'data': {
         const n = Math.min(this.dataLeft, chunk.length - at);
         this.push(chunk.subarray(at, at + n));
+        this.archiveBytes += n;
         this.dataLeft -= n;
         if (this.dataLeft === 0) this.state = 'header';
         return at + n;
@@ -65,9 +86,11 @@ export class TarEndFinder extends Transform {
         return at + n;
       }
       case 'end': {
-        // Zero padding up to the trailer's first byte.
+        // Zero padding up to the trailer's first byte (tar pads to its record size), within the limit too.
         let next = at;
         while (next < chunk.length && chunk[next] === 0) next += 1;
+        if (this.archiveBytes + next - at > this.limitBytes) throw new TarOverLimitError(this.limitBytes, this.archiveBytes + next - at);
+        this.archiveBytes += next - at;
         if (next > at) this.push(chunk.subarray(at, next));
         if (next < chunk.length) this.state = 'trailer';
         return next;
@@ -83,8 +106,8 @@ export class TarEndFinder extends Transform {
   private onHeader(): void {
     const block = Buffer.from(this.header);
     this.headerFill = 0;
-    this.push(block);
     if (block.every((byte) => byte === 0)) {
+      this.pass(block, 0);
       this.zeroBlocks += 1;
       if (this.zeroBlocks === 2) this.state = 'end';
       return;
@@ -93,7 +116,16 @@ export class TarEndFinder extends Transform {
     this.entries += 1;
     const size = entrySize(block);
     this.dataLeft = Math.ceil(size / BLOCK) * BLOCK;
+    this.pass(block, this.dataLeft);
     if (this.dataLeft > 0) this.state = 'data';
+  }
+
+  /** Lets a header through when it and the data it announces fit in the limit. */
+  private pass(block: Buffer, announced: number): void {
+    const after = this.archiveBytes + BLOCK + announced;
+    if (after > this.limitBytes) throw new TarOverLimitError(this.limitBytes, after);
+    this.archiveBytes += BLOCK;
+    this.push(block);
   }
 
   private onTrailerText(text: string): void {

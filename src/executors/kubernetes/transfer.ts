@@ -24,10 +24,13 @@ import { isAbsolute, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { create } from 'tar';
+import { ExtractBudget } from '../../artifacts/budget.js';
 import { extractArchive } from '../../artifacts/extract.js';
+import { megabytes } from '../../artifacts/naming.js';
+import { JobOverLimitError } from '../types.js';
 import type { Connection } from './connection.js';
 import { PodExecError, podExec, type ExecTarget } from './exec.js';
-import { TarEndFinder, TRAILER_END, TRAILER_START } from './tar-end.js';
+import { TarEndFinder, TarOverLimitError, TRAILER_END, TRAILER_START } from './tar-end.js';
 
 /**
  * Writes a tar of `paths` (relative to `cwd`, each inside it) to `out`; returns its size. Symlinks
@@ -72,7 +75,24 @@ export interface CollectRequest {
   signal: AbortSignal;
   /** A line for the trace (a connection that dropped and is tried again). */
   warn: (line: string) => void;
+  /** The most bytes the archive may hold, and what sets it (for the message). */
+  limit: CollectLimit;
 }
+
+export interface CollectLimit {
+  bytes: number;
+  /** What the user changes: `artifacts_extract_limit`, or why the default applies. */
+  setting: string;
+}
+
+/**
+ * The copy-back's budget when `artifacts_extract_limit` is not set: far more than a build leaves in
+ * its project dir, short of what fills a runner's disk (the archive is written, then extracted).
+ */
+export const DEFAULT_COLLECT_LIMIT_BYTES = 10 * 1024 ** 3;
+
+/** The build's files in the pod are more than the copy-back may bring back. */
+export class CollectOverLimitError extends JobOverLimitError {}
 
 /** How often the archive is asked for when the connection ends before the trailer: tar only reads, so asking again is safe. */
 export const COLLECT_ATTEMPTS = 3;
@@ -93,7 +113,7 @@ export async function collectProject(request: CollectRequest): Promise<{ entries
     }
     await clearExceptGit(request.projectDir);
     if (entries === 0) return { entries: 0, bytes: 0 };
-    const summary = await extractArchive(archive, request.projectDir, request.signal);
+    const summary = await extractArchive(archive, request.projectDir, request.signal, { budget: new ExtractBudget(request.limit.bytes) });
     return { entries: summary.entries, bytes: summary.bytes };
   } finally {
     await rm(archive, { force: true });
@@ -106,7 +126,7 @@ export async function collectProject(request: CollectRequest): Promise<{ entries
  * trailer.
  */
 async function packProject(request: CollectRequest, archive: string): Promise<number> {
-  const finder = new TarEndFinder();
+  const finder = new TarEndFinder(request.limit.bytes);
   const written = pipeline(finder, createWriteStream(archive, { mode: 0o600 })).then(
     () => undefined,
     (error: unknown) => error,
@@ -127,6 +147,10 @@ async function packProject(request: CollectRequest, archive: string): Promise<nu
   }
   finder.end();
   const writeFailure = await written;
+  if (writeFailure instanceof TarOverLimitError) {
+    const { bytes, setting } = request.limit;
+    throw new CollectOverLimitError('COLLECT_OVER_LIMIT', `the build's files in the pod come to more than ${megabytes(bytes)} (${setting}); the copy-back stopped there and nothing of it was kept. Leave less in the project directory, or raise artifacts_extract_limit in the runner's config.toml`, { cause: writeFailure });
+  }
   const trailer = finder.trailer;
   if (failure !== undefined && (!trailer || request.signal.aborted)) throw failure;
   if (writeFailure !== undefined) throw writeFailure;

@@ -37,7 +37,12 @@ export function runnerFeatures(executor: string): FeaturesInfo {
     vault_secrets: false,
     cancelable: runs,
     return_exit_code: runs,
-    service_variables: false,
+    // A service's own `variables:`, several aliases (`alias: "db,postgres"`), and the image's and
+    // services' `docker: { user, platform }` / `kubernetes: { user }` (executors/executor-opts.ts).
+    service_variables: containers,
+    service_multiple_aliases: containers,
+    image_executor_opts: containers,
+    service_executor_opts: containers,
     fallback_cache_keys: runs,
     cancel_gracefully: runs,
   };

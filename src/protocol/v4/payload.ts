@@ -5,7 +5,7 @@
  * - `null` anywhere means absent, unknown keys are ignored.
  * - What the runner needs and cannot guess — `id`, `token`, `job_info.name`, `job_info.project_id`,
  *   `git_info.repo_url`, `ref`, `sha` (≥ 8 chars) — refuses the job when absent; the message names it.
- * - What the runner acts on (`steps`, `variables`, `artifacts`, `cache`, `dependencies`) must have
+ * - What the runner acts on (`steps`, `variables`, `artifacts`, `cache`, `dependencies`, `hooks`) must have
  *   its documented types: a wrong one refuses the job, naming the key, since running it without them
  *   would not be what the user asked for. A step the runner does not implement (`release`, which it
  *   does not announce) refuses the job too.
@@ -20,7 +20,7 @@ import { schemaMessages } from '../../util/schema-messages.js';
 import { keyedVariables, type BuildPayloadResult } from '../build-payload.js';
 import { gitSourceIssues } from '../git-source.js';
 import { withoutNulls } from '../json-nulls.js';
-import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, QueueInfo, ServiceOptions } from '../types.js';
+import type { ArtifactsOptions, BuildOptions, BuildPayload, CacheOptions, DependencyBuild, ExecutorOpts, QueueInfo, ServiceOptions } from '../types.js';
 
 const stringList = z.array(z.string());
 const when = z.enum(['on_success', 'on_failure', 'always']);
@@ -49,15 +49,51 @@ const stepSchema = z.looseObject({
   allow_failure: z.boolean().catch(false),
 });
 
+/**
+ * `executor_opts`: `docker: { platform, user }`, `kubernetes: { user }` (a user may be a number); the
+ * names GitLab Runner 19 does not know are kept apart, as it refuses a job that has them.
+ */
+const userValue = z.union([z.string(), z.int().nonnegative().transform(String)]);
+const executorOptsSchema = z
+  .record(z.string(), z.unknown())
+  .transform((raw): ExecutorOpts => {
+    const opts: ExecutorOpts = {};
+    const unsupported: string[] = [];
+    const section = (key: 'docker' | 'kubernetes', allowed: readonly string[]): Record<string, string> | undefined => {
+      const value = raw[key];
+      if (value === undefined) return undefined;
+      const fields = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+      const out: Record<string, string> = {};
+      for (const [name, field] of Object.entries(fields)) {
+        const parsed = userValue.safeParse(field);
+        if (!allowed.includes(name)) unsupported.push(`${key}.${name}`);
+        else if (parsed.success && parsed.data !== '') out[name] = parsed.data;
+      }
+      return out;
+    };
+    for (const key of Object.keys(raw)) if (key !== 'docker' && key !== 'kubernetes') unsupported.push(key);
+    const docker = section('docker', ['platform', 'user']);
+    const kubernetes = section('kubernetes', ['user']);
+    if (docker && Object.keys(docker).length > 0) opts.docker = docker;
+    if (kubernetes && Object.keys(kubernetes).length > 0) opts.kubernetes = kubernetes;
+    if (unsupported.length > 0) opts.unsupported = unsupported;
+    return opts;
+  })
+  .optional()
+  .catch(undefined);
+
 const imageSchema = z.looseObject({
   name: z.string().min(1),
   entrypoint: stringList.optional().catch(undefined),
   pull_policy: pullPolicy,
+  executor_opts: executorOptsSchema,
 });
 
 const serviceSchema = imageSchema.extend({
   alias: z.string().optional().catch(undefined),
   command: stringList.optional().catch(undefined),
+  // A service's own variables; one without a key names nothing and is dropped.
+  variables: keyedVariables(z.looseObject({ key: z.string(), value: z.union([z.string(), z.number(), z.boolean()]).transform(String).default('') })).optional().catch(undefined),
 });
 
 /** Only some executors use these: an entry that cannot be read is dropped. */
@@ -101,6 +137,12 @@ const dependencySchema = z.looseObject({
     .optional(),
 });
 
+/** The hooks the runner acts on: a list that is not one refuses the job, a hook without a name is dropped. */
+const hooksSchema = z
+  .array(z.unknown())
+  .transform((items) => items.filter((item) => typeof item === 'object' && item !== null && typeof (item as { name?: unknown }).name === 'string' && (item as { name: string }).name !== ''))
+  .pipe(z.array(z.looseObject({ name: z.string(), script: stringList.default([]) })));
+
 const credentialSchema = z.looseObject({ type: z.string().catch(''), url: z.string().catch(''), username: z.string().catch(''), password: z.string().catch('') });
 
 const jobSchema = z
@@ -137,6 +179,7 @@ const jobSchema = z
     cache: z.array(cacheSchema).default([]),
     credentials: tolerantList(credentialSchema).default([]),
     dependencies: z.array(dependencySchema).default([]),
+    hooks: hooksSchema.default([]),
     features: z
       .looseObject({
         failure_reasons: stringList.optional().catch(undefined),
@@ -150,6 +193,12 @@ const jobSchema = z
     const at = (key: string): PropertyKey[] => ['git_info', key];
     const sources = gitSourceIssues({ repoUrl: { path: at('repo_url'), value: git.repo_url }, sha: { path: at('sha'), value: git.sha }, ref: { path: at('ref'), value: git.ref }, refspecs: { path: at('refspecs'), value: git.refspecs } });
     for (const issue of sources) ctx.addIssue({ code: 'custom', ...issue });
+    // GitLab Runner 19 refuses a job whose executor_opts it does not know, rather than ignore them.
+    const refuseOpts = (opts: ExecutorOpts | undefined, path: PropertyKey[]): void => {
+      if (opts?.unsupported) ctx.addIssue({ code: 'custom', path: [...path, 'executor_opts'], message: `unsupported options ${opts.unsupported.join(', ')} (supported: docker.platform, docker.user, kubernetes.user)` });
+    };
+    refuseOpts(job.image?.executor_opts, ['image']);
+    job.services.forEach((service, index) => refuseOpts(service.executor_opts, ['services', index]));
     job.steps.forEach((step, index) => {
       if (step.name !== 'script' && step.name !== 'after_script') {
         ctx.addIssue({ code: 'custom', path: ['steps', index, 'name'], message: `step "${step.name}" is not supported by this runner (it runs script and after_script)` });
@@ -214,6 +263,7 @@ function toBuildPayload(job: Job): BuildPayload {
   const queue = queueInfo(info);
   if (queue) build.queue_info = queue;
   if (job.features.token_mask_prefixes) build.token_mask_prefixes = job.features.token_mask_prefixes;
+  if (job.hooks.length > 0) build.hooks = job.hooks.map((hook) => ({ name: hook.name, script: hook.script }));
   return build;
 }
 
@@ -225,6 +275,7 @@ function toOptions(job: Job, script: string[]): BuildOptions {
     options.image = job.image.name;
     if (job.image.entrypoint && job.image.entrypoint.length > 0) options.imageEntrypoint = job.image.entrypoint;
     if (job.image.pull_policy && job.image.pull_policy.length > 0) options.imagePullPolicy = job.image.pull_policy;
+    if (job.image.executor_opts && Object.keys(job.image.executor_opts).length > 0) options.imageExecutorOpts = job.image.executor_opts;
   }
   if (job.services.length > 0) {
     options.services = job.services.map((service) => service.name);
@@ -242,6 +293,8 @@ function toService(service: z.output<typeof serviceSchema>): ServiceOptions {
     ...(service.entrypoint && service.entrypoint.length > 0 ? { entrypoint: service.entrypoint } : {}),
     ...(service.command && service.command.length > 0 ? { command: service.command } : {}),
     ...(service.pull_policy && service.pull_policy.length > 0 ? { pull_policy: service.pull_policy } : {}),
+    ...(service.variables && service.variables.length > 0 ? { variables: service.variables.map(({ key, value }) => ({ key, value })) } : {}),
+    ...(service.executor_opts && Object.keys(service.executor_opts).length > 0 ? { executor_opts: service.executor_opts } : {}),
   };
 }
 

@@ -29,6 +29,9 @@ export interface FeaturesInfo {
   cancelable: boolean;
   return_exit_code: boolean;
   service_variables: boolean;
+  service_multiple_aliases: boolean;
+  image_executor_opts: boolean;
+  service_executor_opts: boolean;
   fallback_cache_keys: boolean;
   cancel_gracefully: boolean;
 }

@@ -15,6 +15,8 @@ export interface GitHttpHandlerOptions {
   resolveProject(name: string): string | undefined;
   /** Whether these Basic credentials may read `project`. */
   authorize(project: string, username: string, password: string): boolean;
+  /** The server's external URL, for the links Git LFS follows. */
+  baseUrl(): string;
   logger: Logger;
 }
 
@@ -81,6 +83,11 @@ export function createGitHttpHandler(options: GitHttpHandlerOptions): GitHttpHan
       return true;
     }
 
+    if (route.kind === 'lfs') {
+      const { serveLfs } = await import('./lfs.js');
+      await serveLfs(req, res, { repoPath, project: route.project, baseUrl: options.baseUrl(), oid: route.oid });
+      return true;
+    }
     const rawQuery = (req.url ?? '').split('?')[1] ?? '';
     const service = requestedService(route.endpoint, new URLSearchParams(rawQuery));
     if (service === 'git-receive-pack') {

@@ -1,7 +1,8 @@
 /**
  * Which git smart-HTTP request a URL path is, if any. Pure. The project name is only a lookup key (the
  * repository's location on disk comes from the server's project table), and the part after `.git/` must
- * be one of the three smart-protocol endpoints, so no URL can reach a file outside a repository.
+ * be one of the three smart-protocol endpoints or Git LFS's (`info/lfs/objects/batch`, and an object
+ * by its SHA-256 name), so no URL can reach a file outside a repository.
  */
 
 export type GitEndpoint = 'info/refs' | 'git-upload-pack' | 'git-receive-pack';
@@ -11,7 +12,9 @@ export type GitRoute =
   | { kind: 'other' }
   /** Under `/{namespace}/{project}.git` but nothing we serve (dumb HTTP, bad names): 404. */
   | { kind: 'not-found' }
-  | { kind: 'git'; project: string; endpoint: GitEndpoint };
+  | { kind: 'git'; project: string; endpoint: GitEndpoint }
+  /** Git LFS: the batch API, or one object's content (`oid`: 64 hex digits). */
+  | { kind: 'lfs'; project: string; oid?: string };
 
 const ENDPOINTS: readonly GitEndpoint[] = ['info/refs', 'git-upload-pack', 'git-receive-pack'];
 
@@ -37,7 +40,11 @@ export function routeGitPath(pathname: string): GitRoute {
   if (!repo.endsWith('.git')) return { kind: 'other' };
   const project = repo.slice(0, -'.git'.length);
   if (!NAME.test(namespace) || !NAME.test(project) || project.endsWith('.')) return { kind: 'not-found' };
-  const endpoint = ENDPOINTS.find((candidate) => candidate === rest.join('/'));
+  const tail = rest.join('/');
+  if (tail === 'info/lfs/objects/batch') return { kind: 'lfs', project: `${namespace}/${project}` };
+  const object = /^info\/lfs\/objects\/([0-9a-f]{64})$/.exec(tail);
+  if (object) return { kind: 'lfs', project: `${namespace}/${project}`, oid: object[1]! };
+  const endpoint = ENDPOINTS.find((candidate) => candidate === tail);
   if (endpoint === undefined) return { kind: 'not-found' };
   return { kind: 'git', project: `${namespace}/${project}`, endpoint };
 }

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { TestServer } from '../../helpers/server.js';
 import { docker, IMAGES, jobLabels, labelled, skipDocker } from './engine.js';
-import { executorForOwner, runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
+import { executorForOwner, runDockerJob, startDockerJob, useDockerTestServer, dockerProjectDir } from './jobs.js';
 import { waitUntil } from '../../cli/helpers.js';
 
 let t: TestServer;
@@ -31,7 +31,7 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     expect(first.trace).toMatch(/Created cache "k": 1 file/);
     expect(first.trace).toContain('Uploading artifacts...');
     // The checkout is the runner's again between jobs (git refuses a repository of another owner).
-    const project = join(first.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    const project = dockerProjectDir(first.dirs.builds, token);
     for (const path of ['.', 'out/o', 'after-was-here', 'README.md']) expect((await stat(join(project, path))).uid, path).toBe(process.getuid?.() ?? 0);
 
     const next = await runDockerJob(t, token, yaml('    - test ! -e out && test ! -e after-was-here\n    - cat deps/d\n    - echo again > README.md && echo "second ok"\n'), { dirs: first.dirs });
@@ -59,7 +59,7 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     t.server.cancelJob(started.id);
     const job = { ...started, ...(await started.done) };
     expect(job.status, job.trace).toBe('canceled');
-    const project = join(job.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    const project = dockerProjectDir(job.dirs.builds, token);
     for (const path of ['.', 'late', 'late/file', 'README.md']) expect((await stat(join(project, path))).uid, path).toBe(owner.uid);
     expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 120_000);
@@ -75,7 +75,7 @@ describe.skipIf(skipDocker)('docker executor: images with a non-root USER', () =
     // The stage sees its script and file variables; the trace spool and its delivery record stay out.
     expect(job.trace).toMatch(/beside it: [^\n]*SECRET_FILE/);
     expect(job.trace).not.toMatch(/beside it: [^\n]*trace/);
-    const project = join(job.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    const project = dockerProjectDir(job.dirs.builds, token);
     const saw = (await readFile(join(project, '.root-sh-saw'), 'utf8')).split('\n').filter(Boolean);
     expect(saw.length).toBeGreaterThan(0);
     expect(new Set(saw)).toEqual(new Set(['/builds/group/project']));

@@ -13,6 +13,7 @@ import { DockerExecutor } from '../../../src/executors/docker/index.js';
 import { useTestServer, type TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
 import type { VariableFlags } from '../../../src/server/state/store.js';
+import { shortToken } from '../../../src/util/short-token.js';
 
 export interface DockerJobOptions {
   docker?: Record<string, unknown>;
@@ -76,4 +77,9 @@ export async function executorForOwner(owner: { uid: number; gid: number }): Pro
     createExecutor: (runner) =>
       new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, hostShell: runner.shell, owner }),
   };
+}
+
+/** The project dir of the test project's job in slot 0 on the host (project 1: the test server's first). */
+export function dockerProjectDir(builds: string, token: string): string {
+  return join(builds, shortToken(token), 'project-1-concurrent-0', 'group', 'project');
 }

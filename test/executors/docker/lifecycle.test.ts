@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { waitUntil } from '../../cli/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
 import { docker, jobLabels, labelled, skipDocker } from './engine.js';
-import { executorForOwner, runDockerJob, startDockerJob, useDockerTestServer } from './jobs.js';
+import { executorForOwner, runDockerJob, startDockerJob, useDockerTestServer, dockerProjectDir } from './jobs.js';
 
 const execFileP = promisify(execFile);
 
@@ -39,7 +39,7 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
     const container = await waitForBuildContainer(job.id);
     const inspect = await docker(['inspect', container]);
     const ps = (await execFileP('ps', ['-eo', 'args'], { maxBuffer: 16 * 1024 * 1024 })).stdout;
-    const stateDir = join(job.dirs.builds, token.slice(0, 8), '0', 'group', 'project.tmp', `build-${job.id}`);
+    const stateDir = join(`${dockerProjectDir(job.dirs.builds, token)}.tmp`, `build-${job.id}`);
     const scripts = (await readdir(stateDir)).filter((f) => f.endsWith('.sh'));
     const modes = await Promise.all(scripts.map(async (f) => (await stat(join(stateDir, f))).mode & 0o777));
     const { status, trace } = await job.done;
@@ -112,7 +112,7 @@ describe.skipIf(skipDocker)('docker executor: secrets, output, stopping, file ow
     const services = await executorForOwner(owner);
     const first = await runDockerJob(t, token, 'j:\n  script:\n    - mkdir -p made/deep && echo x > made/deep/file && chmod 500 made/deep\n', { services });
     expect(first.status, first.trace).toBe('success');
-    const project = join(first.dirs.builds, token.slice(0, 8), '0', 'group', 'project');
+    const project = dockerProjectDir(first.dirs.builds, token);
     for (const path of ['made', 'made/deep', 'made/deep/file', 'README.md']) expect((await stat(join(project, path))).uid, path).toBe(owner.uid);
 
     // A stage stopped before its wrapper could hand the files back: cleanup does it.

@@ -17,8 +17,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { connect } from '../../../src/executors/kubernetes/connection.js';
 import { PodExecError } from '../../../src/executors/kubernetes/exec.js';
-import { TRAILER_END, TRAILER_START } from '../../../src/executors/kubernetes/tar-end.js';
-import { COLLECT_ATTEMPTS, collectProject } from '../../../src/executors/kubernetes/transfer.js';
+import { TarEndFinder, TarOverLimitError, TRAILER_END, TRAILER_START } from '../../../src/executors/kubernetes/tar-end.js';
+import { COLLECT_ATTEMPTS, CollectOverLimitError, collectProject } from '../../../src/executors/kubernetes/transfer.js';
 import { createPki, type Pki } from '../../helpers/pki.js';
 
 /**
@@ -117,8 +117,9 @@ async function runnerProject(): Promise<string> {
   return project;
 }
 
-async function collect(host: string, projectDir: string, warnings: string[]): Promise<{ entries: number; bytes: number }> {
+async function collect(host: string, projectDir: string, warnings: string[], limitBytes = 1024 ** 3): Promise<{ entries: number; bytes: number }> {
   return collectProject({
+    limit: { bytes: limitBytes, setting: 'artifacts_extract_limit' },
     connection: connect({ host, bearer_token: 't', ca_file: pki.caCert }),
     target: { namespace: 'ns', pod: 'job-pod', container: 'build' },
     podProjectDir: '/builds/group/project',
@@ -177,6 +178,38 @@ describe('kubernetes executor: bringing the build\'s files back', () => {
     expect(commands).toHaveLength(COLLECT_ATTEMPTS);
     expect(warnings.map((line) => /\((\d) of 3\)$/.exec(line)?.[1])).toEqual(['2', '3']);
     expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
+  });
+
+  it('stops at its limit: an entry announcing more than is left fails the copy-back before its data is kept, and nothing of it stays', async () => {
+    const { tar } = await podTar();
+    const endpoint = await execEndpoint(tar, ['whole']);
+    const project = await runnerProject();
+    const error = await collect(endpoint.host, project, [], 1024 * 1024).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CollectOverLimitError);
+    expect((error as CollectOverLimitError).code).toBe('COLLECT_OVER_LIMIT');
+    expect((error as Error).message).toContain("the build's files in the pod come to more than 1.00 MB (artifacts_extract_limit); the copy-back stopped there");
+    expect(endpoint.commands).toHaveLength(1);
+    await expect.poll(() => endpoint.closedByRunner).toBe(1);
+    expect((await readdir(project)).sort()).toEqual(['.git', 'deleted-in-pod.txt']);
+    expect((await readdir(dir)).filter((name) => name.startsWith('collect-'))).toEqual([]);
+  });
+
+  it('never lets more than its limit through, whatever size a header claims (a sparse file of 100 GB)', async () => {
+    const header = Buffer.alloc(512);
+    header.write('huge.bin', 0);
+    header.write('00000000644\0', 100);
+    // 100 GiB, in GNU's base-256 form.
+    header[124] = 0x80;
+    header.writeUIntBE(100 * 1024 ** 3, 136 - 6, 6);
+    let passed = 0;
+    const finder = new TarEndFinder(64 * 1024);
+    finder.on('data', (chunk: Buffer) => (passed += chunk.length));
+    const errors: Error[] = [];
+    finder.on('error', (error) => errors.push(error));
+    finder.write(Buffer.concat([header, Buffer.alloc(8192)]));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(errors[0]).toBeInstanceOf(TarOverLimitError);
+    expect(passed).toBe(0);
   });
 
   it('does not ask again when tar itself fails: its trailer says so, and why', async () => {

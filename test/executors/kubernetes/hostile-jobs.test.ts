@@ -2,13 +2,14 @@
  * What a pusher must not get from the kubernetes executor (issue 34), on the kit's real cluster:
  * a variable whose value looks like a path under the pod's state dir but climbs out of it (item 1),
  * or a file variable whose name does (item 3), must not bring a file of the runner's machine into
- * the pod.
+ * the pod; and the copy-back of the pod's files stops at its byte budget (item 5).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { jobDirs } from '../../../src/agent/job/build-dir.js';
 import type { TestServer } from '../../helpers/server.js';
 import { skipKubernetes } from './cluster.js';
 import { runKubernetesJob, useKubernetesTestServer, useNamespace } from './jobs.js';
@@ -63,5 +64,24 @@ describe.skipIf(skipKubernetes)('kubernetes executor: what a job cannot reach', 
     expect(trace).toContain('WARNING: file variables skipped, their names are not GitLab\'s');
     expect(trace).toContain('found: []');
     expect(trace).not.toContain(target.content);
+  }, 240_000);
+
+  it('stops the copy-back of a 100 GB sparse file at artifacts_extract_limit, fails the job saying so, and keeps nothing of it', async () => {
+    const yaml = 'j:\n  script:\n    - truncate -s 100G huge.bin && echo "made $(ls -l huge.bin)"\n  artifacts:\n    paths: [huge.bin]\n';
+    const started = Date.now();
+    const { status, trace, dirs, id } = await runKubernetesJob(t, token, yaml, { namespace, runner: { artifacts_extract_limit: '20MB' } });
+    expect(status, trace).toBe('failed');
+    expect(trace).toContain('made ');
+    expect(trace).toContain("ERROR: Job failed: bringing the build's files back from the kubernetes executor failed: the build's files in the pod come to more than 20.0 MB (artifacts_extract_limit); the copy-back stopped there and nothing of it was kept");
+    // Stopped at the header: not after streaming gigabytes.
+    expect(Date.now() - started).toBeLessThan(120_000);
+    const project = jobDirs(dirs.builds, token, 0, { id, repo_url: `${t.url}/group/project.git`, project_id: 1 }, false).projectDir;
+    // The checkout is there, the file the pod made is not.
+    expect(await readdir(project)).toContain('README.md');
+    expect(await readdir(project)).not.toContain('huge.bin');
+    const left = await readdir(`${project}.tmp`).catch(() => [] as string[]);
+    expect(left.filter((name) => name !== `build-${id}`)).toEqual([]);
+    const scratch = await readdir(join(`${project}.tmp`, `build-${id}`)).catch(() => [] as string[]);
+    expect(scratch.filter((name) => name.startsWith('collect-'))).toEqual([]);
   }, 240_000);
 });

@@ -6,7 +6,7 @@ import type { ServerContext } from '../../context.js';
 import { environmentVariables } from '../../../pipeline/environment.js';
 import { refSlug } from '../../../pipeline/predefined.js';
 import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
-import type { JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
+import type { ExecutorOptsSpec, JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
 import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
 import { FAILURE_REASONS } from '../../state/failure-reasons.js';
@@ -34,6 +34,8 @@ interface V4Image {
   entrypoint?: string[];
   ports: [];
   pull_policy?: string[];
+  /** `docker: { platform, user }`, `kubernetes: { user }`. */
+  executor_opts?: Record<string, unknown>;
 }
 
 interface V4Artifact {
@@ -58,12 +60,14 @@ export interface V4JobPayload {
   variables: V4Variable[];
   steps: Array<{ name: string; script: string[]; timeout: number; when: string; allow_failure: boolean }>;
   image: V4Image | null;
-  services: Array<V4Image & { alias?: string; command?: string[] }>;
+  services: Array<V4Image & { alias?: string; command?: string[]; variables?: Array<{ key: string; value: string }> }>;
   artifacts: V4Artifact[] | null;
   cache: Array<{ key: string; untracked: boolean; paths: string[]; policy: string; when: string; fallback_keys?: string[] }>;
   credentials: [];
   dependencies: Array<{ id: number; name: string; token: string; artifacts_file?: { filename: string; size: number } }>;
   features: { trace_sections: boolean; failure_reasons: string[]; token_mask_prefixes: string[] };
+  /** GitLab's `hooks:` keyword: `[{ name: 'pre_get_sources_script', script: [...] }]`, absent without one. */
+  hooks?: Array<{ name: string; script: string[] }>;
 }
 
 /** The job's timeout: its own or the server's default, capped by the runner's `maximum_timeout`. */
@@ -190,7 +194,14 @@ function services(job: BuildRecord['job']): V4JobPayload['services'] {
     ...(service.command ? { command: [...service.command] } : {}),
     ports: [],
     ...(service.pullPolicy ? { pull_policy: [...service.pullPolicy] } : {}),
+    ...(service.variables ? { variables: service.variables.map(({ key, value }) => ({ key, value })) } : {}),
+    ...(service.executorOpts ? { executor_opts: executorOpts(service.executorOpts) } : {}),
   }));
+}
+
+/** `docker:` / `kubernetes:` of an image or service, as GitLab sends them (`executor_opts`). */
+function executorOpts(opts: ExecutorOptsSpec): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(opts)) as Record<string, unknown>;
 }
 
 /**
@@ -252,7 +263,13 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
       { name: 'script', script: [...job.commands], timeout, when: 'on_success', allow_failure: false },
       ...(job.afterScript.length > 0 ? [{ name: 'after_script', script: [...job.afterScript], timeout, when: 'always', allow_failure: true }] : []),
     ],
-    image: job.image === undefined ? null : { name: job.image, ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}), ports: [], ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}) },
+    image: job.image === undefined ? null : {
+      name: job.image,
+      ...(job.imageEntrypoint ? { entrypoint: [...job.imageEntrypoint] } : {}),
+      ports: [],
+      ...(job.imagePullPolicy ? { pull_policy: [...job.imagePullPolicy] } : {}),
+      ...(job.imageExecutorOpts ? { executor_opts: executorOpts(job.imageExecutorOpts) } : {}),
+    },
     services: services(job),
     artifacts: artifacts(job.artifacts),
     cache: (job.cache ?? []).map((entry) => cache(entry, scope)),
@@ -265,5 +282,6 @@ export function v4Payload(ctx: ServerContext, build: BuildRecord): V4JobPayload 
     }),
     // What GitLab sends for an instance with its default personal access token prefix.
     features: { trace_sections: true, failure_reasons: [...FAILURE_REASONS], token_mask_prefixes: ['glpat-'] },
+    ...(job.hooks?.preGetSourcesScript ? { hooks: [{ name: 'pre_get_sources_script', script: [...job.hooks.preGetSourcesScript] }] } : {}),
   };
 }
