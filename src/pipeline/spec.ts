@@ -180,10 +180,13 @@ export interface JobSpec {
   pages?: { publish: string };
 }
 
-/** One entry of `id_tokens:`: the variable that holds the JWT and its audiences (`aud`). */
+/**
+ * One entry of `id_tokens:`: the variable that holds the JWT and its audience (`aud`), one or a list
+ * as written (the token's `aud` claim takes the same form), variables in it expanded per build.
+ */
 export interface JobIdToken {
   name: string;
-  aud: string[];
+  aud: string | string[];
 }
 
 /** `workflow: auto_cancel:` (and a workflow rule's). */

@@ -102,7 +102,7 @@ t:
       interruptible: true
 `);
     const byName = new Map(spec.jobs.map((job) => [job.name, job]));
-    expect(byName.get('deploy')).toMatchObject({ resourceGroup: 'production', idTokens: [{ name: 'VAULT_ID_TOKEN', aud: ['https://vault.example.com'] }, { name: 'OTHER', aud: ['a', 'b'] }], retry: { max: 2, when: [], exitCodes: [137, 255] } });
+    expect(byName.get('deploy')).toMatchObject({ resourceGroup: 'production', idTokens: [{ name: 'VAULT_ID_TOKEN', aud: 'https://vault.example.com' }, { name: 'OTHER', aud: ['a', 'b'] }], retry: { max: 2, when: [], exitCodes: [137, 255] } });
     expect(byName.get('pages')).toMatchObject({ pages: { publish: 'public' }, artifacts: { paths: ['docs', 'public'] } });
     expect(byName.get('site')).toMatchObject({ pages: { publish: 'build/site' }, artifacts: { paths: ['build/site'] } });
     expect(spec.name).toBe('Nightly $CI_COMMIT_REF_NAME');
