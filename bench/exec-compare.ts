@@ -5,8 +5,14 @@
  * Both run the same pipelines in fresh repositories, interleaved, so a busy machine slows both alike:
  * a one-job pipeline several times, and every case of the exec corpus (`../shared/exec-corpus`, or
  * EXEC_CORPUS) once per round (BENCH_CORPUS_RUNS rounds, default 1; 0 leaves the corpus out).
+ *
+ * Besides wall time each run's CPU time is printed: user + system of the tool and every process it
+ * waited for (this process's children's times, from /proc/self/stat). On a loaded machine wall time
+ * mostly measures the load; CPU time does not. gitlab-ci-local must first run the one-job pipeline
+ * (exit 0, the job's output printed): a tool that fails at start (gitlab-ci-local 4.74 and later want
+ * Node 22: `Set.prototype.union`) would otherwise be timed as if it had run.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -24,22 +30,47 @@ export async function findGitlabCiLocal(): Promise<string[] | undefined> {
 const median = (samples: number[]): number => percentile([...samples].sort((a, b) => a - b), 50);
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
+/** One run: wall and CPU time in ms (CPU NaN where /proc is missing), how it exited, what it printed. */
+interface Timed {
+  wall: number;
+  cpu: number;
+  exitCode: number | undefined;
+  output: string;
+}
+
 interface Tool {
   name: string;
-  /** Runs the tool in `repo` with `args`; resolves with the wall time in ms. */
-  time(repo: string, args: string[], env: Record<string, string>): Promise<number>;
+  /** Runs the tool in `repo` with `args`. */
+  time(repo: string, args: string[], env: Record<string, string>): Promise<Timed>;
+}
+
+/** User + system time of this process's waited-for children so far, in ms (fields 16 and 17 of /proc/self/stat, in clock ticks of 10 ms). */
+async function childrenCpu(): Promise<number> {
+  const stat = await readFile('/proc/self/stat', 'utf8').catch(() => undefined);
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields ? (Number(fields[13]) + Number(fields[14])) * 10 : NaN;
 }
 
 function tool(name: string, command: string[], leading: string[], state: string): Tool {
   return {
     name,
     async time(repo, args, env) {
-      const started = performance.now();
+      const [cpuBefore, started] = [await childrenCpu(), performance.now()];
       const [file = '', ...rest] = command;
-      await execa(file, [...rest, ...leading, ...args], { cwd: repo, env: { XDG_STATE_HOME: state, ...env }, reject: false, stdin: 'ignore' });
-      return performance.now() - started;
+      const result = await execa(file, [...rest, ...leading, ...args], { cwd: repo, env: { XDG_STATE_HOME: state, ...env }, reject: false, stdin: 'ignore', all: true });
+      const wall = performance.now() - started;
+      return { wall, cpu: (await childrenCpu()) - cpuBefore, exitCode: result.exitCode, output: result.all ?? '' };
     },
   };
+}
+
+/** `exec median …, gitlab-ci-local median …, ratio …` for wall and CPU time. */
+function compared(ours: Timed[], theirs: Timed[]): string {
+  const line = (what: string, pick: (t: Timed) => number): string => {
+    const [a, b] = [median(ours.map(pick)), median(theirs.map(pick))];
+    return `${what}: exec median ${seconds(a)}, gitlab-ci-local median ${seconds(b)}, ratio ${(a / b).toFixed(2)}`;
+  };
+  return `${line('wall', (t) => t.wall)}; ${line('CPU', (t) => t.cpu)}`;
 }
 
 /** A repository with one commit on `main` holding `pipeline` as .gitlab-ci.yml. */
@@ -64,15 +95,23 @@ export async function compareWithGitlabCiLocal(nodeCli: readonly string[], runs:
   try {
     const ours = tool('exec', [process.execPath, ...nodeCli], ['exec', '--color=false'], join(root, 'state'));
     const theirs = tool('gitlab-ci-local', gcl, [], join(root, 'state'));
-    const one = await oneJobRepo(root, 'hello:\n  script: echo hello\n');
-    await ours.time(one, [], {});
-    await theirs.time(one, [], {});
-    const oneJob = { ours: [] as number[], theirs: [] as number[] };
-    for (let i = 0; i < runs; i += 1) {
-      oneJob.ours.push(await ours.time(one, [], {}));
-      oneJob.theirs.push(await theirs.time(one, [], {}));
+    // A repository per tool: gitlab-ci-local writes .gitlab-ci-local/ into the working tree, which exec would snapshot.
+    const pipeline = 'hello:\n  script: echo hello from the job\n';
+    const [oursRepo, theirsRepo] = [await oneJobRepo(root, pipeline), await oneJobRepo(root, pipeline)];
+    for (const [who, repo] of [[ours, oursRepo], [theirs, theirsRepo]] as const) {
+      const first = await who.time(repo, [], {});
+      if (first.exitCode !== 0 || !first.output.includes('hello from the job')) {
+        const said = first.output.trim().split('\n').slice(-8).map((line) => line.slice(0, 200));
+        process.stdout.write(`${who.name} did not run the one-job pipeline (exit ${String(first.exitCode)}); no comparison. It printed, last lines:\n${said.join('\n')}\n`);
+        return;
+      }
     }
-    process.stdout.write(`one echo job, ${runs} runs each: exec median ${seconds(median(oneJob.ours))}, gitlab-ci-local median ${seconds(median(oneJob.theirs))}, ratio ${(median(oneJob.ours) / median(oneJob.theirs)).toFixed(2)}\n`);
+    const oneJob = { ours: [] as Timed[], theirs: [] as Timed[] };
+    for (let i = 0; i < runs; i += 1) {
+      oneJob.ours.push(await ours.time(oursRepo, [], {}));
+      oneJob.theirs.push(await theirs.time(theirsRepo, [], {}));
+    }
+    process.stdout.write(`one echo job, ${runs} runs each: ${compared(oneJob.ours, oneJob.theirs)}\n`);
     await compareCorpus(root, ours, theirs, Number(process.env.BENCH_CORPUS_RUNS ?? 1));
   } finally {
     await rm(root, { recursive: true, force: true });
@@ -88,8 +127,8 @@ async function compareCorpus(root: string, ours: Tool, theirs: Tool, rounds: num
     return;
   }
   const cases = await loadCases(dir);
-  const walls = { ours: [] as number[], theirs: [] as number[], ratios: [] as number[] };
-  const timeCase = async (who: Tool, testCase: CorpusCase, variableFlag: string, round: number): Promise<number> => {
+  const runs = { ours: [] as Timed[], theirs: [] as Timed[], ratios: [] as number[] };
+  const timeCase = async (who: Tool, testCase: CorpusCase, variableFlag: string, round: number): Promise<Timed> => {
     const repo = await setUpCase(testCase, join(root, `${who.name}-${round}`));
     return who.time(repo, caseArguments(testCase, variableFlag), { PATH: casePath(testCase, repo) });
   };
@@ -97,14 +136,13 @@ async function compareCorpus(root: string, ours: Tool, theirs: Tool, rounds: num
     for (const testCase of cases) {
       const mine = await timeCase(ours, testCase, '-v', round);
       const other = await timeCase(theirs, testCase, '--variable', round);
-      walls.ours.push(mine);
-      walls.theirs.push(other);
-      walls.ratios.push(mine / other);
+      runs.ours.push(mine);
+      runs.theirs.push(other);
+      runs.ratios.push(mine.wall / other.wall);
     }
   }
   const load = (await execa('cat', ['/proc/loadavg'], { reject: false })).stdout.split(' ').slice(0, 3).join(' ');
   process.stdout.write(
-    `corpus, ${cases.length} cases x ${rounds}: exec median ${seconds(median(walls.ours))}, gitlab-ci-local median ${seconds(median(walls.theirs))}, ` +
-      `ratio of medians ${(median(walls.ours) / median(walls.theirs)).toFixed(2)}, median of per-case ratios ${median(walls.ratios).toFixed(2)} (load average ${load})\n`,
+    `corpus, ${cases.length} cases x ${rounds}: ${compared(runs.ours, runs.theirs)}; median of per-case wall ratios ${median(runs.ratios).toFixed(2)} (load average ${load})\n`,
   );
 }

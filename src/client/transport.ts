@@ -12,11 +12,12 @@
 import { isIP } from 'node:net';
 import { pipeline, Readable, Transform } from 'node:stream';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { Agent, Pool, ProxyAgent, type buildConnector, type Dispatcher } from 'undici';
+import type { buildConnector, Dispatcher } from 'undici';
 import { TRANSPORT_ERROR } from './retryable.js';
 import { proxyAuthorization, proxyFor } from './proxy-env.js';
 import { trustedCas, type TlsMaterial } from './tls.js';
 import { describeTransportError, TransportError } from './transport-errors.js';
+import { Agent, Pool, ProxyAgent } from './undici.js';
 
 export interface TransportOptions {
   /** The runner's checked TLS files (`readTlsMaterial`): private CA, client certificate and key. */

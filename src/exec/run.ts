@@ -12,6 +12,7 @@ import { join, relative, resolve } from 'node:path';
 import { CiRunnerError, hasCode } from '../util/errors.js';
 import type { Logger } from '../log/index.js';
 import type { PipelineSpec } from '../pipeline/spec.js';
+import { notAppliedLines } from '../pipeline/keyword-notes.js';
 import type { ReferenceServer } from '../server/index.js';
 import type { RunPipeline } from './wait.js';
 import { extractArtifactsTo, keepJobFiles, newRunDir, projectStateDirs } from './keep.js';
@@ -126,7 +127,7 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     }
     const { pipeline, spec } = created;
     for (const warning of spec.warnings ?? []) printer.print(`${printer.paint('33', 'warning')}: ${warning}\n`);
-    for (const line of spec.notApplied ?? []) printer.print(`${printer.paint('33', 'not applied locally')}: ${line}\n`);
+    for (const line of notAppliedLines(spec.notApplied ?? [], spec.jobs)) printer.print(`${printer.paint('33', 'not applied locally')}: ${line}\n`);
     checkManual(spec, options.manual);
     if (options.list || !registered) {
       printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);

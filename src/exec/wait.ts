@@ -84,6 +84,7 @@ export interface WaitOptions {
 export async function waitForPipeline(server: ReferenceServer, pipelineId: number, options: WaitOptions): Promise<RunPipeline[]> {
   const played = new Set<number>();
   const stuck = new Set<number>();
+  const waiting = new Set<number>();
   let agentStopped = false;
   const stopped = (): void => {
     agentStopped = true;
@@ -99,12 +100,23 @@ export async function waitForPipeline(server: ReferenceServer, pipelineId: numbe
       await playJob(server, job.id, job.name, options.signal);
     }
     await takeEveryJob(server, new Set(tree.map((pipeline) => pipeline.view.id)), stuck, options);
+    noteWaiting(server, jobs, waiting, options.note);
     if (toPlay.length > 0) tree = pipelineTree(server, pipelineId);
     if (toPlay.length === 0 && tree.every((pipeline) => isOver(pipeline.view))) return tree;
     if (agentStopped && tree.some((pipeline) => pipeline.view.jobs.some((job) => job.status === 'pending'))) {
       throw new CiRunnerError('EXEC_RUNNER_STOPPED', "exec's runner stopped while jobs were still waiting for it; see the messages above (--log-level debug shows more)");
     }
     await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+  }
+}
+
+/** Says once per job that it waits for its resource group (GitLab's `waiting_for_resource`), and for which. */
+function noteWaiting(server: ReferenceServer, jobs: PipelineView['jobs'], noted: Set<number>, note: (text: string) => void): void {
+  for (const job of jobs) {
+    if (job.status !== 'waiting_for_resource' || noted.has(job.id)) continue;
+    noted.add(job.id);
+    const group = server.getJob(job.id)?.resource_group;
+    note(`job ${job.name} is waiting_for_resource: another job holds its resource group${group === undefined ? '' : ` (resource_group: ${group})`}`);
   }
 }
 

@@ -249,7 +249,7 @@ export const JOB_KEYWORDS: KeywordTable = {
   coverage: yes(),
   environment: yes(undefined, ENVIRONMENT_KEYWORDS),
   trigger: yes(undefined, TRIGGER_KEYWORDS),
-  resource_group: yes('jobs of one group run one at a time'),
+  resource_group: yes('jobs of one group run one at a time; a job waits as waiting_for_resource; process modes through the admin API'),
   id_tokens: yes('signed by the local server\'s own key, not GitLab\'s', {}),
   pages: yes('an ordinary job; its site is kept with its artifacts', PAGES_KEYWORDS),
   publish: yes('the old form of pages: publish'),

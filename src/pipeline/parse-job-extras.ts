@@ -29,8 +29,8 @@ export function readIdTokens(value: unknown, path: ConfigPath): JobIdToken[] {
     if (!TOKEN_NAME.test(name)) configError(at, 'is not a valid variable name (letters, digits and _, not starting with a digit)');
     const token = readMap(raw, at);
     checkKeys(token, ID_TOKEN_KEYWORDS, at);
-    const aud = token.aud;
-    const list = typeof aud === 'string' ? [readString(aud, childPath(at, 'aud'))] : readStringList(aud, childPath(at, 'aud'));
+    if (typeof token.aud === 'string') return { name, aud: token.aud };
+    const list = readStringList(token.aud, childPath(at, 'aud'));
     if (list.length === 0) configError(childPath(at, 'aud'), 'must name at least one audience');
     return { name, aud: list };
   });

@@ -14,7 +14,7 @@ import { parseJobEntry } from './parse-entry.js';
 import { configError, ConfigErrors, PipelineConfigError } from './parse-error.js';
 import { checkKeys, readMap, readString, type YamlMap } from './parse-values.js';
 import { GLOBAL_KEYWORDS, WORKFLOW_KEYWORDS } from './keywords.js';
-import { notAppliedLocally } from './keyword-notes.js';
+import { notAppliedUses } from './keyword-notes.js';
 import { resolveReferences } from './reference.js';
 import { readAutoCancel, readRules } from './rules.js';
 import type { AutoCancelSpec, InputValues, JobConditions, JobSpec, PipelineSpec, RuleSpec } from './spec.js';
@@ -72,7 +72,7 @@ export function parseConfig(merged: YamlMap): PipelineSpec {
   const stages = errors.attempt(() => readStages(root)) ?? DEFAULT_STAGES;
   const defaults: Defaults = errors.attempt(() => readDefaults(root)) ?? { keys: {}, variables: [] };
   const workflow = root.workflow === undefined || root.workflow === null ? undefined : errors.attempt(() => readWorkflow(root.workflow));
-  const notApplied = notAppliedLocally(root);
+  const notApplied = notAppliedUses(root);
 
   const jobs: JobSpec[] = [];
   const conditions: Record<string, JobConditions> = {};

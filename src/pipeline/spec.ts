@@ -203,10 +203,20 @@ export interface JobReleaseSpec {
   assets?: { links: ReleaseLink[] };
 }
 
-/** One entry of `id_tokens:`: the variable that holds the JWT and its audiences (`aud`). */
+/** One keyword that is not applied, where it is used (`job X` for a job, by its name in the file) and why. */
+export interface NotAppliedUse {
+  key: string;
+  reason: string;
+  where: Array<{ label: string; job?: string }>;
+}
+
+/**
+ * One entry of `id_tokens:`: the variable that holds the JWT and its audience (`aud`), one or a list
+ * as written (the token's `aud` claim takes the same form), variables in it expanded per build.
+ */
 export interface JobIdToken {
   name: string;
-  aud: string[];
+  aud: string | string[];
 }
 
 /** `workflow: auto_cancel:` (and a workflow rule's). */
@@ -232,8 +242,8 @@ export interface PipelineSpec {
   name?: string;
   /** `workflow: auto_cancel`. */
   autoCancel?: AutoCancelSpec;
-  /** Keys the file uses that a local run accepts but does not apply, one line each (`keyword-notes.ts`). */
-  notApplied?: string[];
+  /** Keys the file uses that a local run accepts but does not apply, and where (`keyword-notes.ts` makes the lines). */
+  notApplied?: NotAppliedUse[];
   /** Each job's `rules` or `only`/`except`, by job name (every `parallel` copy has an entry). */
   conditions: Record<string, JobConditions>;
 }

@@ -15,7 +15,7 @@ import { readInputValues } from './inputs.js';
 
 
 /** Job keys a trigger job may have (it runs no script: no image, cache, artifacts, …). */
-export const TRIGGER_JOB_KEYS = ['trigger', 'stage', 'type', 'variables', 'needs', 'rules', 'only', 'except', 'when', 'allow_failure', 'extends', 'inherit', 'environment', 'parallel', 'start_in', 'resource_group'];
+export const TRIGGER_JOB_KEYS = ['trigger', 'stage', 'type', 'variables', 'needs', 'rules', 'only', 'except', 'when', 'allow_failure', 'extends', 'inherit', 'environment', 'parallel', 'start_in', 'resource_group', 'interruptible'];
 
 /** `trigger: group/project`, or `trigger: { include, project, branch, strategy, forward }`. */
 export function readTrigger(value: unknown, path: ConfigPath): JobTriggerSpec {

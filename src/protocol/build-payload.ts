@@ -26,7 +26,7 @@ import { gitSourceIssues } from './git-source.js';
 import { withoutNulls } from './json-nulls.js';
 import type { BuildPayload, BuildStatus } from './types.js';
 
-const statuses = ['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual', 'scheduled'] as const;
+const statuses = ['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual', 'scheduled', 'waiting_for_resource'] as const;
 
 /** For a field the runner does not read: anything unreadable becomes `fallback`. */
 const status = (fallback: BuildStatus) => z.enum(statuses).catch(fallback);

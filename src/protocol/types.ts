@@ -17,7 +17,9 @@ export type BuildStatus =
   | 'skipped'
   | 'manual'
   /** A `when: delayed` job waiting for its `start_in` (GitLab 11.4+; the reference server's only). */
-  | 'scheduled';
+  | 'scheduled'
+  /** A job of a `resource_group:` waiting for the group's resource (GitLab 12.7+; the reference server's only). */
+  | 'waiting_for_resource';
 
 /** States the runner reports in E5 (docs/protocol-v1.md §6.2). */
 export type RunnerBuildState = 'running' | 'success' | 'failed';

@@ -15,6 +15,7 @@ import { artifactsFileReply } from './api/artifacts.js';
 import { playBuild, retryBuild } from './state/play-retry.js';
 import type { VariableFlags } from './state/store.js';
 import { cancelBuild, shownStatus } from './state/transitions.js';
+import { resourceGroupsAdmin } from './resource-groups-admin.js';
 import { createRunnerReply, runnerAction, runnerAdminView } from './runner-admin.js';
 import { sameSecret } from './tokens.js';
 import { jobView, pipelineView } from './views.js';
@@ -34,6 +35,7 @@ export async function handleAdmin(ctx: ServerContext, req: IncomingMessage, path
   const method = req.method ?? 'GET';
   const parts = path.replace(/\.json$/, '').split('/').filter((part) => part !== '');
   const [resource, idText, action, extra] = parts;
+  if (resource === 'projects' && action === 'resource_groups') return resourceGroupsAdmin(ctx, req, method, parts.slice(1), query, signal);
   if (extra !== undefined) return errorReply(404);
 
   if (resource === 'pipelines' && idText === undefined) {

@@ -54,7 +54,7 @@ export class ServerStatus {
       registers,
       collect() {
         this.reset();
-        for (const status of ['created', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual', 'scheduled']) this.set({ status }, 0);
+        for (const status of ['created', 'waiting_for_resource', 'pending', 'running', 'success', 'failed', 'canceled', 'skipped', 'manual', 'scheduled']) this.set({ status }, 0);
         for (const build of store.builds.values()) this.inc({ status: build.status });
       },
     });

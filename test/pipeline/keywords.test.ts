@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePipeline, PipelineConfigError, readPipeline } from '../../src/pipeline/parse.js';
 import { DEFAULT_KEYWORDS, GLOBAL_KEYWORDS, JOB_KEYWORDS, REPORT_KEYWORDS } from '../../src/pipeline/keywords.js';
+import { notAppliedLines } from '../../src/pipeline/keyword-notes.js';
 import type { CommitFiles } from '../../src/pipeline/context.js';
 
 function refusal(text: string): PipelineConfigError {
@@ -65,11 +66,32 @@ deploy:
 `);
     expect(spec.jobs.map((job) => job.name)).toEqual(['test', 'deploy']);
     expect(spec.jobs[0]?.artifacts?.reports).toEqual({ typed: { junit: ['report.xml'], codequality: ['gl-code-quality.json'], cobertura: ['coverage.xml'] } });
-    const notes = spec.notApplied ?? [];
+    const notes = notAppliedLines(spec.notApplied ?? []);
     expect(notes.filter((line) => line.startsWith('secrets '))).toEqual([expect.stringMatching(/^secrets \(job test, job deploy\): secrets come from an external secrets manager/)]);
     for (const key of ['default:identity', 'artifacts:expose_as', 'artifacts:access', 'environment:on_stop', 'environment:auto_stop_in', 'manual_confirmation']) {
       expect(notes.some((line) => line.startsWith(`${key} (`)), key).toBe(true);
     }
+  });
+
+  it('names only the jobs that run once the rules have chosen them, a parallel job by its name in the file', () => {
+    const spec = parsePipeline(`
+default:
+  identity: google_cloud
+build:
+  parallel: 2
+  script: make
+  secrets: { A: { vault: a/b@c } }
+deploy:
+  script: make deploy
+  secrets: { A: { vault: a/b@c } }
+  artifacts: { paths: [out], expose_as: Output }
+`);
+    const build = spec.jobs.filter((job) => job.name.startsWith('build'));
+    expect(notAppliedLines(spec.notApplied ?? [], build)).toEqual([
+      expect.stringMatching(/^default:identity \(default\): /),
+      expect.stringMatching(/^secrets \(job build\): /),
+    ]);
+    expect(notAppliedLines(spec.notApplied ?? []).find((line) => line.startsWith('secrets'))).toMatch(/^secrets \(job build, job deploy\)/);
   });
 
   it("refuses keys that are not GitLab's with GitLab's words, all of a job's at once", () => {
@@ -102,7 +124,7 @@ t:
       interruptible: true
 `);
     const byName = new Map(spec.jobs.map((job) => [job.name, job]));
-    expect(byName.get('deploy')).toMatchObject({ resourceGroup: 'production', idTokens: [{ name: 'VAULT_ID_TOKEN', aud: ['https://vault.example.com'] }, { name: 'OTHER', aud: ['a', 'b'] }], retry: { max: 2, when: [], exitCodes: [137, 255] } });
+    expect(byName.get('deploy')).toMatchObject({ resourceGroup: 'production', idTokens: [{ name: 'VAULT_ID_TOKEN', aud: 'https://vault.example.com' }, { name: 'OTHER', aud: ['a', 'b'] }], retry: { max: 2, when: [], exitCodes: [137, 255] } });
     expect(byName.get('pages')).toMatchObject({ pages: { publish: 'public' }, artifacts: { paths: ['docs', 'public'] } });
     expect(byName.get('site')).toMatchObject({ pages: { publish: 'build/site' }, artifacts: { paths: ['build/site'] } });
     expect(spec.name).toBe('Nightly $CI_COMMIT_REF_NAME');

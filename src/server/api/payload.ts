@@ -124,10 +124,15 @@ export function ownVariables(ctx: ServerContext, build: BuildRecord, pipeline: P
     const flags = pipeline.variableFlags?.[key];
     own.push({ key, value, public: false, masked: flags?.masked ?? true, ...(flags?.file ? { file: true } : {}), ...(flags?.raw ? { raw: true } : {}) });
   }
-  // `id_tokens:` — JWTs this server signs (state/id-tokens.ts): secrets, masked, taken literally.
-  const project = ctx.store.projects.get(build.projectId);
-  if (project) for (const [key, value] of idTokenVariables(ctx, build, pipeline, project)) own.push({ key, value, public: false, masked: true, raw: true });
   return own;
+}
+
+/**
+ * `id_tokens:` — JWTs this server signs (state/id-tokens.ts), their `aud` expanded with `others`, the
+ * job's other variables: secrets, masked, taken literally.
+ */
+export function idTokenJobVariables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, others: readonly JobVariable[]): JobVariable[] {
+  return idTokenVariables(ctx, build, pipeline, project, others).map(([key, value]) => ({ key, value, public: false, masked: true, raw: true }));
 }
 
 function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, runner: RunnerRecord | undefined): BuildVariable[] {
@@ -166,17 +171,19 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
     );
   }
   list.push(...newerVariables(build, pipeline, project).map(([key, value]) => pub(key, value)));
+  const jobOwn = ownVariables(ctx, build, pipeline);
+  // Predefined like the names above, but made from the environment's name as the job's variables expand it.
+  const environment = build.job.environment;
+  if (environment) list.push(...environmentVariables(environment, Object.fromEntries([...list, ...jobOwn].map((v) => [v.key, v.value]))).map(([key, value]) => pub(key, value)));
+  jobOwn.push(...idTokenJobVariables(ctx, build, pipeline, project, [...list, ...jobOwn]));
   // API v1 has no `raw` or `masked`: a raw value goes with its `$` doubled; the runner masks every
   // value that is not public.
-  const own: BuildVariable[] = ownVariables(ctx, build, pipeline).map((variable) => ({
+  const own: BuildVariable[] = jobOwn.map((variable) => ({
     key: variable.key,
     value: variable.raw ? literal(variable.value) : variable.value,
     public: variable.public,
     ...(variable.file ? { file: true } : {}),
   }));
-  // Predefined like the names above, but made from the environment's name as the job's variables expand it.
-  const environment = build.job.environment;
-  if (environment) list.push(...environmentVariables(environment, Object.fromEntries([...list, ...own].map((v) => [v.key, v.value]))).map(([key, value]) => pub(key, value)));
   return [...list, ...own];
 }
 

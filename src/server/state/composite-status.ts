@@ -2,15 +2,16 @@
  * Composite statuses as GitLab computes them for a set of builds (earlier stages, the jobs a job
  * needs, or a whole pipeline). A failed build with `allow_failure` counts as a success; a `manual` job
  * that was never played counts as skipped when it may fail (GitLab's default for manual jobs), and as
- * `manual` — blocking what comes after it — when it says `allow_failure: false`. A `scheduled`
+ * `manual` — blocking what comes after it — when it says `allow_failure: false`. A job
+ * `waiting_for_resource` makes the set `waiting_for_resource` while nothing else runs. A `scheduled`
  * (delayed) job has not run yet and holds up what comes after it.
  */
 import type { BuildStatus } from '../../protocol/types.js';
 import type { BuildRecord } from './store.js';
 
-export type CompositeStatus = 'created' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped' | 'manual' | 'scheduled';
+export type CompositeStatus = 'created' | 'waiting_for_resource' | 'pending' | 'running' | 'success' | 'failed' | 'canceled' | 'skipped' | 'manual' | 'scheduled';
 
-const ACTIVE = new Set<BuildStatus>(['created', 'pending', 'running', 'scheduled']);
+const ACTIVE = new Set<BuildStatus>(['created', 'waiting_for_resource', 'pending', 'running', 'scheduled']);
 
 /**
  * Whether a failure of `build` lets what follows go on: `allow_failure: true`, or one of its
@@ -37,6 +38,7 @@ export function compositeStatus(builds: readonly BuildRecord[]): CompositeStatus
   if (statuses.every((s) => s === 'created')) return 'created';
   if (statuses.every((s) => s === 'pending' || s === 'created')) return 'pending';
   if (statuses.some((s) => s === 'pending' || s === 'running')) return 'running';
+  if (statuses.some((s) => s === 'waiting_for_resource')) return 'waiting_for_resource';
   if (statuses.some((s) => s === 'scheduled')) return 'scheduled';
   // Nothing can move on its own: what is still `created` waits for a manual job to be played (one
   // that blocks, or one it needs), which GitLab shows as a blocked (`manual`) pipeline.

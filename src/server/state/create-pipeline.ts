@@ -136,7 +136,8 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
       `no job runs for ${ref} (source ${preview.source}): the rules, only or except of every job leave it out; nothing was created`,
     );
   }
-  const { resolveCacheKeys } = await import('../../pipeline/cache-key-files.js');
+  const [{ resolveCacheKeys }, { notAppliedLines }] = await Promise.all([import('../../pipeline/cache-key-files.js'), import('../../pipeline/keyword-notes.js')]);
+  const notApplied = notAppliedLines(preview.spec.notApplied ?? [], plan.jobs);
   const jobs = await resolveCacheKeys(plan.jobs, project.path, preview.sha, signal);
   const pipeline = ctx.store.addPipeline({
     projectId: project.id,
@@ -154,9 +155,9 @@ export async function createPipeline(ctx: ServerContext, request: CreatePipeline
     ...(request.parent ? { parent: { ...request.parent } } : {}),
     ...(plan.name !== undefined ? { name: plan.name } : {}),
     ...(plan.autoCancel !== undefined ? { autoCancel: { ...plan.autoCancel } } : {}),
-    ...(preview.spec.notApplied ? { notApplied: [...preview.spec.notApplied] } : {}),
+    ...(notApplied.length > 0 ? { notApplied } : {}),
   });
-  for (const line of preview.spec.notApplied ?? []) ctx.logger.info({ pipelineId: pipeline.id }, `not applied locally: ${line}`);
+  for (const line of notApplied) ctx.logger.info({ pipelineId: pipeline.id }, `not applied locally: ${line}`);
   for (const job of jobs) {
     const index = plan.stages.indexOf(job.stage);
     ctx.store.addBuild(pipeline, job, index >= 0 ? index : plan.stages.length);

@@ -5,6 +5,7 @@
  */
 import { setLongTimeout } from '../../util/timers.js';
 import type { ServerContext } from '../context.js';
+import { assignResources, queuedStatus } from './resource-groups.js';
 import type { PipelineRecord } from './store.js';
 
 const armed = new WeakMap<ServerContext, Map<number, { clear(): void }>>();
@@ -34,10 +35,11 @@ export function armDelayedBuilds(ctx: ServerContext, pipeline: PipelineRecord): 
       timers.delete(build.id);
       if (ctx.closing.aborted || build.status !== 'scheduled') return;
       ctx.store.changeBuild(build, (b) => {
-        b.status = 'pending';
+        b.status = queuedStatus(b);
         b.lastActivityAt = Date.now();
       });
-      ctx.logger.info({ buildId: build.id }, 'delayed build queued');
+      ctx.logger.info({ buildId: build.id, status: build.status }, 'delayed build queued');
+      assignResources(ctx.store);
       ctx.scheduler.buildsQueued();
     };
     timers.set(build.id, setLongTimeout(fire, Math.max(0, build.scheduledAt.getTime() - Date.now()), { unref: true }));

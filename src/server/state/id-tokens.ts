@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerContext } from '../context.js';
 import type { JobIdToken } from '../../pipeline/spec.js';
+import { expandAmongThemselves, expandReferences, type CollectedVariable } from '../../pipeline/variables-expand.js';
 import type { BuildRecord, PipelineRecord, ProjectRecord } from './store.js';
 
 const KEY_FILE = 'id-tokens-key.pem';
@@ -46,8 +47,8 @@ export function idTokenJwks(ctx: ServerContext): { keys: Array<Record<string, st
 
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-/** GitLab's claims of a CI/CD ID token for `build`, with `aud`. */
-export function idTokenClaims(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, aud: string[], now = Date.now()): Record<string, unknown> {
+/** GitLab's claims of a CI/CD ID token for `build`, with `aud` (one, or a list, as written). */
+export function idTokenClaims(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, aud: string | string[], now = Date.now()): Record<string, unknown> {
   const iat = Math.floor(now / 1000);
   const timeout = build.job.timeout ?? ctx.settings.defaultJobTimeout;
   const [namespace = ''] = project.name.split('/');
@@ -83,17 +84,23 @@ export function idTokenClaims(ctx: ServerContext, build: BuildRecord, pipeline: 
     nbf: iat - 5,
     exp: iat + timeout + 5 * 60,
     sub: `project_path:${project.name}:ref_type:${refType}:ref:${pipeline.ref}`,
-    aud: aud.length === 1 ? aud[0] : aud,
+    aud,
   };
 }
 
-/** One signed JWT per `id_tokens:` entry of the build's job: `[variable, token]`. */
-export function idTokenVariables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord): Array<[string, string]> {
+/**
+ * One signed JWT per `id_tokens:` entry of the build's job: `[variable, token]`. Variables in `aud` are
+ * expanded with the job's other variables (`jobVariables`: predefined, its own, the pipeline's), those
+ * first expanded among themselves, as GitLab expands them (`Ci::Build#expanded_id_token_aud`).
+ */
+export function idTokenVariables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRecord, project: ProjectRecord, jobVariables: readonly CollectedVariable[]): Array<[string, string]> {
   const tokens: readonly JobIdToken[] = build.job.idTokens ?? [];
   if (tokens.length === 0) return [];
   const { key, kid } = signingKey(ctx);
+  const scope = expandAmongThemselves(jobVariables);
   return tokens.map((token) => {
-    const unsigned = `${base64url({ alg: 'RS256', typ: 'JWT', kid })}.${base64url(idTokenClaims(ctx, build, pipeline, project, token.aud))}`;
+    const aud = typeof token.aud === 'string' ? expandReferences(token.aud, scope) : token.aud.map((one) => expandReferences(one, scope));
+    const unsigned = `${base64url({ alg: 'RS256', typ: 'JWT', kid })}.${base64url(idTokenClaims(ctx, build, pipeline, project, aud))}`;
     return [token.name, `${unsigned}.${sign('sha256', Buffer.from(unsigned), key).toString('base64url')}`];
   });
 }

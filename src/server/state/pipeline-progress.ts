@@ -4,13 +4,15 @@
  * status. A job with `needs` (GitLab 12.2+ DAG) ignores stages and waits only for the jobs it needs
  * (`needs: []` starts at once). Then: `on_success` needs success, `on_failure` needs failure,
  * `always` runs after either, `manual` becomes `manual` (waiting for a person), `delayed` becomes
- * `scheduled` (queued `start_in` later by `state/delayed.ts`). A job whose condition does not hold is
+ * `scheduled` (queued `start_in` later by `state/delayed.ts`), a job of a `resource_group`
+ * `waiting_for_resource` (`state/resource-groups.ts`). A job whose condition does not hold is
  * `skipped`; so is everything after a cancellation. Retried builds are history: only the latest build
  * of each job name counts.
  */
 import type { JobSpec, JobWhen } from '../../pipeline/spec.js';
 import type { BuildRecord, PipelineRecord, Store } from './store.js';
 import { compositeStatus, isComplete, type CompositeStatus } from './composite-status.js';
+import { queuedStatus } from './resource-groups.js';
 
 function runsAfter(when: JobWhen, prior: CompositeStatus): boolean {
   switch (when) {
@@ -78,9 +80,10 @@ function enqueueOrSkip(build: BuildRecord, prior: CompositeStatus, now: number):
     build.scheduledAt = new Date(now + (build.job.startIn ?? 0) * 1000);
     return false;
   }
-  build.status = 'pending';
+  // A job of a resource group waits for its resource first (`resource-groups.ts` gives it out).
+  build.status = queuedStatus(build);
   build.lastActivityAt = now;
-  return true;
+  return build.status === 'pending';
 }
 
 /** The pipeline's own status: the composite of its current builds. */

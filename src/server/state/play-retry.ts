@@ -5,6 +5,7 @@
  */
 import { CiRunnerError } from '../../util/errors.js';
 import type { ServerContext } from '../context.js';
+import { queuedStatus } from './resource-groups.js';
 import { newAttempt } from './retry.js';
 import type { BuildRecord } from './store.js';
 import { advancePipeline } from './transitions.js';
@@ -15,11 +16,12 @@ export function playBuild(ctx: ServerContext, build: BuildRecord): BuildRecord {
     throw new CiRunnerError('JOB_NOT_PLAYABLE', `job ${build.id} (${build.job.name}) is ${build.status}; only manual jobs and delayed jobs waiting for their time can be played`);
   }
   ctx.store.changeBuild(build, (b) => {
-    b.status = 'pending';
+    b.status = queuedStatus(b);
     b.lastActivityAt = Date.now();
   });
   ctx.logger.info({ buildId: build.id }, 'build played');
-  ctx.bridges?.start(build);
+  // Starts it if it is a trigger job, gives it its resource group if free, wakes the runners' polls.
+  advancePipeline(ctx, build.pipelineId);
   ctx.scheduler.buildsQueued();
   return build;
 }

@@ -7,11 +7,15 @@ import type { ServerContext } from '../context.js';
 import { currentBuilds } from './pipeline-progress.js';
 import type { BuildRecord } from './store.js';
 
+/** Failures GitLab never retries, whatever `retry:` says (`Gitlab::Ci::Build::AutoRetry::RETRY_OVERRIDES`). */
+const NEVER_RETRIED: ReadonlySet<string> = new Set(['ci_quota_exceeded', 'no_matching_runner', 'missing_dependency_failure', 'forward_deployment_failure', 'environment_creation_failure']);
+
 /** Does the failed `build`'s `retry:` cover its failure, with attempts left? */
 export function shouldRetry(build: BuildRecord): boolean {
   const retry = build.job.retry;
   if (!retry || (build.attempt ?? 0) >= retry.max) return false;
   const reason = build.failureReason ?? 'unknown_failure';
+  if (NEVER_RETRIED.has(reason)) return false;
   // `retry:exit_codes`: GitLab retries on a listed exit status as well as on a listed reason.
   if (retry.exitCodes !== undefined && build.exitCode !== undefined && retry.exitCodes.includes(build.exitCode)) return true;
   return retry.when.some(

@@ -7,7 +7,7 @@ import { queueValue } from '../tokens.js';
 import { missingFeatures } from './runner-features.js';
 import type { BuildRecord, RunnerRecord, Store } from './store.js';
 import { setLongTimeout } from '../../util/timers.js';
-import { expandVariables } from '../../pipeline/variables-expand.js';
+import { resourceKey } from './resource-groups.js';
 
 /**
  * May `runner` take `build`? Tags, `run_untagged`, project ownership of specific runners and a
@@ -37,22 +37,6 @@ export function fitsTags(runner: RunnerRecord, build: BuildRecord): boolean {
 export function onProtectedRef(store: Store, build: BuildRecord): boolean {
   const pipeline = store.pipelines.get(build.pipelineId);
   return pipeline !== undefined && !pipeline.tag && pipeline.defaultBranch !== undefined && pipeline.ref === pipeline.defaultBranch;
-}
-
-/**
- * `resource_group:` — jobs of one group (per project, its name with the job's variables expanded, as
- * GitLab expands it) never run at the same time: a pending build waits while another holds the group
- * (GitLab's `waiting_for_resource`), and the oldest waiting build goes first (GitLab's process modes
- * are set through its API, which this server does not have).
- */
-export function resourceKey(store: Store, build: BuildRecord): string | undefined {
-  const group = build.job.resourceGroup;
-  if (group === undefined) return undefined;
-  const pipeline = store.pipelines.get(build.pipelineId);
-  const scope: Record<string, string> = { ...Object.fromEntries(build.job.variables.map((v) => [v.key, v.value])), ...(pipeline?.variables ?? {}) };
-  if (build.job.environment) scope.CI_ENVIRONMENT_NAME = expandVariables(build.job.environment.name, scope);
-  if (pipeline) Object.assign(scope, { CI_COMMIT_REF_NAME: pipeline.ref, CI_COMMIT_SHA: pipeline.sha, CI_PIPELINE_ID: String(pipeline.id) });
-  return `${build.projectId}\0${expandVariables(group, scope)}`;
 }
 
 export class Scheduler {
@@ -129,7 +113,11 @@ export class Scheduler {
     return chosen;
   }
 
-  /** The resource groups (`resourceKey`) a running build holds. */
+  /**
+   * The resource groups (`resourceKey`) a running build holds. A pending build of a group has its
+   * resource already (resource-groups.ts); this keeps the rule for a data dir written before jobs
+   * waited as `waiting_for_resource`, whose pending builds had none.
+   */
   private busyResourceGroups(): Set<string> {
     const busy = new Set<string>();
     for (const build of this.store.builds.values()) {

@@ -64,7 +64,12 @@ export interface ProjectRecord {
   /** A git repository on disk. */
   path: string;
   runnersToken: string;
+  /** The resource groups whose process mode was set (`resource-groups.ts`), by expanded name. */
+  resourceGroups?: Record<string, { processMode: ProcessMode; updatedAt: string }>;
 }
+
+/** How a resource group picks the next job (`resource-groups.ts`), GitLab's names. */
+export type ProcessMode = 'unordered' | 'oldest_first' | 'newest_first' | 'newest_ready_first';
 
 export interface PipelineRecord {
   id: number;
@@ -267,6 +272,11 @@ export class Store {
     this.sink?.project(project);
     this.projects.set(project.id, project);
     return project;
+  }
+
+  /** Records a change to a project's settings (its resource groups' process modes). */
+  saveProject(project: ProjectRecord): void {
+    this.sink?.project(project);
   }
 
   projectByName(name: string): ProjectRecord | undefined {

@@ -9,13 +9,20 @@ import { armDelayedBuilds } from './delayed.js';
 import { readOutcome, type JobOutcome } from './job-outcome.js';
 import { newAttempt, shouldRetry } from './retry.js';
 import { failureAllowed } from './composite-status.js';
+import { assignResources } from './resource-groups.js';
 import type { BuildRecord, RunnerRecord } from './store.js';
 
-/** Advances the build's pipeline and wakes the scheduler if something was queued. */
+/** The states a build has not finished in: a cancel ends them. */
+export const UNFINISHED_STATUSES: ReadonlySet<string> = new Set(['created', 'waiting_for_resource', 'pending', 'running', 'manual', 'scheduled']);
+
+/**
+ * Advances the build's pipeline, gives free resource groups to waiting jobs (of any pipeline: the
+ * build that moved may have held one), and wakes the scheduler if something was queued.
+ */
 export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
   const pipeline = ctx.store.pipelines.get(pipelineId);
   if (!pipeline) return;
-  const queued = processPipeline(ctx.store, pipeline);
+  let queued = processPipeline(ctx.store, pipeline);
   try {
     for (const build of ctx.store.pipelineBuilds(pipeline)) ctx.store.saveBuild(build);
   } catch (error) {
@@ -24,6 +31,11 @@ export function advancePipeline(ctx: ServerContext, pipelineId: number): void {
     ctx.logger.error({ err: error, pipelineId }, 'could not record the pipeline\'s next builds in the data dir');
   }
   armDelayedBuilds(ctx, pipeline);
+  for (const build of assignResources(ctx.store)) {
+    queued = true;
+    ctx.logger.info({ buildId: build.id, resourceGroup: build.job.resourceGroup }, 'build got its resource group');
+    if (build.pipelineId !== pipeline.id && build.job.trigger) ctx.bridges?.start(build);
+  }
   // Trigger jobs are the server's to run; a child pipeline's moves may end its trigger job.
   for (const build of ctx.store.pipelineBuilds(pipeline)) if (build.status === 'pending' && build.job.trigger) ctx.bridges?.start(build);
   if (pipeline.parent) ctx.bridges?.childMoved(pipeline);
@@ -51,20 +63,35 @@ export function finishBuild(ctx: ServerContext, build: BuildRecord, status: 'suc
   } else if (status === 'failed') {
     cancelOnJobFailure(ctx, build);
   }
+  // Also gives the resource group this build held to the next job waiting for it.
   advancePipeline(ctx, build.pipelineId);
-  // A build waiting for the resource group this one held can start now.
-  if (build.job.resourceGroup !== undefined) ctx.scheduler.buildsQueued();
 }
 
 /**
- * Cancels a build that has not finished (created, pending, running, manual, scheduled). A running
+ * Cancels a build that has not finished (`UNFINISHED_STATUSES`). A running
  * build whose runner announced `cancel_gracefully` (API v4) is only marked `canceling` unless `force`:
  * it goes on running (its `after_script`) and ends `canceled` when its runner reports
  * (`finishReported`); a second cancel forces it. Any other running build is `canceled` at once, and
  * its runner learns it from its next trace PATCH (`Build-Status`/`Job-Status: canceled`) or update.
  */
 export function cancelBuild(ctx: ServerContext, build: BuildRecord, options: { force?: boolean } = {}): boolean {
-  if (!['created', 'pending', 'running', 'manual', 'scheduled'].includes(build.status)) return false;
+  if (!cancelWithoutAdvancing(ctx, build, options)) return false;
+  if (build.status === 'canceled') advancePipeline(ctx, build.pipelineId);
+  return true;
+}
+
+/**
+ * Cancels several builds at once, as GitLab cancels a pipeline: each unfinished one is canceled before
+ * any pipeline moves on (else a later job would be `skipped` for an earlier one's cancel, not canceled).
+ */
+export function cancelBuilds(ctx: ServerContext, builds: readonly BuildRecord[], options: { force?: boolean } = {}): void {
+  const moved = new Set<number>();
+  for (const build of builds) if (cancelWithoutAdvancing(ctx, build, options) && build.status === 'canceled') moved.add(build.pipelineId);
+  for (const pipelineId of moved) advancePipeline(ctx, pipelineId);
+}
+
+function cancelWithoutAdvancing(ctx: ServerContext, build: BuildRecord, options: { force?: boolean }): boolean {
+  if (!UNFINISHED_STATUSES.has(build.status)) return false;
   if (build.status === 'running' && build.cancelGracefully && !build.canceling && options.force !== true) {
     ctx.store.changeBuild(build, (b) => {
       b.canceling = true;
@@ -78,8 +105,6 @@ export function cancelBuild(ctx: ServerContext, build: BuildRecord, options: { f
     b.canceling = undefined;
   });
   ctx.logger.info({ buildId: build.id }, 'build canceled');
-  advancePipeline(ctx, build.pipelineId);
-  if (build.job.resourceGroup !== undefined) ctx.scheduler.buildsQueued();
   return true;
 }
 
@@ -149,8 +174,8 @@ export function dropUnsupported(ctx: ServerContext, build: BuildRecord, missing:
 export function cancelOnJobFailure(ctx: ServerContext, failed: BuildRecord): void {
   const pipeline = ctx.store.pipelines.get(failed.pipelineId);
   if (pipeline?.autoCancel?.onJobFailure !== 'all' || failureAllowed(failed)) return;
-  const others = currentBuilds(ctx.store, pipeline).filter((build) => build.id !== failed.id && ['created', 'pending', 'running', 'manual', 'scheduled'].includes(build.status));
+  const others = currentBuilds(ctx.store, pipeline).filter((build) => build.id !== failed.id && UNFINISHED_STATUSES.has(build.status));
   if (others.length === 0) return;
   ctx.logger.info({ pipelineId: pipeline.id, buildId: failed.id }, 'pipeline canceled: a job failed (workflow: auto_cancel: on_job_failure: all)');
-  for (const build of others) cancelBuild(ctx, build, { force: true });
+  cancelBuilds(ctx, others, { force: true });
 }

@@ -12,7 +12,7 @@ import { runnerSummary } from '../runner-admin.js';
 /** Newest first, this many per page. */
 export const PIPELINES_PER_PAGE = 50;
 
-const CANCELABLE = new Set(['created', 'pending', 'running', 'manual']);
+const CANCELABLE = new Set(['created', 'waiting_for_resource', 'pending', 'running', 'manual']);
 const RETRYABLE = new Set(['success', 'failed', 'canceled']);
 
 function iso(date: Date | null): string | null {

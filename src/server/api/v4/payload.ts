@@ -5,7 +5,7 @@
 import type { ServerContext } from '../../context.js';
 import { environmentVariables } from '../../../pipeline/environment.js';
 import { refSlug } from '../../../pipeline/predefined.js';
-import { dependencyBuilds, gitlabVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
+import { dependencyBuilds, gitlabVariables, idTokenJobVariables, ownVariables, projectParts, repoUrl, type JobVariable } from '../payload.js';
 import type { ExecutorOptsSpec, JobArtifactsSpec, JobCacheSpec, JobServiceSpec } from '../../../pipeline/spec.js';
 import { expandVariables } from '../../../pipeline/variables-expand.js';
 import { liveArtifacts } from '../../state/artifacts.js';
@@ -124,13 +124,14 @@ function variables(ctx: ServerContext, build: BuildRecord, pipeline: PipelineRec
     { key: 'CI_REPOSITORY_URL', value: repoUrl(ctx.baseUrl(), project, build.token), public: false, masked: false },
   );
   const rawSupported = runner?.features?.raw_variables === true;
-  const own = ownVariables(ctx, build, pipeline).map((variable) => v4Variable(variable, rawSupported));
+  const jobOwn = ownVariables(ctx, build, pipeline);
   const environment = build.job.environment;
   if (environment) {
-    const scope = Object.fromEntries([...list, ...own].map((v) => [v.key, v.value]));
+    const scope = Object.fromEntries([...list, ...jobOwn].map((v) => [v.key, v.value]));
     list.push(...environmentVariables(environment, scope).map(pub));
   }
-  return [...list, ...own];
+  jobOwn.push(...idTokenJobVariables(ctx, build, pipeline, project, [...list, ...jobOwn]));
+  return [...list, ...jobOwn.map((variable) => v4Variable(variable, rawSupported))];
 }
 
 function v4Variable(variable: JobVariable, rawSupported: boolean): V4Variable {

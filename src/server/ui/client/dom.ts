@@ -83,6 +83,7 @@ const ICONS: Record<string, string> = {
   skipped: '»',
   running: '◔',
   pending: '◷',
+  waiting_for_resource: '◷',
   created: '○',
   manual: '⚙',
 };
@@ -94,6 +95,6 @@ export function badge(status: string, allowFailure = false): HTMLElement {
     'span',
     { class: `badge status-${warn ? 'warning' : status}`, 'data-status': status, title: warn ? 'failed (allowed to fail)' : status },
     h('span', { class: 'icon', 'aria-hidden': 'true' }, ICONS[status] ?? '•'),
-    warn ? 'failed' : status,
+    warn ? 'failed' : status.replaceAll('_', ' '),
   );
 }
