@@ -14,7 +14,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log/index.js';
-import { serviceEnvironment } from '../docker/services.js';
+import { serviceEnvironment } from '../service-variables.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { dockerAuthConfig } from '../docker-auth-config.js';
 import { fileVariablePaths } from '../file-variables.js';
