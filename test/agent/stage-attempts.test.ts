@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../src/agent/config/schema.js';
 import { defaultServices } from '../../src/agent/services.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -15,16 +15,13 @@ import { workDirs } from '../cli/helpers.js';
 import { logText } from '../helpers/log-text.js';
 import { runOnce } from '../helpers/run-once.js';
 import { s3, s3CacheConfig, skipS3 } from '../helpers/s3.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
 let token: string;
-beforeAll(async () => {
-  t = await startTestServer({ files: { 'README.md': '# p\n' } });
-  ({ token } = await t.registerRunner());
-});
-afterAll(async () => {
-  await t.close();
+useTestServer((server, runnerToken) => {
+  t = server;
+  token = runnerToken;
 });
 
 /** Runs the next job on a shell runner with `runner` keys; `onOutput` sees the job's log as it is written. */

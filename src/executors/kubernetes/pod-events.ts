@@ -5,8 +5,9 @@
  * events come from a watch of the pod's events (`involvedObject.name`); one that cannot start or breaks
  * costs the table, never the job. At most {@link MAX_EVENTS} events are shown, each on one line.
  */
-import { Watch, type CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import type { KubeApi } from './api.js';
+import { watchWhile } from './watch.js';
 
 const MAX_EVENTS = 200;
 const MAX_MESSAGE = 1000;
@@ -34,22 +35,14 @@ export async function printPodEvents(api: KubeApi, pod: { namespace: string; nam
   let shown = 0;
   let heading = true;
   try {
-    const watch = new Watch(api.connection.config);
-    const controller = await watch.watch(
-      `/api/v1/namespaces/${pod.namespace}/events`,
-      { fieldSelector: `involvedObject.name=${pod.name}` },
-      (_type, event: CoreV1Event) => {
-        if (signal.aborted || shown > MAX_EVENTS) return;
-        shown += 1;
-        if (shown > MAX_EVENTS) return log(`(more events of pod ${pod.namespace}/${pod.name} not shown)`);
-        const rows = heading ? [['Type', 'Reason', 'Message'], eventRow(event)] : [eventRow(event)];
-        heading = false;
-        for (const line of alignRows(rows)) log(line);
-      },
-      () => undefined,
-    );
-    if (signal.aborted) controller.abort();
-    else signal.addEventListener('abort', () => controller.abort(), { once: true });
+    await watchWhile(api, `/api/v1/namespaces/${pod.namespace}/events`, { fieldSelector: `involvedObject.name=${pod.name}` }, (_type, event: CoreV1Event) => {
+      if (signal.aborted || shown > MAX_EVENTS) return;
+      shown += 1;
+      if (shown > MAX_EVENTS) return log(`(more events of pod ${pod.namespace}/${pod.name} not shown)`);
+      const rows = heading ? [['Type', 'Reason', 'Message'], eventRow(event)] : [eventRow(event)];
+      heading = false;
+      for (const line of alignRows(rows)) log(line);
+    }, signal);
   } catch (error) {
     if (!signal.aborted) out.warn(`WARNING: the pod's events could not be watched (FF_PRINT_POD_EVENTS): ${(error as Error).message}`);
   }
