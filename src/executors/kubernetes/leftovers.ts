@@ -66,11 +66,14 @@ async function sweepNamespace({ api, selector: labelSelector, orphaned, signal }
   return { pods: podNames.length, secrets: secretNames.length };
 }
 
-/** A job's own namespace (`namespace_per_job`) this entry made and no live process uses, deleted. */
+/**
+ * A job's own namespace (`namespace_per_job`) this entry made and no live process uses, deleted. One
+ * the runner may not read (a chosen namespace, where it may only work inside) is not its own.
+ */
 async function removeOwnNamespace({ api, selector, orphaned, signal }: Sweep, name: string): Promise<boolean> {
-  const namespace = await api.call(`reading namespace ${name}`, signal, (o) => api.core.readNamespace({ name }, o)).catch((error: unknown) => {
-    if (isNotFound(error)) return undefined;
-    throw error;
+  const namespace = await api.call(`reading namespace ${name}`, signal, (o) => api.core.readNamespace({ name }, o)).catch(() => {
+    signal.throwIfAborted();
+    return undefined;
   });
   const meta = namespace?.metadata;
   const [key, value] = selector.split('=');
