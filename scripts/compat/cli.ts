@@ -9,6 +9,11 @@ import { COMMAND_ALIASES, COMMAND_NAMES, OWN_COMMANDS, loadCommands } from '../.
 import { GITLAB_ONLY_COMMANDS } from '../../src/cli/unknown-command.js';
 import { addGlobalOptions } from '../../src/cli/global-options.js';
 import { registeredEnvFlags, type EnvFlag } from '../../src/cli/env-options.js';
+import { GLOBAL_KEYS } from '../../src/agent/config/schema.js';
+import type { KeyEntry, KeyTable } from '../../src/agent/config/keys.js';
+import { CACHE_FLAGS } from '../../src/cli/cache-flags.js';
+import { DOCKER_FLAGS } from '../../src/cli/docker-flags.js';
+import { KUBERNETES_FLAGS } from '../../src/cli/kubernetes-flags.js';
 import type { Row } from './markdown.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
@@ -61,11 +66,38 @@ function optionRows(y: Argv, skip: ReadonlySet<string>): Row[] {
   return flagRows(flags, registeredEnvFlags(y), options.alias, internals.getInternalMethods().getUsageInstance().getDescriptions());
 }
 
+/** The `[[runners]]` key at `path` (`['cache', 's3', 'RoleARN']`). */
+function runnerKey(path: readonly string[]): KeyEntry | undefined {
+  let table: KeyTable | undefined = GLOBAL_KEYS.keys.runners?.table;
+  let entry: KeyEntry | undefined;
+  for (const name of path) {
+    entry = table?.keys[name];
+    table = entry?.table;
+  }
+  return entry;
+}
+
+/**
+ * The flags that write a config key (`--docker-*`, `--cache-*`, `--kubernetes-*`): each means what its
+ * key means, so it has the key's Support (a warned key is warned about when the written file loads).
+ */
+const KEY_FLAGS: ReadonlyMap<string, Support> = new Map(
+  [
+    ...Object.entries(DOCKER_FLAGS).map(([key, f]) => [f.flag, ['docker', key]] as const),
+    ...CACHE_FLAGS.map((f) => [f.flag, ['cache', ...(f.table ? [f.table] : []), f.key]] as const),
+    ...KUBERNETES_FLAGS.map((f) => [f.flag, ['kubernetes', ...f.path]] as const),
+  ].flatMap(([flag, path]) => {
+    const entry = runnerKey(path);
+    if (!entry) throw new Error(`--${flag} writes [runners] ${path.join('.')}, which no key table has`);
+    return [[flag, entry.support] as const];
+  }),
+);
+
 /** One row a flag: `--flag` (and its short forms), the environment names `--help` gives, what it is for. */
 function flagRows(flags: readonly string[], tables: readonly EnvFlag[], alias: Readonly<Record<string, readonly string[]>>, descriptions: Readonly<Record<string, string | undefined>>): Row[] {
   return flags.map((flag) => {
     const entry = tables.find((f) => f.flag === flag);
-    const support: Support = entry?.support ?? honoured();
+    const support: Support = entry?.support ?? KEY_FLAGS.get(flag) ?? honoured();
     const text = (descriptions[flag] ?? '').replace(/^__yargsString__:/, '');
     const env = /\[env: ([^\]]*)\]/.exec(text)?.[1] ?? '';
     const what = text

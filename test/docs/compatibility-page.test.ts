@@ -25,6 +25,8 @@ describe('docs/compatibility.md', () => {
     expect(page).toMatch(/^\| `session_server` \| GitLab Runner 19 \| \*\*warned\*\*: ci-runner has no interactive web terminal/m);
     expect(page).toMatch(/^\| `--ssh-host` \|  \| SSH_HOST \| .* \| \*\*refused\*\*: the ssh executor is not available in ci-runner/m);
     expect(page).toMatch(/^\| `--kubernetes-helper-image` \|  \| KUBERNETES_HELPER_IMAGE \| .* \| \*\*warned\*\*: /m);
+    // A flag that writes a config key has the key's status.
+    expect(page).toMatch(/^\| `--cache-s3-role-arn` \|  \| CACHE_S3_ROLE_ARN \| .* \| \*\*warned\*\*: ci-runner does not assume an AWS role/m);
     expect(page).toMatch(/^\| `cache-init` \| GitLab Runner \|  \| \*\*refused\*\*: exit 2/m);
     expect(page).toMatch(/^\| `GIT_STRATEGY` \| .* \| honoured \|$/m);
     expect(page).toMatch(/^\| `FF_SCRIPT_SECTIONS` \| false \|  \| honoured: /m);
