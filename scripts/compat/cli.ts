@@ -26,7 +26,7 @@ export interface CommandFlags {
 }
 
 interface YargsInternals {
-  getOptions(): { key: Record<string, boolean>; alias: Record<string, string[]>; hiddenOptions: string[] };
+  getOptions(): { key: Record<string, boolean>; alias: Record<string, string[]> };
   getInternalMethods(): { getUsageInstance(): { getDescriptions(): Record<string, string | undefined> } };
 }
 

@@ -26,7 +26,7 @@ export function configKeyRows(table: KeyTable = GLOBAL_KEYS, path = ''): Row[] {
   });
 }
 
-export function valueRows(values: Readonly<Record<string, Support>>): Row[] {
+function valueRows(values: Readonly<Record<string, Support>>): Row[] {
   return Object.entries(values).map(([name, support]) => ({ name, support }));
 }
 
@@ -41,13 +41,12 @@ export function featureFlagRows(): Row[] {
   return FEATURE_FLAGS.map((f) => ({ name: f.name, support: f.support, cells: [String(f.default), f.ours === undefined ? '' : String(f.ours)] }));
 }
 
-const EXECUTOR_NAMES = ['shell', 'docker', 'kubernetes', 'custom'] as const;
-
 export function featureRows(): Row[] {
+  const executors = Object.entries(EXECUTORS).filter(([, support]) => support.status === 'honoured').map(([name]) => name);
   return Object.entries(FEATURES).map(([name, entry]) => ({
     name,
     support: entry.support,
-    cells: [EXECUTOR_NAMES.filter((executor) => entry.announced(executor)).join(', ') || 'none'],
+    cells: [executors.filter((executor) => entry.announced(executor)).join(', ') || 'none'],
   }));
 }
 
