@@ -13,7 +13,7 @@ import type { ArtifactsContext } from './context.js';
 import { diskFull, diskFullCode } from './disk-full.js';
 import { ArtifactsError } from './errors.js';
 import { extractArchive, refusal } from './extract.js';
-import { megabytes } from './naming.js';
+import { dependenciesToDownload, megabytes } from './naming.js';
 import { StreamValidator, type ValidatedArchive } from './validate-stream.js';
 
 export interface DownloadOptions {
@@ -21,11 +21,6 @@ export interface DownloadOptions {
   attempts: number;
   /** First retry delay in ms (doubles, with jitter, up to 30 s). Default 1000. */
   retryBaseMs?: number;
-}
-
-/** The dependencies whose artifacts this build downloads. */
-export function dependenciesToDownload(deps: DependencyBuild[], filter: string[] | undefined): DependencyBuild[] {
-  return deps.filter((dep) => Boolean(dep.artifacts_file?.filename) && (filter === undefined || filter.includes(dep.name)));
 }
 
 /**

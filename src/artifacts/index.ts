@@ -4,10 +4,10 @@
  */
 export type { ArtifactsContext } from './context.js';
 export { ArtifactsError, type ArtifactsErrorCode } from './errors.js';
-export { downloadArtifacts, downloadDependency, dependenciesToDownload, type DependencyContext, type DownloadOptions } from './download.js';
-export { uploadArtifacts, uploadEntry, shouldUpload, type EntryContext, type UploadOptions } from './upload.js';
+export { downloadArtifacts, downloadDependency, type DependencyContext, type DownloadOptions } from './download.js';
+export { uploadArtifacts, uploadEntry, type EntryContext, type UploadOptions } from './upload.js';
 export { extractArchive, type ExtractSummary } from './extract.js';
 export { detectFormat, type ArchiveFormat } from './format.js';
 export { createArchive, type CreateFormat } from './create.js';
 export { selectFiles, type Selection, type SelectedEntry, type SelectionSpec } from './select.js';
-export { artifactsFileName, expandVariables } from './naming.js';
+export { artifactsFileName, dependenciesToDownload, expandVariables, shouldUpload } from './naming.js';

@@ -3,7 +3,7 @@
  * §4.7, with `$VARS` expanded as the legacy job shell did), the project's path (the cache's local copies
  * are kept under it) and byte counts for trace lines.
  */
-import type { ArtifactsOptions, BuildPayload, BuildVariable } from '../protocol/types.js';
+import type { ArtifactsOptions, BuildPayload, BuildVariable, DependencyBuild } from '../protocol/types.js';
 import { trimStartChar } from '../util/text.js';
 
 /** Expands `$NAME` and `${NAME}` from `variables` (later entries win); unknown names become empty. */
@@ -16,6 +16,18 @@ export function expandVariables(text: string, variables: BuildVariable[]): strin
 export function artifactsOf(build: Pick<BuildPayload, 'options'>): ArtifactsOptions[] {
   const artifacts = build.options.artifacts;
   return artifacts === undefined ? [] : Array.isArray(artifacts) ? artifacts : [artifacts];
+}
+
+/** The dependencies whose artifacts this build downloads. */
+export function dependenciesToDownload(deps: DependencyBuild[], filter: string[] | undefined): DependencyBuild[] {
+  return deps.filter((dep) => Boolean(dep.artifacts_file?.filename) && (filter === undefined || filter.includes(dep.name)));
+}
+
+/** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
+export function shouldUpload(when: string | undefined, jobSucceeded: boolean): boolean {
+  if (when === 'always') return true;
+  if (when === 'on_failure') return !jobSucceeded;
+  return jobSucceeded;
 }
 
 /** File name extension per archive format (`raw` keeps the file's own name). */

@@ -13,7 +13,7 @@ import { worthRetrying } from '../client/retryable.js';
 import type { ArtifactsContext } from './context.js';
 import { createArchive } from './create.js';
 import { ArtifactsError } from './errors.js';
-import { artifactsFileName, artifactsOf, megabytes } from './naming.js';
+import { artifactsFileName, artifactsOf, megabytes, shouldUpload } from './naming.js';
 import type { ArtifactsOptions, BuildPayload } from '../protocol/types.js';
 import { excludeEntries, selectFiles } from './select.js';
 
@@ -32,13 +32,6 @@ export interface UploadOptions {
   timeouts?: { uploadMs: number; responseHeaderMs: number };
   /** Deflate level 0–9 (ARTIFACT_COMPRESSION_LEVEL); absent: zlib's default. */
   compressionLevel?: number;
-}
-
-/** §9.3: on_success (default) uploads after success, on_failure after failure, always after both. */
-export function shouldUpload(when: string | undefined, jobSucceeded: boolean): boolean {
-  if (when === 'always') return true;
-  if (when === 'on_failure') return !jobSucceeded;
-  return jobSucceeded;
 }
 
 /**

@@ -8,8 +8,7 @@
  */
 import type { StageName } from '../../executors/common/stages.js';
 import { relative } from 'node:path';
-import { dependenciesToDownload, shouldUpload } from '../../artifacts/index.js';
-import { artifactsOf } from '../../artifacts/naming.js';
+import { artifactsOf, dependenciesToDownload, shouldUpload } from '../../artifacts/naming.js';
 import type { CacheStageOptions } from '../../cache/index.js';
 import { shellQuote } from '../../executors/shell/quote.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
