@@ -11,7 +11,7 @@ import { relative } from 'node:path';
 import { dependenciesToDownload, shouldUpload } from '../../artifacts/index.js';
 import { artifactsOf } from '../../artifacts/naming.js';
 import type { CacheStageOptions } from '../../cache/index.js';
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';

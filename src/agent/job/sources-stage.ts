@@ -5,7 +5,7 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
 import { StageFailed } from './failure.js';

@@ -1,35 +1,14 @@
 /**
- * Services: one container each on the job's network, reachable by GitLab Runner's aliases, with the
+ * Services: one container each on the job's network, reachable by GitLab Runner's aliases (common/services.ts), with the
  * job's variables (minus the job's and the runner's credentials) as environment; then a bounded wait
  * until every exposed TCP port accepts a connection.
  */
 import { connect } from 'node:net';
 import type { ExportedVariable } from '../types.js';
+import { serviceAliases } from '../common/services.js';
 import type { DockerCli } from './cli.js';
 import type { ServiceSpec } from './options.js';
 
-/** `registry.example.com/group/redis:3` → `registry.example.com__group__redis`, `registry.example.com-group-redis`. */
-export function serviceAliases(spec: ServiceSpec): string[] {
-  const digest = spec.name.indexOf('@');
-  let name = digest >= 0 ? spec.name.slice(0, digest) : spec.name;
-  const colon = name.lastIndexOf(':');
-  if (colon > name.lastIndexOf('/')) name = name.slice(0, colon);
-  const aliases = [name.replace(/\//g, '__'), name.replace(/\//g, '-')];
-  if (spec.alias) aliases.push(...spec.alias.split(/[\s,]+/).filter(Boolean));
-  return [...new Set(aliases)];
-}
-
-/** The job's variables a service may see: nothing carrying the job token or the runner token. */
-export function serviceEnvironment(variables: readonly ExportedVariable[], secrets: readonly string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  const hidden = secrets.filter((s) => s.length > 0);
-  for (const { key, value } of variables) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) continue;
-    if (key === 'CI_JOB_TOKEN' || key === 'CI_BUILD_TOKEN' || hidden.some((s) => value.includes(s))) continue;
-    env[key] = value;
-  }
-  return env;
-}
 
 /** A runner service's `environment` ("NAME=value") as its own variables (GitLab Runner's Service.Variables). */
 export function environmentVariables(entries: readonly string[] | undefined): Array<{ key: string; value: string }> {

@@ -15,7 +15,8 @@ import type { PlannedService } from './job-plan.js';
 import { containerLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
-import { healthcheckPort, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { serviceEnvironment } from '../common/services.js';
+import { healthcheckPort, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 
 export interface ServicesStart {
   docker: DockerCli;

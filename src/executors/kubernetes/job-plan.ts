@@ -8,9 +8,9 @@
 import type { ServiceOptions } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';
 import { verifyAllowedImage } from '../common/image-policy.js';
-import { expandName } from '../docker/image.js';
-import { serviceAliases } from '../docker/services.js';
-import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
+import { expandName } from '../common/image-name.js';
+import { serviceAliases } from '../common/services.js';
+import { kubernetesUser, serviceOwnVariables } from '../common/executor-opts.js';
 import { ExecutorSetupError, type ExportedVariable, type PrepareRequest } from '../types.js';
 import { jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
