@@ -29,6 +29,18 @@ export { DriverError } from './driver.js';
 export const PREPARATION_ATTEMPTS = 3;
 export const PREPARATION_RETRY_MS = 3_000;
 
+/** What GitLab Runner 19 prints each time it hands the job's script to run_exec as `build_script`. */
+export const BUILD_SCRIPT_NOTICE = "Starting with version 17.0 the 'build_script' stage will be replaced with 'step_script': https://gitlab.com/groups/gitlab-org/-/epics/6112";
+
+/**
+ * The stage name run_exec is given: GitLab Runner 19 still names the job's script `build_script` there
+ * (its executors/custom/custom.go translates `step_script`, with BUILD_SCRIPT_NOTICE), so drivers
+ * that branch on it keep working; every other stage keeps the table's name.
+ */
+export function runExecStage(stage: string): string {
+  return stage === 'step_script' ? 'build_script' : stage;
+}
+
 export interface CustomExecutorOptions {
   custom: CustomOptions;
   /** `[[runners]] builds_dir` and `cache_dir`: the driver's unless config_exec says otherwise. */
@@ -96,7 +108,7 @@ export class CustomExecutor implements Executor {
     const { custom } = this.options;
     const tmpDir = await mkdtemp(join(tmpdir(), 'custom-executor'));
     const files: DriverFiles = { tmpDir, responseFile: join(tmpDir, 'response.json'), exitCodeFile: join(tmpDir, 'build_exit_code') };
-    await writeFile(files.responseFile, `${JSON.stringify(request.build)}\n`, { mode: 0o600 });
+    await writeFile(files.responseFile, jobResponse(request.build), { mode: 0o600 });
     this.prepared = { files, config: { jobEnv: {} }, build: request.build, variables: request.variables, slotDir: request.slotDir, projectDir: request.projectDir };
     const log = (chunk: Uint8Array): void => request.log(Buffer.from(chunk).toString('utf8').replace(/\n$/, ''));
     if (custom.config_exec !== '') {
@@ -151,7 +163,9 @@ export class CustomExecutor implements Executor {
     const scriptPath = join(dir, 'script');
     await writeFile(scriptPath, await this.script(request), { mode: 0o700 });
     const { custom } = this.options;
-    const outcome = await this.call('run_exec', custom.run_exec, [...custom.run_args, scriptPath, request.stage], request.variables, {
+    const stage = runExecStage(request.stage);
+    if (stage !== request.stage) request.output(Buffer.from(`\x1b[0;33mWARNING: ${BUILD_SCRIPT_NOTICE}\x1b[0;m\n`));
+    const outcome = await this.call('run_exec', custom.run_exec, [...custom.run_args, scriptPath, stage], request.variables, {
       stdout: request.output,
       stderr: request.output,
       signal: request.signal,
@@ -252,4 +266,14 @@ export class CustomExecutor implements Executor {
   async cleanup(): Promise<void> {
     await this.finish();
   }
+}
+
+/**
+ * JOB_RESPONSE_FILE's content: over v4 the coordinator's response as it came, as GitLab Runner writes
+ * it; over v1 (which GitLab Runner's custom executor never spoke) ci-runner's job model, as JSON.
+ */
+function jobResponse(build: BuildPayload): string {
+  if (build.response_body !== undefined) return build.response_body;
+  const { response_body: _none, ...model } = build;
+  return `${JSON.stringify(model)}\n`;
 }
