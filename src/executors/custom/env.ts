@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { BuildPayload, ServiceOptions } from '../../protocol/types.js';
-import { expandString } from '../../util/expand.js';
+import { serviceOwnVariables } from '../common/service-variables.js';
 import type { ExportedVariable } from '../types.js';
 import { BUILD_FAILURE_EXIT_CODE, SYSTEM_FAILURE_EXIT_CODE } from './options.js';
 
@@ -59,13 +59,7 @@ export function jobServices(build: BuildPayload, variables: readonly ExportedVar
       alias: (s.alias ?? '').split(/[\s,]+/).find((a) => a !== '') ?? '',
       entrypoint: s.entrypoint ?? null,
       command: s.command ?? null,
-      ...(s.variables && s.variables.length > 0 ? { variables: serviceVariables(s.variables, variables) } : {}),
+      ...(s.variables && s.variables.length > 0 ? { variables: Object.fromEntries(serviceOwnVariables(s.variables, variables).map((v) => [v.key, v.value])) } : {}),
     })),
   );
-}
-
-function serviceVariables(own: ReadonlyArray<{ key: string; value: string }>, job: readonly ExportedVariable[]): Record<string, string> {
-  const all = [...job, ...own];
-  const lookup = (name: string): string => all.findLast((v) => v.key === name)?.value ?? '';
-  return Object.fromEntries(own.map((v) => [v.key, expandString(v.value, lookup)]));
 }

@@ -29,18 +29,6 @@ export { DriverError } from './driver.js';
 export const PREPARATION_ATTEMPTS = 3;
 export const PREPARATION_RETRY_MS = 3_000;
 
-/** What GitLab Runner 19 prints each time it hands the job's script to run_exec as `build_script`. */
-export const BUILD_SCRIPT_NOTICE = "Starting with version 17.0 the 'build_script' stage will be replaced with 'step_script': https://gitlab.com/groups/gitlab-org/-/epics/6112";
-
-/**
- * The stage name run_exec is given: GitLab Runner 19 still names the job's script `build_script` there
- * (its executors/custom/custom.go translates `step_script`, with BUILD_SCRIPT_NOTICE), so drivers
- * that branch on it keep working; every other stage keeps the table's name.
- */
-export function runExecStage(stage: string): string {
-  return stage === 'step_script' ? 'build_script' : stage;
-}
-
 export interface CustomExecutorOptions {
   custom: CustomOptions;
   /** `[[runners]] builds_dir` and `cache_dir`: the driver's unless config_exec says otherwise. */
@@ -163,8 +151,7 @@ export class CustomExecutor implements Executor {
     const scriptPath = join(dir, 'script');
     await writeFile(scriptPath, await this.script(request), { mode: 0o700 });
     const { custom } = this.options;
-    const stage = runExecStage(request.stage);
-    if (stage !== request.stage) request.output(Buffer.from(`\x1b[0;33mWARNING: ${BUILD_SCRIPT_NOTICE}\x1b[0;m\n`));
+    const stage = driverStageName(request.stage, request.output);
     const outcome = await this.call('run_exec', custom.run_exec, [...custom.run_args, scriptPath, stage], request.variables, {
       stdout: request.output,
       stderr: request.output,
@@ -276,4 +263,15 @@ function jobResponse(build: BuildPayload): string {
   if (build.response_body !== undefined) return build.response_body;
   const { response_body: _none, ...model } = build;
   return `${JSON.stringify(model)}\n`;
+}
+
+/**
+ * The stage name run_exec is given. GitLab Runner 19 still gives drivers the user script's stage as
+ * `build_script` (its `step_script` renamed back, with a warning in the job log each time), so drivers
+ * written for it match on that name.
+ */
+function driverStageName(stage: string, output: (chunk: Uint8Array) => void): string {
+  if (stage !== 'step_script') return stage;
+  output(Buffer.from("\x1b[0;33mWARNING: Starting with version 17.0 the 'build_script' stage will be replaced with 'step_script': https://gitlab.com/groups/gitlab-org/-/epics/6112\x1b[0;m\n"));
+  return 'build_script';
 }

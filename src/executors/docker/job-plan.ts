@@ -10,7 +10,8 @@
 import picomatch from 'picomatch';
 import type { BuildPayload, ServiceOptions } from '../../protocol/types.js';
 import { effectivePullPolicies, privilegedAllowed, verifyAllowedImage, verifyAllowedUser, type PullPolicy } from '../common/image-policy.js';
-import { dockerOpts, serviceOwnVariables } from '../common/executor-opts.js';
+import { dockerOpts } from '../common/executor-opts.js';
+import { serviceOwnVariables } from '../common/service-variables.js';
 import type { ExportedVariable } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
 import { expandName } from '../common/image-name.js';

@@ -1,11 +1,11 @@
 /**
- * Services: one container each on the job's network, reachable by GitLab Runner's aliases (common/services.ts), with the
- * job's variables (minus the job's and the runner's credentials) as environment; then a bounded wait
- * until every exposed TCP port accepts a connection.
+ * Services: one container each on the job's network, reachable by GitLab Runner's aliases
+ * (common/service-aliases.ts), with the job's public variables and its own as environment
+ * (common/service-variables.ts); then a bounded wait until every exposed TCP port accepts a connection.
  */
 import { connect } from 'node:net';
 import type { ExportedVariable } from '../types.js';
-import { serviceAliases } from '../common/services.js';
+import { serviceAliases } from '../common/service-aliases.js';
 import type { DockerCli } from './cli.js';
 import type { ServiceSpec } from './options.js';
 

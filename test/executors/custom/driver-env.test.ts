@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerSchema } from '../../../src/agent/config/schema.js';
 import { defaultServices } from '../../../src/agent/services.js';
 import { readTlsMaterial } from '../../../src/client/tls.js';
-import { BUILD_SCRIPT_NOTICE } from '../../../src/executors/custom/index.js';
 import { silentLogger } from '../../../src/log/index.js';
 import { workDirs } from '../../cli/helpers.js';
 import { logText } from '../../helpers/log-text.js';
@@ -105,6 +104,6 @@ bash "$script" || { echo "$?" > "$BUILD_EXIT_CODE_FILE"; exit "$BUILD_FAILURE_EX
   it('gives run_exec the job\'s script as build_script, warning as GitLab Runner 19 does', async () => {
     expect((await drivers.read('stages')).split('\n')).toContain('build_script');
     expect((await drivers.read('stages')).split('\n')).not.toContain('step_script');
-    expect(traces[0]).toContain(`WARNING: ${BUILD_SCRIPT_NOTICE}`);
+    expect(traces[0]).toContain("WARNING: Starting with version 17.0 the 'build_script' stage will be replaced with 'step_script': https://gitlab.com/groups/gitlab-org/-/epics/6112");
   });
 });
