@@ -17,7 +17,7 @@ interface CustomFlag extends EnvFlag {
 const GROUP = 'Custom executor ([runners.custom]):';
 
 const program = (key: keyof CustomOptions, env: string, what: string): CustomFlag => ({ key, flag: `custom-${key.replace(/_/g, '-')}`, env: [env], kind: 'string', describe: what, group: GROUP });
-const args = (key: keyof CustomOptions, of: string): CustomFlag => ({ key, flag: `custom-${key.replace(/_/g, '-')}`, env: [], kind: 'list', describe: `An argument of ${of}, before its own (repeatable)`, group: GROUP });
+const args = (key: keyof CustomOptions, of: string): CustomFlag => ({ key, flag: `custom-${key.replace(/_/g, '-')}`, env: [], kind: 'list', describe: `An argument given to ${of}${of === 'run_exec' ? ', before the script and the stage name' : ''} (repeatable)`, group: GROUP });
 const seconds = (key: keyof CustomOptions, env: string, what: string): CustomFlag => ({ key, flag: `custom-${key.replace(/_/g, '-')}`, env: [env], kind: 'int', describe: `${what}, in seconds (unset or 0: GitLab Runner's default)`, group: GROUP });
 
 export const CUSTOM_FLAGS: readonly CustomFlag[] = [
