@@ -55,6 +55,18 @@ describe("register: GitLab Runner 19.3's flags", () => {
     expect(reg.stderr).toContain('WARNING: CUSTOM_RUN_EXEC is ignored: the executor is shell, not custom');
   });
 
+  it('names the --docker-* and --kubernetes-* values it does not write for another executor', async () => {
+    const { root } = await workDirs();
+    const config = join(root, 'config.toml');
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'other', '--executor', 'shell', '--docker-image', 'alpine:3.20', '--kubernetes-namespace', 'ci']);
+    expect(reg.exitCode, reg.all).toBe(0);
+    expect(reg.stderr).toContain('WARNING: --docker-image is ignored: the executor is shell, not docker');
+    expect(reg.stderr).toContain('WARNING: --kubernetes-namespace is ignored: the executor is shell, not kubernetes');
+    const written = await readFile(config, 'utf8');
+    expect(written).not.toContain('[runners.docker]');
+    expect(written).not.toContain('[runners.kubernetes]');
+  });
+
   it('refuses the flags of an executor ci-runner does not have (exit 2) before asking the coordinator', async () => {
     const { root } = await workDirs();
     const config = join(root, 'config.toml');

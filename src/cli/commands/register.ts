@@ -80,6 +80,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     if (executor === 'docker') checkDockerTable(docker);
     if (executor === 'kubernetes') checkKubernetesTable(kubernetes);
     for (const warning of checkCustomTable(custom, executor, argv)) process.stderr.write(`WARNING: ${warning}\n`);
+    for (const warning of otherExecutorFlags(executor, { docker, kubernetes })) process.stderr.write(`WARNING: ${warning}\n`);
     const name = values.name || hostname();
     const tagList = (values['tag-list'] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
     // A runner without tags that may not take untagged jobs could never run anything.
@@ -218,4 +219,17 @@ function checkCustomTable(custom: Record<string, unknown>, executor: string, arg
   const parsed = customSchema.safeParse(custom);
   if (!parsed.success) throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${label(i.path[0])}: ${i.message}`).join('\n'));
   return parsed.data.run_exec === '' ? ['--custom-run-exec (CUSTOM_RUN_EXEC) is not set: every job of this runner fails until run_exec is set in its [runners.custom] table'] : [];
+}
+
+/**
+ * `--docker-*` and `--kubernetes-*` values given with another executor: not written (GitLab Runner
+ * drops them too, without a word), so each is named once.
+ */
+function otherExecutorFlags(executor: string, tables: { docker: Record<string, unknown>; kubernetes: Record<string, unknown> }): string[] {
+  const said: string[] = [];
+  const dockerGiven = Object.keys(tables.docker).map(flagOfKey);
+  if (executor !== 'docker' && dockerGiven.length > 0) said.push(`${dockerGiven.join(', ')} ${dockerGiven.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not docker`);
+  const kubernetesGiven = [...new Set(Object.keys(tables.kubernetes).map((key) => kubernetesFlagOfPath([key])))];
+  if (executor !== 'kubernetes' && kubernetesGiven.length > 0) said.push(`${kubernetesGiven.join(', ')} ${kubernetesGiven.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not kubernetes`);
+  return said;
 }
