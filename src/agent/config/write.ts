@@ -42,6 +42,10 @@ export interface NewRunnerEntry {
   cache?: Record<string, unknown>;
   /** Written as the entry's `[runners.kubernetes]` table, with its sub-tables (raw values, validated by the caller). */
   kubernetes?: Record<string, unknown>;
+  /** Written as the entry's `[runners.custom]` table (raw values, validated by the caller). */
+  custom?: Record<string, unknown>;
+  /** Written as the entry's `[runners.custom_build_dir]` table. */
+  custom_build_dir?: { enabled: boolean };
 }
 
 const NEW_FILE_HEADER = `# ci-runner configuration; see config.example.toml for every key.
@@ -52,9 +56,10 @@ check_interval = 0
 /** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
 export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
   const text = await readOrEmpty(path);
-  const { docker, cache, kubernetes, ...keys } = entry;
+  const { docker, cache, kubernetes, custom, custom_build_dir: customBuildDir, ...keys } = entry;
   let block = `[[runners]]\n${indent(stringify(defined(keys)), '  ')}\n`;
-  for (const [name, table] of [['docker', docker], ['cache', cache], ['kubernetes', kubernetes]] as const) {
+  const tables = [['custom_build_dir', customBuildDir], ['docker', docker], ['cache', cache], ['kubernetes', kubernetes], ['custom', custom]] as const;
+  for (const [name, table] of tables) {
     if (!table || Object.keys(defined(table)).length === 0) continue;
     // smol-toml writes sub-tables as `[tmpfs]`, `[s3]` (arrays of them as `[[host_aliases]]`): they belong under this entry's table.
     const body = stringify(defined(table))
