@@ -58,7 +58,7 @@ describe('run (daemon)', () => {
     t.server.cancelJob(b!.id);
   });
 
-  it('SIGTERM: aborts running jobs at once, reports them failed (runner_interrupted, unknown_failure where unlisted) and leaves no process', async () => {
+  it('SIGTERM: aborts running jobs at once, reports them failed (runner_interrupted, which the server records) and leaves no process', async () => {
     const d = await workDirs();
     const { token } = await t.registerRunner();
     const config = join(d.root, 'config.toml');
@@ -74,8 +74,8 @@ describe('run (daemon)', () => {
     expect(daemon.output()).toContain('Starting forceful shutdown');
     const job = t.server.getJob(jobId);
     expect(job?.status).toBe('failed');
-    // The reference server does not list runner_interrupted in features.failure_reasons: GitLab Runner's fallback.
-    expect(job?.failure_reason).toBe('unknown_failure');
+    // The reference server lists runner_interrupted in features.failure_reasons, as GitLab 18 does, and records it.
+    expect(job?.failure_reason).toBe('runner_interrupted');
     expect(await trace(jobId)).toContain('ERROR: Job failed: aborted: the runner was stopped (SIGTERM)');
     await waitUntil(async () => allGone(await pidsIn(pidFile)), 10_000, 'job processes gone');
   });
