@@ -1,5 +1,5 @@
 # ci-runner in a container: `docker run IMAGE run-once …` (one job, its result as the exit code) or
-# `docker run IMAGE run` (the daemon over a mounted config.toml). See README "Running in a container".
+# `docker run IMAGE run` (the daemon over a mounted config.toml). See docs/install.md, "As a container".
 #
 # Works with the classic builder and with BuildKit: no RUN --mount, no COPY --chmod, no heredocs.
 ARG NODE_IMAGE=node:20-bookworm-slim

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../log/index.js';
 import type { RunnerConfig } from './config/schema.js';
+import { formatGoDuration } from '../util/duration.js';
 import { shortToken } from '../util/short-token.js';
 
 export interface Health {
@@ -23,14 +24,9 @@ function runnerId(runner: Runner): string {
   return `${runner.url}${shortToken(runner.token)}`;
 }
 
-/** A duration as Go prints it: `1h0m0s`, `30m0s`, `45s`, `1.5s`. */
+/** Seconds as Go prints a duration: `1h0m0s`, `30m0s`, `45s`, `1.5s`. */
 export function goDuration(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = Number((seconds % 60).toFixed(3));
-  if (h > 0) return `${h}h${m}m${s}s`;
-  if (m > 0) return `${m}m${s}s`;
-  return `${s}s`;
+  return formatGoDuration(seconds * 1000);
 }
 
 /**

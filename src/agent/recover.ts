@@ -114,12 +114,21 @@ export async function removeExecutorLeftovers(runner: RunnerConfig, logger: Logg
   }
 }
 
-/** The kubernetes executor's labelled pods and secrets from an earlier process (leftovers.ts says which). */
+/**
+ * The kubernetes executor's labelled pods and secrets from an earlier process, in its namespace and
+ * those its jobs used (leftovers.ts says which).
+ */
 async function removeKubernetesLeftovers(runner: RunnerConfig, logger: Logger): Promise<void> {
   try {
-    const { removeKubernetesLeftovers: remove } = await import('../executors/kubernetes/leftovers.js');
-    const removed = await remove(runner.kubernetes, runner.token, AbortSignal.timeout(LEFTOVER_SWEEP_TIMEOUT_MS));
-    if (removed.pods + removed.secrets > 0) logger.info({ runner: runner.name, namespace: runner.kubernetes.namespace, ...removed }, 'removed pods and secrets left by an earlier run');
+    const [{ removeKubernetesLeftovers: remove }, { currentOwner }, { NamespaceRecord, namespaceRecordFile }] = await Promise.all([
+      import('../executors/kubernetes/leftovers.js'),
+      import('../executors/kubernetes/labels.js'),
+      import('../executors/kubernetes/namespace-record.js'),
+    ]);
+    const record = new NamespaceRecord(namespaceRecordFile(runner.builds_dir, runner.token));
+    const { failed, ...removed } = await remove(runner.kubernetes, runner.token, AbortSignal.timeout(LEFTOVER_SWEEP_TIMEOUT_MS), currentOwner(), record);
+    if (failed.length > 0) logger.warn({ runner: runner.name, failed }, 'could not look for what an earlier run left in namespaces its jobs used; trying again at the next start');
+    if (removed.pods + removed.secrets + removed.namespaces > 0) logger.info({ runner: runner.name, namespace: runner.kubernetes.namespace, ...removed }, 'removed pods, secrets and job namespaces left by an earlier run');
   } catch (error) {
     logger.warn({ err: error, runner: runner.name }, 'could not remove pods and secrets left by an earlier run');
   }

@@ -40,11 +40,16 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
     });
   }
   if (runner.executor === 'kubernetes') {
-    const [{ KubernetesExecutor }, { ShellExecutor }] = await Promise.all([import('../executors/kubernetes/index.js'), import('../executors/shell/index.js')]);
+    const [{ KubernetesExecutor }, { ShellExecutor }, { NamespaceRecord, namespaceRecordFile }] = await Promise.all([
+      import('../executors/kubernetes/index.js'),
+      import('../executors/shell/index.js'),
+      import('../executors/kubernetes/namespace-record.js'),
+    ]);
     const killGraceMs = runner.kill_grace_period * 1000;
     // get_sources runs on the runner, as for docker.
     const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
-    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, runnerName: runner.name, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, ...(logger ? { logger } : {}) });
+    const namespaceRecord = new NamespaceRecord(namespaceRecordFile(runner.builds_dir, runner.token));
+    return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, runnerName: runner.name, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, namespaceRecord, ...(logger ? { logger } : {}) });
   }
   if (runner.executor === 'custom') {
     const { CustomExecutor } = await import('../executors/custom/index.js');

@@ -23,6 +23,8 @@ export interface CacheStageOptions {
   spec: CacheOptions;
   /** The job's variables (expanded; the last definition of a name wins). */
   variable: VariableLookup;
+  /** RESTORE_CACHE_ATTEMPTS (1–10, default 1): tries of a restore the store failed (restore.ts). */
+  attempts?: number;
 }
 
 /** What a stage moved, for the runner's metrics: bytes of archive restored or saved (locally or through the store). */

@@ -9,8 +9,15 @@
  * next key is tried (`Failed to extract cache`; with FF_CLEAN_UP_FAILED_CACHE_EXTRACT the cache's paths
  * are removed first, clean-up.ts). A cache never fails the job, except a `policy` that
  * is none of GitLab's (CACHE_POLICY_UNKNOWN), as in GitLab Runner.
+ *
+ * RESTORE_CACHE_ATTEMPTS (`attempts`): GitLab Runner tries the restore_cache stage again when its
+ * script fails; here nothing fails but the store, so the whole key sequence is tried again (after
+ * GitLab Runner's `Retrying...` and its 1 s back-off) when no key was restored and the store could not
+ * be reached or answered 5xx past the transfer's own retries. A missing cache or an unusable archive
+ * would be the same on the next try, and is not tried again.
  */
 import { stat } from 'node:fs/promises';
+import { sleep } from '../util/timers.js';
 import { extractArchive } from '../artifacts/extract.js';
 import { megabytes } from '../artifacts/naming.js';
 import { CacheError, cleanUrl } from './errors.js';
@@ -27,21 +34,38 @@ import { downloadCacheFile } from './transfer.js';
 export async function restoreCache(ctx: CacheContext, opts: CacheStageOptions): Promise<CacheTraffic | undefined> {
   const setup = await setUpStage(ctx, opts, 'restore');
   if (!setup) return undefined;
+  const attempts = Math.min(MAX_ATTEMPTS, Math.max(1, Math.floor(opts.attempts ?? 1)));
+  for (let attempt = 1; ; attempt += 1) {
+    const { restored, storeFailed } = await restoreKeys(ctx, opts, setup);
+    if (restored || !storeFailed || attempt >= attempts) return restored;
+    ctx.log('WARNING: Retrying...');
+    await sleep(RETRY_DELAY_MS, ctx.signal);
+  }
+}
+
+/** GitLab Runner's bounds on a stage's attempts, and its first back-off between them. */
+const MAX_ATTEMPTS = 10;
+const RETRY_DELAY_MS = 1000;
+
+/** The key, then each fallback key, until one is restored; says whether a failure was the store's. */
+async function restoreKeys(ctx: CacheContext, opts: CacheStageOptions, setup: NonNullable<Awaited<ReturnType<typeof setUpStage>>>): Promise<{ restored?: CacheTraffic; storeFailed: boolean }> {
   const { plan, remote } = setup;
+  let storeFailed = false;
   for (const key of [plan.key, ...plan.fallbackKeys]) {
     ctx.log(`Checking cache for ${key}...`);
     try {
       const restored = await restoreKey(ctx, opts, remote, key, plan.hashed);
       ctx.log(`Successfully extracted cache`);
-      return restored;
+      return { restored, storeFailed };
     } catch (error) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (error instanceof CacheError && error.retryable) storeFailed = true;
       ctx.log(`WARNING: ${(error as Error).message}`);
       ctx.log('WARNING: Failed to extract cache');
       if (parseGoBool(opts.variable('FF_CLEAN_UP_FAILED_CACHE_EXTRACT')) === true) await removeCachePaths(ctx, opts.spec.paths ?? []);
     }
   }
-  return undefined;
+  return { storeFailed };
 }
 
 /** One key: fetched when there is a store, then extracted. Throws what makes it fail. */

@@ -67,9 +67,18 @@ export class EnvOptionError extends CiRunnerError {
   }
 }
 
+/** The EnvFlag entries each yargs instance was given, for docs/compatibility.md (scripts/compat/). */
+const registered = new WeakMap<object, EnvFlag[]>();
+
+/** The table entries `addEnvOptions` registered on `y` (its flags' Support). */
+export function registeredEnvFlags(y: object): readonly EnvFlag[] {
+  return registered.get(y) ?? [];
+}
+
 /** Registers the table's flags, each with `[env: NAME]` (and its default) in its description. */
 export function addEnvOptions<T>(y: Argv<T>, flags: readonly EnvFlag[]): Argv<T> {
   let out = y;
+  registered.set(y, [...(registered.get(y) ?? []), ...flags]);
   for (const f of flags) {
     const defaultText = f.default === undefined || (Array.isArray(f.default) && f.default.length === 0) ? '' : ` [default: ${JSON.stringify(f.default)}]`;
     const options: Options = {

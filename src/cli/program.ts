@@ -4,6 +4,7 @@
  */
 import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import { addGlobalOptions } from './global-options.js';
+import { COMMAND_DOCS, docsEpilogue, PROGRAM_DOCS } from './doc-pages.js';
 import { skipHelpPrerender } from './help-prerender.js';
 import { VERSION } from '../util/version.js';
 
@@ -28,11 +29,26 @@ export async function buildProgram(args: readonly string[], commands: readonly A
     .recommendCommands()
     .middleware(hooks.middleware)
     .wrap(Math.min(110, process.stdout.columns || 100))
+    .epilogue(docsEpilogue(PROGRAM_DOCS))
     .fail(hooks.fail);
-  for (const command of commands) program = program.command(command);
+  for (const command of commands) program = program.command(withDocs(command));
   program = program.middleware((argv) => lastValueWins(program, argv), true);
   skipHelpPrerender(program);
   return program;
+}
+
+/** The command, its `--help` ending with the line naming its docs page (doc-pages.ts). */
+function withDocs(command: AnyCommand): AnyCommand {
+  const page = COMMAND_DOCS[String(command.command).split(' ')[0] ?? ''];
+  if (page === undefined) return command;
+  const { builder } = command;
+  return {
+    ...command,
+    builder: (y: Argv) => {
+      const built = typeof builder === 'function' ? (builder(y) ?? y) : y.options(builder ?? {});
+      return (built as Argv).epilogue(docsEpilogue(page));
+    },
+  };
 }
 
 /**

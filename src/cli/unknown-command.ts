@@ -10,7 +10,7 @@ const HELPER = 'is a command of GitLab Runner\'s helper image, which jobs\' cont
  * GitLab Runner's commands that ci-runner does not have, and what to use instead. (Its helper's
  * artifacts-* and cache-* commands exist: the custom executor's drivers call them.)
  */
-const GITLAB_ONLY: Readonly<Record<string, string>> = {
+export const GITLAB_ONLY_COMMANDS: Readonly<Record<string, string>> = {
   'cache-init': HELPER,
   'health-check': HELPER,
   'read-logs': HELPER,
@@ -49,7 +49,7 @@ function editDistance(a: string, b: string): number {
 /** What to tell the user about `name`, or undefined when it is one of `known`. */
 export function unknownCommandMessage(name: string, known: readonly string[]): string | undefined {
   if (known.includes(name)) return undefined;
-  const gitlab = GITLAB_ONLY[name];
+  const gitlab = GITLAB_ONLY_COMMANDS[name];
   if (gitlab) return `ci-runner: \`${name}\` ${gitlab}. \`ci-runner --help\` lists the commands.`;
   const guess = nearest(name, known);
   return `ci-runner: unknown command "${name}"${guess ? `; did you mean \`ci-runner ${guess}\`?` : ''} \`ci-runner --help\` lists the commands.`;

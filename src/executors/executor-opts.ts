@@ -35,10 +35,3 @@ export function kubernetesUser(opts: ExecutorOpts | undefined, variables: readon
   if (!match) throw new ExecutorSetupError('BAD_EXECUTOR_OPTS', `the ${what}'s kubernetes user "${user}" is not uid[:gid] (numbers, as Kubernetes' runAsUser and runAsGroup take them)`);
   return { runAsUser: Number(match[1]), ...(match[2] !== undefined ? { runAsGroup: Number(match[2]) } : {}) };
 }
-
-/** A service's own `variables:`, expanded against the job's (GitLab Runner's GetServiceVariables). */
-export function serviceOwnVariables(variables: ReadonlyArray<{ key: string; value: string }> | undefined, job: readonly ExportedVariable[]): ExportedVariable[] {
-  if (!variables) return [];
-  const all = [...job, ...variables];
-  return variables.map(({ key, value }) => ({ key, value: expandString(value, (name) => all.findLast((v) => v.key === name)?.value ?? '') }));
-}

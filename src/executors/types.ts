@@ -20,6 +20,11 @@ export interface ExportedVariable {
    * coordinator control.
    */
   file?: string;
+  /**
+   * GitLab's `public` flag, or a variable the runner sets itself (GitLab Runner's Public/Internal):
+   * only these reach a service container. Absent: a secret (a project's or a pipeline's variable).
+   */
+  public?: boolean;
 }
 
 export interface StageRequest {

@@ -1,6 +1,6 @@
 /**
- * A parsed pipeline: the subset of `.gitlab-ci.yml` the reference server runs (README, "The reference
- * server"). Produced by `parsePipeline` (pure, in this folder) and consumed by the server's pipeline
+ * A parsed pipeline: the subset of `.gitlab-ci.yml` the reference server runs (docs/server.md,
+ * "Pipelines"). Produced by `parsePipeline` (pure, in this folder) and consumed by the server's pipeline
  * state machine. Every type of the parsed file is here, so the readers (`rules.ts`, `environment.ts`,
  * …) and this module import nothing of each other's but these types.
  */

@@ -51,3 +51,17 @@ export function parseDurationMs(text: string): number | undefined {
   const seconds = parseDurationSeconds(text);
   return seconds === undefined ? undefined : Math.round(seconds * 1000);
 }
+
+/** A duration in ms as Go's `time.Duration.String()` prints it: `1h2m3.5s`, `4.25s`, `150ms`, `0s`. */
+export function formatGoDuration(ms: number): string {
+  if (!(ms > 0)) return '0s';
+  if (ms < 1000) return `${trimDecimals(ms)}ms`;
+  const hours = Math.floor(ms / 3_600_000);
+  const minutes = Math.floor((ms % 3_600_000) / 60_000);
+  const seconds = (ms % 60_000) / 1000;
+  return `${hours > 0 ? `${hours}h` : ''}${hours > 0 || minutes > 0 ? `${minutes}m` : ''}${trimDecimals(seconds)}s`;
+}
+
+function trimDecimals(value: number): string {
+  return String(Math.round(value * 1000) / 1000);
+}

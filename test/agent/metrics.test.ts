@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseListenAddress } from '../../src/agent/config/listen-address.js';
 import { exportedMetric, GITLAB_RUNNER_METRICS, OWN_METRICS, RENAMED_METRICS } from '../../src/agent/metrics/names.js';
-import { goDuration, jobUrl } from '../../src/agent/metrics/running-jobs.js';
+import { jobUrl } from '../../src/agent/metrics/running-jobs.js';
+import { formatGoDuration as goDuration } from '../../src/util/duration.js';
 import { shortToken } from '../../src/util/short-token.js';
 import { entryReadiness } from '../../src/agent/readiness.js';
 

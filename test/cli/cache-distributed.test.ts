@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AZURITE_ACCOUNT, AZURITE_DOMAIN, AZURITE_KEY, startAzurite, type Azurite } from '../helpers/azurite.js';
 import { createPki, type Pki } from '../helpers/pki.js';
+import { logText } from '../helpers/log-text.js';
 import { s3, s3CacheToml, skipS3 } from '../helpers/s3.js';
 import { useTestServer, type TestServer } from '../helpers/server.js';
 import { cli } from './cli.js';
@@ -70,7 +71,7 @@ ${extra.tlsCa ? `  tls-ca-file = "${extra.tlsCa}"\n` : ''}${cacheToml}`);
   }
   const [save, load] = p.jobs;
   await t.waitForJob(load!.id, (job) => job.status === 'success' || job.status === 'failed');
-  const traces = await Promise.all([save!, load!].map(async (job) => (await t.server.getTrace(job.id)).toString('utf8')));
+  const traces = await Promise.all([save!, load!].map(async (job) => logText(await t.server.getTrace(job.id))));
   expect(t.server.getJob(load!.id)?.status, traces[1]).toBe('success');
   return { save: traces[0]!, load: traces[1]!, outputs };
 }

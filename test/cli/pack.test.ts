@@ -67,6 +67,8 @@ describe('npm package', () => {
     expect(listing).toContain('package/dist/cli/main.js');
     expect(listing).toContain('package/packaging/ci-runner.service');
     expect(listing).toContain('package/config.example.toml');
+    // --help names the installed copy of each command's docs page (src/cli/doc-pages.ts).
+    expect(listing).toContain('package/docs/register.md');
     expect(listing.some((f) => f.startsWith('package/examples/'))).toBe(true);
     expect(listing.some((f) => f.startsWith('package/src/') || f.startsWith('package/test/'))).toBe(false);
     // The web page's browser modules and style sheet ship in the package (no CDN).

@@ -103,6 +103,11 @@ describe('interruptible', () => {
     const p1 = await rig.t.pipeline('lint: { interruptible: true, script: [echo lint started, sleep 30] }\n');
     const running = runOnce();
     await waitUntil(() => jobNamed(p1, 'lint').status === 'running', 30_000, 'lint running');
+    // GitLab cancels older pipelines of the ref at another commit only.
+    const newCommit = async (): Promise<void> => {
+      await git(rig.t.projectPath, ['commit', '-q', '--allow-empty', '-m', 'next']);
+    };
+    await newCommit();
     const p2 = await rig.t.pipeline('deploy: { script: [echo deploying, sleep 4] }\nlint: { interruptible: true, script: [echo lint] }\n');
     // Canceled at once, or first `canceling` for a runner that stops it gracefully (v4).
     expect(['canceling', 'canceled']).toContain(jobNamed(p1, 'lint').status);
@@ -112,6 +117,7 @@ describe('interruptible', () => {
     // p2's deploy (not interruptible) starts; a newer pipeline then leaves p2 alone.
     const deploying = runOnce();
     await waitUntil(() => jobNamed(p2, 'deploy').status === 'running', 30_000, 'deploy running');
+    await newCommit();
     const p3 = await rig.t.pipeline('lint: { interruptible: true, script: [echo lint] }\n');
     expect(jobNamed(p2, 'lint').status).toBe('pending');
     expect((await deploying).exitCode).toBe(0);

@@ -46,7 +46,7 @@ export const CONTROL_VARIABLES: readonly ControlVariable[] = [
   // Attempts.
   { name: 'GET_SOURCES_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
   { name: 'ARTIFACT_DOWNLOAD_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
-  { name: 'RESTORE_CACHE_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
+  { name: 'RESTORE_CACHE_ATTEMPTS', support: honoured('a restore is tried again (after `Retrying...`) when no key was restored because the cache store could not be reached or answered 5xx; a missing cache or an unusable archive is not (cache/restore.ts)'), default: '1', accepts: ATTEMPTS },
   { name: 'EXECUTOR_JOB_SECTION_ATTEMPTS', support: honoured('the docker executor runs a step or after_script again in a new container when its container was removed under it, as GitLab Runner\'s does; the others run a stage once (script-controls.ts)'), default: '1', accepts: ATTEMPTS },
   { name: 'SECRETS_RETRIEVAL_ATTEMPTS', support: noSecrets, default: '1', accepts: ATTEMPTS },
   // Scripts.

@@ -21,7 +21,7 @@ import { failureOf, StageFailed } from './failure.js';
 import { JobStop, type JobSignal } from './job-signal.js';
 import type { JobServices } from './services.js';
 import type { ShellRun, StageOptions } from './stage-run.js';
-import { goDuration } from '../health.js';
+import { formatGoDuration } from '../../util/duration.js';
 
 /** The command the scripts call, as GitLab Runner's custom executor names it (main.go: `custom.NewProvider("gitlab-runner")`). */
 export const RUNNER_COMMAND = 'gitlab-runner';
@@ -232,7 +232,7 @@ function uploadLines(run: DriverStageRun, succeeded: boolean): string[] {
     for (const path of spec.exclude ?? []) paths.push('--exclude', expand(path));
     if (spec.untracked) paths.push('--untracked');
     if (paths.length === 0) continue;
-    const args = ['artifacts-uploader', '--url', services.runner.url, '--token', build.token, '--id', String(build.id), '--timeout', goDuration(services.runner.artifact.upload_timeout), '--response-header-timeout', goDuration(services.runner.artifact.response_header_timeout), ...paths];
+    const args = ['artifacts-uploader', '--url', services.runner.url, '--token', build.token, '--id', String(build.id), '--timeout', formatGoDuration(services.runner.artifact.upload_timeout * 1000), '--response-header-timeout', formatGoDuration(services.runner.artifact.response_header_timeout * 1000), ...paths];
     if (spec.name) args.push('--name', expand(spec.name));
     if (spec.expire_in) args.push('--expire-in', spec.expire_in);
     if (spec.artifact_format) args.push('--artifact-format', spec.artifact_format);

@@ -30,11 +30,12 @@ export function invalidFileVariables(list: readonly JobVariable[]): string[] {
 export async function materializeFileVariables(list: JobVariable[], stateDir: string, pathFor: (path: string) => string = (path) => path): Promise<ExportedVariable[]> {
   const out: ExportedVariable[] = [];
   for (const v of list) {
-    if (!v.file) out.push({ key: v.key, value: v.value });
+    const visibility = v.public ? { public: true } : {};
+    if (!v.file) out.push({ key: v.key, value: v.value, ...visibility });
     else if (isValidVariableName(v.key)) {
       const path = join(stateDir, v.key);
       await writeNewFile(path, v.value, 0o600);
-      out.push({ key: v.key, value: pathFor(path), file: path });
+      out.push({ key: v.key, value: pathFor(path), file: path, ...visibility });
     }
   }
   return out;

@@ -26,7 +26,7 @@ export async function restoreAndDownload(build: BuildPayload, services: JobServi
     services.onStage?.(build, 'restore_cache');
     await sections.around('restore_cache', async () => {
       for (const cache of caches) {
-        await services.stages.restoreCache(ctx, cacheRequest(cache, services, env.host)).catch((error: unknown) => {
+        await services.stages.restoreCache(ctx, { ...cacheRequest(cache, services, env.host), attempts: env.controls.restoreCacheAttempts }).catch((error: unknown) => {
           job.check();
           if (hasCode(error, 'CACHE_POLICY_UNKNOWN')) throw new StageFailed((error as Error).message);
           ctx.log(warning(`WARNING: restoring the cache failed: ${(error as Error).message}`));

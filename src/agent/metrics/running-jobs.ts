@@ -6,6 +6,7 @@
 import type { StageName } from '../../executors/common/stages.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { shortToken } from '../../util/short-token.js';
+import { formatGoDuration } from '../../util/duration.js';
 import type { RunnerConfig } from '../config/schema.js';
 
 /** A running job as /debug/jobs shows it. */
@@ -70,7 +71,7 @@ export class RunningJobs {
   /** GitLab Runner's `/debug/jobs/list` body (X-List-Version 2): one line per job. */
   listText(now = Date.now()): string {
     return this.list()
-      .map((job) => `url=${job.url} state=running stage=${job.stage} executor_stage=${executorStage(job.executor, job.stage)} duration=${goDuration(now - Date.parse(job.started))}\n`)
+      .map((job) => `url=${job.url} state=running stage=${job.stage} executor_stage=${executorStage(job.executor, job.stage)} duration=${formatGoDuration(now - Date.parse(job.started))}\n`)
       .join('');
   }
 }
@@ -87,18 +88,4 @@ export function jobUrl(build: Pick<BuildPayload, 'id' | 'repo_url'>): string {
     // Not a URL: used as it is.
   }
   return `${base.replace(/\/+$/, '').replace(/\.git$/, '')}/-/jobs/${build.id}`;
-}
-
-/** A duration as Go's `time.Duration.String()` prints it: `1h2m3.5s`, `4.25s`, `150ms`, `0s`. */
-export function goDuration(ms: number): string {
-  if (ms <= 0) return '0s';
-  if (ms < 1000) return `${trim(ms)}ms`;
-  const hours = Math.floor(ms / 3_600_000);
-  const minutes = Math.floor((ms % 3_600_000) / 60_000);
-  const seconds = (ms % 60_000) / 1000;
-  return `${hours > 0 ? `${hours}h` : ''}${hours > 0 || minutes > 0 ? `${minutes}m` : ''}${trim(seconds)}s`;
-}
-
-function trim(value: number): string {
-  return String(Math.round(value * 1000) / 1000);
 }

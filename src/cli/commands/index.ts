@@ -32,14 +32,17 @@ const loaders: ReadonlyArray<readonly [name: string, load: () => Promise<AnyComm
 ];
 
 /** Other names of commands: GitLab Runner's, where it calls one differently. */
-const aliases: Readonly<Record<string, string>> = { 'run-single': 'run-once' };
+export const COMMAND_ALIASES: Readonly<Record<string, string>> = { 'run-single': 'run-once' };
+
+/** The commands GitLab Runner 19 does not have (the others are its commands, under its names). */
+export const OWN_COMMANDS: readonly string[] = ['serve', 'run-once', 'demo', 'exec'];
 
 /** Every name a command can be called by. */
-export const COMMAND_NAMES: readonly string[] = [...loaders.map(([name]) => name), ...Object.keys(aliases)];
+export const COMMAND_NAMES: readonly string[] = [...loaders.map(([name]) => name), ...Object.keys(COMMAND_ALIASES)];
 
 /** The command modules needed to run the command called `word`: that one, or (for --help) all of them. */
 export async function loadCommands(word: string | undefined): Promise<AnyCommand[]> {
-  const name = word === undefined ? undefined : (aliases[word] ?? word);
+  const name = word === undefined ? undefined : (COMMAND_ALIASES[word] ?? word);
   const named = loaders.find(([n]) => n === name);
   const wanted = named ? [named] : loaders;
   return Promise.all(wanted.map(([, load]) => load()));

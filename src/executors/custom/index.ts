@@ -151,7 +151,8 @@ export class CustomExecutor implements Executor {
     const scriptPath = join(dir, 'script');
     await writeFile(scriptPath, await this.script(request), { mode: 0o700 });
     const { custom } = this.options;
-    const outcome = await this.call('run_exec', custom.run_exec, [...custom.run_args, scriptPath, request.stage], request.variables, {
+    const stage = driverStageName(request.stage, request.output);
+    const outcome = await this.call('run_exec', custom.run_exec, [...custom.run_args, scriptPath, stage], request.variables, {
       stdout: request.output,
       stderr: request.output,
       signal: request.signal,
@@ -252,4 +253,15 @@ export class CustomExecutor implements Executor {
   async cleanup(): Promise<void> {
     await this.finish();
   }
+}
+
+/**
+ * The stage name run_exec is given. GitLab Runner 19 still gives drivers the user script's stage as
+ * `build_script` (its `step_script` renamed back, with a warning in the job log each time), so drivers
+ * written for it match on that name.
+ */
+function driverStageName(stage: string, output: (chunk: Uint8Array) => void): string {
+  if (stage !== 'step_script') return stage;
+  output(Buffer.from("\x1b[0;33mWARNING: Starting with version 17.0 the 'build_script' stage will be replaced with 'step_script': https://gitlab.com/groups/gitlab-org/-/epics/6112\x1b[0;m\n"));
+  return 'build_script';
 }

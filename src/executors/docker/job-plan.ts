@@ -10,7 +10,8 @@
 import picomatch from 'picomatch';
 import type { BuildPayload, ServiceOptions } from '../../protocol/types.js';
 import { effectivePullPolicies, privilegedAllowed, verifyAllowedImage, verifyAllowedUser, type PullPolicy } from '../common/image-policy.js';
-import { dockerOpts, serviceOwnVariables } from '../executor-opts.js';
+import { dockerOpts } from '../executor-opts.js';
+import { serviceOwnVariables } from '../service-variables.js';
 import type { ExportedVariable } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
 import { checkImageName, expandName, selectImage } from './image.js';

@@ -1,6 +1,6 @@
 /**
  * Services: one container each on the job's network, reachable by GitLab Runner's aliases, with the
- * job's variables (minus the job's and the runner's credentials) as environment; then a bounded wait
+ * job's public variables and its own as environment (service-variables.ts); then a bounded wait
  * until every exposed TCP port accepts a connection.
  */
 import { connect } from 'node:net';
@@ -17,18 +17,6 @@ export function serviceAliases(spec: ServiceSpec): string[] {
   const aliases = [name.replace(/\//g, '__'), name.replace(/\//g, '-')];
   if (spec.alias) aliases.push(...spec.alias.split(/[\s,]+/).filter(Boolean));
   return [...new Set(aliases)];
-}
-
-/** The job's variables a service may see: nothing carrying the job token or the runner token. */
-export function serviceEnvironment(variables: readonly ExportedVariable[], secrets: readonly string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  const hidden = secrets.filter((s) => s.length > 0);
-  for (const { key, value } of variables) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) continue;
-    if (key === 'CI_JOB_TOKEN' || key === 'CI_BUILD_TOKEN' || hidden.some((s) => value.includes(s))) continue;
-    env[key] = value;
-  }
-  return env;
 }
 
 /** A runner service's `environment` ("NAME=value") as its own variables (GitLab Runner's Service.Variables). */

@@ -1,6 +1,6 @@
 /**
  * Starts a job's services (job-plan.ts decided which, with what pull policies and privileges) on a
- * network made for the job: each container gets the job's variables (minus its credentials) and its own
+ * network made for the job: each container gets the job's public variables (service-variables.ts) and its own
  * through an env file removed once it runs, the `[runners.docker]` keys of a service (create-args.ts),
  * and is waited for up to `wait_for_services_timeout` (its HEALTHCHECK_TCP_PORT alone, when it has one).
  */
@@ -15,7 +15,8 @@ import type { PlannedService } from './job-plan.js';
 import { containerLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
-import { healthcheckPort, serviceEnvironment, serviceRunArgs, waitForServices, type StartedService } from './services.js';
+import { serviceEnvironment } from '../service-variables.js';
+import { healthcheckPort, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 
 export interface ServicesStart {
   docker: DockerCli;
@@ -43,7 +44,7 @@ export async function startServices(start: ServicesStart, request: PrepareReques
   start.track('network', network);
   const started: StartedService[] = [];
   for (const [i, spec] of start.services.entries()) {
-    // The job's variables and the service's own (GitLab Runner's GetServiceVariables), in a file.
+    // The job's public variables and the service's own (GitLab Runner's GetServiceVariables), in a file.
     const serviceEnv = splitServiceEnv(serviceEnvironment([...request.variables, ...spec.variables], start.secrets));
     if (serviceEnv.skipped.length > 0) request.warn(`WARNING: not given to service ${spec.name} (multi-line values under names the docker CLI on this machine would read itself): ${serviceEnv.skipped.join(', ')}`);
     const envFile = join(request.stateDir, `service-${i}.env`);

@@ -33,7 +33,8 @@ export function requiredAccess(o: KubernetesOptions): Access[] {
     ...(o.print_pod_warning_events ? [{ resource: 'events', verbs: ['list'] }] : []),
     ...(checks && o.service_account ? [{ resource: 'serviceaccounts', verbs: ['get'] }] : []),
     ...(o.pod_disruption_budget ? [{ resource: 'poddisruptionbudgets', group: 'policy', verbs: ['create', 'delete'] }] : []),
-    ...(o.namespace_per_job ? [{ resource: 'namespaces', verbs: ['create', 'delete'], cluster: true }] : []),
+    // `get`: the start-up sweep reads a job's namespace left behind before it deletes it (leftovers.ts).
+    ...(o.namespace_per_job ? [{ resource: 'namespaces', verbs: ['create', 'get', 'delete'], cluster: true }] : []),
   ];
 }
 

@@ -14,7 +14,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '../../log/index.js';
-import { serviceEnvironment } from '../docker/services.js';
+import { serviceEnvironment } from '../service-variables.js';
 import { pathUnderBuildsDir } from '../build-path.js';
 import { dockerAuthConfig } from '../docker-auth-config.js';
 import { fileVariablePaths } from '../file-variables.js';
@@ -29,6 +29,7 @@ import { checkResources, createDisruptionBudget, createNamespace, deleteDisrupti
 import { currentOwner, LABELS, type Owner } from './labels.js';
 import type { KubernetesOptions } from './options.js';
 import { patchPodSpec } from './pod-patch.js';
+import type { NamespaceRecord } from './namespace-record.js';
 import { BUILD_CONTAINER, podSpec, POD_BUILDS_DIR, serviceSecretKey, type PodPlan } from './pod-spec.js';
 import { environmentSecret, registryConfig, registrySecret } from './secrets.js';
 import { runPodStage } from './stage.js';
@@ -47,6 +48,8 @@ export interface KubernetesExecutorOptions {
   extractLimitBytes?: number;
   /** Who this runner process is (leftovers.ts); default from POD_NAME/POD_NAMESPACE or the host name. */
   owner?: Owner;
+  /** Where the namespaces jobs use besides `namespace` are noted, for the start-up sweep (namespace-record.ts). */
+  namespaceRecord?: NamespaceRecord;
   logger?: Logger;
 }
 
@@ -95,6 +98,7 @@ export class KubernetesExecutor implements Executor {
       throw error;
     }
     const { namespace } = plan.pod;
+    if (namespace !== o.namespace) await this.options.namespaceRecord?.add(namespace).catch((error: unknown) => this.warn(error, `noting namespace ${namespace} for the start-up sweep failed`));
     const job: JobState = { api, namespace, secrets: [], slotDir: request.slotDir, projectDir: request.projectDir, stateDir: request.stateDir, synced: false };
     this.job = job;
     if (o.namespace_per_job) {

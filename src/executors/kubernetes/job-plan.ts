@@ -7,15 +7,17 @@
  */
 import type { ServiceOptions } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';
+import { parseGoBool } from '../../util/go-bool.js';
 import { verifyAllowedImage } from '../common/image-policy.js';
 import { expandName } from '../docker/image.js';
 import { serviceAliases } from '../docker/services.js';
-import { kubernetesUser, serviceOwnVariables } from '../executor-opts.js';
+import { kubernetesUser } from '../executor-opts.js';
+import { serviceOwnVariables } from '../service-variables.js';
 import { ExecutorSetupError, type ExportedVariable, type PrepareRequest } from '../types.js';
 import { jobLabels, LABEL_PREFIX, labelValue, OWNER_POD_ANNOTATION, type Owner } from './labels.js';
 import type { KubernetesOptions, KubernetesPullPolicy, KubernetesService } from './options.js';
 import { createOverwrites, serviceResources } from './overwrites.js';
-import { podMetadata, podName, projectUniqueName } from './pod-metadata.js';
+import { goDuration, podMetadata, podName, projectUniqueName } from './pod-metadata.js';
 import { BUILD_CONTAINER, serviceContainerNames, serviceHostnames, type PlannedService, type PodPlan } from './pod-spec.js';
 import { effectivePullPolicies, policyList } from './pull-policy.js';
 import { containerSecurityContext, type JobRunAs } from './security.js';
@@ -40,6 +42,8 @@ export interface JobPlan {
 }
 
 const ADVANCED_POD_SPEC = 'FF_USE_ADVANCED_POD_SPEC_CONFIGURATION';
+const ACTIVE_DEADLINE = 'FF_USE_POD_ACTIVE_DEADLINE_SECONDS';
+const PRINT_POD_EVENTS = 'FF_PRINT_POD_EVENTS';
 
 export function planJob(input: JobPlanInput): JobPlan {
   const { o, request } = input;
@@ -125,6 +129,8 @@ export function planJob(input: JobPlanInput): JobPlan {
       overwrites,
       expand,
       terminationGraceSeconds: input.terminationGraceSeconds,
+      ...activeDeadline(build.timeout, lookup(ACTIVE_DEADLINE), log),
+      ...(parseGoBool(lookup(PRINT_POD_EVENTS)) === true ? { printEvents: true } : {}),
     },
     ownLabels,
     patchPodSpec: podSpecPatches(o, lookup(ADVANCED_POD_SPEC), warn),
@@ -135,7 +141,7 @@ export function planJob(input: JobPlanInput): JobPlan {
 /** Whether the `pod_spec` patches apply: only with the feature flag on, as in GitLab Runner; said either way. */
 function podSpecPatches(o: KubernetesOptions, flag: string, warn: (line: string) => void): boolean {
   if (o.pod_spec.length === 0) return false;
-  if (!['1', 't', 'T', 'TRUE', 'true', 'True'].includes(flag)) {
+  if (parseGoBool(flag) !== true) {
     warn(`WARNING: [runners.kubernetes] pod_spec is not applied: ${ADVANCED_POD_SPEC} is off (set it in [runners.feature_flags] or as a variable to apply it)`);
     return false;
   }
@@ -143,6 +149,17 @@ function podSpecPatches(o: KubernetesOptions, flag: string, warn: (line: string)
     'WARNING: Advanced Pod Spec configuration enabled, merging the provided PodSpec to the generated one. This is a beta feature and is subject to change. Feedback is collected in this issue: https://gitlab.com/gitlab-org/gitlab-runner/-/issues/29659 ...',
   );
   return true;
+}
+
+/**
+ * FF_USE_POD_ACTIVE_DEADLINE_SECONDS (on by default): the pod's activeDeadlineSeconds is the job's
+ * timeout + 1 s, so the job times out on GitLab's side before Kubernetes kills the pod, as GitLab
+ * Runner 19 sets it. A payload without a timeout (never from GitLab) gives the pod none.
+ */
+function activeDeadline(timeoutS: number, flag: string, log: (line: string) => void): { activeDeadlineSeconds?: number } {
+  if (parseGoBool(flag) === false || !(timeoutS > 0)) return {};
+  log(`Using ${ACTIVE_DEADLINE}, the Pod activeDeadlineSeconds will be set to the job timeout: ${goDuration(timeoutS)}...`);
+  return { activeDeadlineSeconds: Math.floor(timeoutS) + 1 };
 }
 
 /** A runner service's `environment` (`NAME=value`) as variables, for its resource overwrites. */

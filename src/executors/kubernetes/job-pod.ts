@@ -7,7 +7,8 @@
  * status would say so up to a second later. When a container's image cannot be pulled and its pull
  * policies list another one, a new pod is made with it (under a new name: the old one may still be
  * terminating), as GitLab Runner's pull manager does, per container. A pod that does not start has
- * its warning events shown (`print_pod_warning_events`). What the start has to say is held back until
+ * its warning events shown (`print_pod_warning_events`); with FF_PRINT_POD_EVENTS every event of a pod is
+ * shown while it starts (pod-events.ts). What the start has to say is held back until
  * `release()`, so it does not split get_sources' output.
  */
 import { Writable } from 'node:stream';
@@ -19,6 +20,7 @@ import { isNotFound, KubernetesApiError, type KubeApi } from './api.js';
 import type { KubernetesOptions } from './options.js';
 import { podExec, type ExecTarget } from './exec.js';
 import { BUILD_CONTAINER, pullPolicyAt, WAITING_MARKER, type PodPlan, type PullAttempt, type PullChoice } from './pod-spec.js';
+import { printPodEvents } from './pod-events.js';
 import { judgePod, waitForPod, type PodVerdict } from './pod-wait.js';
 
 export interface PodOutput {
@@ -94,7 +96,10 @@ export class JobPod {
     const o = this.options;
     const settled = new AbortController();
     const both = AbortSignal.any([signal, settled.signal]);
-    const watched = waitForPod(this.api, { namespace: this.namespace, name: this.name, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: (line) => this.say('log', line), signal: both });
+    // With the pod's events shown, GitLab Runner leaves out its own lines about the wait.
+    const events = this.plan.printEvents;
+    if (events) void printPodEvents(this.api, { namespace: this.namespace, name: this.name }, { log: (line) => this.say('log', line), warn: (line) => this.say('warn', line) }, both);
+    const watched = waitForPod(this.api, { namespace: this.namespace, name: this.name, pollIntervalS: o.poll_interval, pollTimeoutS: o.poll_timeout, log: events ? () => undefined : (line) => this.say('log', line), signal: both });
     const probed = this.plan.services.length === 0 ? probeExec(this.api, { namespace: this.namespace, pod: this.name, container: BUILD_CONTAINER }, both) : new Promise<never>(() => undefined);
     try {
       return await Promise.race([watched, probed]);

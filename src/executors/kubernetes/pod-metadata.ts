@@ -9,6 +9,7 @@
 import { randomInt } from 'node:crypto';
 import type { BuildPayload } from '../../protocol/types.js';
 import { shortToken } from '../../util/short-token.js';
+import { formatGoDuration } from '../../util/duration.js';
 import type { ExportedVariable } from '../types.js';
 import { LABEL_PREFIX } from './labels.js';
 
@@ -85,13 +86,7 @@ export function podMetadata(input: MetadataInput): { labels: Record<string, stri
   return { labels: { ...labels, ...input.ours.labels }, annotations: { ...annotations, ...input.ours.annotations } };
 }
 
-/** Seconds as Go's time.Duration prints them: `1h0m0s`, `10m0s`, `30s`. */
+/** Whole seconds as Go's time.Duration prints them: `1h0m0s`, `10m0s`, `30s`. */
 export function goDuration(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const rest = s % 60;
-  if (h > 0) return `${h}h${m}m${rest}s`;
-  if (m > 0) return `${m}m${rest}s`;
-  return `${rest}s`;
+  return formatGoDuration(Math.max(0, Math.floor(seconds)) * 1000);
 }

@@ -74,6 +74,8 @@ export interface PodPlan {
   terminationGraceSeconds: number;
   /** The job's timeout + 1 s (FF_USE_POD_ACTIVE_DEADLINE_SECONDS). */
   activeDeadlineSeconds?: number;
+  /** FF_PRINT_POD_EVENTS: the pod's events go to the job log while it starts (job-pod.ts). */
+  printEvents?: boolean;
 }
 
 /** Which of each container's pull policies this attempt uses: container name → index (default 0). */

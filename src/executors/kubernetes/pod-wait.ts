@@ -6,10 +6,11 @@
  * …`); an image that cannot be had fails it at once, with the kubelet's (`ErrImageNeverPull:
  * Container image "x" is not present with pull policy of Never`).
  */
-import { Watch, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { ExecutorSetupError } from '../types.js';
 import type { KubeApi } from './api.js';
 import { BUILD_CONTAINER } from './pod-spec.js';
+import { watchWhile } from './watch.js';
 
 /** Waiting reasons no amount of waiting fixes. */
 const FATAL_WAITING = new Set(['ErrImageNeverPull', 'InvalidImageName', 'RunContainerError', 'CreateContainerError']);
@@ -118,17 +119,9 @@ export async function waitForPod(api: KubeApi, options: WaitOptions): Promise<Po
 /** Feeds every change of the pod to `judge` until `signal` aborts; a failed watch is left to the polls. */
 async function watchPod(api: KubeApi, options: WaitOptions, judge: (pod: V1Pod) => void, signal: AbortSignal): Promise<void> {
   try {
-    const watch = new Watch(api.connection.config);
-    const controller = await watch.watch(
-      `/api/v1/namespaces/${options.namespace}/pods`,
-      { fieldSelector: `metadata.name=${options.name}` },
-      (type, pod: V1Pod) => {
-        if (!signal.aborted && (type === 'ADDED' || type === 'MODIFIED')) judge(pod);
-      },
-      () => undefined,
-    );
-    if (signal.aborted) controller.abort();
-    else signal.addEventListener('abort', () => controller.abort(), { once: true });
+    await watchWhile(api, `/api/v1/namespaces/${options.namespace}/pods`, { fieldSelector: `metadata.name=${options.name}` }, (type, pod: V1Pod) => {
+      if (!signal.aborted && (type === 'ADDED' || type === 'MODIFIED')) judge(pod);
+    }, signal);
   } catch {
     // The polls go on.
   }

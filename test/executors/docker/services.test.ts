@@ -1,6 +1,6 @@
 /**
  * Services: reachable from the build by GitLab Runner's aliases on the job's network, configured by
- * the job's variables but never given its token, and waited for up to wait_for_services_timeout.
+ * the job's public variables (never a secret, never its token) and their own, and waited for up to wait_for_services_timeout.
  */
 import { describe, expect, it } from 'vitest';
 import { serviceAliases } from '../../../src/executors/docker/services.js';
@@ -25,11 +25,19 @@ describe('service aliases', () => {
 });
 
 describe.skipIf(skipDocker)('docker services', () => {
-  it('reaches a service by each alias, and gives it the job variables (not to the docker CLI that starts it) but not the job token', async () => {
+  it('reaches a service by each alias, and gives it the job\'s public variables (not to the docker CLI that starts it) but no secret and not the job token', async () => {
     const yaml = [
       'j:',
+      '  variables:',
+      '    SERVICE_PASSWORD: pw-for-the-service',
+      // DOCKER_HOST would send the CLI to nowhere, were it in the CLI's own environment.
+      '    DOCKER_HOST: tcp://127.0.0.1:1',
+      '    SERVICE_CERT: "line one\\nline two"',
       '  services:',
-      `    - ${IMAGES.httpd}`,
+      `    - name: ${IMAGES.httpd}`,
+      '      variables:',
+      // The service's own variables may name a secret: an opt-in by whoever wrote them (GitLab Runner's GetServiceVariables).
+      '        OWN_FROM_SECRET: "$PROJECT_SECRET"',
       '  script:',
       '    - wget -q -O - http://ci-runner-test__httpd/',
       '    - wget -q -O - http://ci-runner-test-httpd/',
@@ -39,24 +47,29 @@ describe.skipIf(skipDocker)('docker services', () => {
     ].join('\n');
     const job = await startDockerJob(t, token, yaml, {
       docker: { services: [{ name: IMAGES.httpd, alias: 'web' }] },
-      // DOCKER_HOST would send the CLI to nowhere, were it in the CLI's own environment.
-      variables: { SERVICE_PASSWORD: 'pw-for-the-service', DOCKER_HOST: 'tcp://127.0.0.1:1', SERVICE_CERT: 'line one\nline two' },
+      // A pipeline variable: GitLab sends it with public: false, as a project's CI/CD variables.
+      variables: { PROJECT_SECRET: 'project-secret-value' },
     });
-    let env: string[] = [];
+    let envs: string[][] = [];
     await waitUntil(async () => {
       const names = (await labelled(...jobLabels(token, job.id))).containers.filter((n) => n.includes('-service-'));
-      if (names.length === 0) return false;
-      env = JSON.parse(await docker(['inspect', '--format', '{{json .Config.Env}}', names[0]!])) as string[];
+      if (names.length < 2) return false;
+      envs = await Promise.all(names.map(async (name) => JSON.parse(await docker(['inspect', '--format', '{{json .Config.Env}}', name])) as string[]));
       return true;
-    }, 60_000, 'a service container');
+    }, 60_000, 'the service containers');
     const { status, trace } = await job.done;
     expect(status, trace).toBe('success');
     expect(trace.match(/hello from the service/g)).toHaveLength(3);
     expect(trace).toMatch(/Waited for services for \d+\.\d s/);
-    expect(env).toContain('SERVICE_PASSWORD=pw-for-the-service');
-    expect(env).toContain('DOCKER_HOST=tcp://127.0.0.1:1');
-    expect(env).toContain('SERVICE_CERT=line one\nline two');
-    expect(env.some((e) => e.startsWith('CI_BUILD_TOKEN=') || e.startsWith('CI_JOB_TOKEN=') || e.startsWith('CI_BUILD_REPO='))).toBe(false);
+    for (const env of envs) {
+      expect(env).toContain('SERVICE_PASSWORD=pw-for-the-service');
+      expect(env).toContain('DOCKER_HOST=tcp://127.0.0.1:1');
+      expect(env).toContain('SERVICE_CERT=line one\nline two');
+      expect(env).toContain(`CI_JOB_ID=${job.id}`);
+      expect(env.filter((e) => e.includes('project-secret-value') && !e.startsWith('OWN_FROM_SECRET='))).toEqual([]);
+      expect(env.some((e) => e.startsWith('CI_BUILD_TOKEN=') || e.startsWith('CI_JOB_TOKEN=') || e.startsWith('CI_BUILD_REPO=') || e.startsWith('CI_REPOSITORY_URL='))).toBe(false);
+    }
+    expect(envs.flat()).toContain('OWN_FROM_SECRET=project-secret-value');
     expect(await labelled(...jobLabels(token, job.id))).toEqual({ containers: [], networks: [] });
   }, 90_000);
 

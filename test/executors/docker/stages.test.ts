@@ -57,4 +57,11 @@ describe.skipIf(skipDocker)('the docker executor\'s stages', () => {
     expect(trace).toContain('Retrying step_script');
     expect(trace).toContain('\nsecond-attempt');
   });
+
+  it('gets the sources again after a failed fetch, up to GET_SOURCES_ATTEMPTS', async () => {
+    t.server.faults.add({ endpoint: 'git', action: 'error', status: 500, count: 1 });
+    const { status, trace } = await runDockerJob(t, token, 'j:\n  variables:\n    GET_SOURCES_ATTEMPTS: "2"\n  script: [cat README.md]\n');
+    expect(status, trace).toBe('success');
+    expect(trace).toContain('Getting sources failed (attempt 1 of 2); retrying...');
+  });
 });

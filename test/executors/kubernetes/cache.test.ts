@@ -10,6 +10,7 @@ import { runnerSchema } from '../../../src/agent/config/schema.js';
 import { defaultServices } from '../../../src/agent/services.js';
 import { silentLogger } from '../../../src/log/index.js';
 import { workDirs } from '../../cli/helpers.js';
+import { logText } from '../../helpers/log-text.js';
 import { runOnce } from '../../helpers/run-once.js';
 import { s3, skipS3 } from '../../helpers/s3.js';
 import type { TestServer } from '../../helpers/server.js';
@@ -55,7 +56,7 @@ describe.skipIf(skipKubernetes || skipS3)('a cache shared by a shell job and a k
       const runner = runnerSchema.parse({ name: 'shell', url: t.url, token, executor: 'shell', shell: 'sh', builds_dir: dirs.builds, cache_dir: dirs.cache, cache });
       const result = await runOnce({ runner, services: defaultServices(silentLogger()), waitTimeoutMs: 20_000, pollIntervalMs: 200, stopWaiting: never, stopJob: never });
       expect(result.kind).toBe('job');
-      return (await t.server.getTrace(result.kind === 'job' ? result.buildId : 0)).toString('utf8');
+      return logText(await t.server.getTrace(result.kind === 'job' ? result.buildId : 0));
     };
     const saved = await shell();
     expect(saved).toMatch(new RegExp(`Uploading cache\\.zip to http://[^\\s]+/${path}/runner/\\w+/project/\\d+/deps`));

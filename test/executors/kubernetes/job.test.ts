@@ -82,6 +82,34 @@ describe.skipIf(skipKubernetes)('kubernetes executor jobs', () => {
     expect(service.trace).toContain(`ERROR: The "${K8S_IMAGES.httpd}" image is not present on list of allowed services:`);
   });
 
+  it('gives a service the job\'s public variables and its own, never a secret variable or the job token', async () => {
+    const yaml = [
+      'j:',
+      '  variables:',
+      '    SERVICE_PUBLIC: public-for-the-service',
+      '  services:',
+      `    - name: ${K8S_IMAGES.httpd}`,
+      '      alias: envsvc',
+      // The service serves its own environment.
+      '      command: ["sh", "-c", "mkdir -p /tmp/w && env > /tmp/w/index.html && exec httpd -f -p 80 -h /tmp/w"]',
+      '      variables:',
+      '        OWN_FROM_SECRET: "own-$PROJECT_SECRET"',
+      '  script:',
+      '    - for i in $(seq 1 60); do wget -q -O env.txt http://localhost/ && break; sleep 1; done',
+      '    - sed "s/^/svc-env /" env.txt',
+      '',
+    ].join('\n');
+    // A pipeline variable: GitLab sends it with public: false, as a project's CI/CD variables.
+    const { status, trace } = await runKubernetesJob(t, token, yaml, { namespace, variables: { PROJECT_SECRET: 'project-secret-value' } });
+    expect(status, trace).toBe('success');
+    expect(trace).toContain('svc-env SERVICE_PUBLIC=public-for-the-service');
+    expect(trace).toMatch(/svc-env CI_JOB_ID=\d+/);
+    // Its value is masked in the log; the name says the service had it.
+    expect(trace).toContain('svc-env OWN_FROM_SECRET=own-[MASKED]');
+    expect(trace).not.toContain('svc-env PROJECT_SECRET=');
+    expect(trace).not.toMatch(/svc-env (CI_JOB_TOKEN|CI_BUILD_TOKEN|CI_REPOSITORY_URL|CI_BUILD_REPO)=/);
+  });
+
   it('leaves no pod or secret behind', async () => {
     const { status, trace, id } = await runKubernetesJob(t, token, `j:\n  services: [${K8S_IMAGES.httpd}]\n  script:\n    - "true"\n`, { namespace });
     expect(status, trace).toBe('success');

@@ -100,6 +100,22 @@ describe.skipIf(skipKubernetes)('[runners.kubernetes] keys around the job\'s pod
     expect(off.pod!.sent.spec!.hostname).toBeUndefined();
   });
 
+  it('FF_USE_POD_ACTIVE_DEADLINE_SECONDS (on by default) sets the pod\'s activeDeadlineSeconds to the job timeout + 1 s; FF_PRINT_POD_EVENTS prints the pod\'s events while it starts', async () => {
+    const job = await run(['echo deadline'], {}, { FF_PRINT_POD_EVENTS: 'true' });
+    expect(job.status, job.trace).toBe('success');
+    // The reference server's job timeout: 1 h.
+    expect(job.pod!.created!.spec!.activeDeadlineSeconds).toBe(3601);
+    expect(job.trace).toContain('Using FF_USE_POD_ACTIVE_DEADLINE_SECONDS, the Pod activeDeadlineSeconds will be set to the job timeout: 1h0m0s...');
+    expect(job.trace).toContain('Subscribing to Kubernetes Pod events...');
+    expect(job.trace).toMatch(/\nType {5}Reason {6,}Message\nNormal {3}Scheduled {3,}Successfully assigned /);
+    expect(job.trace).not.toContain('Waiting for pod');
+    const off = await run(['echo no deadline'], {}, { FF_USE_POD_ACTIVE_DEADLINE_SECONDS: 'false' });
+    expect(off.status, off.trace).toBe('success');
+    expect(off.pod!.created!.spec!.activeDeadlineSeconds).toBeUndefined();
+    expect(off.trace).not.toContain('Using FF_USE_POD_ACTIVE_DEADLINE_SECONDS');
+    expect(off.trace).not.toContain('Subscribing to Kubernetes Pod events...');
+  });
+
   it('namespaces: the job\'s own (namespace_per_job), deleted after it; the one a job chooses where namespace_overwrite_allowed matches', async () => {
     const own = await run(['echo in my namespace'], { namespace_per_job: true });
     expect(own.status, own.trace).toBe('success');

@@ -40,7 +40,7 @@ async function allGone(id: number): Promise<void> {
 }
 
 describe.skipIf(skipKubernetes)('kubernetes executor: secrets, stopping, pods that cannot start, images', () => {
-  it('keeps secret variables out of the pod spec: the script gets them through the stream, services through a Secret', async () => {
+  it('keeps secret variables out of the pod spec: the script gets them through the stream, services their environment through a Secret', async () => {
     const secret = `sekret-${Math.random().toString(36).slice(2)}`;
     const yaml = `j:\n  services: [${K8S_IMAGES.httpd}]\n  script:\n    - echo "secret length \${#MY_SECRET}"\n    - sleep 3\n`;
     const job = await startKubernetesJob(t, token, yaml, { namespace, variables: { MY_SECRET: secret } });

@@ -40,4 +40,12 @@ describe.skipIf(skipKubernetes)('the kubernetes executor\'s stages', () => {
     expect(status).toBe('failed');
     expect(t.server.getJob(id)?.failure_reason, trace).toBe('runner_external_dependency_failure');
   });
+
+  it('gets the sources again after a failed fetch, up to GET_SOURCES_ATTEMPTS', async () => {
+    t.server.faults.add({ endpoint: 'git', action: 'error', status: 500, count: 1 });
+    const { status, trace } = await runKubernetesJob(t, token, 'j:\n  variables:\n    GET_SOURCES_ATTEMPTS: "2"\n  script: [cat README.md]\n', { namespace });
+    expect(status, trace).toBe('success');
+    expect(trace).toContain('Getting sources failed (attempt 1 of 2); retrying...');
+    expect(trace).toContain('# p');
+  });
 });
