@@ -54,6 +54,9 @@ describe('run (daemon)', () => {
     expect(result.exitCode, daemon.output()).toBe(0);
     expect(t.server.getJob(a!.id)?.status).toBe('success');
     expect(await trace(a!.id)).toContain('finished');
+    // GitLab Runner's header: the name, the 9-character short token and this host's system id (.runner_system_id).
+    const systemId = (await readFile(join(d.root, '.runner_system_id'), 'utf8')).trim();
+    expect(await trace(a!.id)).toContain(`  on graceful ${token.slice(0, 9)}, system ID: ${systemId}\n`);
     expect(t.server.getJob(b!.id)?.status).toBe('pending');
     t.server.cancelJob(b!.id);
   });

@@ -22,8 +22,11 @@ export function errorLine(text: string): string {
   return `${ESC}[31;1m${text}${RESET}\n`;
 }
 
-/** The header that opens every trace (GitLab Runner's `  on NAME SHORT-TOKEN`); `flags`: the feature flags not at their default (its line too). */
-export function header(version: string, runnerName: string, token: string, flags = ''): string {
+/**
+ * The header that opens every trace (GitLab Runner's `  on NAME SHORT-TOKEN, system ID: ID`, the system
+ * id when the job came over v4); `flags`: the feature flags not at their default (its line too).
+ */
+export function header(version: string, runnerName: string, token: string, flags = '', systemId?: string): string {
   const flagLine = flags === '' ? '' : `  feature flags: ${flags}\n`;
-  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} ${shortToken(token)}\n${flagLine}${RESET}`;
+  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} ${shortToken(token)}${systemId ? `, system ID: ${systemId}` : ''}\n${flagLine}${RESET}`;
 }
