@@ -47,6 +47,14 @@ export default {
       to: { circular: true },
     },
     {
+      name: 'executor-stands-alone',
+      comment:
+        'an executor (a folder of src/executors/) imports only its own folder, executors/common/ (what executors share), executors/cgroup/ and the files beside them (types.ts): a piece two executors need moves into common/',
+      severity: 'error',
+      from: { path: '^src/executors/([^/]+)/' },
+      to: { path: '^src/executors/[^/]+/', pathNot: '^src/executors/($1|common|cgroup)/' },
+    },
+    {
       name: 'in-a-layer',
       comment: 'every module lives in a folder of a layer (.dependency-cruiser.mjs lists them)',
       severity: 'error',

@@ -14,6 +14,7 @@ import type { KeyEntry, KeyTable } from '../../src/agent/config/keys.js';
 import { CACHE_FLAGS } from '../../src/cli/cache-flags.js';
 import { DOCKER_FLAGS } from '../../src/cli/docker-flags.js';
 import { KUBERNETES_FLAGS } from '../../src/cli/kubernetes-flags.js';
+import { CUSTOM_FLAGS } from '../../src/cli/custom-flags.js';
 import type { Row } from './markdown.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command has its own argument type
@@ -78,7 +79,7 @@ function runnerKey(path: readonly string[]): KeyEntry | undefined {
 }
 
 /**
- * The flags that write a config key (`--docker-*`, `--cache-*`, `--kubernetes-*`): each means what its
+ * The flags that write a config key (`--docker-*`, `--cache-*`, `--kubernetes-*`, `--custom-*`): each means what its
  * key means, so it has the key's Support (a warned key is warned about when the written file loads).
  */
 const KEY_FLAGS: ReadonlyMap<string, Support> = new Map(
@@ -86,6 +87,7 @@ const KEY_FLAGS: ReadonlyMap<string, Support> = new Map(
     ...Object.entries(DOCKER_FLAGS).map(([key, f]) => [f.flag, ['docker', key]] as const),
     ...CACHE_FLAGS.map((f) => [f.flag, ['cache', ...(f.table ? [f.table] : []), f.key]] as const),
     ...KUBERNETES_FLAGS.map((f) => [f.flag, ['kubernetes', ...f.path]] as const),
+    ...CUSTOM_FLAGS.map((f) => [f.flag, ['custom', f.key]] as const),
   ].flatMap(([flag, path]) => {
     const entry = runnerKey(path);
     if (!entry) throw new Error(`--${flag} writes [runners] ${path.join('.')}, which no key table has`);

@@ -28,16 +28,17 @@ export interface DaemonShared {
  */
 export async function createExecutor(runner: RunnerConfig, logger?: Logger, runAs?: RunAs, shared: DaemonShared = {}): Promise<Executor> {
   if (runner.executor === 'docker') {
-    const [{ DockerExecutor }, { dockerOptionsOf }, { ImageCache }] = await Promise.all([import('../executors/docker/index.js'), import('../executors/docker/defaults.js'), import('../executors/docker/image-cache.js')]);
+    const [{ DockerExecutor }, { dockerOptionsOf }, { ImageCache }, { ShellExecutor }] = await Promise.all([
+      import('../executors/docker/index.js'),
+      import('../executors/docker/defaults.js'),
+      import('../executors/docker/image-cache.js'),
+      import('../executors/shell/index.js'),
+    ]);
     shared.dockerImages ??= new ImageCache();
-    return new DockerExecutor({
-      images: shared.dockerImages,
-      docker: dockerOptionsOf(runner),
-      runnerToken: runner.token,
-      killGraceMs: runner.kill_grace_period * 1000,
-      hostShell: runner.shell,
-      ...(logger ? { logger } : {}),
-    });
+    const killGraceMs = runner.kill_grace_period * 1000;
+    // get_sources runs on the runner (process group + marker sweep, as for kubernetes).
+    const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
+    return new DockerExecutor({ images: shared.dockerImages, docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs, host, ...(logger ? { logger } : {}) });
   }
   if (runner.executor === 'kubernetes') {
     const [{ KubernetesExecutor }, { ShellExecutor }, { NamespaceRecord, namespaceRecordFile }] = await Promise.all([

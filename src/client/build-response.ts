@@ -25,9 +25,9 @@ export type PayloadParser = (body: unknown) => BuildPayloadResult;
 
 /**
  * Reads E4's (or V6's) response (`result` is its classified status) to the end and says what it
- * means; `parse` reads a 201's body.
+ * means; `parse` reads a 201's body; `keepBody` keeps that body as it came on the build (`response_body`).
  */
-export async function decodeBuildResponse(response: HttpResponse, result: ApiResult, parse: PayloadParser = parseBuildPayload): Promise<RequestBuildResult> {
+export async function decodeBuildResponse(response: HttpResponse, result: ApiResult, parse: PayloadParser = parseBuildPayload, options: { keepBody?: boolean } = {}): Promise<RequestBuildResult> {
   if (response.status !== 201) {
     await drain(response);
     const nextUpdate = header(response.headers, 'x-gitlab-last-update');
@@ -38,7 +38,9 @@ export async function decodeBuildResponse(response: HttpResponse, result: ApiRes
   const type = header(response.headers, 'content-type') ?? '';
   const text = await readTextIfWhole(response);
   if (text === undefined) return { status: TRANSPORT_ERROR, outcome: 'retry', kind: 'error', error: new Error('build body was cut off') };
-  return decodeAssignedBuild(text, type, result, parse);
+  const decoded = decodeAssignedBuild(text, type, result, parse);
+  if (decoded.kind === 'build' && options.keepBody) decoded.build.response_body = text;
+  return decoded;
 }
 
 /** A 201's body: a build only when it is JSON, sent as JSON, and a valid payload. */

@@ -254,6 +254,11 @@ export interface BuildPayload {
   hooks?: JobHook[];
   /** v4's `job_info` queue figures, for the runner's metrics only. */
   queue_info?: QueueInfo;
+  /**
+   * v4: the job request's 201 body exactly as the coordinator sent it, for what must hand GitLab's own
+   * response on (the custom executor's JOB_RESPONSE_FILE). Absent over v1.
+   */
+  response_body?: string;
 }
 
 /** One user step of a v4 job (docs/protocol-v4.md §6). */

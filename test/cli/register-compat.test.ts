@@ -1,6 +1,6 @@
 /**
  * `register` and GitLab Runner 19.3's every register flag: each is honoured (declared by
- * register-options.ts, docker-flags.ts, cache-flags.ts or tls-flags.ts), accepted with a warning, or refused with
+ * register-options.ts, docker-flags.ts, kubernetes-flags.ts, custom-flags.ts, cache-flags.ts or tls-flags.ts), accepted with a warning, or refused with
  * the reason. The list in test/fixtures comes from GitLab Runner's source, so a flag cannot slip.
  */
 import { readFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CACHE_FLAGS } from '../../src/cli/cache-flags.js';
 import { DOCKER_FLAGS } from '../../src/cli/docker-flags.js';
 import { KUBERNETES_FLAGS } from '../../src/cli/kubernetes-flags.js';
+import { CUSTOM_FLAGS } from '../../src/cli/custom-flags.js';
 import { REGISTER_COMPAT_FLAGS } from '../../src/cli/commands/register-compat.js';
 import { REGISTER_FLAGS } from '../../src/cli/commands/register-options.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -30,7 +31,7 @@ describe("register: GitLab Runner 19.3's flags", () => {
     const text = await readFile(new URL('../fixtures/gitlab-runner-19.3-register-flags.txt', import.meta.url), 'utf8');
     const gitlab = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
     expect(gitlab.length).toBeGreaterThan(300);
-    const honoured = new Set([...REGISTER_FLAGS.flatMap((f) => [f.flag, ...[f.alias ?? []].flat()]), ...Object.values(DOCKER_FLAGS).map((f) => f.flag), ...CACHE_FLAGS.map((f) => f.flag), ...KUBERNETES_FLAGS.map((f) => f.flag), ...TLS]);
+    const honoured = new Set([...REGISTER_FLAGS.flatMap((f) => [f.flag, ...[f.alias ?? []].flat()]), ...Object.values(DOCKER_FLAGS).map((f) => f.flag), ...CACHE_FLAGS.map((f) => f.flag), ...KUBERNETES_FLAGS.map((f) => f.flag), ...CUSTOM_FLAGS.map((f) => f.flag), ...TLS]);
     const compat = new Map(REGISTER_COMPAT_FLAGS.map((f) => [f.flag, f]));
     const missing = gitlab.filter((flag) => !honoured.has(flag) && !compat.has(flag));
     expect(missing).toEqual([]);
@@ -41,6 +42,7 @@ describe("register: GitLab Runner 19.3's flags", () => {
     expect(compat.get('ssh-host')?.support?.status).toBe('refused');
     expect(compat.get('kubernetes-helper-image')?.support?.status).toBe('warned');
     expect(KUBERNETES_FLAGS.every((f) => gitlab.includes(f.flag)), 'every --kubernetes-* flag is GitLab Runner\'s').toBe(true);
+    expect(CUSTOM_FLAGS.every((f) => gitlab.includes(f.flag)), 'every --custom-* flag is GitLab Runner\'s').toBe(true);
   });
 
   it('registers with the --kubernetes-* flags of a helper container, warning once for each with the reason', async () => {
@@ -50,7 +52,7 @@ describe("register: GitLab Runner 19.3's flags", () => {
     expect(reg.exitCode, reg.all).toBe(0);
     expect(reg.stderr).toContain("WARNING: --kubernetes-helper-image is ignored: ci-runner's kubernetes executor has no helper container");
     // The environment names GitLab Runner reads for them are warned about too.
-    expect(reg.stderr).toContain('WARNING: CUSTOM_RUN_EXEC is ignored');
+    expect(reg.stderr).toContain('WARNING: CUSTOM_RUN_EXEC is ignored: the executor is shell, not custom');
   });
 
   it('refuses the flags of an executor ci-runner does not have (exit 2) before asking the coordinator', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jobDockerConfig, registryHost } from '../../src/executors/docker/registry-auth.js';
-import { dockerAuthConfig } from '../../src/executors/docker-auth-config.js';
+import { dockerAuthConfig } from '../../src/executors/common/docker-auth-config.js';
 import { registryConfig } from '../../src/executors/kubernetes/secrets.js';
 
 describe("a job's registry logins", () => {

@@ -19,7 +19,7 @@ import { OTHER_EXECUTOR_TABLES } from './other-executors-schema.js';
 import { RUNNER_TABLES } from './runner-tables-schema.js';
 
 /** The executors ci-runner has. */
-const OUR_EXECUTORS = ['shell', 'docker', 'kubernetes', 'custom'] as const;
+export const OUR_EXECUTORS = ['shell', 'docker', 'kubernetes', 'custom'] as const;
 
 const noSuchExecutor = (name: string) => refused(`ci-runner does not have GitLab Runner's ${name} executor`);
 

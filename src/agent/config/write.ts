@@ -43,6 +43,10 @@ export interface NewRunnerEntry {
   cache?: Record<string, unknown>;
   /** Written as the entry's `[runners.kubernetes]` table, with its sub-tables (raw values, validated by the caller). */
   kubernetes?: Record<string, unknown>;
+  /** Written as the entry's `[runners.custom]` table (raw values, validated by the caller). */
+  custom?: Record<string, unknown>;
+  /** Written as the entry's `[runners.custom_build_dir]` table. */
+  custom_build_dir?: { enabled: boolean };
   /** Any other key of an entry (`register --template-config` brings them), a table as `[runners.KEY]`. */
   [key: string]: unknown;
 }
@@ -52,11 +56,20 @@ concurrent = 1
 check_interval = 0
 `;
 
+/** The tables register writes itself, in this order; any other (from a template) after them. */
+const TABLE_ORDER = ['custom_build_dir', 'docker', 'cache', 'kubernetes', 'custom'];
+
 /** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
 export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
   const text = await readOrEmpty(path);
   const keys = defined(entry);
-  const tables = Object.entries(keys).filter(([, value]) => isTable(value) || (Array.isArray(value) && value.some(isTable)));
+  const order = (name: string): number => {
+    const at = TABLE_ORDER.indexOf(name);
+    return at < 0 ? TABLE_ORDER.length : at;
+  };
+  const tables = Object.entries(keys)
+    .filter(([, value]) => isTable(value) || (Array.isArray(value) && value.some(isTable)))
+    .sort(([a], [b]) => order(a) - order(b));
   const plain = Object.fromEntries(Object.entries(keys).filter(([name]) => !tables.some(([table]) => table === name)));
   let block = `[[runners]]\n${indent(stringify(plain), '  ')}\n`;
   for (const [name, table] of tables) {

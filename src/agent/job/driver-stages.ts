@@ -11,7 +11,7 @@ import { relative } from 'node:path';
 import { dependenciesToDownload, shouldUpload } from '../../artifacts/index.js';
 import { artifactsOf } from '../../artifacts/naming.js';
 import type { CacheStageOptions } from '../../cache/index.js';
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import { expandString } from '../../util/expand.js';
@@ -52,6 +52,8 @@ export interface DriverStageRun {
   projectDir: string;
   job: JobSignal;
   debug: boolean;
+  /** RESTORE_CACHE_ATTEMPTS and ARTIFACT_DOWNLOAD_ATTEMPTS (1–10): how often each stage's script is run before the job fails. */
+  attempts: { restoreCache: number; downloadArtifacts: number };
 }
 
 function options(run: DriverStageRun, signal: AbortSignal): StageOptions {
@@ -79,21 +81,29 @@ async function archiveFile(run: DriverStageRun, cacheDir: string, key: string): 
   return file === undefined ? undefined : relative(run.projectDir, file);
 }
 
-/** Runs one stage's script; a script that fails fails the job with `what`. */
-async function runScript(run: DriverStageRun, stage: StageName, lines: string[], what: string): Promise<void> {
-  const result = await run.shell(run.executor, stage, lines, options(run, run.job.signal));
-  run.job.check();
-  if (result.exitCode !== 0) throw new StageFailed(`${what}: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
+/**
+ * Runs one stage's script, again while it fails, up to `attempts` times in all (GitLab Runner's
+ * attemptExecuteStage: the driver's run_exec is called anew with the same stage); the last failure
+ * fails the job with `what`.
+ */
+async function runScript(run: DriverStageRun, stage: StageName, lines: string[], what: string, attempts = 1): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const result = await run.shell(run.executor, stage, lines, options(run, run.job.signal));
+    run.job.check();
+    if (result.exitCode === 0) return;
+    if (attempt >= attempts) throw new StageFailed(`${what}: exit status ${result.exitCode ?? result.signal}`, { reason: 'script_failure', ...(result.exitCode ? { exitCode: result.exitCode } : {}) });
+    run.ctx.log(`WARNING: ${what} (attempt ${attempt} of ${attempts}); retrying...`);
+  }
 }
 
 /** restore_cache, then download_artifacts, each only when it has something to do. */
 export async function restoreAndDownloadInDriver(run: DriverStageRun): Promise<void> {
   const restore = await restoreCacheLines(run);
-  if (restore.length > 0) await runScript(run, 'restore_cache', restore, 'restoring the cache failed');
+  if (restore.length > 0) await runScript(run, 'restore_cache', restore, 'restoring the cache failed', run.attempts.restoreCache);
   const deps = dependenciesToDownload(run.build.depends_on_builds, run.build.options.dependencies);
   if (deps.length === 0) return;
   const lines = deps.flatMap((dep) => [noticeLine(`Downloading artifacts for ${dep.name} (${dep.id})...`), command(['artifacts-downloader', '--url', run.services.runner.url, '--token', dep.token, '--id', String(dep.id)])]);
-  await runScript(run, 'download_artifacts', guarded('Artifacts downloading', lines), 'downloading artifacts failed');
+  await runScript(run, 'download_artifacts', guarded('Artifacts downloading', lines), 'downloading artifacts failed', run.attempts.downloadArtifacts);
 }
 
 async function restoreCacheLines(run: DriverStageRun): Promise<string[]> {

@@ -3,7 +3,7 @@
  * or the kept checkout, as GitLab Runner 19 does it (`git init` + `git fetch`), or v1's ref cloned with
  * `git clone` or fetched. A kept checkout already at the job's commit skips the fetch.
  */
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 
 /** Set (to 1) by the get_sources script when the kept checkout is at the job's commit already. */

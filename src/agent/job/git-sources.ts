@@ -9,7 +9,7 @@
  * contain the repository credentials (the URL is shown redacted). They expect `guardCheckout`
  * (src/git/checkout-guard.ts) to have run on the project dir first.
  */
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { redactUrl } from './build-dir.js';
 import { HOST_GIT_SETTINGS, type GitSetting } from '../../git/host-config.js';

@@ -16,7 +16,7 @@
  * commands a level runs travel in environment variables that `foreach` hands to each submodule's
  * shell, so the job's flags and paths are quoted once, for `eval`.
  */
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 
 /** In a submodule (`git submodule foreach` sets $name, $sm_path and $toplevel): the expected link, or none. */
 const LINK = [

@@ -18,6 +18,12 @@ export interface GitTls {
   /** `scheme://host[:port]/` of the coordinator. */
   scope: string;
   caFile?: string;
+  /**
+   * Instead of `caFile`: a variable of the job's script that holds the CA file's path where the script
+   * runs (the file variable CI_SERVER_TLS_CA_FILE, written by the custom executor's script), so git is
+   * pointed at it as GitLab Runner's scripts point it (`http.<host>.sslCAInfo` = `$CI_SERVER_TLS_CA_FILE`).
+   */
+  caFileVariable?: string;
   certFile?: string;
   keyFile?: string;
 }
@@ -33,7 +39,7 @@ export function gitTlsConfig(tls: GitTls | undefined): Array<[key: string, value
 
 /** git's environment overrides of the settings above, which beat any config (even `-c`). */
 const ENV_OVERRIDES: ReadonlyArray<[env: string, setting: string, present: (tls: GitTls) => boolean]> = [
-  ['GIT_SSL_CAINFO', 'sslCAInfo', (tls) => Boolean(tls.caFile)],
+  ['GIT_SSL_CAINFO', 'sslCAInfo', (tls) => Boolean(tls.caFile ?? tls.caFileVariable)],
   ['GIT_SSL_CERT', 'sslCert', (tls) => Boolean(tls.certFile)],
   ['GIT_SSL_KEY', 'sslKey', (tls) => Boolean(tls.keyFile)],
 ];
@@ -46,9 +52,23 @@ const ENV_OVERRIDES: ReadonlyArray<[env: string, setting: string, present: (tls:
  */
 export function gitTlsEnvLines(tls: GitTls | undefined): string[] {
   if (!tls) return [];
-  return ENV_OVERRIDES.filter(([, , present]) => present(tls)).map(([env, setting]) =>
+  const name = tls.caFileVariable;
+  // Its value is the script's at run time; an unset or empty variable adds nothing.
+  const fromVariable = name && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? [`if [ -n "\${${name}:-}" ]; then export "GIT_CONFIG_KEY_$GIT_CONFIG_COUNT=http.${tls.scope}.sslCAInfo" "GIT_CONFIG_VALUE_$GIT_CONFIG_COUNT=$${name}"; GIT_CONFIG_COUNT=$((GIT_CONFIG_COUNT + 1)); fi`] : [];
+  return [...fromVariable, ...ENV_OVERRIDES.filter(([, , present]) => present(tls)).map(([env, setting]) =>
     `if [ -n "\${${env}:-}" ]; then export "GIT_CONFIG_KEY_$GIT_CONFIG_COUNT=http.${setting}" "GIT_CONFIG_VALUE_$GIT_CONFIG_COUNT=$${env}"; GIT_CONFIG_COUNT=$((GIT_CONFIG_COUNT + 1)); unset ${env}; fi`,
-  );
+  )];
+}
+
+/**
+ * Where the job's script runs away from the runner (the custom executor): git is pointed at the job's
+ * own CI_SERVER_TLS_CA_FILE, the runner's CA written where the script runs. The client certificate is
+ * not handed on (the job's variables do not carry it). Undefined for a plain-http coordinator or no CA.
+ */
+export function gitTlsOfJobVariables(coordinatorUrl: string, material: TlsMaterial): GitTls | undefined {
+  const url = new URL(coordinatorUrl);
+  if (url.protocol !== 'https:' || !material.ca) return undefined;
+  return { scope: `${url.protocol}//${url.host}/`, caFileVariable: 'CI_SERVER_TLS_CA_FILE' };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { fileVariablePaths } from '../../executors/file-variables.js';
+import { fileVariablePaths } from '../../executors/common/file-variables.js';
 import type { Executor, ExportedVariable } from '../../executors/types.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { shortList } from '../../trace/index.js';

@@ -5,7 +5,7 @@
  * upload_artifacts_on_success / upload_artifacts_on_failure after them; cleanup_file_variables last.
  */
 import { rm } from 'node:fs/promises';
-import { fileVariablePaths } from '../../executors/file-variables.js';
+import { fileVariablePaths } from '../../executors/common/file-variables.js';
 import { JobOverLimitError, type Executor, type ExportedVariable } from '../../executors/types.js';
 import type { BuildPayload, CacheOptions } from '../../protocol/types.js';
 import type { JobFailure } from '../../trace/index.js';

@@ -5,13 +5,13 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { shellQuote } from '../../executors/shell/quote.js';
+import { shellQuote } from '../../executors/common/quote.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { CheckoutError, readyCheckout, sourcesVariables } from './checkout.js';
 import { StageFailed } from './failure.js';
 import { gitSourcesCommands } from './git-sources.js';
 import { gitRemote } from './git-remote.js';
-import { writeGitTls } from './git-tls.js';
+import { gitTlsOfJobVariables, writeGitTls } from './git-tls.js';
 import type { JobSignal } from './job-signal.js';
 import type { LogSections } from './log-sections.js';
 import { notice, warning } from './messages.js';
@@ -67,9 +67,10 @@ export async function getSources(
   // Where get_sources runs on the host, the job's hooks run in the job's environment, around it.
   const inJob = executor.host !== undefined;
   const runAs = jobUser(services, executor);
-  // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths.
+  // get_sources runs on the host (executor.host), so git reads the TLS files at their host paths; in a
+  // driver's environment, git reads the CA the job's CI_SERVER_TLS_CA_FILE puts there, as GitLab Runner's.
   const gitTls = inDriver ? undefined : await writeGitTls(runner.url, services.client.tls, dirs.stateDir, runAs);
-  if (inDriver && services.client.tls.ca) write(warning('WARNING: the runner\'s tls-ca-file is not handed to git where the custom executor runs the job; install the CA there'));
+  const driverTls = inDriver ? gitTlsOfJobVariables(runner.url, services.client.tls) : undefined;
   // The steps file is the daemon's (state dir), so not under a job user; EPOCHREALTIME is bash's.
   const stepFile = run.mark && !runAs && !inDriver && runner.shell === 'bash' ? join(dirs.stateDir, 'git-steps') : undefined;
   const remote = gitRemote(build, runner, env.host, controls.submoduleForceHttps);
@@ -92,7 +93,7 @@ export async function getSources(
     extraConfig: [...remote.config, ...(safeDirectory ? [['safe.directory', projectDir] as const] : [])],
     preScript: announcedCommands(inJob ? hooks.runnerPre : [...hooks.runnerPre, ...hooks.jobPre]),
     postScript: announcedCommands(inJob ? hooks.runnerPost : [...hooks.jobPost, ...hooks.runnerPost]),
-    ...(gitTls ? { tls: gitTls.tls } : {}),
+    ...(gitTls ? { tls: gitTls.tls } : driverTls ? { tls: driverTls } : {}),
     ...(stepFile ? { stepFile } : {}),
   });
   // The runner's guardCheckout cannot reach the driver's side: a clone starts from an empty dir there.

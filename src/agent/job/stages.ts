@@ -92,7 +92,8 @@ export async function executeStages(build: BuildPayload, services: JobServices, 
     env = await prepare(build, services, run, prepareSignal, sections);
     const prepared = env;
     if (executor.runsEveryStage) {
-      driver = { build, services, ctx, executor, shell, variables: env.build, projectDir: buildPath(executor, dirs.projectDir), job, debug: env.controls.debugTrace };
+      const attempts = { restoreCache: env.controls.restoreCacheAttempts, downloadArtifacts: env.controls.artifactDownloadAttempts };
+      driver = { build, services, ctx, executor, shell, variables: env.build, projectDir: buildPath(executor, dirs.projectDir), job, debug: env.controls.debugTrace, attempts };
       await prepareScriptInDriver(driver);
     }
     script = readScriptControls(env.host, job.leftMs());

@@ -3,19 +3,21 @@
  * `[[runners]]` config structs, with their environment names) that ci-runner's register does not
  * take as such, with how it is treated: an executor ci-runner lacks refuses the command (exit 2);
  * anything else is accepted with one warning naming the flag and the reason. The flags ci-runner
- * honours are declared by register-options.ts, docker-flags.ts, cache-flags.ts and tls-flags.ts. A test holds this
+ * honours are declared by register-options.ts, docker-flags.ts, kubernetes-flags.ts, custom-flags.ts,
+ * cache-flags.ts and tls-flags.ts. A test holds this
  * table and those against GitLab Runner's list, so a flag of GitLab Runner's cannot be dropped silently.
  * Facts (names) from GitLab Runner's source; nothing here is generated at run time.
  */
 import { refused, warned, type Support } from '../../util/compat.js';
 import type { EnvFlag } from '../env-options.js';
 import { KUBERNETES_KEYS } from '../../agent/config/kubernetes-schema.js';
+import { OUR_EXECUTORS } from '../../agent/config/runner-schema.js';
 
 type Row = readonly [flag: string, env: string];
 
 const notWritten = (table: string): Support =>
   warned(`register does not write [${table}] settings from flags; set the key in that table of the runner's entry in config.toml, or in a --template-config file (see docs/configuration.md)`);
-const noExecutor = (executor: string): Support => refused(`the ${executor} executor is not available in ci-runner (use shell, docker or kubernetes)`);
+const noExecutor = (executor: string): Support => refused(`the ${executor} executor is not available in ci-runner (use ${OUR_EXECUTORS.join(', ')})`);
 
 /** Settings of the entry itself that register does not write. */
 const ENTRY: readonly Row[] = [
@@ -76,26 +78,6 @@ const kubernetesKey = (key: string): Support => {
   return entry && entry.support.status !== 'honoured' ? entry.support : warned(`set [runners.kubernetes] ${key} in config.toml`);
 };
 
-const CUSTOM: readonly Row[] = [
-  ['custom-config-exec', 'CUSTOM_CONFIG_EXEC'],
-  ['custom-config-args', ''],
-  ['custom-config-exec-timeout', 'CUSTOM_CONFIG_EXEC_TIMEOUT'],
-  ['custom-prepare-exec', 'CUSTOM_PREPARE_EXEC'],
-  ['custom-prepare-args', ''],
-  ['custom-prepare-exec-timeout', 'CUSTOM_PREPARE_EXEC_TIMEOUT'],
-  ['custom-run-exec', 'CUSTOM_RUN_EXEC'],
-  ['custom-run-args', ''],
-  ['custom-cleanup-exec', 'CUSTOM_CLEANUP_EXEC'],
-  ['custom-cleanup-args', ''],
-  ['custom-cleanup-exec-timeout', 'CUSTOM_CLEANUP_EXEC_TIMEOUT'],
-  ['custom-graceful-kill-timeout', 'CUSTOM_GRACEFUL_KILL_TIMEOUT'],
-  ['custom-force-kill-timeout', 'CUSTOM_FORCE_KILL_TIMEOUT'],
-];
-
-const CUSTOM_BUILD_DIR: readonly Row[] = [
-  ['custom_build_dir-enabled', 'CUSTOM_BUILD_DIR_ENABLED'],
-];
-
 const MACHINE: readonly Row[] = [
   ['machine-max-growth-rate', 'MACHINE_MAX_GROWTH_RATE'],
   ['machine-idle-nodes', 'MACHINE_IDLE_COUNT'],
@@ -149,8 +131,6 @@ export const REGISTER_COMPAT_FLAGS: readonly EnvFlag[] = [
   ...rows([['kubernetes-logs-base-dir', 'KUBERNETES_LOGS_BASE_DIR']], kubernetesKey('logs_base_dir')),
   ...rows([['kubernetes-scripts-base-dir', 'KUBERNETES_SCRIPTS_BASE_DIR']], kubernetesKey('scripts_base_dir')),
   ...rows([['kubernetes-affinity', '']], warned('affinity is a table no flag can hold: set [runners.kubernetes.affinity] in config.toml (docs/executors/kubernetes.md)')),
-  ...rows(CUSTOM, notWritten('runners.custom')),
-  ...rows(CUSTOM_BUILD_DIR, notWritten('runners.custom_build_dir')),
   ...rows(MACHINE, noExecutor('docker+machine')),
   ...rows(SSH, noExecutor('ssh')),
   ...rows(PARALLELS, noExecutor('parallels')),

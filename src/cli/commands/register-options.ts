@@ -5,6 +5,7 @@
  */
 import { CommandError, EXIT } from '../support.js';
 import type { EnvFlag } from '../env-options.js';
+import { OUR_EXECUTORS } from '../../agent/config/runner-schema.js';
 
 const GROUP = 'Settings of the runner on the server (registration tokens only; a glrt- runner has them in GitLab):';
 
@@ -20,7 +21,8 @@ export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'run-untagged', env: ['REGISTER_RUN_UNTAGGED'], kind: 'boolean', describe: 'Take jobs without tags (forced on when there are no tags)' },
   { flag: 'locked', env: ['REGISTER_LOCKED'], kind: 'boolean', describe: 'Lock the runner to its project' },
   { flag: 'leave-runner', env: ['REGISTER_LEAVE_RUNNER'], kind: 'boolean', describe: 'Keep the runner registered when config.toml cannot be written (its token is printed instead)' },
-  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', choices: ['shell', 'docker', 'kubernetes'], describe: 'Executor (default: shell)' },
+  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', choices: OUR_EXECUTORS, describe: 'Executor (default: shell; custom: see the --custom-* options)' },
+  { flag: 'custom_build_dir-enabled', env: ['CUSTOM_BUILD_DIR_ENABLED'], kind: 'boolean', describe: '[runners.custom_build_dir] enabled: jobs may choose their directory under builds_dir with GIT_CLONE_PATH' },
   { flag: 'shell', env: ['RUNNER_SHELL'], kind: 'string', choices: ['bash', 'sh'], describe: 'Shell for job scripts' },
   { flag: 'builds-dir', env: ['RUNNER_BUILDS_DIR'], kind: 'string', describe: 'Where sources are checked out' },
   { flag: 'cache-dir', env: ['RUNNER_CACHE_DIR'], kind: 'string', describe: 'Where caches are kept' },
@@ -93,6 +95,7 @@ export interface RegisterValues {
   locked?: boolean;
   'leave-runner'?: boolean;
   executor?: string;
+  'custom_build_dir-enabled'?: boolean;
   shell?: string;
   'builds-dir'?: string;
   'cache-dir'?: string;

@@ -18,6 +18,9 @@ import { dockerSchema } from '../../agent/config/docker-schema.js';
 import { addCacheFlags, cacheFlagOfPath, cacheTableFromFlags } from '../cache-flags.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
 import { addKubernetesFlags, kubernetesFlagOfPath, kubernetesTableFromFlags } from '../kubernetes-flags.js';
+import { addCustomFlags, customFlagOfKey, customTableFromFlags } from '../custom-flags.js';
+import { customSchema } from '../../agent/config/custom-schema.js';
+import { OUR_EXECUTORS } from '../../agent/config/runner-schema.js';
 import { KUBERNETES_KEYS, kubernetesSchema } from '../../agent/config/kubernetes-schema.js';
 import { interactive, Prompter } from '../prompt.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
@@ -36,6 +39,7 @@ interface RegisterArgs extends RegisterValues {
   [dockerFlag: `docker-${string}`]: unknown;
   [cacheFlag: `cache-${string}`]: unknown;
   [kubernetesFlag: `kubernetes-${string}`]: unknown;
+  [customFlag: `custom-${string}`]: unknown;
 }
 
 
@@ -43,12 +47,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
   command: 'register',
   describe: 'Register this runner with a coordinator and add it to config.toml',
   builder: (y: Argv) =>
-    addKubernetesFlags(addCacheFlags(addDockerFlags(addTlsFlags(addEnvOptions(addEnvOptions(y, REGISTER_FLAGS), REGISTER_COMPAT_FLAGS), { note: ' (written to config.toml)' }))))
+    addCustomFlags(addKubernetesFlags(addCacheFlags(addDockerFlags(addTlsFlags(addEnvOptions(addEnvOptions(y, REGISTER_FLAGS), REGISTER_COMPAT_FLAGS), { note: ' (written to config.toml)' })))))
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor shell', 'Take a runner created in GitLab (Settings > CI/CD > Runners > New runner) into use')
       .example('$0 register -n --url https://ci.example.com/ -r TOKEN --executor docker --docker-image alpine:3.20', 'Register with a registration token, without prompts (as `gitlab-runner register -n ...`)')
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor kubernetes --kubernetes-namespace ci --kubernetes-image alpine:3.20 --kubernetes-node-selector kubernetes.io/arch:amd64', 'A kubernetes runner: each job a pod in namespace ci (the cluster: the pod\'s service account, KUBECONFIG or --kubernetes-host)')
+      .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor custom --custom-config-exec /opt/driver/config.sh --custom-prepare-exec /opt/driver/prepare.sh --custom-run-exec /opt/driver/run.sh --custom-cleanup-exec /opt/driver/cleanup.sh', 'A custom executor runner: each job through the four driver programs (docs/executors/custom.md)')
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --cache-type s3 --cache-shared --cache-s3-bucket-name runner-cache --cache-s3-bucket-location eu-west-1', 'With a cache in S3 shared by the runners (credentials: CACHE_S3_ACCESS_KEY, CACHE_S3_SECRET_KEY, or the machine\'s IAM role)')
-      .epilogue('Values come from flags, then the environment names shown, then the [[runners]] entry of --template-config (merged as GitLab Runner merges it: a false, 0 or empty value given does not override it), then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (--custom-*, the --docker-* not shown, the --kubernetes-* of its helper container, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .epilogue('Values come from flags, then the environment names shown, then the [[runners]] entry of --template-config (merged as GitLab Runner merges it: a false, 0 or empty value given does not override it), then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (the --docker-* not shown, the --kubernetes-* of its helper container, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     for (const warning of checkFlagSupport(argv, REGISTER_COMPAT_FLAGS)) process.stderr.write(`WARNING: ${warning}\n`);
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
@@ -62,6 +67,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const docker = dockerTableFromFlags(argv);
     const cache = cacheTableFromFlags(argv);
     const kubernetes = kubernetesTableFromFlags(argv);
+    const custom = customTableFromFlags(argv);
     if (cache) checkCacheTable(cache);
     if (!values['non-interactive'] && interactive()) await askMissing(values, docker, templateImage(template?.entry));
     // As GitLab Runner 19: an authentication token (glrt-) given where a registration token goes is
@@ -75,15 +81,16 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     if (!url) throw new CommandError(EXIT.usage, 'register needs the coordinator URL: --url or CI_SERVER_URL');
     if (!token && !runnerToken) throw new CommandError(EXIT.usage, 'register needs a registration token (--registration-token or REGISTRATION_TOKEN), or the token of a runner that exists already (--token or CI_SERVER_TOKEN)');
     const executor = values.executor || 'shell';
-    if (executor !== 'shell' && executor !== 'docker' && executor !== 'kubernetes') throw new CommandError(EXIT.usage, `executor "${executor}" is not available; use shell, docker or kubernetes`);
+    if (!(OUR_EXECUTORS as readonly string[]).includes(executor)) throw new CommandError(EXIT.usage, `executor "${executor}" is not available; use ${OUR_EXECUTORS.join(', ')}`);
     if (executor === 'docker') checkDockerTable(docker, templateImage(template?.entry));
     if (executor === 'kubernetes') checkKubernetesTable(kubernetes);
+    for (const warning of checkCustomTable(custom, executor, argv)) process.stderr.write(`WARNING: ${warning}\n`);
     const name = values.name || hostname();
     const tagList = (values['tag-list'] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
     // A runner without tags that may not take untagged jobs could never run anything.
     const runUntagged = tagList.length === 0 ? true : (values['run-untagged'] ?? false);
     const locked = values.locked;
-    const flagEntry = newEntry(values, { name, url, executor, tlsFiles: tls.files, docker, kubernetes, ...(cache ? { cache } : {}) });
+    const flagEntry = newEntry(values, { name, url, executor, tlsFiles: tls.files, docker, kubernetes, custom, ...(cache ? { cache } : {}) });
     checkEntry(flagEntry, argv);
     const entry = template ? (mergeUnder(flagEntry, template.entry) as NewRunnerEntry) : flagEntry;
     if (template) {
@@ -102,7 +109,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
 };
 
 /** The `[[runners]]` entry to write (its token is filled in once the coordinator has answered). */
-function newEntry(values: RegisterValues, fixed: { name: string; url: string; executor: string; tlsFiles: TlsFiles; docker: Record<string, unknown>; kubernetes: Record<string, unknown>; cache?: Record<string, unknown> }): NewRunnerEntry {
+function newEntry(values: RegisterValues, fixed: { name: string; url: string; executor: string; tlsFiles: TlsFiles; docker: Record<string, unknown>; kubernetes: Record<string, unknown>; custom: Record<string, unknown>; cache?: Record<string, unknown> }): NewRunnerEntry {
   return {
     name: fixed.name,
     url: fixed.url,
@@ -122,6 +129,8 @@ function newEntry(values: RegisterValues, fixed: { name: string; url: string; ex
     post_build_script: values['post-build-script'],
     ...(fixed.executor === 'docker' ? { docker: fixed.docker } : {}),
     ...(fixed.executor === 'kubernetes' ? { kubernetes: fixed.kubernetes } : {}),
+    ...(fixed.executor === 'custom' ? { custom: fixed.custom } : {}),
+    ...(values['custom_build_dir-enabled'] !== undefined ? { custom_build_dir: { enabled: values['custom_build_dir-enabled'] } } : {}),
     ...(fixed.cache ? { cache: fixed.cache } : {}),
   };
 }
@@ -148,7 +157,7 @@ async function askMissing(values: RegisterValues, docker: Record<string, unknown
     if (!values.token) values['registration-token'] ||= await prompter.ask({ text: 'Please enter the registration token' });
     values.name ||= await prompter.ask({ text: 'Please enter a description for the runner', default: hostname() });
     values['tag-list'] ??= await prompter.ask({ text: 'Please enter the tags for this runner (comma separated)', default: '' });
-    values.executor ||= await prompter.ask({ text: 'Please enter the executor: shell, docker, kubernetes', default: 'shell' });
+    values.executor ||= await prompter.ask({ text: `Please enter the executor: ${OUR_EXECUTORS.join(', ')}`, default: 'shell' });
     // Required, as in GitLab Runner: asked again until answered.
     while (values.executor === 'docker' && !docker.image && !imageInTemplate) {
       docker.image = await prompter.ask({ text: 'Please enter the default Docker image (e.g. alpine:3.20)' });
@@ -160,8 +169,8 @@ async function askMissing(values: RegisterValues, docker: Record<string, unknown
 
 /** Refuses, before anything is registered, keys the config loader would refuse later. */
 function checkEntry(entry: NewRunnerEntry, argv: Record<string, unknown>): void {
-  const { docker: _docker, cache: _cache, kubernetes: _kubernetes, ...keys } = entry;
-  const parsed = runnerSchema.omit({ docker: true, cache: true, kubernetes: true }).safeParse(Object.fromEntries(Object.entries({ ...keys, token: 'unregistered' }).filter(([, v]) => v !== undefined && v !== '')));
+  const { docker: _docker, cache: _cache, kubernetes: _kubernetes, custom: _custom, custom_build_dir: _customBuildDir, ...keys } = entry;
+  const parsed = runnerSchema.omit({ docker: true, cache: true, kubernetes: true, custom: true, custom_build_dir: true }).safeParse(Object.fromEntries(Object.entries({ ...keys, token: 'unregistered' }).filter(([, v]) => v !== undefined && v !== '')));
   if (!parsed.success) {
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flagLabel(REGISTER_FLAGS, String(i.path[0] ?? ''), argv)}: ${i.message}`).join('\n'));
   }
@@ -218,4 +227,19 @@ function checkKubernetesTable(kubernetes: Record<string, unknown>): void {
   const parsed = kubernetesSchema.safeParse(kubernetes);
   const problems = [...found.problems, ...(parsed.success ? [] : parsed.error.issues.map((i) => `${kubernetesFlagOfPath(i.path)}: ${i.message}`))];
   if (problems.length > 0) throw new CommandError(EXIT.usage, problems.join('\n'));
+}
+
+/**
+ * Refuses, before anything is registered, a `[runners.custom]` table from flags the config loader would
+ * refuse later, naming the flag. Returns the warnings: `--custom-*` values with another executor are
+ * not written (GitLab Runner drops them too), and a custom runner without run_exec is written as GitLab
+ * Runner writes it, but would fail every job until run_exec is set.
+ */
+function checkCustomTable(custom: Record<string, unknown>, executor: string, argv: Record<string, unknown>): string[] {
+  const label = (key: PropertyKey | undefined): string => customFlagOfKey(String(key ?? ''), argv);
+  const given = Object.keys(custom);
+  if (executor !== 'custom') return given.length > 0 ? [`${given.map(label).join(', ')} ${given.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not custom`] : [];
+  const parsed = customSchema.safeParse(custom);
+  if (!parsed.success) throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${label(i.path[0])}: ${i.message}`).join('\n'));
+  return parsed.data.run_exec === '' ? ['--custom-run-exec (CUSTOM_RUN_EXEC) is not set: every job of this runner fails until run_exec is set in its [runners.custom] table'] : [];
 }

@@ -4,6 +4,7 @@
  * names where it has one (CI_SERVER_URL, RUNNER_EXECUTOR, ...), RUNNER_-prefixed ones for ours.
  */
 import type { EnvFlag } from '../env-options.js';
+import { OUR_EXECUTORS } from '../../agent/config/runner-schema.js';
 
 export const RUN_ONCE_FLAGS: readonly EnvFlag[] = [
   { flag: 'config', alias: 'c', env: ['CONFIG_FILE'], kind: 'string', describe: 'Config file that --runner is read from (default: /etc/ci-runner/config.toml as root, ~/.ci-runner/config.toml otherwise)' },
@@ -12,7 +13,7 @@ export const RUN_ONCE_FLAGS: readonly EnvFlag[] = [
   { flag: 'token', alias: 't', env: ['CI_SERVER_TOKEN', 'RUNNER_TOKEN'], kind: 'string', describe: 'Runner token (from register)' },
   { flag: 'api', env: ['RUNNER_API'], kind: 'string', default: 'auto', choices: ['auto', 'v4', 'v1'], describe: 'Runner API: v4 (/api/v4, GitLab 9.0 and later), v1 (/ci/api/v1, GitLab 8.x) or auto (ask the server)' },
   { flag: 'name', alias: ['n', 'description'], env: ['RUNNER_NAME'], kind: 'string', default: 'run-once', describe: 'Runner name shown in the trace' },
-  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', default: 'shell', choices: ['shell', 'docker', 'kubernetes'], describe: 'Executor (docker: jobs in containers, see the --docker-* options; kubernetes: jobs as pods, see the --kubernetes-* options)' },
+  { flag: 'executor', env: ['RUNNER_EXECUTOR'], kind: 'string', default: 'shell', choices: OUR_EXECUTORS, describe: 'Executor (docker: jobs in containers, see the --docker-* options; kubernetes: jobs as pods, see the --kubernetes-* options; custom: jobs through driver programs, see the --custom-* options)' },
   { flag: 'shell', env: ['RUNNER_SHELL'], kind: 'string', default: 'bash', choices: ['bash', 'sh'], describe: 'Shell for job scripts' },
   { flag: 'builds-dir', env: ['RUNNER_BUILDS_DIR'], kind: 'string', default: 'builds', describe: 'Where sources are checked out' },
   { flag: 'cache-dir', env: ['RUNNER_CACHE_DIR'], kind: 'string', default: 'cache', describe: 'Where caches are kept' },

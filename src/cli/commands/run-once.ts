@@ -12,6 +12,7 @@ import { resolveConfigPath } from '../../agent/config/index.js';
 import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
 import { addKubernetesFlags, kubernetesFlagOfPath, kubernetesTableFromFlags } from '../kubernetes-flags.js';
+import { addCustomFlags, customFlagOfKey, customTableFromFlags } from '../custom-flags.js';
 import { keepRunningOnUnhandledRejection } from '../last-resort.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { RunJobsResult } from '../../agent/run-jobs.js';
@@ -26,6 +27,7 @@ interface RunOnceArgs extends Partial<RunOnceValues> {
   'tls-key-file'?: string;
   [dockerFlag: `docker-${string}`]: unknown;
   [kubernetesFlag: `kubernetes-${string}`]: unknown;
+  [customFlag: `custom-${string}`]: unknown;
 }
 
 export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
@@ -33,12 +35,13 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
   aliases: ['run-single'],
   describe: 'Take jobs without a config file (one by default), run them, exit with their result; run-single is its GitLab Runner name',
   builder: (y: Argv) =>
-    addKubernetesFlags(addDockerFlags(addTlsFlags(addEnvOptions(y, RUN_ONCE_FLAGS))))
+    addCustomFlags(addKubernetesFlags(addDockerFlags(addTlsFlags(addEnvOptions(y, RUN_ONCE_FLAGS)))))
       .example('$0 run-once --url https://ci.example.com/ --token TOKEN --executor docker --docker-image alpine:3.20', 'One job in a container, then exit')
       .example('$0 run-once --url https://ci.example.com/ --token TOKEN --executor kubernetes --kubernetes-namespace ci --kubernetes-image alpine:3.20', 'One job as a pod in the cluster KUBECONFIG (or the pod\'s service account) names, then exit')
+      .example('$0 run-once --url https://ci.example.com/ --token TOKEN --executor custom --custom-config-exec /opt/driver/config.sh --custom-run-exec /opt/driver/run.sh --custom-cleanup-exec /opt/driver/cleanup.sh', 'One job through a custom executor\'s driver programs, then exit')
       .example('CI_SERVER_URL=... RUNNER_TOKEN=... $0 run-single --max-builds 5 --wait-timeout 10m', 'Up to five jobs, exiting after ten minutes without one')
       .epilogue(
-        'Values come from flags, then the environment names shown, then the defaults. Each job\'s log location is printed on standard error when it starts; --show-log also copies the log to standard output.\nExit codes: 0 every job succeeded; 1 a job failed; 2 bad usage, an unusable TLS file, or --executor docker and the docker engine does not answer (--executor kubernetes: the cluster does not answer or refuses a permission the executor needs); 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.\nSignals (as GitLab Runner): SIGQUIT takes no new job and lets running ones finish; SIGTERM/SIGINT abort running jobs (reported failed, runner_interrupted) and wait up to --shutdown-timeout for their final updates, then exit 1; a further signal meanwhile exits 1 at once.',
+        'Values come from flags, then the environment names shown, then the defaults. Each job\'s log location is printed on standard error when it starts; --show-log also copies the log to standard output.\nExit codes: 0 every job succeeded; 1 a job failed; 2 bad usage, an unusable TLS file, --executor custom without a run_exec, or --executor docker and the docker engine does not answer (--executor kubernetes: the cluster does not answer or refuses a permission the executor needs); 3 the coordinator refused the token or could not be reached; 4 no job arrived within --wait-timeout; 130/143 stopped by SIGINT/SIGTERM before a job arrived.\nSignals (as GitLab Runner): SIGQUIT takes no new job and lets running ones finish; SIGTERM/SIGINT abort running jobs (reported failed, runner_interrupted) and wait up to --shutdown-timeout for their final updates, then exit 1; a further signal meanwhile exits 1 at once.',
       ) as unknown as Argv<RunOnceArgs>,
   handler: async (argv: ArgumentsCamelCase<RunOnceArgs>) => {
     // Invoked as run-single, the defaults are GitLab Runner's: jobs until stopped, waiting without limit.
@@ -53,6 +56,9 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     const pollIntervalMs = durationOf('poll-interval', values['poll-interval'], argv);
     const shutdownMs = durationOf('shutdown-timeout', values['shutdown-timeout'], argv);
     const maxBuilds = values['max-builds'] ?? (legacy ? 0 : 1);
+    if (runner.executor === 'custom' && runner.custom.run_exec === '') {
+      throw new CommandError(EXIT.usage, `cannot run custom jobs: no run_exec (${values.runner === undefined ? '--custom-run-exec or CUSTOM_RUN_EXEC' : `[runners.custom] of runner "${values.runner}"`})`);
+    }
     if (runner.executor === 'docker' || runner.executor === 'kubernetes') {
       // Better to refuse at once than to take a job only to fail it.
       const { checkExecutor } = await import('../../agent/executor-check.js');
@@ -154,6 +160,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
   if (!url || !token) throw new CommandError(EXIT.usage, 'run-once needs --url and --token (the runner token printed by `ci-runner register`), or CI_SERVER_URL and CI_SERVER_TOKEN (or RUNNER_TOKEN)');
   const docker = argv.executor === 'docker' ? dockerTableFromFlags(flags, env) : {};
   const kubernetes = argv.executor === 'kubernetes' ? kubernetesTableFromFlags(flags, env) : {};
+  const custom = argv.executor === 'custom' ? customTableFromFlags(flags, env) : {};
   const parsed = runnerSchema.safeParse({
     ...tlsFromFlags(flags, env).files,
     name: argv.name,
@@ -171,6 +178,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
     artifacts_format: argv['artifacts-format'],
     docker,
     kubernetes,
+    custom,
     ...(argv['artifacts-extract-limit'] !== undefined ? { artifacts_extract_limit: argv['artifacts-extract-limit'] } : {}),
     ...(argv['pre-clone-script'] ? { pre_get_sources_script: argv['pre-clone-script'] } : {}),
     ...(argv['pre-build-script'] ? { pre_build_script: argv['pre-build-script'] } : {}),
@@ -178,7 +186,7 @@ export function runnerFromFlags(flags: Record<string, unknown>, env: NodeJS.Proc
   });
   if (!parsed.success) {
     const flag = (path: PropertyKey[]): string =>
-      path[0] === 'docker' ? flagOfKey(String(path[1] ?? '')) : path[0] === 'kubernetes' ? kubernetesFlagOfPath(path.slice(1)) : flagLabel(RUN_ONCE_FLAGS, String(path[0] ?? ''), flags, env);
+      path[0] === 'docker' ? flagOfKey(String(path[1] ?? '')) : path[0] === 'kubernetes' ? kubernetesFlagOfPath(path.slice(1)) : path[0] === 'custom' ? customFlagOfKey(String(path[1] ?? ''), flags, env) : flagLabel(RUN_ONCE_FLAGS, String(path[0] ?? ''), flags, env);
     throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${flag(i.path)}: ${i.message}`).join('\n'));
   }
   return parsed.data;

@@ -118,7 +118,7 @@ export class RunnerApiV4Client implements RunnerApi {
   async requestBuild(token: string, lastUpdate: string | undefined, signal?: AbortSignal): Promise<RequestBuildResult> {
     const body = { info: this.versionInfo, token, ...(this.systemId ? { system_id: this.systemId } : {}), ...(lastUpdate ? { last_update: lastUpdate } : {}) };
     const response = await postJson(this.context, 'POST', 'jobs/request', body, signal, this.pollTimeoutMs);
-    return decodeBuildResponse(response, apiResult(this.context, 'requestJobV4', response), parseJobPayload);
+    return decodeBuildResponse(response, apiResult(this.context, 'requestJobV4', response), parseJobPayload, { keepBody: true });
   }
 
   /** V7: the job's state with the job token; the trace only as its checksum and size. */

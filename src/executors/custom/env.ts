@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { BuildPayload, ServiceOptions } from '../../protocol/types.js';
+import { serviceOwnVariables } from '../common/service-variables.js';
 import type { ExportedVariable } from '../types.js';
 import { BUILD_FAILURE_EXIT_CODE, SYSTEM_FAILURE_EXIT_CODE } from './options.js';
 
@@ -40,13 +41,25 @@ export async function driverEnv(files: DriverFiles, jobEnv: Readonly<Record<stri
     const value = variable.file === undefined ? variable.value : await readFile(variable.file, 'utf8').catch(() => '');
     if (carriable(variable.key, value)) env[`CUSTOM_ENV_${variable.key}`] = value;
   }
-  env.CUSTOM_ENV_CI_JOB_SERVICES = jobServices(build);
+  env.CUSTOM_ENV_CI_JOB_SERVICES = jobServices(build, variables);
   return env;
 }
 
-/** CI_JOB_SERVICES as GitLab Runner writes it: a JSON array of name, alias, entrypoint, command; empty without services. */
-export function jobServices(build: BuildPayload): string {
+/**
+ * CI_JOB_SERVICES as GitLab Runner writes it: a JSON array of name, alias (the first of the service's
+ * aliases), entrypoint, command and, for a service with variables of its own, `variables` (each expanded
+ * against the job's variables and the service's); empty without services.
+ */
+export function jobServices(build: BuildPayload, variables: readonly ExportedVariable[] = []): string {
   const specs: ServiceOptions[] = build.options.serviceSpecs ?? (build.options.services ?? []).map((name) => ({ name }));
   if (specs.length === 0) return '';
-  return JSON.stringify(specs.map((s) => ({ name: s.name, alias: s.alias ?? '', entrypoint: s.entrypoint ?? null, command: s.command ?? null })));
+  return JSON.stringify(
+    specs.map((s) => ({
+      name: s.name,
+      alias: (s.alias ?? '').split(/[\s,]+/).find((a) => a !== '') ?? '',
+      entrypoint: s.entrypoint ?? null,
+      command: s.command ?? null,
+      ...(s.variables && s.variables.length > 0 ? { variables: Object.fromEntries(serviceOwnVariables(s.variables, variables).map((v) => [v.key, v.value])) } : {}),
+    })),
+  );
 }

@@ -15,8 +15,8 @@ import { join, relative } from 'node:path';
 import type { Logger } from '../../log/index.js';
 import type { BuildPayload } from '../../protocol/types.js';
 import { sleep } from '../../util/timers.js';
-import { shellQuote } from '../shell/quote.js';
-import { generateScript, type ShellName } from '../shell/script.js';
+import { shellQuote } from '../common/quote.js';
+import { generateScript, type ShellName } from '../common/script.js';
 import type { Executor, ExportedVariable, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { CONFIG_OUTPUT_LIMIT, parseConfigOutput, usingLine, type DriverConfig } from './config-output.js';
 import { callDriver, DriverError, type DriverCall } from './driver.js';
@@ -96,7 +96,7 @@ export class CustomExecutor implements Executor {
     const { custom } = this.options;
     const tmpDir = await mkdtemp(join(tmpdir(), 'custom-executor'));
     const files: DriverFiles = { tmpDir, responseFile: join(tmpDir, 'response.json'), exitCodeFile: join(tmpDir, 'build_exit_code') };
-    await writeFile(files.responseFile, `${JSON.stringify(request.build)}\n`, { mode: 0o600 });
+    await writeFile(files.responseFile, jobResponse(request.build), { mode: 0o600 });
     this.prepared = { files, config: { jobEnv: {} }, build: request.build, variables: request.variables, slotDir: request.slotDir, projectDir: request.projectDir };
     const log = (chunk: Uint8Array): void => request.log(Buffer.from(chunk).toString('utf8').replace(/\n$/, ''));
     if (custom.config_exec !== '') {
@@ -253,6 +253,16 @@ export class CustomExecutor implements Executor {
   async cleanup(): Promise<void> {
     await this.finish();
   }
+}
+
+/**
+ * JOB_RESPONSE_FILE's content: over v4 the coordinator's response as it came, as GitLab Runner writes
+ * it; over v1 (which GitLab Runner's custom executor never spoke) ci-runner's job model, as JSON.
+ */
+function jobResponse(build: BuildPayload): string {
+  if (build.response_body !== undefined) return build.response_body;
+  const { response_body: _none, ...model } = build;
+  return `${JSON.stringify(model)}\n`;
 }
 
 /**

@@ -3,7 +3,7 @@
  * (tried in order, as GitLab Runner 15+). A pull's progress reaches the trace as a few lines: the
  * per-layer lines the CLI prints are counted, not copied.
  */
-import { expandString } from '../../util/expand.js';
+import { expandName } from '../common/image-name.js';
 import type { ExportedVariable } from '../types.js';
 import { classifyPullFailure } from '../common/pull-failure.js';
 import { ExecutorSetupError } from '../types.js';
@@ -12,12 +12,6 @@ import type { ImageCache, LocalImage } from './image-cache.js';
 
 export type { LocalImage };
 import type { PullPolicy } from './options.js';
-
-/** Expands `$VAR`/`${VAR}` in an image or service name against the job's variables. */
-export function expandName(name: string, variables: readonly ExportedVariable[]): string {
-  const lookup = (key: string): string => variables.findLast((v) => v.key === key)?.value ?? '';
-  return expandString(name, lookup).trim();
-}
 
 /** The job's image (`options.image`, expanded), else the runner's default; neither fails the job. */
 export function selectImage(jobImage: string | undefined, runnerImage: string | undefined, variables: readonly ExportedVariable[]): string {

@@ -1,7 +1,8 @@
 /**
  * The docker executor: build_script and after_script run in containers of the job's image, each stage
  * its own `docker run`, with the slot's project dir bind-mounted at `/builds/<namespace>/<project>`.
- * get_sources runs on the host through a shell executor (`host`); artifacts and cache are the runner's.
+ * get_sources runs on the host through the executor given as `host` (the runner's shell executor);
+ * artifacts and cache are the runner's.
  * An image with a non-root USER runs the script as that user (image-user.ts).
  * Services run on a network made for the job. Everything carries the job's labels and is removed in
  * `cleanup`, whatever the outcome.
@@ -11,10 +12,9 @@ import { lstat, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Logger } from '../../log/index.js';
 import { timed, type MarkStep } from '../../util/timeline.js';
-import { pathUnderBuildsDir } from '../build-path.js';
-import { fileVariablePaths } from '../file-variables.js';
-import { ShellExecutor } from '../shell/index.js';
-import { writeStageScript, type ShellName } from '../shell/script.js';
+import { pathUnderBuildsDir } from '../common/build-path.js';
+import { fileVariablePaths } from '../common/file-variables.js';
+import { writeStageScript } from '../common/script.js';
 import type { Executor, PrepareRequest, StageRequest, StageResult } from '../types.js';
 import { DockerCli } from './cli.js';
 import { containerFlags } from './create-args.js';
@@ -26,7 +26,7 @@ import { containerLabelArgs, jobLabelArgs } from './labels.js';
 import { planJob } from './job-plan.js';
 import type { DockerOptions } from './options.js';
 import { jobDockerConfig } from './registry-auth.js';
-import { dockerAuthConfig } from '../docker-auth-config.js';
+import { dockerAuthConfig } from '../common/docker-auth-config.js';
 import { runStageContainer } from './stage-container.js';
 import { startServices } from './start-services.js';
 import { jobVolumes } from './volumes.js';
@@ -39,8 +39,8 @@ export interface DockerExecutorOptions {
   runnerToken: string;
   /** Time between SIGTERM and SIGKILL, ms. */
   killGraceMs: number;
-  /** Shell for the host stages (get_sources). */
-  hostShell: ShellName;
+  /** Runs the host stages (get_sources): the runner's shell executor (agent/services.ts makes it). */
+  host: Executor;
   /** The daemon's inspected images, shared by its jobs (image-cache.ts); default: this job's own. */
   images?: ImageCache;
   /** Uid/gid files written in the project dir are handed back to; default: ours when we are not root. */
@@ -76,8 +76,8 @@ interface JobState {
 export class DockerExecutor implements Executor {
   readonly name = 'docker';
   readonly buildsDir = CONTAINER_BUILDS_DIR;
-  readonly host: ShellExecutor;
-  readonly marker: string;
+  readonly host: Executor;
+  readonly marker: string | undefined;
   private readonly docker: DockerCli;
   private readonly images: ImageCache;
   private readonly owner: Ids | undefined;
@@ -91,7 +91,7 @@ export class DockerExecutor implements Executor {
   private mark: MarkStep | undefined;
 
   constructor(private readonly options: DockerExecutorOptions) {
-    this.host = new ShellExecutor({ shell: options.hostShell, killGraceMs: options.killGraceMs, ...(options.logger ? { logger: options.logger } : {}) });
+    this.host = options.host;
     this.marker = this.host.marker;
     this.docker = new DockerCli({
       cli: options.docker.cli,

@@ -10,11 +10,12 @@
 import picomatch from 'picomatch';
 import type { BuildPayload, ServiceOptions } from '../../protocol/types.js';
 import { effectivePullPolicies, privilegedAllowed, verifyAllowedImage, verifyAllowedUser, type PullPolicy } from '../common/image-policy.js';
-import { dockerOpts } from '../executor-opts.js';
-import { serviceOwnVariables } from '../service-variables.js';
+import { dockerOpts } from '../common/executor-opts.js';
+import { serviceOwnVariables } from '../common/service-variables.js';
 import type { ExportedVariable } from '../types.js';
 import { ExecutorSetupError } from '../types.js';
-import { checkImageName, expandName, selectImage } from './image.js';
+import { expandName } from '../common/image-name.js';
+import { checkImageName, selectImage } from './image.js';
 import type { DockerOptions, ServiceSpec } from './options.js';
 import { environmentVariables } from './services.js';
 

@@ -1,23 +1,14 @@
 /**
- * Services: one container each on the job's network, reachable by GitLab Runner's aliases, with the
- * job's public variables and its own as environment (service-variables.ts); then a bounded wait
- * until every exposed TCP port accepts a connection.
+ * Services: one container each on the job's network, reachable by GitLab Runner's aliases
+ * (common/service-aliases.ts), with the job's public variables and its own as environment
+ * (common/service-variables.ts); then a bounded wait until every exposed TCP port accepts a connection.
  */
 import { connect } from 'node:net';
 import type { ExportedVariable } from '../types.js';
+import { serviceAliases } from '../common/service-aliases.js';
 import type { DockerCli } from './cli.js';
 import type { ServiceSpec } from './options.js';
 
-/** `registry.example.com/group/redis:3` → `registry.example.com__group__redis`, `registry.example.com-group-redis`. */
-export function serviceAliases(spec: ServiceSpec): string[] {
-  const digest = spec.name.indexOf('@');
-  let name = digest >= 0 ? spec.name.slice(0, digest) : spec.name;
-  const colon = name.lastIndexOf(':');
-  if (colon > name.lastIndexOf('/')) name = name.slice(0, colon);
-  const aliases = [name.replace(/\//g, '__'), name.replace(/\//g, '-')];
-  if (spec.alias) aliases.push(...spec.alias.split(/[\s,]+/).filter(Boolean));
-  return [...new Set(aliases)];
-}
 
 /** A runner service's `environment` ("NAME=value") as its own variables (GitLab Runner's Service.Variables). */
 export function environmentVariables(entries: readonly string[] | undefined): Array<{ key: string; value: string }> {

@@ -15,7 +15,7 @@ import type { PlannedService } from './job-plan.js';
 import { containerLabelArgs } from './labels.js';
 import type { DockerOptions } from './options.js';
 import { splitServiceEnv } from './service-env.js';
-import { serviceEnvironment } from '../service-variables.js';
+import { serviceEnvironment } from '../common/service-variables.js';
 import { healthcheckPort, serviceRunArgs, waitForServices, type StartedService } from './services.js';
 
 export interface ServicesStart {

@@ -5,7 +5,7 @@
  * cgroup, in the daemon's paced passes (marker-sweeper.ts).
  */
 import type { Logger } from '../../log/index.js';
-import { shellQuote } from './quote.js';
+import { shellQuote } from '../common/quote.js';
 import { describeContainment, processContainment } from '../cgroup/containment.js';
 import { JobCgroup } from '../cgroup/job-cgroup.js';
 

@@ -23,7 +23,7 @@ import { containJob, enterCgroupLine, movesItself, stageCommand, type JobContain
 import type { MarkerSweeper } from './marker-sweeper.js';
 import { groupAlive, JOB_MARKER_VARIABLE, signalGroup, sweepMarked } from './process-group.js';
 import { timed } from '../../util/timeline.js';
-import { writeChainScript, writeStageScript, type ShellName } from './script.js';
+import { writeChainScript, writeStageScript, type ShellName } from '../common/script.js';
 
 /** How long what a normally ended stage left running gets between SIGTERM and SIGKILL, at most. */
 const LEFTOVER_GRACE_MS = 1000;

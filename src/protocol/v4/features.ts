@@ -51,7 +51,7 @@ export const FEATURES = {
   cancelable: entry(runs, honoured()),
   return_exit_code: entry(runs, honoured()),
   // A service's own `variables:`, several aliases (`alias: "db,postgres"`), and the image's and
-  // services' `docker: { user, platform }` / `kubernetes: { user }` (executors/executor-opts.ts).
+  // services' `docker: { user, platform }` / `kubernetes: { user }` (executors/common/executor-opts.ts).
   service_variables: entry(containers, honoured('docker and kubernetes')),
   service_multiple_aliases: entry(containers, honoured('docker and kubernetes')),
   image_executor_opts: entry(containers, honoured('docker and kubernetes')),

@@ -207,3 +207,49 @@ describe('custom executor: bad drivers', () => {
     expect(ps.stdout).not.toContain(marker);
   }, 120_000);
 });
+
+describe('custom executor: GET_SOURCES_ATTEMPTS, RESTORE_CACHE_ATTEMPTS, ARTIFACT_DOWNLOAD_ATTEMPTS', () => {
+  it('calls run_exec again for a failed get_sources, restore_cache or download_artifacts, up to the attempts the job sets', async () => {
+    // Every job but `build` fails the first call of each of the three stages.
+    const run = `
+echo "$CUSTOM_ENV_CI_JOB_NAME $stage" >> "$RECORD/stages"
+count="$RECORD/count-$CUSTOM_ENV_CI_JOB_NAME-$stage"; echo x >> "$count"
+case "$stage" in get_sources|restore_cache|download_artifacts)
+  if [ "$CUSTOM_ENV_CI_JOB_NAME" != build ] && [ "$(wc -l < "$count")" -eq 1 ]; then echo "flaky $stage"; echo 1 > "$BUILD_EXIT_CODE_FILE"; exit "$BUILD_FAILURE_EXIT_CODE"; fi;;
+esac
+bash "$script" || { echo "$?" > "$BUILD_EXIT_CODE_FILE"; exit "$BUILD_FAILURE_EXIT_CODE"; }`;
+    const [build, retried, once] = await runPipeline(
+      `
+stages: [build, test]
+build:
+  stage: build
+  cache: { key: k1, paths: [cached/] }
+  script: [mkdir -p cached out, echo c > cached/c.txt, echo a > out/a.txt]
+  artifacts: { paths: [out/] }
+retried:
+  stage: test
+  variables: { GET_SOURCES_ATTEMPTS: "2", RESTORE_CACHE_ATTEMPTS: "2", ARTIFACT_DOWNLOAD_ATTEMPTS: "2" }
+  cache: { key: k1, paths: [cached/], policy: pull }
+  script: [cat out/a.txt cached/c.txt]
+once:
+  stage: test
+  cache: { key: k1, paths: [cached/], policy: pull }
+  script: [cat out/a.txt]
+`,
+      { run },
+    );
+    expect(build?.status, build?.trace).toBe('success');
+    expect(retried?.status, retried?.trace).toBe('success');
+    const stages = (await retried!.drivers.read('stages')).trim().split('\n').filter((line) => line.startsWith('retried '));
+    expect(stages.map((line) => line.slice('retried '.length))).toEqual([
+      'prepare_script', 'get_sources', 'get_sources', 'restore_cache', 'restore_cache', 'download_artifacts', 'download_artifacts', 'build_script',
+    ]);
+    expect(plain(retried!.trace)).toContain('WARNING: restoring the cache failed (attempt 1 of 2); retrying...');
+    expect(plain(retried!.trace)).toContain('WARNING: downloading artifacts failed (attempt 1 of 2); retrying...');
+    // Without the variables, one attempt: the first failure is the job's.
+    expect(once?.status).toBe('failed');
+    const onceStages = (await once!.drivers.read('stages')).trim().split('\n').filter((line) => line.startsWith('once '));
+    expect(onceStages.slice(0, 2)).toEqual(['once prepare_script', 'once get_sources']);
+    expect(onceStages).not.toContain('once restore_cache');
+  }, 180_000);
+});

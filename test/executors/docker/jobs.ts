@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { dockerOptionsOf } from '../../../src/executors/docker/defaults.js';
 import { DockerExecutor } from '../../../src/executors/docker/index.js';
+import { ShellExecutor } from '../../../src/executors/shell/index.js';
 import { useTestServer, type TestServer } from '../../helpers/server.js';
 import { IMAGES, skipDocker } from './engine.js';
 import type { VariableFlags } from '../../../src/server/state/store.js';
@@ -76,7 +77,7 @@ export async function executorForOwner(owner: { uid: number; gid: number }): Pro
   });
   return {
     createExecutor: (runner) =>
-      new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, hostShell: runner.shell, owner }),
+      new DockerExecutor({ docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs: runner.kill_grace_period * 1000, host: new ShellExecutor({ shell: runner.shell, killGraceMs: runner.kill_grace_period * 1000 }), owner }),
   };
 }
 

@@ -3,7 +3,7 @@
  * the job's public variables (never a secret, never its token) and their own, and waited for up to wait_for_services_timeout.
  */
 import { describe, expect, it } from 'vitest';
-import { serviceAliases } from '../../../src/executors/docker/services.js';
+import { serviceAliases } from '../../../src/executors/common/service-aliases.js';
 import { waitUntil } from '../../cli/helpers.js';
 import type { TestServer } from '../../helpers/server.js';
 import { docker, IMAGES, jobLabels, labelled, skipDocker } from './engine.js';

@@ -1,4 +1,4 @@
-import type { ExportedVariable } from './types.js';
+import type { ExportedVariable } from '../types.js';
 
 /** The host files of a job's file variables (ExportedVariable.file), each once. */
 export function fileVariablePaths(list: readonly ExportedVariable[]): string[] {

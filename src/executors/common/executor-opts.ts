@@ -4,10 +4,10 @@
  * checked before they reach a command line or a pod spec: a user is `name|uid[:group|gid]`, a platform
  * `os/arch[/variant]`; kubernetes takes numbers only (`runAsUser`/`runAsGroup`).
  */
-import type { ExecutorOpts } from '../protocol/types.js';
-import { expandString } from '../util/expand.js';
-import { ExecutorSetupError } from './types.js';
-import type { ExportedVariable } from './types.js';
+import type { ExecutorOpts } from '../../protocol/types.js';
+import { expandString } from '../../util/expand.js';
+import { ExecutorSetupError } from '../types.js';
+import type { ExportedVariable } from '../types.js';
 
 const DOCKER_USER = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$/;
 const PLATFORM = /^[a-z0-9]+\/[a-z0-9_]+(\/[a-z0-9]+)?$/;

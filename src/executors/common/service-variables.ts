@@ -6,8 +6,8 @@
  * service's own variable may still name one (`DB_PASSWORD: $SECRET`), an explicit opt-in by whoever
  * wrote it. Neither the job token nor the runner's ever reaches one.
  */
-import { expandString } from '../util/expand.js';
-import type { ExportedVariable } from './types.js';
+import { expandString } from '../../util/expand.js';
+import type { ExportedVariable } from '../types.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
