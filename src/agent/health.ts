@@ -8,6 +8,7 @@
 import type { Logger } from '../log/index.js';
 import type { RunnerConfig } from './config/schema.js';
 import { formatGoDuration } from '../util/duration.js';
+import { shortToken } from '../util/short-token.js';
 
 export interface Health {
   /** Unhealthy requests in a row. */
@@ -18,9 +19,9 @@ export interface Health {
 
 type Runner = Pick<RunnerConfig, 'url' | 'token' | 'unhealthy_requests_limit' | 'unhealthy_interval'>;
 
-/** GitLab Runner's UniqueID: the URL and the token's first 8 characters (never the whole token). */
+/** GitLab Runner's UniqueID: the URL and the short token (never the whole token). */
 function runnerId(runner: Runner): string {
-  return `${runner.url}${runner.token.slice(0, 8)}`;
+  return `${runner.url}${shortToken(runner.token)}`;
 }
 
 /** Seconds as Go prints a duration: `1h0m0s`, `30m0s`, `45s`, `1.5s`. */

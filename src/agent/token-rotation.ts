@@ -6,6 +6,10 @@
  * and when it expires are written into that entry of config.toml in place (every other line of the
  * file kept as it was, replaced atomically), and the daemon carries on with it at once.
  *
+ * An entry whose `[runners.feature_flags]` sets FF_DISABLE_AUTOMATIC_TOKEN_ROTATION is not renewed: a
+ * warning says its token is about to expire, as GitLab Runner's does (which then stops renewing every
+ * entry's token; here the others go on).
+ *
  * Unlike GitLab Runner, a failed reset is retried after a growing pause (1 minute up to 30) instead of
  * at once in a loop, and a file that cannot be written keeps the new token in use in memory and is
  * retried at every pass: the old token is dead, so the new one must not be lost.
@@ -50,6 +54,11 @@ export function tokenResetTime(runner: Pick<RunnerConfig, 'token_obtained_at' | 
   return obtained + TOKEN_RESET_INTERVAL_FACTOR * Math.max(0, expires - obtained);
 }
 
+/** The entry's `[runners.feature_flags]` only, as GitLab Runner reads this flag (not job variables). */
+function rotationDisabled(runner: RunnerConfig): boolean {
+  return runner.feature_flags.FF_DISABLE_AUTOMATIC_TOKEN_ROTATION === true;
+}
+
 export class TokenRotation {
   private timer: LongTimer | undefined;
   private stopped = false;
@@ -60,6 +69,8 @@ export class TokenRotation {
   private readonly retry = new Map<string, { at: number; pauseMs: number }>();
   /** Renewed tokens not yet written to the file (old token → new fields). */
   private readonly unsaved = new Map<string, TokenFields>();
+  /** Tokens due whose entry sets FF_DISABLE_AUTOMATIC_TOKEN_ROTATION: warned about once, not renewed. */
+  private readonly notRenewed = new Set<string>();
 
   constructor(private readonly options: TokenRotationOptions) {}
 
@@ -69,6 +80,10 @@ export class TokenRotation {
 
   /** Plans the next renewal from the config in force; call again after every reload. */
   schedule(): void {
+    // A reload may have turned FF_DISABLE_AUTOMATIC_TOKEN_ROTATION off again.
+    for (const token of this.notRenewed) {
+      if (!this.options.config().runners.some((runner) => runner.token === token && rotationDisabled(runner))) this.notRenewed.delete(token);
+    }
     this.timer?.clear();
     this.timer = undefined;
     if (this.stopped) return;
@@ -89,6 +104,7 @@ export class TokenRotation {
   private next(): { runner: RunnerConfig; at: number } | undefined {
     let best: { runner: RunnerConfig; at: number } | undefined;
     for (const runner of this.options.config().runners) {
+      if (this.notRenewed.has(runner.token)) continue;
       if (!this.seen.has(runner.token)) this.seen.set(runner.token, this.now);
       let at = tokenResetTime(runner, this.seen.get(runner.token) ?? this.now);
       if (at === undefined) continue;
@@ -103,7 +119,10 @@ export class TokenRotation {
     this.running = (async () => {
       await this.saveUnsaved();
       const next = this.next();
-      if (next && next.at <= this.now) await this.renew(next.runner);
+      if (next && next.at <= this.now) {
+        if (rotationDisabled(next.runner)) this.warnNotRenewed(next.runner);
+        else await this.renew(next.runner);
+      }
     })()
       .catch((error: unknown) => this.options.logger().error({ err: error }, 'token renewal crashed'))
       .finally(() => {
@@ -111,6 +130,19 @@ export class TokenRotation {
         this.schedule();
       });
     return this.running;
+  }
+
+  /**
+   * As GitLab Runner: with the flag set in the entry's `[runners.feature_flags]`, a token due is not
+   * renewed and a warning says so (once; a reload that changes the token or the flag plans anew).
+   */
+  private warnNotRenewed(runner: RunnerConfig): void {
+    this.notRenewed.add(runner.token);
+    const name = `${shortToken(runner.token)}${this.options.systemId ? `-${this.options.systemId}` : ''}`;
+    this.options.logger().warn(
+      { runner: shortToken(runner.token), runner_name: runner.name, token_expires_at: runner.token_expires_at?.toISOString() },
+      `Automatic token rotation is disabled for runner: ${name}. Your token is about to expire`,
+    );
   }
 
   private async renew(runner: RunnerConfig): Promise<void> {

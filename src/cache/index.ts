@@ -7,7 +7,7 @@
 export type { CacheConfig, CacheType, S3CacheConfig, AzureCacheConfig, GcsCacheConfig } from './config.js';
 export { CacheError, cleanUrl, type CacheErrorCode } from './errors.js';
 export { hasCachePaths, type CacheContext, type CacheStageOptions, type CacheTraffic } from './job.js';
-export { defaultCacheKey, fallbackKeyAllowed, sanitizeCacheKey } from './key.js';
+export { defaultCacheKey, fallbackKeyAllowed, sanitizeCacheKey, alternateKey, storedKey, type StoredKey } from './key.js';
 export { localCacheFile, writeCacheMetadata, ARCHIVE_NAME } from './local.js';
 export { cacheObjectName, type ObjectNaming } from './object-name.js';
 export { cacheSettings, planCache, type CachePlan, type CacheSettings, type VariableLookup } from './plan.js';

@@ -8,8 +8,9 @@
  */
 import type { BuildPayload, CacheOptions } from '../protocol/types.js';
 import { expandString } from '../util/expand.js';
+import { parseGoBool } from '../util/go-bool.js';
 import { CacheError } from './errors.js';
-import { defaultCacheKey, fallbackKeyAllowed, sanitizeCacheKey } from './key.js';
+import { defaultCacheKey, fallbackKeyAllowed, sanitizeCacheKey, type CacheKeyResult } from './key.js';
 
 export type CachePolicy = 'pull' | 'push' | 'pull-push';
 
@@ -17,11 +18,13 @@ export type CachePolicy = 'pull' | 'push' | 'pull-push';
 export type VariableLookup = (name: string) => string | undefined;
 
 export interface CachePlan {
-  /** The sanitised key; the object and the local archive are named after it. */
+  /** The sanitised key (as expanded, with FF_HASH_CACHE_KEYS); the object and the local archive are named after it. */
   key: string;
-  /** Sanitised keys tried in order when `key` has no cache. */
+  /** Keys tried in order when `key` has no cache. */
   fallbackKeys: string[];
   policy: CachePolicy;
+  /** FF_HASH_CACHE_KEYS as the job resolved it: keys are stored under their hash (key.ts `storedKey`). */
+  hashed: boolean;
 }
 
 export interface CacheSettings {
@@ -43,8 +46,10 @@ const COMPRESSION_LEVELS: Record<string, number | undefined> = { fastest: 0, fas
  */
 export function planCache(build: BuildPayload, spec: CacheOptions, variable: VariableLookup, log: (line: string) => void, doing: 'extraction' | 'archiving'): CachePlan | undefined {
   const expand = (text: string): string => expandString(text, (name) => variable(name) ?? '');
+  // As GitLab Runner: a key that is hashed needs no sanitising (its hash is what names files and objects).
+  const hashed = parseGoBool(variable('FF_HASH_CACHE_KEYS') ?? '') === true;
   const sanitised = (raw: string, allowed?: (key: string) => boolean): string | undefined => {
-    const result = sanitizeCacheKey(raw);
+    const result: CacheKeyResult = hashed ? (raw === '' ? { error: 'empty cache key' } : { key: raw }) : sanitizeCacheKey(raw);
     if (result.warning) log(`WARNING: ${result.warning}`);
     if ('error' in result) {
       log(`Skipping cache ${doing} due to ${result.error}`);
@@ -71,7 +76,7 @@ export function planCache(build: BuildPayload, spec: CacheOptions, variable: Var
       return false;
     }));
   }
-  return { key, fallbackKeys, policy };
+  return { key, fallbackKeys, policy, hashed };
 }
 
 /** The job's cache settings from its variables; a value that cannot be used is a warning and the default. */

@@ -6,6 +6,7 @@
 import { shortToken } from '../util/short-token.js';
 import type { CacheContext, CacheStageOptions } from './job.js';
 import { urlLifetimeSec } from './job.js';
+import type { StoredKey } from './key.js';
 import { cacheObjectName } from './object-name.js';
 import type { CacheSettings } from './plan.js';
 import { openCacheStore, type CacheStore } from './store.js';
@@ -14,8 +15,8 @@ import { cacheTransport } from './transport-pool.js';
 
 export interface RemoteCache {
   store: CacheStore;
-  /** The object name of a sanitised key; undefined when it would leave the project's part of the store. */
-  objectName(key: string): string | undefined;
+  /** The object name of a stored key; undefined when it would leave the project's part of the store. */
+  objectName(key: StoredKey): string | undefined;
   /** How long a signed URL lives. */
   expiresSec: number;
   transfer: TransferOptions;
@@ -30,7 +31,7 @@ export async function openRemote(ctx: CacheContext, opts: CacheStageOptions, set
   const naming = { path: config.Path, shared: config.Shared, shortToken: shortToken(opts.runnerToken) };
   return {
     store,
-    objectName: (key) => cacheObjectName(naming, ctx.build.project_id, key),
+    objectName: (key) => cacheObjectName(naming, ctx.build.project_id, key.name, key.sharded),
     expiresSec: urlLifetimeSec(ctx),
     transfer: {
       transport,

@@ -6,7 +6,8 @@
  * (artifacts/extract.ts: the whole archive refused if one entry would leave the project or enter its
  * `.git`, the job's `artifacts_extract_limit` applied, nothing left of a failed extraction). The
  * first key that extracts ends it (`Successfully extracted cache`); any problem is a warning and the
- * next key is tried (`Failed to extract cache`). A cache never fails the job, except a `policy` that
+ * next key is tried (`Failed to extract cache`; with FF_CLEAN_UP_FAILED_CACHE_EXTRACT the cache's paths
+ * are removed first, clean-up.ts). A cache never fails the job, except a `policy` that
  * is none of GitLab's (CACHE_POLICY_UNKNOWN), as in GitLab Runner.
  *
  * RESTORE_CACHE_ATTEMPTS (`attempts`): GitLab Runner tries the restore_cache stage again when its
@@ -21,7 +22,10 @@ import { extractArchive } from '../artifacts/extract.js';
 import { megabytes } from '../artifacts/naming.js';
 import { CacheError, cleanUrl } from './errors.js';
 import type { CacheContext, CacheStageOptions, CacheTraffic } from './job.js';
+import { alternateKey, storedKey } from './key.js';
 import { localCacheFile } from './local.js';
+import { removeCachePaths } from './clean-up.js';
+import { parseGoBool } from '../util/go-bool.js';
 import type { RemoteCache } from './remote.js';
 import { setUpStage } from './stage-setup.js';
 import { downloadCacheFile } from './transfer.js';
@@ -50,7 +54,7 @@ async function restoreKeys(ctx: CacheContext, opts: CacheStageOptions, setup: No
   for (const key of [plan.key, ...plan.fallbackKeys]) {
     ctx.log(`Checking cache for ${key}...`);
     try {
-      const restored = await restoreKey(ctx, opts, remote, key);
+      const restored = await restoreKey(ctx, opts, remote, key, plan.hashed);
       ctx.log(`Successfully extracted cache`);
       return { restored, storeFailed };
     } catch (error) {
@@ -58,20 +62,29 @@ async function restoreKeys(ctx: CacheContext, opts: CacheStageOptions, setup: No
       if (error instanceof CacheError && error.retryable) storeFailed = true;
       ctx.log(`WARNING: ${(error as Error).message}`);
       ctx.log('WARNING: Failed to extract cache');
+      if (parseGoBool(opts.variable('FF_CLEAN_UP_FAILED_CACHE_EXTRACT')) === true) await removeCachePaths(ctx, opts.spec.paths ?? []);
     }
   }
   return { storeFailed };
 }
 
 /** One key: fetched when there is a store, then extracted. Throws what makes it fail. */
-async function restoreKey(ctx: CacheContext, opts: CacheStageOptions, remote: RemoteCache | undefined, key: string): Promise<CacheTraffic> {
-  const file = localCacheFile(opts.cacheDir, ctx.build, key);
+async function restoreKey(ctx: CacheContext, opts: CacheStageOptions, remote: RemoteCache | undefined, key: string, hashed: boolean): Promise<CacheTraffic> {
+  const stored = storedKey(key, hashed);
+  const file = localCacheFile(opts.cacheDir, ctx.build, stored.name);
   if (!file) throw new CacheError('CACHE_DOWNLOAD_FAILED', `cache key ${JSON.stringify(key)} leaves the cache dir`);
   if (remote) {
-    const object = remote.objectName(key);
+    const object = remote.objectName(stored);
     if (!object) throw new CacheError('CACHE_DOWNLOAD_FAILED', 'computed cache path outside of project bucket. Please remove `../` from cache key');
     const request = await remote.store.signGet(object, remote.expiresSec, ctx.signal);
-    const outcome = await downloadCacheFile(request, file, remote.transfer);
+    let outcome = await downloadCacheFile(request, file, remote.transfer);
+    // As GitLab Runner's alternate URL: a cache saved before FF_HASH_CACHE_KEYS was turned on (or off) is found under the other name.
+    const other = outcome.kind === 'missing' ? alternateKey(key, hashed) : undefined;
+    const alternate = other && remote.objectName(other);
+    if (alternate) {
+      outcome = await downloadCacheFile(await remote.store.signGet(alternate, remote.expiresSec, ctx.signal), file, remote.transfer);
+      if (outcome.kind !== 'missing') ctx.log('Selecting alternate cache URL: primary not available');
+    }
     if (outcome.kind === 'missing') throw new CacheError('CACHE_DOWNLOAD_FAILED', 'file does not exist');
     if (outcome.kind === 'up-to-date') ctx.log(`cache.zip is up to date`);
     else ctx.log(`Downloaded cache from ${cleanUrl(request.url)}${outcome.etag ? `  ETag=${outcome.etag}` : ''} (${megabytes(outcome.bytes)})`);

@@ -15,6 +15,7 @@ import { megabytes } from '../artifacts/naming.js';
 import { selectFiles, type Selection } from '../artifacts/select.js';
 import { CacheError, cleanUrl } from './errors.js';
 import type { CacheContext, CacheStageOptions, CacheTraffic } from './job.js';
+import { alternateKey, storedKey } from './key.js';
 import { localCacheFile, writeCacheMetadata } from './local.js';
 import type { CacheSettings } from './plan.js';
 import type { RemoteCache } from './remote.js';
@@ -28,7 +29,7 @@ export async function archiveCache(ctx: CacheContext, opts: CacheStageOptions): 
   const { plan, settings, remote } = setup;
   ctx.log(`Creating cache ${plan.key}...`);
   try {
-    const traffic = await saveKey(ctx, opts, settings, remote, plan.key);
+    const traffic = await saveKey(ctx, opts, settings, remote, plan.key, plan.hashed);
     ctx.log('Created cache');
     return traffic;
   } catch (error) {
@@ -39,8 +40,9 @@ export async function archiveCache(ctx: CacheContext, opts: CacheStageOptions): 
   }
 }
 
-async function saveKey(ctx: CacheContext, opts: CacheStageOptions, settings: CacheSettings, remote: RemoteCache | undefined, key: string): Promise<CacheTraffic | undefined> {
-  const file = localCacheFile(opts.cacheDir, ctx.build, key);
+async function saveKey(ctx: CacheContext, opts: CacheStageOptions, settings: CacheSettings, remote: RemoteCache | undefined, key: string, hashed: boolean): Promise<CacheTraffic | undefined> {
+  const stored = storedKey(key, hashed);
+  const file = localCacheFile(opts.cacheDir, ctx.build, stored.name);
   if (!file) throw new CacheError('CACHE_UPLOAD_FAILED', `cache key ${JSON.stringify(key)} leaves the cache dir`);
   const spec = opts.spec;
   const selection = await selectFiles(ctx.projectDir, { ...(spec.paths ? { paths: spec.paths } : {}), ...(spec.untracked ? { untracked: true } : {}) }, ctx.log, ctx.signal);
@@ -48,6 +50,8 @@ async function saveKey(ctx: CacheContext, opts: CacheStageOptions, settings: Cac
     ctx.log('WARNING: No files to cache.');
     return undefined;
   }
+  const alternate = alternateKey(key, hashed);
+  await takeAlternate(file, alternate && localCacheFile(opts.cacheDir, ctx.build, alternate.name));
   if (await upToDate(file, selection)) {
     ctx.log('Archive is up to date!');
     return undefined;
@@ -61,12 +65,23 @@ async function saveKey(ctx: CacheContext, opts: CacheStageOptions, settings: Cac
     ctx.log(`Cache archive size (${size}) is too big (Limit is set to ${max}). Cache will be stored only locally.`);
     return { bytes: size };
   }
-  const object = remote.objectName(key);
+  const object = remote.objectName(stored);
   if (!object) throw new CacheError('CACHE_UPLOAD_FAILED', 'computed cache path outside of project bucket. Please remove `../` from cache key');
   const request = await remote.store.signPut(object, { cachekey: key }, remote.expiresSec, ctx.signal);
   ctx.log(`Uploading cache.zip to ${cleanUrl(request.url)}`);
   await uploadCacheFile(request, file, remote.transfer);
   return { bytes: size };
+}
+
+/**
+ * As GitLab Runner's archiver (`--alternate-file`): a local copy kept under the other FF_HASH_CACHE_KEYS
+ * naming becomes this one when this one does not exist, so turning the flag on or off keeps the cache.
+ */
+async function takeAlternate(file: string, alternate: string | undefined): Promise<void> {
+  if (!alternate || alternate === file || (await stat(file).then(() => true, () => false))) return;
+  if (!(await stat(alternate).then((s) => s.isFile(), () => false))) return;
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await rename(alternate, file).catch(() => undefined);
 }
 
 /** GitLab Runner's check: the local archive exists and no selected entry is newer than it. */

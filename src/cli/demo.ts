@@ -15,6 +15,7 @@ import { Agent } from '../agent/agent.js';
 import { configSchema } from '../agent/config/schema.js';
 import { defaultServices } from '../agent/services.js';
 import { createPrinter, LiveLog, summaryTable } from '../exec/output.js';
+import { shortToken } from '../util/short-token.js';
 
 export interface DemoOptions {
   out: NodeJS.WritableStream;
@@ -50,7 +51,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const registered = await client.registerRunner({ token: server.registrationToken, description: 'demo-runner', runUntagged: true, locked: false });
     await client.close();
     if (!registered.runner) throw new CiRunnerError('DEMO_FAILED', `registering the demo runner failed (status ${registered.status})`);
-    print(`Registered runner demo-runner (${registered.runner.token.slice(0, 8)}) over /api/v4\n`);
+    print(`Registered runner demo-runner (${shortToken(registered.runner.token)}) over /api/v4\n`);
 
     const config = configSchema.parse({
       concurrent: options.concurrent,

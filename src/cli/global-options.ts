@@ -1,11 +1,13 @@
 /**
  * Options every command takes, before or after its name (`ci-runner --debug run` as with
  * `gitlab-runner --debug run`): `--debug` and `--log-level`, with GitLab Runner's environment
- * names. Given either way they win over `log_level` in config.toml, as there.
+ * names. Given either way they win over `log_level` in config.toml, as there. GitLab Runner's
+ * `--cpuprofile` is accepted with a warning.
  */
 import type { Argv } from 'yargs';
 import { LOG_FORMATS } from '../log/index.js';
-import { addEnvOptions, resolveEnvOptions, type EnvFlag } from './env-options.js';
+import { warned } from '../util/compat.js';
+import { addEnvOptions, checkFlagSupport, resolveEnvOptions, type EnvFlag } from './env-options.js';
 
 /** pino's levels plus GitLab Runner's (logrus) `warning` (read as warn) and `panic` (read as fatal). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'warning', 'error', 'fatal', 'panic', 'silent'] as const;
@@ -29,9 +31,21 @@ const LOG_FORMAT_FLAG: EnvFlag = {
   group: 'Global options:',
 };
 
-/** Adds the global options to the top-level program. */
+/** GitLab Runner's other global flag, accepted so its command lines work, with one warning saying why it does nothing. */
+const CPU_PROFILE_FLAG: EnvFlag = {
+  flag: 'cpuprofile',
+  env: ['CPU_PROFILE'],
+  kind: 'string',
+  describe: "GitLab Runner's Go CPU profile (not written here)",
+  hidden: true,
+  support: warned('ci-runner writes no Go (pprof) CPU profile; for a V8 one, start it with NODE_OPTIONS=--cpu-prof'),
+};
+
+/** Adds the global options to the top-level program; a warned one given draws its warning once, before the command runs. */
 export function addGlobalOptions<T>(y: Argv<T>): Argv<T> {
-  return addEnvOptions(y, [...GLOBAL_FLAGS, LOG_FORMAT_FLAG]);
+  return addEnvOptions(y, [...GLOBAL_FLAGS, LOG_FORMAT_FLAG, CPU_PROFILE_FLAG]).middleware((argv) => {
+    for (const line of checkFlagSupport(argv, [CPU_PROFILE_FLAG])) process.stderr.write(`WARNING: ${line}\n`);
+  });
 }
 
 /** The level asked for on the command line or in the environment (`--debug` wins), else undefined. */

@@ -56,7 +56,7 @@ export function unknownCommandMessage(name: string, known: readonly string[]): s
 }
 
 /** Options taking a value that may come before the command (`ci-runner -l debug run`). */
-const GLOBAL_WITH_VALUE = new Set(['--log-level', '-l', '--log-format']);
+const GLOBAL_WITH_VALUE = new Set(['--log-level', '-l', '--log-format', '--cpuprofile']);
 
 /** The command word of `argv`: the first argument that is not a global option or its value. */
 export function commandWord(argv: readonly string[]): string | undefined {

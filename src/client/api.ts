@@ -58,6 +58,8 @@ export interface RunnerApi {
   readonly api: ApiVersion;
   /** The TLS material the client connects with; git and the job's CI_SERVER_TLS_CA_FILE use it too. */
   readonly tls: TlsMaterial;
+  /** This host's system id, sent over v4 (none over v1); the job log's header names it, as GitLab Runner's does. */
+  readonly systemId?: string | undefined;
   /** Asks for a job. `lastUpdate` is the last `X-GitLab-Last-Update` seen for this runner. */
   requestBuild(token: string, lastUpdate: string | undefined, signal?: AbortSignal): Promise<RequestBuildResult>;
   /** Whether the runner token is known: true (alive), false (removed), undefined (no answer). */

@@ -103,6 +103,11 @@ export class DetectingRunnerApi implements RunnerApi {
     this.probe = concreteClient('v4', options) as RunnerApiV4Client;
   }
 
+  /** This host's system id once the server is known to serve v4 (over v1 none is sent). */
+  get systemId(): string | undefined {
+    return this.concrete instanceof RunnerApiV4Client ? this.concrete.systemId : undefined;
+  }
+
   /** The API found. Read only after a call went through (a job came by it). */
   get api(): ApiVersion {
     if (!this.concrete) throw new CiRunnerError('API_NOT_DETECTED', 'the runner API is not known before the first call to the server');

@@ -4,6 +4,7 @@
  * characters.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { shortToken } from '../util/short-token.js';
 
 const URL_SAFE = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
@@ -18,19 +19,14 @@ export function randomToken(length = 20): string {
 /** The prefix of server-created runner authentication tokens (API v4, docs/protocol-v4.md §2). */
 export const CREATED_RUNNER_PREFIX = 'glrt-';
 
-/**
- * The 8 characters runners name a runner's directories after: the token's first 8, after the
- * `glrt-` prefix for server-created tokens (as GitLab Runner ≥ 15 shortens them).
- */
-export function shortToken(token: string): string {
-  return (token.startsWith(CREATED_RUNNER_PREFIX) ? token.slice(CREATED_RUNNER_PREFIX.length) : token).slice(0, 8);
-}
+/** What runners name a runner's directories and caches after (GitLab Runner 19's 9 characters, util/short-token.ts). */
+export { shortToken };
 
 /**
  * A runner token whose short form and first 8 characters are not in `taken` (both forms of every
  * existing token): 30 hex characters (the legacy kind, from a
  * registration token), or `glrt-` and 20 URL-safe characters for a runner created on the server.
- * A `glrt-` token's first 8 characters are unique too, for runners that shorten it naively.
+ * The first 8 characters are unique too, for runners before GitLab Runner 19 (their directories).
  */
 export function runnerToken(taken: ReadonlySet<string>, created = false): string {
   for (;;) {

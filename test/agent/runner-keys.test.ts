@@ -135,13 +135,13 @@ describe('the unhealthy pause', () => {
     const coordinator = await recordingCoordinator(403);
     try {
       await withAgent(coordinator.url, {}, { unhealthy_requests_limit: 2, unhealthy_interval: '2s' }, async (lines) => {
-        await waitUntil(() => lines.some((l) => String(l.msg).includes('is unhealthy and will be disabled for 2s seconds!')), 30_000, 'the unhealthy line');
+        await waitUntil(() => lines.some((l) => String(l.msg).includes(`Runner "${coordinator.url}recorded-" is unhealthy and will be disabled for 2s seconds!`)), 30_000, 'the unhealthy line');
         const paused = coordinator.requests.length;
         expect(paused).toBe(2);
         // check_interval is 0.1 s: without the pause about ten more requests would come in a second.
         await new Promise((resolve) => setTimeout(resolve, 1000));
         expect(coordinator.requests.length).toBe(paused);
-        await waitUntil(() => lines.some((l) => String(l.msg).includes('is not healthy, but check for a new job will be forced!')), 30_000, 'the forced check');
+        await waitUntil(() => lines.some((l) => String(l.msg).includes(`Runner "${coordinator.url}recorded-" is not healthy, but check for a new job will be forced!`)), 30_000, 'the forced check');
         await waitUntil(() => coordinator.requests.length > paused, 30_000, 'the forced request');
       });
     } finally {

@@ -27,10 +27,10 @@ afterAll(async () => {
 });
 
 /** Runs the first job of `yaml` over /api/v4 through `url` (the server's by default); its trace, and the event loop's longest stall meanwhile. */
-async function runV4Job(yaml: string, options: { variables?: Record<string, string>; url?: string } = {}) {
+async function runV4Job(yaml: string, options: { variables?: Record<string, string>; url?: string; featureFlags?: Record<string, boolean> } = {}) {
   const d = await workDirs();
   const p = await t.pipeline(yaml, options.variables, Object.fromEntries(Object.keys(options.variables ?? {}).map((key) => [key, { masked: false }])));
-  const runner = runnerSchema.parse({ name: 'tokens', url: options.url ?? t.url, token, api: 'v4', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2 });
+  const runner = runnerSchema.parse({ name: 'tokens', url: options.url ?? t.url, token, api: 'v4', builds_dir: d.builds, cache_dir: d.cache, trace_update_interval: 0.2, ...(options.featureFlags ? { feature_flags: options.featureFlags } : {}) });
   const never = new AbortController().signal;
   let last = performance.now();
   let stallMs = 0;
@@ -79,6 +79,15 @@ describe('token prefixes over /api/v4', () => {
     const { status, trace } = await runV4Job("j:\n  script:\n    - 'echo \"glpat-one glrt-two\"'\n", { variables: { FF_MASK_ALL_DEFAULT_TOKENS: 'false' } });
     expect(status, trace).toBe('success');
     expect(trace).toContain('glpat-[MASKED] glrt-two');
+  });
+
+  it('masks only glpat- when the runner\'s [runners.feature_flags] turns it off, whatever the job says (the runner wins)', async () => {
+    const yaml = "j:\n  script:\n    - 'echo \"glpat-one glrt-two\"'\n";
+    const { status, trace } = await runV4Job(yaml, { variables: { FF_MASK_ALL_DEFAULT_TOKENS: 'true' }, featureFlags: { FF_MASK_ALL_DEFAULT_TOKENS: false } });
+    expect(status, trace).toBe('success');
+    expect(trace).toContain('glpat-[MASKED] glrt-two');
+    const on = await runV4Job(yaml, { variables: { FF_MASK_ALL_DEFAULT_TOKENS: 'false' }, featureFlags: { FF_MASK_ALL_DEFAULT_TOKENS: true } });
+    expect(on.trace).toContain('glpat-[MASKED] glrt-[MASKED]');
   });
 });
 

@@ -90,8 +90,9 @@ describe('register as GitLab Runner users type it', () => {
       REGISTER_MAINTENANCE_NOTE: 'a note',
       RUNNER_API: 'auto',
     };
-    // The test sets every name the flag table reads (a new flag must be added here too); CI_SERVER_TOKEN: the next test.
-    expect([...Object.keys(env), 'CI_SERVER_TOKEN'].sort()).toEqual(envNames(REGISTER_FLAGS).sort());
+    // The test sets every name the flag table reads (a new flag must be added here too); CI_SERVER_TOKEN: the next test;
+    // TEMPLATE_CONFIG_FILE: register-template.test.ts; CUSTOM_BUILD_DIR_ENABLED: register-custom.test.ts.
+    expect([...Object.keys(env), 'CI_SERVER_TOKEN', 'TEMPLATE_CONFIG_FILE', 'CUSTOM_BUILD_DIR_ENABLED'].sort()).toEqual(envNames(REGISTER_FLAGS).sort());
     const help = await cli(['register', '--help']);
     for (const name of envNames(REGISTER_FLAGS)) expect(help.stdout).toContain(name);
 

@@ -84,7 +84,8 @@ later:
     for (const job of [a!, b!]) {
       expect(t.server.getJob(job.id)?.status).toBe('success');
       const text = await trace(job.id);
-      expect(text).toContain('on env-runner (');
+      // GitLab Runner's header: the name, then the 9-character short token.
+      expect(text).toContain(`  on env-runner ${token.replace(/^glrt-/, '').slice(0, 9)}\n`);
       expect(text).toContain('pre-clone-ran');
       expect(text).toContain('pre-build-ran');
       expect(text).toContain('bash=none name-var=yes, really');
@@ -144,7 +145,7 @@ later:
     const result = await cli(['run-single', '-c', config, '-r', 'from-config', '--max-builds', '1']);
     expect(result.exitCode, result.all).toBe(0);
     const text = await trace(p.jobs[0]!.id);
-    expect(text).toContain('on from-config (');
+    expect(text).toContain(`  on from-config ${token.replace(/^glrt-/, '').slice(0, 9)}\n`);
     expect(text).toContain('config-pre-build');
     const missing = await cli(['run-single', '--max-builds', '1'], { env: { CONFIG_FILE: config, RUNNER_CONFIG_NAME: 'absent' } });
     expect(missing.exitCode).toBe(2);

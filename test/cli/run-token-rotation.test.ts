@@ -4,7 +4,7 @@
  * `reset_authentication_token`, writes it into its entry of config.toml in place, and keeps taking
  * jobs after the old token has expired.
  */
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/agent/config/index.js';
@@ -64,6 +64,27 @@ describe('run: runner token renewal', () => {
       const metrics = (await get(`${url}/metrics`)).text;
       expect(metricValue(metrics, 'gitlab_runner_configuration_saved_total')).toBeGreaterThanOrEqual(1);
       expect(metricValue(metrics, 'gitlab_runner_api_request_statuses_total', { endpoint: 'reset_token', status: '201', method: 'post' })).toBeGreaterThanOrEqual(1);
+    } finally {
+      expect(await daemon.stop(), daemon.output()).toBe(0);
+    }
+  });
+
+  it('does not renew a token whose entry sets FF_DISABLE_AUTOMATIC_TOKEN_ROTATION, and says it is about to expire', async () => {
+    const d = await workDirs();
+    const config = join(d.root, 'config.toml');
+    const reg = await cli(['register', '-c', config, '-n', '--url', t.url, '-r', t.server.registrationToken, '--name', 'kept', '--builds-dir', d.builds]);
+    expect(reg.exitCode, reg.all).toBe(0);
+    await appendFile(config, '  [runners.feature_flags]\n    FF_DISABLE_AUTOMATIC_TOKEN_ROTATION = true\n');
+    const before = await readFile(config, 'utf8');
+    const entry = parseConfig(before, config).config.runners[0]!;
+    const daemon = startDaemon(config);
+    try {
+      await waitUntil(() => daemon.output().includes('Automatic token rotation is disabled for runner: '), 30_000, 'warning');
+      expect(daemon.output()).toContain(`Automatic token rotation is disabled for runner: ${entry.token.replace(/^glrt-/, '').slice(0, 9)}`);
+      expect(daemon.output()).not.toContain('Resetting runner authentication token');
+      expect(await readFile(config, 'utf8')).toBe(before);
+      // The token still works until it expires: nothing reset it.
+      expect((await raw(t.url, 'POST', '/api/v4/runners/verify', { json: { token: entry.token } })).status).toBe(200);
     } finally {
       expect(await daemon.stop(), daemon.output()).toBe(0);
     }

@@ -54,11 +54,14 @@ describe('run (daemon)', () => {
     expect(result.exitCode, daemon.output()).toBe(0);
     expect(t.server.getJob(a!.id)?.status).toBe('success');
     expect(await trace(a!.id)).toContain('finished');
+    // GitLab Runner's header: the name, the 9-character short token and this host's system id (.runner_system_id).
+    const systemId = (await readFile(join(d.root, '.runner_system_id'), 'utf8')).trim();
+    expect(await trace(a!.id)).toContain(`  on graceful ${token.slice(0, 9)}, system ID: ${systemId}\n`);
     expect(t.server.getJob(b!.id)?.status).toBe('pending');
     t.server.cancelJob(b!.id);
   });
 
-  it('SIGTERM: aborts running jobs at once, reports them failed (runner_interrupted, unknown_failure where unlisted) and leaves no process', async () => {
+  it('SIGTERM: aborts running jobs at once, reports them failed (runner_interrupted, which the server records) and leaves no process', async () => {
     const d = await workDirs();
     const { token } = await t.registerRunner();
     const config = join(d.root, 'config.toml');
@@ -74,8 +77,8 @@ describe('run (daemon)', () => {
     expect(daemon.output()).toContain('Starting forceful shutdown');
     const job = t.server.getJob(jobId);
     expect(job?.status).toBe('failed');
-    // The reference server does not list runner_interrupted in features.failure_reasons: GitLab Runner's fallback.
-    expect(job?.failure_reason).toBe('unknown_failure');
+    // The reference server lists runner_interrupted in features.failure_reasons, as GitLab 18 does, and records it.
+    expect(job?.failure_reason).toBe('runner_interrupted');
     expect(await trace(jobId)).toContain('ERROR: Job failed: aborted: the runner was stopped (SIGTERM)');
     await waitUntil(async () => allGone(await pidsIn(pidFile)), 10_000, 'job processes gone');
   });

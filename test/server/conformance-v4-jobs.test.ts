@@ -281,6 +281,17 @@ describe('V7 PUT /jobs/:id', () => {
     expect(t.server.getJob(b.id)).toMatchObject({ status: 'failed', failure_reason: 'unknown_failure' });
   });
 
+  it('lists and stores the failure reasons GitLab 17-19 takes from runners (runner_interrupted, runner_configuration_error, runner_external_dependency_failure)', async () => {
+    const reasons = ['runner_interrupted', 'runner_configuration_error', 'runner_external_dependency_failure'];
+    await t.pipeline(reasons.map((name) => `${name}:\n  script: [x]\n`).join(''));
+    for (let i = 0; i < reasons.length; i += 1) {
+      const job = await takeJob(t, token);
+      expect(job.features.failure_reasons).toEqual(expect.arrayContaining(reasons));
+      expect((await updateJob(t, job, { state: 'failed', failure_reason: String(job.job_info.name) })).status).toBe(200);
+      expect(t.server.getJob(job.id)).toMatchObject({ status: 'failed', failure_reason: String(job.job_info.name) });
+    }
+  });
+
   it('uses exit_code for allow_failure: exit_codes', async () => {
     await t.pipeline('a:\n  script: [x]\n  allow_failure:\n    exit_codes: [42]\n');
     const job = await takeJob(t, token);

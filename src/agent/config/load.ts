@@ -63,7 +63,14 @@ export function parseConfig(text: string, path: string, options: Pick<LoadOption
     }
     throw new ConfigError(`${path}: not valid TOML: ${(error as Error).message}`, { cause: error });
   }
-  const layout = tomlLayout(text);
+  return validateConfig(raw, tomlLayout(text), path, options);
+}
+
+/**
+ * Validates a parsed config (`raw`, changed in place: dropped keys go) whose lines are in `layout`; `path`
+ * labels messages. `register --template-config` checks its template's entry, merged with the flags, so.
+ */
+export function validateConfig(raw: Record<string, unknown>, layout: TomlLayout, path: string, options: Pick<LoadOptions, 'checkTlsFiles'> = {}): LoadedConfig {
   const where = (p: ReadonlyArray<PropertyKey>): string => {
     const line = lineOf(layout, p);
     return line === undefined ? path : `${path}:${line}`;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parse, stringify } from 'smol-toml';
+import { isTable } from './key-check.js';
 import { tomlLayout } from './lines.js';
 import { readConfigText } from './read.js';
 
@@ -46,6 +47,8 @@ export interface NewRunnerEntry {
   custom?: Record<string, unknown>;
   /** Written as the entry's `[runners.custom_build_dir]` table. */
   custom_build_dir?: { enabled: boolean };
+  /** Any other key of an entry (`register --template-config` brings them), a table as `[runners.KEY]`. */
+  [key: string]: unknown;
 }
 
 const NEW_FILE_HEADER = `# ci-runner configuration; see config.example.toml for every key.
@@ -53,19 +56,30 @@ concurrent = 1
 check_interval = 0
 `;
 
+/** The tables register writes itself, in this order; any other (from a template) after them. */
+const TABLE_ORDER = ['custom_build_dir', 'docker', 'cache', 'kubernetes', 'custom'];
+
 /** Appends a `[[runners]]` entry, creating the file (and its directory) when missing. */
 export async function appendRunner(path: string, entry: NewRunnerEntry): Promise<void> {
   const text = await readOrEmpty(path);
-  const { docker, cache, kubernetes, custom, custom_build_dir: customBuildDir, ...keys } = entry;
-  let block = `[[runners]]\n${indent(stringify(defined(keys)), '  ')}\n`;
-  const tables = [['custom_build_dir', customBuildDir], ['docker', docker], ['cache', cache], ['kubernetes', kubernetes], ['custom', custom]] as const;
+  const keys = defined(entry);
+  const order = (name: string): number => {
+    const at = TABLE_ORDER.indexOf(name);
+    return at < 0 ? TABLE_ORDER.length : at;
+  };
+  const tables = Object.entries(keys)
+    .filter(([, value]) => isTable(value) || (Array.isArray(value) && value.some(isTable)))
+    .sort(([a], [b]) => order(a) - order(b));
+  const plain = Object.fromEntries(Object.entries(keys).filter(([name]) => !tables.some(([table]) => table === name)));
+  let block = `[[runners]]\n${indent(stringify(plain), '  ')}\n`;
   for (const [name, table] of tables) {
-    if (!table || Object.keys(defined(table)).length === 0) continue;
-    // smol-toml writes sub-tables as `[tmpfs]`, `[s3]` (arrays of them as `[[host_aliases]]`): they belong under this entry's table.
-    const body = stringify(defined(table))
-      .replace(/^\[\[(.+)\]\]$/gm, `[[runners.${name}.$1]]`)
-      .replace(/^\[([^[\]].*)\]$/gm, `[runners.${name}.$1]`);
-    block += `  [runners.${name}]\n${indent(body, '    ')}\n`;
+    if (isTable(table) && Object.keys(defined(table)).length === 0) continue;
+    // smol-toml writes `[docker]`, `[docker.tmpfs]`, `[[docker.services]]`: they belong under this entry.
+    const [head = '', ...body] = stringify({ [name]: isTable(table) ? defined(table) : table })
+      .replace(/^\[\[(.+)\]\]$/gm, '[[runners.$1]]')
+      .replace(/^\[([^[\]].*)\]$/gm, '[runners.$1]')
+      .split('\n');
+    block += `  ${head}\n${indent(body.join('\n'), '    ')}\n`;
   }
   const base = text === '' ? NEW_FILE_HEADER : text.endsWith('\n') ? text : `${text}\n`;
   await writeAtomic(path, `${base}\n${block}`);

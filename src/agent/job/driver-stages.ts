@@ -20,6 +20,7 @@ import { failureOf, StageFailed } from './failure.js';
 import { JobStop, type JobSignal } from './job-signal.js';
 import type { JobServices } from './services.js';
 import type { ShellRun, StageOptions } from './stage-run.js';
+import { formatGoDuration } from '../../util/duration.js';
 
 /** The command the scripts call, as GitLab Runner's custom executor names it (main.go: `custom.NewProvider("gitlab-runner")`). */
 export const RUNNER_COMMAND = 'gitlab-runner';
@@ -105,7 +106,7 @@ export async function restoreAndDownloadInDriver(run: DriverStageRun): Promise<v
 }
 
 async function restoreCacheLines(run: DriverStageRun): Promise<string[]> {
-  const { setUpStage } = await import('../../cache/index.js');
+  const { alternateKey, setUpStage, storedKey } = await import('../../cache/index.js');
   const lines: string[] = [];
   for (const spec of cachesOf(run.build)) {
     const opts = cacheOptions(run, spec);
@@ -115,11 +116,18 @@ async function restoreCacheLines(run: DriverStageRun): Promise<string[]> {
     if (!setup) continue;
     const tries: string[][] = [];
     for (const key of [setup.plan.key, ...setup.plan.fallbackKeys]) {
-      const file = await archiveFile(run, opts.cacheDir, key);
+      const stored = storedKey(key, setup.plan.hashed);
+      const file = await archiveFile(run, opts.cacheDir, stored.name);
       if (file === undefined) continue;
       const args = ['cache-extractor', '--file', file, '--timeout', String(Math.round(setup.settings.requestTimeoutMs / 60_000))];
-      const object = setup.remote?.objectName(key);
-      if (setup.remote && object) args.push('--url', (await setup.remote.store.signGet(object, setup.remote.expiresSec, run.job.signal)).url.toString());
+      const object = setup.remote?.objectName(stored);
+      if (setup.remote && object) {
+        args.push('--url', (await setup.remote.store.signGet(object, setup.remote.expiresSec, run.job.signal)).url.toString());
+        // GitLab Runner's alternate URL: the key under the other FF_HASH_CACHE_KEYS naming.
+        const other = alternateKey(key, setup.plan.hashed);
+        const alternate = other && setup.remote.objectName(other);
+        if (alternate) args.push('--alternate-url', (await setup.remote.store.signGet(alternate, setup.remote.expiresSec, run.job.signal)).url.toString());
+      }
       tries.push([noticeLine(`Checking cache for ${key}...`), `if ${command(args)}; then`, noticeLine('Successfully extracted cache'), 'else', warningLine('Failed to extract cache')]);
     }
     // Each fallback key is tried in the `else` of the one before, as GitLab Runner nests them.
@@ -190,7 +198,7 @@ export async function cleanupFileVariablesInDriver(run: DriverStageRun, stop: Ab
 }
 
 async function archiveCacheLines(run: DriverStageRun, succeeded: boolean): Promise<string[]> {
-  const { setUpStage } = await import('../../cache/index.js');
+  const { alternateKey, setUpStage, storedKey } = await import('../../cache/index.js');
   const lines: string[] = [];
   for (const spec of cachesOf(run.build)) {
     const when = spec.when ?? 'on_success';
@@ -201,14 +209,17 @@ async function archiveCacheLines(run: DriverStageRun, succeeded: boolean): Promi
     });
     if (!setup) continue;
     const key = setup.plan.key;
-    const file = await archiveFile(run, opts.cacheDir, key);
+    const stored = storedKey(key, setup.plan.hashed);
+    const file = await archiveFile(run, opts.cacheDir, stored.name);
     if (file === undefined) continue;
-    const args = ['cache-archiver', '--file', file, '--alternate-file', file, '--timeout', String(Math.round(setup.settings.requestTimeoutMs / 60_000)), '--metadata', JSON.stringify({ cachekey: key })];
+    const other = alternateKey(key, setup.plan.hashed);
+    const alternateFile = (other && (await archiveFile(run, opts.cacheDir, other.name))) ?? file;
+    const args = ['cache-archiver', '--file', file, '--alternate-file', alternateFile, '--timeout', String(Math.round(setup.settings.requestTimeoutMs / 60_000)), '--metadata', JSON.stringify({ cachekey: key })];
     const max = run.services.runner.cache?.MaxUploadedArchiveSize ?? 0;
     if (max > 0) args.push('--max-uploaded-archive-size', String(max));
     for (const path of spec.paths ?? []) args.push('--path', path);
     if (spec.untracked) args.push('--untracked');
-    const object = setup.remote?.objectName(key);
+    const object = setup.remote?.objectName(stored);
     if (setup.remote && object) {
       const put = await setup.remote.store.signPut(object, { cachekey: key }, setup.remote.expiresSec, run.job.signal);
       args.push('--url', put.url.toString());
@@ -230,7 +241,7 @@ function uploadLines(run: DriverStageRun, succeeded: boolean): string[] {
     for (const path of spec.exclude ?? []) paths.push('--exclude', expand(path));
     if (spec.untracked) paths.push('--untracked');
     if (paths.length === 0) continue;
-    const args = ['artifacts-uploader', '--url', services.runner.url, '--token', build.token, '--id', String(build.id), '--timeout', '1h0m0s', '--response-header-timeout', '10m0s', ...paths];
+    const args = ['artifacts-uploader', '--url', services.runner.url, '--token', build.token, '--id', String(build.id), '--timeout', formatGoDuration(services.runner.artifact.upload_timeout * 1000), '--response-header-timeout', formatGoDuration(services.runner.artifact.response_header_timeout * 1000), ...paths];
     if (spec.name) args.push('--name', expand(spec.name));
     if (spec.expire_in) args.push('--expire-in', spec.expire_in);
     if (spec.artifact_format) args.push('--artifact-format', spec.artifact_format);

@@ -1,4 +1,5 @@
 /** Runner lines in a job trace, coloured the way GitLab Runner colours them. */
+import { shortToken } from '../../util/short-token.js';
 
 const ESC = '\u001b';
 /** Erase to end of line, as GitLab Runner starts its header. */
@@ -21,8 +22,11 @@ export function errorLine(text: string): string {
   return `${ESC}[31;1m${text}${RESET}\n`;
 }
 
-/** The header that opens every trace; `flags`: the feature flags not at their default (GitLab Runner's line). */
-export function header(version: string, runnerName: string, token: string, flags = ''): string {
+/**
+ * The header that opens every trace (GitLab Runner's `  on NAME SHORT-TOKEN, system ID: ID`, the system
+ * id when the job came over v4); `flags`: the feature flags not at their default (its line too).
+ */
+export function header(version: string, runnerName: string, token: string, flags = '', systemId?: string): string {
   const flagLine = flags === '' ? '' : `  feature flags: ${flags}\n`;
-  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} (${token.slice(0, 8)})\n${flagLine}${RESET}`;
+  return `${CLEAR_LINE}Running with ci-runner ${version}\n  on ${runnerName} ${shortToken(token)}${systemId ? `, system ID: ${systemId}` : ''}\n${flagLine}${RESET}`;
 }

@@ -26,7 +26,7 @@ export async function reportBuildFailed(
   logger: Logger = silentLogger(),
   reason: FailureReason = 'runner_system_failure',
 ): Promise<boolean> {
-  const trace = textTrace(`${header(VERSION, runner.name, runner.token)}${errorLine(`ERROR: Job failed: ${message}`)}`);
+  const trace = textTrace(`${header(VERSION, runner.name, runner.token, '', client.systemId)}${errorLine(`ERROR: Job failed: ${message}`)}`);
   const result = await sendFinalUpdate({
     client,
     api: client.api,

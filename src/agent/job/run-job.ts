@@ -167,7 +167,7 @@ async function placeProject(build: BuildPayload, services: JobServices, run: Sta
 
 /** A job refused before its first stage: the trace's header and the reason, as the stages would end it. */
 function refusedBeforeStages(services: JobServices, run: StageRun, error: JobSetupError): StagesResult {
-  run.write(header(VERSION, services.runner.name, services.runner.token, run.flags.header));
+  run.write(header(VERSION, services.runner.name, services.runner.token, run.flags.header, services.client.systemId));
   return { state: 'failed', reason: error.message, failure: { reason: error.reason } };
 }
 

@@ -55,7 +55,7 @@ export class CiStepsRefused extends JobSetupError {
 export async function executeStages(build: BuildPayload, services: JobServices, run: StageRun): Promise<StagesResult> {
   const { runner } = services;
   const { dirs, write, executor } = run;
-  write(header(VERSION, runner.name, runner.token, run.flags.header));
+  write(header(VERSION, runner.name, runner.token, run.flags.header, services.client.systemId));
   for (const note of run.trace.notes) write(warning(note));
   const job = jobSignal(build.timeout, run.trace.cancelSignal, run.stop, (reason, canceled) => {
     if (!canceled) write(`\n${errorLine(`Stopping the job: ${reason}`)}`);

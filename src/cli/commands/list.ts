@@ -2,6 +2,7 @@
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
+import { shortToken } from '../../util/short-token.js';
 
 interface ListArgs {
   config?: string;
@@ -17,7 +18,7 @@ export const listCommand: CommandModule<object, ListArgs> = {
     const { config } = await loadConfigWithWarnings(configPath, { checkTlsFiles: false, permissions: 'warn' });
     process.stdout.write(`Listing configured runners  ConfigFile=${configPath}\n`);
     for (const r of config.runners) {
-      process.stdout.write(`${r.name.padEnd(24)} Executor=${r.executor} Token=${r.token.slice(0, 8)}... URL=${r.url}\n`);
+      process.stdout.write(`${r.name.padEnd(24)} Executor=${r.executor} Token=${shortToken(r.token)}... URL=${r.url}\n`);
     }
   },
 };

@@ -16,7 +16,7 @@ import { OUR_EXECUTORS } from '../../agent/config/runner-schema.js';
 type Row = readonly [flag: string, env: string];
 
 const notWritten = (table: string): Support =>
-  warned(`register does not write [${table}] settings yet; set the key in that table of the runner's entry in config.toml (see docs/configuration.md)`);
+  warned(`register does not write [${table}] settings from flags; set the key in that table of the runner's entry in config.toml, or in a --template-config file (see docs/configuration.md)`);
 const noExecutor = (executor: string): Support => refused(`the ${executor} executor is not available in ci-runner (use ${OUR_EXECUTORS.join(', ')})`);
 
 /** Settings of the entry itself that register does not write. */
@@ -124,8 +124,7 @@ const rows = (list: readonly Row[], support: Support): EnvFlag[] =>
 
 /** GitLab Runner's register flags ci-runner's register does not take, each with its Support. */
 export const REGISTER_COMPAT_FLAGS: readonly EnvFlag[] = [
-  { flag: 'template-config', env: ['TEMPLATE_CONFIG_FILE'], kind: 'string', describe: "GitLab Runner's configuration template", hidden: true, support: warned('configuration templates are not merged; pass the values as flags, or edit the entry in config.toml after registering') },
-  ...rows(ENTRY, warned("register does not write this setting; set its key in the runner's entry in config.toml (see docs/configuration.md)")),
+  ...rows(ENTRY, warned("register does not write this setting from a flag; set its key in the runner's entry in config.toml, or in a --template-config file (see docs/configuration.md)")),
   ...rows(DOCKER, notWritten('runners.docker')),
   ...rows(KUBERNETES_HELPER, kubernetesKey('helper_image')),
   ...rows(securityContextRows('init_permissions_container_security_context'), kubernetesKey('init_permissions_container_security_context')),

@@ -16,6 +16,7 @@ import { connectRunnerApi, type ApiChoice, type ConcreteClient } from '../../cli
 import type { TlsMaterial } from '../../client/tls.js';
 import { RunnerApiV4Client, type RegisterParams } from '../../client/v4/client.js';
 import { checkV4OnlyValues, createdRunnerWarnings, type RegisterValues } from './register-options.js';
+import { shortToken } from '../../util/short-token.js';
 
 export interface RegisterRequest {
   values: RegisterValues;
@@ -94,7 +95,7 @@ async function registerNewRunner(client: ConcreteClient, request: RegisterReques
     await client.deleteRunner(token).catch(() => undefined);
     return 'the runner was unregistered again';
   });
-  process.stdout.write(`Runner "${entry.name}" registered (id ${result.runner.id}, token ${token.slice(0, 8)}..., API ${client.api}) and added to ${request.configPath}\n`);
+  process.stdout.write(`Runner "${entry.name}" registered (id ${result.runner.id}, token ${shortToken(token)}..., API ${client.api}) and added to ${request.configPath}\n`);
 }
 
 /** A `glrt-` token: verified with this host's system id; the server must say the runner's id. */
@@ -114,7 +115,7 @@ async function takeCreatedRunner(client: ConcreteClient, request: RegisterReques
     await client.deleteManager(token, systemId).catch(() => undefined);
     return 'the runner is unchanged on the coordinator';
   });
-  process.stdout.write(`Runner "${entry.name}" (id ${result.runner.id}, token ${token.slice(0, 13)}..., system id ${systemId}) verified and added to ${request.configPath}\n`);
+  process.stdout.write(`Runner "${entry.name}" (id ${result.runner.id}, token ${shortToken(token)}..., system id ${systemId}) verified and added to ${request.configPath}\n`);
 }
 
 /** Another runner token: only one the coordinator knows is added. */
@@ -124,7 +125,7 @@ async function takeExistingRunner(client: ConcreteClient, request: RegisterReque
   if (result.alive === false) throw new CommandError(EXIT.coordinator, `the coordinator at ${url} does not know this runner token; create the runner there first, or register a new one with --registration-token`);
   if (result.alive !== true) throw new CommandError(EXIT.coordinator, `verifying the runner token at ${url} failed: ${result.error?.message ?? `status ${result.status}`}`);
   await save(request, { ...entry, token }, () => Promise.resolve('the runner is unchanged on the coordinator'));
-  process.stdout.write(`Runner "${entry.name}" (token ${token.slice(0, 8)}...) verified and added to ${request.configPath}\n`);
+  process.stdout.write(`Runner "${entry.name}" (token ${shortToken(token)}...) verified and added to ${request.configPath}\n`);
 }
 
 /**

@@ -32,6 +32,7 @@ export const REGISTER_FLAGS: readonly EnvFlag[] = [
   { flag: 'env', env: ['RUNNER_ENV'], kind: 'list', describe: 'Job variable NAME=value for every job (repeatable; in the environment one per line)' },
   { flag: 'pre-clone-script', env: ['RUNNER_PRE_CLONE_SCRIPT'], kind: 'string', describe: 'Commands run before the clone/fetch of each job' },
   { flag: 'pre-build-script', env: ['RUNNER_PRE_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run before each job\'s script' },
+  { flag: 'template-config', env: ['TEMPLATE_CONFIG_FILE'], kind: 'string', describe: 'A config.toml with one [[runners]] entry whose keys fill in what the flags and environment leave unset (as GitLab Runner; its token is not used)' },
   { flag: 'post-build-script', env: ['RUNNER_POST_BUILD_SCRIPT'], kind: 'string', describe: 'Commands run after each job\'s script' },
   // Sent over v4; over v1 accepted only where the value is what the v1 API does anyway.
   { flag: 'access-level', env: ['REGISTER_ACCESS_LEVEL'], kind: 'string', choices: ['not_protected', 'ref_protected'], describe: 'ref_protected: jobs of protected refs only (v4; over v1 only not_protected)', group: GROUP },
@@ -105,6 +106,7 @@ export interface RegisterValues {
   'pre-clone-script'?: string;
   'pre-build-script'?: string;
   'post-build-script'?: string;
+  'template-config'?: string;
   'access-level'?: string;
   paused?: boolean;
   'maximum-timeout'?: number;

@@ -28,6 +28,8 @@ import type { TlsFiles } from '../../client/tls.js';
 import { addEnvOptions, checkFlagSupport, flagLabel, resolveEnvOptions } from '../env-options.js';
 import { REGISTER_COMPAT_FLAGS } from './register-compat.js';
 import { REGISTER_FLAGS, type RegisterValues } from './register-options.js';
+import { checkMergedEntry, mergeUnder, readTemplate } from './register-template.js';
+import { isTable } from '../../agent/config/key-check.js';
 import { CREATED_RUNNER_PREFIX, registerWithCoordinator } from './register-flow.js';
 
 interface RegisterArgs extends RegisterValues {
@@ -51,10 +53,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor kubernetes --kubernetes-namespace ci --kubernetes-image alpine:3.20 --kubernetes-node-selector kubernetes.io/arch:amd64', 'A kubernetes runner: each job a pod in namespace ci (the cluster: the pod\'s service account, KUBECONFIG or --kubernetes-host)')
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --executor custom --custom-config-exec /opt/driver/config.sh --custom-prepare-exec /opt/driver/prepare.sh --custom-run-exec /opt/driver/run.sh --custom-cleanup-exec /opt/driver/cleanup.sh', 'A custom executor runner: each job through the four driver programs (docs/executors/custom.md)')
       .example('$0 register -n --url https://gitlab.example.com/ --token glrt-XXXX --cache-type s3 --cache-shared --cache-s3-bucket-name runner-cache --cache-s3-bucket-location eu-west-1', 'With a cache in S3 shared by the runners (credentials: CACHE_S3_ACCESS_KEY, CACHE_S3_SECRET_KEY, or the machine\'s IAM role)')
-      .epilogue('Values come from flags, then the environment names shown, then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (the --docker-* not shown, the --kubernetes-* of its helper container, --template-config, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
+      .epilogue('Values come from flags, then the environment names shown, then the [[runners]] entry of --template-config (merged as GitLab Runner merges it: a false, 0 or empty value given does not override it), then (at a terminal, without -n) prompts.\nGitLab Runner\'s other register flags (the --docker-* not shown, the --kubernetes-* of its helper container, …) are accepted with a warning saying why they are ignored; those of executors ci-runner lacks (--ssh-*, --machine-*, --parallels-*, --virtualbox-*) are refused (docs/migrating.md).\nThe API (/api/v4 or /ci/api/v1) is the one the server answers, unless --api says.\nExit codes: 0 registered; 2 missing values, a bad flag or environment value, an unusable TLS file, or a config that cannot be read or written (then the new runner is unregistered again, unless --leave-runner); 3 the coordinator refused the token or could not be reached.') as unknown as Argv<RegisterArgs>,
   handler: async (argv: ArgumentsCamelCase<RegisterArgs>) => {
     for (const warning of checkFlagSupport(argv, REGISTER_COMPAT_FLAGS)) process.stderr.write(`WARNING: ${warning}\n`);
     const values = resolveEnvOptions(argv, REGISTER_FLAGS) as RegisterValues;
+    const template = values['template-config'] ? await readTemplate(values['template-config']) : undefined;
+    // As GitLab Runner: the template is merged before any question, so what it says is not asked.
+    if (template) fillFromTemplate(values, template.entry);
     const configPath = resolveConfigPath(values.config);
     // Unusable TLS files are found before any prompt and before the coordinator is asked anything.
     const tls = tlsFromFlags(argv);
@@ -64,7 +69,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     const kubernetes = kubernetesTableFromFlags(argv);
     const custom = customTableFromFlags(argv);
     if (cache) checkCacheTable(cache);
-    if (!values['non-interactive'] && interactive()) await askMissing(values, docker);
+    if (!values['non-interactive'] && interactive()) await askMissing(values, docker, templateImage(template?.entry));
     // As GitLab Runner 19: an authentication token (glrt-) given where a registration token goes is
     // verified and taken into use as one, with no legacy registration.
     const authAsRegistration = !values.token && values['registration-token']?.startsWith(CREATED_RUNNER_PREFIX) === true;
@@ -77,7 +82,7 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     if (!token && !runnerToken) throw new CommandError(EXIT.usage, 'register needs a registration token (--registration-token or REGISTRATION_TOKEN), or the token of a runner that exists already (--token or CI_SERVER_TOKEN)');
     const executor = values.executor || 'shell';
     if (!(OUR_EXECUTORS as readonly string[]).includes(executor)) throw new CommandError(EXIT.usage, `executor "${executor}" is not available; use ${OUR_EXECUTORS.join(', ')}`);
-    if (executor === 'docker') checkDockerTable(docker);
+    if (executor === 'docker') checkDockerTable(docker, templateImage(template?.entry));
     if (executor === 'kubernetes') checkKubernetesTable(kubernetes);
     for (const warning of checkCustomTable(custom, executor, argv)) process.stderr.write(`WARNING: ${warning}\n`);
     for (const warning of otherExecutorFlags(executor, { docker, kubernetes })) process.stderr.write(`WARNING: ${warning}\n`);
@@ -86,8 +91,13 @@ export const registerCommand: CommandModule<object, RegisterArgs> = {
     // A runner without tags that may not take untagged jobs could never run anything.
     const runUntagged = tagList.length === 0 ? true : (values['run-untagged'] ?? false);
     const locked = values.locked;
-    const entry = newEntry(values, { name, url, executor, tlsFiles: tls.files, docker, kubernetes, custom, ...(cache ? { cache } : {}) });
-    checkEntry(entry, argv);
+    const flagEntry = newEntry(values, { name, url, executor, tlsFiles: tls.files, docker, kubernetes, custom, ...(cache ? { cache } : {}) });
+    checkEntry(flagEntry, argv);
+    const entry = template ? (mergeUnder(flagEntry, template.entry) as NewRunnerEntry) : flagEntry;
+    if (template) {
+      process.stderr.write(`Merging configuration from template file "${template.path}"\n`);
+      for (const warning of checkMergedEntry(template, entry)) process.stderr.write(`WARNING: ${warning}\n`);
+    }
 
     // A config that cannot be used is found before the coordinator creates a runner for it.
     const existing = await readOrEmpty(configPath).catch((error: unknown) => {
@@ -126,8 +136,22 @@ function newEntry(values: RegisterValues, fixed: { name: string; url: string; ex
   };
 }
 
+/** The template's url, name and executor, where flags and environment gave none (so nothing asks for them). */
+function fillFromTemplate(values: RegisterValues, entry: Record<string, unknown>): void {
+  const text = (key: string): string | undefined => (typeof entry[key] === 'string' && entry[key] !== '' ? entry[key] : undefined);
+  values.url ||= text('url');
+  values.name ||= text('name');
+  values.executor ||= text('executor');
+}
+
+/** Whether a --template-config entry names the default docker image. */
+function templateImage(entry: Record<string, unknown> | undefined): boolean {
+  const docker = entry?.docker;
+  return isTable(docker) && typeof docker.image === 'string' && docker.image !== '';
+}
+
 /** Prompts, at a terminal, for what flags and environment left out (GitLab Runner's questions). */
-async function askMissing(values: RegisterValues, docker: Record<string, unknown>): Promise<void> {
+async function askMissing(values: RegisterValues, docker: Record<string, unknown>, imageInTemplate: boolean): Promise<void> {
   const prompter = new Prompter();
   try {
     values.url ||= await prompter.ask({ text: 'Please enter the coordinator URL (e.g. https://ci.example.com/)' });
@@ -136,7 +160,7 @@ async function askMissing(values: RegisterValues, docker: Record<string, unknown
     values['tag-list'] ??= await prompter.ask({ text: 'Please enter the tags for this runner (comma separated)', default: '' });
     values.executor ||= await prompter.ask({ text: `Please enter the executor: ${OUR_EXECUTORS.join(', ')}`, default: 'shell' });
     // Required, as in GitLab Runner: asked again until answered.
-    while (values.executor === 'docker' && !docker.image) {
+    while (values.executor === 'docker' && !docker.image && !imageInTemplate) {
       docker.image = await prompter.ask({ text: 'Please enter the default Docker image (e.g. alpine:3.20)' });
     }
   } finally {
@@ -170,8 +194,8 @@ function warnAboveConcurrent(configText: string, entry: NewRunnerEntry): void {
 }
 
 /** Refuses, before anything is registered, a docker table the config loader would refuse later. */
-function checkDockerTable(docker: Record<string, unknown>): void {
-  if (!docker.image) {
+function checkDockerTable(docker: Record<string, unknown>, imageInTemplate: boolean): void {
+  if (!docker.image && !imageInTemplate) {
     throw new CommandError(EXIT.usage, 'register --executor docker needs a default image for jobs that name none: --docker-image or DOCKER_IMAGE');
   }
   const parsed = dockerSchema.safeParse(docker);

@@ -13,6 +13,7 @@ import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { connectRunnerApi } from '../../client/connect.js';
 import { RunnerApiV4Client } from '../../client/v4/client.js';
 import { tokenTimes } from './register-flow.js';
+import { shortToken } from '../../util/short-token.js';
 
 interface ResetTokenArgs {
   config?: string;
@@ -58,7 +59,7 @@ export const resetTokenCommand: CommandModule<object, ResetTokenArgs> = {
     const tls = targets.map((target) => entryTls(target, flags));
     let failed = 0;
     for (const [i, target] of targets.entries()) {
-      const label = `runner "${target.name}" (${target.token.slice(0, 8)}...)`;
+      const label = `runner "${target.name}" (${shortToken(target.token)}...)`;
       const client = await connectRunnerApi({ url: target.url, api: target.api, tls: tls[i] ?? {} }).catch((error: unknown) => error as Error);
       if (client instanceof Error) {
         failed += 1;
@@ -85,7 +86,7 @@ export const resetTokenCommand: CommandModule<object, ResetTokenArgs> = {
           const why = written instanceof Error ? written.message : 'the entry is no longer in the file';
           throw new CommandError(EXIT.usage, `the coordinator gave ${label} a new token, but ${configPath} cannot be updated (${why}): set token = "${result.token}" in its entry yourself`);
         }
-        process.stdout.write(`Reset the token of ${label}: now ${result.token.slice(0, 8)}..., written to ${configPath}\n`);
+        process.stdout.write(`Reset the token of ${label}: now ${shortToken(result.token)}..., written to ${configPath}\n`);
       } finally {
         await client.close();
       }

@@ -13,6 +13,7 @@ import { loadSystemId } from '../../agent/config/system-id.js';
 import { connectRunnerApi, type ApiChoice } from '../../client/connect.js';
 import type { ApiResult } from '../../client/api-call.js';
 import { RunnerApiV4Client } from '../../client/v4/client.js';
+import { shortToken } from '../../util/short-token.js';
 
 interface UnregisterArgs {
   config?: string;
@@ -71,13 +72,13 @@ export const unregisterCommand: CommandModule<object, UnregisterArgs> = {
         const result: ApiResult = created && client instanceof RunnerApiV4Client ? await client.deleteManager(target.token, systemId) : await client.deleteRunner(target.token);
         if (result.outcome === 'ok') {
           const what = created ? `this host's manager (system id ${systemId}) of runner "${target.name}"; the runner stays in GitLab` : `runner "${target.name}"`;
-          process.stdout.write(`Unregistered ${what} (${target.token.slice(0, 8)}...)\n`);
+          process.stdout.write(`Unregistered ${what} (${shortToken(target.token)}...)\n`);
           gone.add(target.token);
         } else if (created && result.status === 404) {
-          process.stdout.write(`This host was not a manager of runner "${target.name}" (${target.token.slice(0, 8)}...) on the coordinator; removing it\n`);
+          process.stdout.write(`This host was not a manager of runner "${target.name}" (${shortToken(target.token)}...) on the coordinator; removing it\n`);
           gone.add(target.token);
         } else if (result.status === 403) {
-          process.stdout.write(`Runner "${target.name}" (${target.token.slice(0, 8)}...) was already unknown to the coordinator; removing it\n`);
+          process.stdout.write(`Runner "${target.name}" (${shortToken(target.token)}...) was already unknown to the coordinator; removing it\n`);
           gone.add(target.token);
         } else {
           failed += 1;

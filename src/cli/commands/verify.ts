@@ -11,6 +11,7 @@ import { addTlsFlags, entryTls, tlsFromFlags } from '../tls-flags.js';
 import { loadSystemId } from '../../agent/config/system-id.js';
 import type { RunnerConfig } from '../../agent/config/schema.js';
 import { connectRunnerApi } from '../../client/connect.js';
+import { shortToken } from '../../util/short-token.js';
 
 interface VerifyArgs {
   config?: string;
@@ -49,7 +50,7 @@ export const verifyCommand: CommandModule<object, VerifyArgs> = {
     let problems = 0;
     const systemId = runners.length > 0 ? (await loadSystemId(configPath)).id : '';
     for (const [i, runner] of runners.entries()) {
-      const label = `runner "${runner.name}" (${runner.token.slice(0, 8)}...) at ${runner.url}`;
+      const label = `runner "${runner.name}" (${shortToken(runner.token)}...) at ${runner.url}`;
       const client = await connectRunnerApi({ url: runner.url, api: runner.api, tls: tls[i] ?? {}, systemId }).catch((error: unknown) => error as Error);
       if (client instanceof Error) {
         problems += 1;

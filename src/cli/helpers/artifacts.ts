@@ -30,6 +30,7 @@ export async function artifactsDownloader(values: DownloaderValues): Promise<voi
 
 export interface UploaderValues extends JobCredentials {
   timeout?: string;
+  'response-header-timeout'?: string;
   path?: string[];
   exclude?: string[];
   untracked?: boolean;
@@ -47,6 +48,9 @@ export async function artifactsUploader(values: UploaderValues): Promise<void> {
   const format = FORMATS[values['artifact-format'] ?? ''];
   if (format === undefined) throw fatal(`artifact format ${JSON.stringify(values['artifact-format'])} is not supported by ci-runner (zip, gzip or raw)`);
   const timeoutMs = durationFlag(values.timeout, 'timeout');
+  const headerMs = durationFlag(values['response-header-timeout'], 'response-header-timeout');
+  // As GitLab Runner's uploader: the whole upload within --timeout, the answer's headers within --response-header-timeout.
+  const timeouts = timeoutMs === undefined || headerMs === undefined ? {} : { timeouts: { uploadMs: timeoutMs, responseHeaderMs: headerMs } };
   const { client, id, token } = jobClient(values);
   const signal = timeoutMs === undefined ? helperSignal() : AbortSignal.any([helperSignal(), AbortSignal.timeout(timeoutMs)]);
   const spec = {
@@ -60,7 +64,7 @@ export async function artifactsUploader(values: UploaderValues): Promise<void> {
   };
   try {
     await withStagingDir(values['archiver-staging-dir'], (stateDir) =>
-      uploadEntry({ client, projectDir: process.cwd(), stateDir, log: say, signal, job: { id, token, variables: [], options: {} } }, { format: 'zip', jobSucceeded: true, attempts: 3 }, spec),
+      uploadEntry({ client, projectDir: process.cwd(), stateDir, log: say, signal, job: { id, token, variables: [], options: {} } }, { format: 'zip', jobSucceeded: true, attempts: 3, ...timeouts }, spec),
     );
   } catch (error) {
     throw fatal((error as Error).message);

@@ -53,7 +53,7 @@ export const ARTIFACTS_UPLOADER_FLAGS: readonly EnvFlag[] = [
   { flag: 'artifact-type', env: [], kind: 'string', describe: 'Type of generated artifacts' },
   { flag: 'compression-level', env: ['ARTIFACT_COMPRESSION_LEVEL'], kind: 'string', describe: 'Compression level (fastest, fast, default, slow, slowest)', support: warned('ci-runner writes artifacts at zlib\'s default level') },
   { flag: 'timeout', env: [], kind: 'string', default: '1h0m0s', describe: 'Timeout for the upload operation' },
-  { flag: 'response-header-timeout', env: [], kind: 'string', describe: 'Timeout for response headers', support: warned('ci-runner\'s client has its own response timeouts; --timeout bounds the whole upload') },
+  { flag: 'response-header-timeout', env: [], kind: 'string', default: '10m0s', describe: 'Timeout for response headers' },
   { flag: 'ci-debug-trace', env: ['CI_DEBUG_TRACE'], kind: 'boolean', describe: 'enable debug trace logging', support: warned('ci-runner logs no response details') },
   { flag: 'archiver-staging-dir', env: ['ARCHIVER_STAGING_DIR'], kind: 'string', describe: 'Directory to stage artifact archives' },
   { flag: 'generate-artifacts-metadata', env: [], kind: 'boolean', describe: 'Generate SLSA provenance metadata', support: warned('ci-runner does not generate artifacts metadata (SLSA provenance)') },
