@@ -74,7 +74,7 @@ export const FEATURE_FLAGS: readonly FeatureFlag[] = [
   flag('FF_MASK_ALL_DEFAULT_TOKENS', true, honoured('every token prefix of GitLab\'s token overview is masked in the job log, its prefix kept')),
   flag('FF_EXPORT_HIGH_CARDINALITY_METRICS', false, warned('ci-runner exports no per-job metrics'), false),
   flag('FF_USE_FLEETING_ACQUIRE_HEARTBEATS', false, noAutoscaler),
-  flag('FF_USE_EXPONENTIAL_BACKOFF_STAGE_RETRY', true, warned('a retried stage is retried at once, without back-off'), false),
+  flag('FF_USE_EXPONENTIAL_BACKOFF_STAGE_RETRY', true, warned('a retried stage is retried without exponential back-off: at once, or after a fixed 1 s for a cache restore'), false),
   flag('FF_USE_ADAPTIVE_REQUEST_CONCURRENCY', true, warned('request_concurrency is the number of polling loops, always'), false),
   flag('FF_USE_GITALY_CORRELATION_ID', true, warned('get_sources sends no X-Gitaly-Correlation-ID header'), false),
   flag('FF_USE_GIT_PROACTIVE_AUTH', false, warned('ci-runner\'s git sends the job\'s credentials with its first request either way'), true),
