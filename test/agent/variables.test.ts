@@ -78,7 +78,7 @@ describe('file variables', () => {
     const out = await materializeFileVariables(list, stateDir, (path) => `/builds${path.slice(root.length)}`);
     expect(out).toEqual([
       { key: 'CONF', value: '/builds/state/CONF', file: join(stateDir, 'CONF') },
-      { key: '../../x', value: join(root, 'x') },
+      { key: '../../x', value: join(root, 'x'), public: true },
     ]);
     expect(await readFile(join(stateDir, 'CONF'), 'utf8')).toBe('a=b\n');
     expect((await readdir(root)).sort()).toEqual(['state']);

@@ -50,6 +50,6 @@ describe.skipIf(skipKubernetes)('daemon with a kubernetes entry', () => {
     } finally {
       await second.stop();
     }
-    expect(second.output()).toContain('removed pods and secrets left by an earlier run');
+    expect(second.output()).toContain('removed pods, secrets and job namespaces left by an earlier run');
   }, 180_000);
 });
