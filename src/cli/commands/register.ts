@@ -239,7 +239,7 @@ function checkKubernetesTable(kubernetes: Record<string, unknown>): void {
 function checkCustomTable(custom: Record<string, unknown>, executor: string, argv: Record<string, unknown>): string[] {
   const label = (key: PropertyKey | undefined): string => customFlagOfKey(String(key ?? ''), argv);
   const given = Object.keys(custom);
-  if (executor !== 'custom') return given.length > 0 ? [`${given.map(label).join(', ')} ${given.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not custom`] : [];
+  if (executor !== 'custom') return notWritten(given.map(label), executor, 'custom');
   const parsed = customSchema.safeParse(custom);
   if (!parsed.success) throw new CommandError(EXIT.usage, parsed.error.issues.map((i) => `${label(i.path[0])}: ${i.message}`).join('\n'));
   return parsed.data.run_exec === '' ? ['--custom-run-exec (CUSTOM_RUN_EXEC) is not set: every job of this runner fails until run_exec is set in its [runners.custom] table'] : [];
@@ -250,10 +250,14 @@ function checkCustomTable(custom: Record<string, unknown>, executor: string, arg
  * drops them too, without a word), so each is named once.
  */
 function otherExecutorFlags(executor: string, tables: { docker: Record<string, unknown>; kubernetes: Record<string, unknown> }): string[] {
-  const said: string[] = [];
-  const dockerGiven = Object.keys(tables.docker).map(flagOfKey);
-  if (executor !== 'docker' && dockerGiven.length > 0) said.push(`${dockerGiven.join(', ')} ${dockerGiven.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not docker`);
-  const kubernetesGiven = [...new Set(Object.keys(tables.kubernetes).map((key) => kubernetesFlagOfPath([key])))];
-  if (executor !== 'kubernetes' && kubernetesGiven.length > 0) said.push(`${kubernetesGiven.join(', ')} ${kubernetesGiven.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not kubernetes`);
-  return said;
+  return [
+    ...(executor === 'docker' ? [] : notWritten(Object.keys(tables.docker).map(flagOfKey), executor, 'docker')),
+    ...(executor === 'kubernetes' ? [] : notWritten([...new Set(Object.keys(tables.kubernetes).map((key) => kubernetesFlagOfPath([key])))], executor, 'kubernetes')),
+  ];
+}
+
+/** The one warning about flags of another executor's table that register does not write (none for none). */
+function notWritten(flags: readonly string[], executor: string, tableOf: string): string[] {
+  if (flags.length === 0) return [];
+  return [`${flags.join(', ')} ${flags.length === 1 ? 'is' : 'are'} ignored: the executor is ${executor}, not ${tableOf}`];
 }

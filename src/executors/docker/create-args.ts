@@ -17,6 +17,11 @@ function one(flags: string[], flag: string, value: string | number | undefined):
   if (value !== undefined) flags.push(`${flag}=${value}`);
 }
 
+/** `--tmpfs=PATH[:OPTIONS]` for each mount of a `tmpfs`/`services_tmpfs` table. */
+function tmpfs(flags: string[], mounts: Readonly<Record<string, string>>): void {
+  for (const [path, mountOptions] of Object.entries(mounts)) flags.push(`--tmpfs=${mountOptions ? `${path}:${mountOptions}` : path}`);
+}
+
 /** Both kinds of container: DNS, hosts, runtime, user namespace, shm size. */
 function shared(o: DockerOptions, flags: string[]): void {
   each(flags, '--dns', o.dns);
@@ -61,7 +66,7 @@ export function containerFlags(o: DockerOptions, options: { privileged?: boolean
   one(flags, '--ipc', o.ipcmode);
   one(flags, '--mac-address', o.mac_address);
   each(flags, '--link', o.links);
-  for (const [path, mountOptions] of Object.entries(o.tmpfs)) flags.push(`--tmpfs=${mountOptions ? `${path}:${mountOptions}` : path}`);
+  tmpfs(flags, o.tmpfs);
   for (const [name, value] of Object.entries(o.sysctls)) flags.push(`--sysctl=${name}=${value}`);
   for (const [name, limits] of Object.entries(o.ulimit)) flags.push(`--ulimit=${name}=${limits}`);
   return flags;
@@ -87,7 +92,7 @@ export function serviceFlags(o: DockerOptions, options: { privileged: boolean; d
   each(flags, '--security-opt', o.services_security_opt);
   each(flags, '--device', options.devices);
   one(flags, '--gpus', o.service_gpus);
-  for (const [path, mountOptions] of Object.entries(o.services_tmpfs)) flags.push(`--tmpfs=${mountOptions ? `${path}:${mountOptions}` : path}`);
+  tmpfs(flags, o.services_tmpfs);
   if (Object.keys(o.log_options).length > 0) {
     flags.push('--log-driver=json-file');
     for (const [name, value] of Object.entries(o.log_options)) flags.push(`--log-opt=${name}=${value}`);
