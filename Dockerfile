@@ -14,6 +14,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund --loglevel=warn
 # Compile src/ to dist/ (TypeScript is a dev dependency).
 FROM deps AS build
 COPY tsconfig.json tsconfig.build.json tsconfig.ui.json ./
+COPY scripts/build-dist.mjs ./scripts/
 COPY src ./src
 RUN npm run -s build && chmod 755 dist/cli/main.js
 

@@ -5,7 +5,8 @@
  * page in the source repository instead.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../util/package-root.js';
 
 const SERVICE = 'docs/install.md';
 const TOKENS = 'docs/register.md';
@@ -37,11 +38,9 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
 /** The page of the program as a whole. */
 export const PROGRAM_DOCS = 'README.md';
 
-/** dist/cli/ → the package's root (src/cli/ under tsx: the repository's). */
-const ROOT = new URL('../../', import.meta.url);
 
 /** The help text's last line for `page`. */
 export function docsEpilogue(page: string): string {
-  const installed = fileURLToPath(new URL(page, ROOT));
+  const installed = join(packageRoot(), page);
   return `Documentation: ${existsSync(installed) ? installed : `${page} in ci-runner's source repository`}`;
 }

@@ -22,6 +22,8 @@ export async function buildProgram(args: readonly string[], commands: readonly A
   const { default: yargs } = await import('yargs');
   let program = addGlobalOptions(yargs([...args]))
     .scriptName('ci-runner')
+    // English whatever LANG says, as GitLab Runner's help is (and the bundled CLI ships no yargs locales).
+    .detectLocale(false)
     .usage('$0 <command> [options]\n\nA CI runner for the GitLab runner API (/api/v4, and the legacy /ci/api/v1), with an embedded reference server.')
     .version(VERSION)
     .strict()

@@ -3,33 +3,16 @@
  * A repository cannot be committed inside ours, so it is created on demand: files copied, `git init`,
  * one commit with a fixed identity and date (so the same files always give the same commit sha).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { CiRunnerError } from '../util/errors.js';
+import { packageRoot } from '../util/package-root.js';
 
 /** The pipeline file of the example project, relative to its root. */
 export const EXAMPLE_PIPELINE_FILE = '.gitlab-ci.yml';
-
-/**
- * The package root: the nearest ancestor of this module with our package.json. Works from `src/` (tests,
- * tsx) and from `dist/` (the installed CLI) alike.
- */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'ci-runner') {
-      return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new CiRunnerError('EXAMPLE_MISSING', 'cannot find the ci-runner package root (package.json) above this module');
-    dir = parent;
-  }
-}
 
 /** Where the example project's files live in the package. */
 export function exampleProjectSource(): string {

@@ -1,16 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { packageManifest } from './package-root.js';
 
 const GO_ARCH: Readonly<Record<string, string>> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64' };
 
 const pkg: { version?: string; gitHead?: string } = (() => {
   try {
-    return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string; gitHead?: string };
+    return packageManifest();
   } catch {
     return {};
   }
 })();
 
-/** The package version, read once from package.json next to `src/` or `dist/`. */
+/** The package version, read once from the package's package.json. */
 export const VERSION: string = pkg.version ?? '0.0.0';
 
 /** The commit the package was built from (npm records `gitHead` when it packs a git checkout), as GitLab Runner's short revision; `unknown` otherwise. */

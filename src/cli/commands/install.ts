@@ -4,7 +4,6 @@
  */
 import { mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { CommandError, EXIT } from '../support.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
@@ -12,6 +11,7 @@ import { resolveConfigPath } from '../../agent/config/index.js';
 import { lookupUser } from '../../executors/run-as.js';
 import { requireSystemd, SYSTEM_UNIT_DIR, systemctl } from '../../service/systemd.js';
 import { renderUnit, stopTimeoutFor } from '../../service/unit.js';
+import { packageRoot } from '../../util/package-root.js';
 import { SERVICE_EXIT_NOTE, serviceOf, withServiceOption, type ServiceArgs } from './service-options.js';
 
 interface InstallArgs extends ServiceArgs {
@@ -49,7 +49,7 @@ export const installCommand: CommandModule<object, InstallArgs> = {
     const text = renderUnit({
       service,
       node: process.execPath,
-      cli: await realpath(fileURLToPath(new URL('../main.js', import.meta.url))),
+      cli: await realpath(join(packageRoot(), 'dist', 'cli', 'main.js')),
       config,
       workingDirectory: resolve(argv['working-directory'] ?? `/var/lib/${service}`),
       ...(argv.user ? { user: argv.user } : {}),

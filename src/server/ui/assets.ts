@@ -10,16 +10,28 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Reply } from '../http/reply.js';
+import { packageRoot } from '../../util/package-root.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 /**
- * Compiled browser modules sit beside this file in `dist/`; when the server runs from `src/` (tests
- * under vitest), the build's copy is used.
+ * The first of `candidates` (beside this module in `dist/`, or under `src/` in tests) that holds `file`.
+ * The bundled CLI runs this module from `dist/cli/chunks/`, so the package's own `dist/server/ui/` is
+ * looked at too.
  */
+function firstHolding(file: string, candidates: string[]): string {
+  return candidates.find((dir) => existsSync(join(dir, file))) ?? candidates[0]!;
+}
+
+/** The compiled browser modules; when the server runs from `src/` (tests under vitest), the build's copy. */
 function clientDir(): string {
-  const candidates = [join(here, 'client'), join(here, '..', '..', '..', 'dist', 'server', 'ui', 'client')];
-  return candidates.find((dir) => existsSync(join(dir, 'main.js'))) ?? candidates[0]!;
+  return firstHolding('main.js', [join(here, 'client'), join(packageRoot(), 'dist', 'server', 'ui', 'client')]);
+}
+
+/** The style sheet and icon: beside this module, else the package's build, else the sources. */
+function staticDir(): string {
+  const root = packageRoot();
+  return firstHolding('style.css', [join(here, 'static'), join(root, 'dist', 'server', 'ui', 'static'), join(root, 'src', 'server', 'ui', 'static')]);
 }
 
 const TYPES: Record<string, string> = {
@@ -33,7 +45,7 @@ function assetPath(kind: string, name: string): string | undefined {
   if (!/^[a-z0-9_-]+\.(js|css|svg)$/.test(name)) return undefined;
   if (kind === 'vendor') return name === 'ansi_up.js' ? createRequire(import.meta.url).resolve('ansi_up') : undefined;
   if (name.endsWith('.js')) return join(clientDir(), name);
-  return join(here, 'static', name);
+  return join(staticDir(), name);
 }
 
 const cache = new Map<string, { body: Buffer; etag: string }>();
