@@ -14,7 +14,19 @@
  * and stays in node_modules too.
  */
 import { chmodSync, cpSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { build } from 'esbuild';
+
+/**
+ * zod's index re-exports every locale's messages (~360 kB of the bundle, parsed at every start); the
+ * runner uses English alone, which zod installs itself. The locales index resolves to English only.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({ contents: 'export { default as en } from "./en.js";\n', resolveDir: dirname(args.path), loader: 'js' }));
+  },
+};
 
 const EXTERNAL = ['pino', 'pino-*', 'thread-stream', '@aws-sdk/*', '@smithy/*', '@azure/*', '@google-cloud/*', '@kubernetes/*'];
 
@@ -37,5 +49,6 @@ await build({
   sourcemap: 'linked',
   legalComments: 'linked',
   logLevel: 'warning',
+  plugins: [zodEnglishOnly],
 });
 chmodSync('dist/cli/main.js', 0o755);
