@@ -151,6 +151,7 @@ export class Agent {
   shutdown(mode: StopMode = 'graceful', cause?: string): void {
     this.steps.step(mode, this.jobs.size, this.logger, cause);
     this.waits.wakeAll();
+    this.services.onStopping?.();
   }
 
   /**

@@ -79,6 +79,7 @@ export function defaultServices(logger: Logger, runAs?: RunAs): SharedServices {
     stages: artifactStages,
     startTrace: async (options) => (await import('../trace/index.js')).startTrace(options),
     createExecutor: (runner) => createExecutor(runner, logger, runAs, shared),
+    onStopping: () => shared.markerSweeper?.hurry(),
     logger,
   };
 }

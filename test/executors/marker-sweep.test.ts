@@ -128,4 +128,24 @@ describe('the paced sweeper', () => {
     expect(passes.map((p) => p.markers)).toEqual([['a'], ['b']]);
     expect(await during).toBe(1);
   });
+
+  it('once hurried (the daemon stops), a waiting sweep passes at once and later ones wait for no pace', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { sweeper, passes } = recorded(async (markers) => new Map(markers.map((marker) => [marker, 1])));
+    const first = sweeper.sweep('a');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await first).toBe(1);
+    const waiting = sweeper.sweep('b');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(passes).toHaveLength(1);
+    sweeper.hurry();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes.map((p) => p.markers)).toEqual([['a'], ['b']]);
+    expect(await waiting).toBe(1);
+    const next = sweeper.sweep('c');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(passes.map((p) => p.markers)).toEqual([['a'], ['b'], ['c']]);
+    expect(passes[2]!.at - passes[0]!.at).toBeLessThan(500);
+    expect(await next).toBe(1);
+  });
 });

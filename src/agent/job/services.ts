@@ -27,4 +27,9 @@ export interface JobServices {
   onOutput?: (build: BuildPayload, chunk: string | Uint8Array) => void;
   /** Told when a job enters a stage (metrics: jobs running by stage). */
   onStage?: (build: BuildPayload, stage: string) => void;
+  /**
+   * Told once the daemon stops: clean-ups its jobs still owe (the paced marker sweeps) start without
+   * waiting for their pace, so they do not hold the exit.
+   */
+  onStopping?: () => void;
 }

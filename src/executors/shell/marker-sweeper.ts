@@ -5,7 +5,8 @@
  * process's environment (~2 ms of CPU here, and several times that in thread-pool traffic beside a
  * busy daemon's other work, such as the final update it would otherwise delay), so these sweeps are
  * paced: a pass starts at most once per `paceMs` and covers every marker asked for until it starts.
- * An idle sweeper starts its pass at once; behind a recent pass a marker waits up to `paceMs`.
+ * An idle sweeper starts its pass at once; behind a recent pass a marker waits up to `paceMs`, unless
+ * the daemon is stopping (`hurry`): then nothing waits for the pace, as the exit waits for the sweeps.
  * A job without a cgroup is swept at once by its executor (the sweep is its only net for `setsid`).
  */
 import { sweepMarkedAmong } from './process-group.js';
@@ -33,6 +34,7 @@ export class MarkerSweeper {
   private timer: NodeJS.Timeout | undefined;
   private passing = false;
   private lastStart = -Infinity;
+  private hurried = false;
 
   constructor(options: MarkerSweeperOptions = {}) {
     this.paceMs = options.paceMs ?? SWEEP_PACE_MS;
@@ -49,10 +51,19 @@ export class MarkerSweeper {
     });
   }
 
-  /** Arms the next pass: now when the last one started at least `paceMs` ago, else when it has. */
+  /** From now on every pass starts as soon as the one before has ended: the daemon is stopping. */
+  hurry(): void {
+    this.hurried = true;
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.schedule();
+  }
+
+  /** Arms the next pass: now when the last one started at least `paceMs` ago (or `hurry` was called), else when it has. */
   private schedule(): void {
     if (this.passing || this.timer || this.queued.size === 0) return;
-    const wait = Math.max(0, this.lastStart + this.paceMs - performance.now());
+    const wait = this.hurried ? 0 : Math.max(0, this.lastStart + this.paceMs - performance.now());
     // Not unref'd: a marker waiting for its pass is work the daemon owes before it exits.
     this.timer = setTimeout(() => {
       this.timer = undefined;
