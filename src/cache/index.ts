@@ -15,5 +15,5 @@ export { restoreCache } from './restore.js';
 export { archiveCache } from './save.js';
 export { openCacheStore, type CacheStore } from './store.js';
 export { setUpStage, type StageSetup } from './stage-setup.js';
-export { downloadCacheFile, uploadCacheFile, type DownloadOutcome, type SignedRequest, type SignedUpload, type TransferOptions } from './transfer.js';
+export { downloadCacheFile, selectCacheSource, uploadCacheFile, type CacheSource, type DownloadOutcome, type SignedRequest, type SignedUpload, type TransferOptions } from './transfer.js';
 export { cacheTransport } from './transport-pool.js';

@@ -22,13 +22,13 @@ import { extractArchive } from '../artifacts/extract.js';
 import { megabytes } from '../artifacts/naming.js';
 import { CacheError, cleanUrl } from './errors.js';
 import type { CacheContext, CacheStageOptions, CacheTraffic } from './job.js';
-import { alternateKey, storedKey } from './key.js';
+import { alternateKey, storedKey, type StoredKey } from './key.js';
 import { localCacheFile } from './local.js';
 import { removeCachePaths } from './clean-up.js';
 import { parseGoBool } from '../util/go-bool.js';
 import type { RemoteCache } from './remote.js';
 import { setUpStage } from './stage-setup.js';
-import { downloadCacheFile } from './transfer.js';
+import { downloadCacheFile, selectCacheSource, type SignedRequest } from './transfer.js';
 
 /** Restores the cache `opts.spec` names. Never throws but the job's abort reason and CACHE_POLICY_UNKNOWN. */
 export async function restoreCache(ctx: CacheContext, opts: CacheStageOptions): Promise<CacheTraffic | undefined> {
@@ -68,6 +68,21 @@ async function restoreKeys(ctx: CacheContext, opts: CacheStageOptions, setup: No
   return { storeFailed };
 }
 
+/**
+ * The signed GET of the object to download: as GitLab Runner 19's cache-extractor, the key under the other
+ * FF_HASH_CACHE_KEYS naming is looked at too (so caches survive the flag turned on or off), and taken
+ * when this name has no object, or when its object is the newer of the two.
+ */
+async function chooseName(ctx: CacheContext, remote: RemoteCache, object: string, other: StoredKey | undefined): Promise<SignedRequest> {
+  const primary = await remote.store.signGet(object, remote.expiresSec, ctx.signal);
+  const alternateObject = other && remote.objectName(other);
+  if (!alternateObject) return primary;
+  const alternate = await remote.store.signGet(alternateObject, remote.expiresSec, ctx.signal);
+  const chosen = await selectCacheSource({ get: primary }, { get: alternate }, remote.transfer);
+  if (chosen.line) ctx.log(chosen.line);
+  return chosen.source.get;
+}
+
 /** One key: fetched when there is a store, then extracted. Throws what makes it fail. */
 async function restoreKey(ctx: CacheContext, opts: CacheStageOptions, remote: RemoteCache | undefined, key: string, hashed: boolean): Promise<CacheTraffic> {
   const stored = storedKey(key, hashed);
@@ -76,15 +91,8 @@ async function restoreKey(ctx: CacheContext, opts: CacheStageOptions, remote: Re
   if (remote) {
     const object = remote.objectName(stored);
     if (!object) throw new CacheError('CACHE_DOWNLOAD_FAILED', 'computed cache path outside of project bucket. Please remove `../` from cache key');
-    const request = await remote.store.signGet(object, remote.expiresSec, ctx.signal);
-    let outcome = await downloadCacheFile(request, file, remote.transfer);
-    // As GitLab Runner's alternate URL: a cache saved before FF_HASH_CACHE_KEYS was turned on (or off) is found under the other name.
-    const other = outcome.kind === 'missing' ? alternateKey(key, hashed) : undefined;
-    const alternate = other && remote.objectName(other);
-    if (alternate) {
-      outcome = await downloadCacheFile(await remote.store.signGet(alternate, remote.expiresSec, ctx.signal), file, remote.transfer);
-      if (outcome.kind !== 'missing') ctx.log('Selecting alternate cache URL: primary not available');
-    }
+    const request = await chooseName(ctx, remote, object, alternateKey(key, hashed));
+    const outcome = await downloadCacheFile(request, file, remote.transfer);
     if (outcome.kind === 'missing') throw new CacheError('CACHE_DOWNLOAD_FAILED', 'file does not exist');
     if (outcome.kind === 'up-to-date') ctx.log(`cache.zip is up to date`);
     else ctx.log(`Downloaded cache from ${cleanUrl(request.url)}${outcome.etag ? `  ETag=${outcome.etag}` : ''} (${megabytes(outcome.bytes)})`);

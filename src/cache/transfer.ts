@@ -61,6 +61,46 @@ const OCTET_STREAM = 'application/octet-stream';
 /** Most of an error answer read for its `<Code>` and `<Message>`. */
 const MAX_ERROR_BODY = 64 * 1024;
 
+/** One object as the two requests that can date it: its signed GET, and a signed HEAD when the signer made one. */
+export interface CacheSource {
+  get: SignedRequest;
+  head?: SignedRequest;
+}
+
+/**
+ * Which of a key's two names (FF_HASH_CACHE_KEYS on and off) to download, as GitLab Runner 19's
+ * cache-extractor chooses: the alternate when the primary cannot be dated (missing) and the alternate
+ * can, or when the alternate is newer; else the primary. `line` is what the extractor logs for an alternate.
+ */
+export async function selectCacheSource(primary: CacheSource, alternate: CacheSource, options: TransferOptions): Promise<{ source: CacheSource; line?: string }> {
+  const [primaryTime, alternateTime] = await Promise.all([cacheObjectTime(primary, options), cacheObjectTime(alternate, options)]);
+  if (alternateTime === undefined) return { source: primary };
+  if (primaryTime === undefined) return { source: alternate, line: 'Selecting alternate cache URL: primary not available' };
+  if (alternateTime.getTime() > primaryTime.getTime()) return { source: alternate, line: 'Selecting alternate cache URL: newer timestamp' };
+  return { source: primary };
+}
+
+/**
+ * When the object was last modified: from its signed HEAD, else from a one-byte ranged GET (a signed GET
+ * allows a Range, where a HEAD needs a signature of its own). Undefined when it is missing, undated or
+ * cannot be asked: one try, as GitLab Runner's extractor falls back to the primary name on any error.
+ */
+async function cacheObjectTime(source: CacheSource, options: TransferOptions): Promise<Date | undefined> {
+  const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.requestTimeoutMs)]);
+  const req = source.head ? { method: 'HEAD' as const, url: source.head.url, headers: { ...source.head.headers } } : { method: 'GET' as const, url: source.get.url, headers: { ...source.get.headers, range: 'bytes=0-0' } };
+  let response: HttpResponse;
+  try {
+    response = await request(options, signal, 'CACHE_DOWNLOAD_FAILED', req);
+  } catch (error) {
+    if (options.signal.aborted) throw options.signal.reason;
+    if (error instanceof CacheError) return undefined;
+    throw error;
+  }
+  // A store that ignores the Range answers 200 with the whole object: not read.
+  discard(response);
+  return response.status === 200 || response.status === 206 ? dateHeader(header(response.headers, 'last-modified')) : undefined;
+}
+
 /** GETs `req` into `file` (replaced atomically). Throws CacheError CACHE_DOWNLOAD_FAILED, or the job's abort reason. */
 export async function downloadCacheFile(req: SignedRequest, file: string, options: TransferOptions): Promise<DownloadOutcome> {
   return withRetries(options, (signal) => downloadOnce(req, file, options, signal));
@@ -140,7 +180,7 @@ async function uploadBlocks(req: SignedUpload, file: string, size: number, block
 }
 
 /** One request under its own deadline; a transport failure becomes a retryable CacheError. */
-async function request(options: TransferOptions, signal: AbortSignal, code: CacheErrorCode, req: { method: 'GET' | 'PUT'; url: URL; headers: Record<string, string>; body?: Readable | string }): Promise<HttpResponse> {
+async function request(options: TransferOptions, signal: AbortSignal, code: CacheErrorCode, req: { method: 'GET' | 'HEAD' | 'PUT'; url: URL; headers: Record<string, string>; body?: Readable | string }): Promise<HttpResponse> {
   let response: HttpResponse;
   try {
     response = await send(options.transport, {

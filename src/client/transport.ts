@@ -133,7 +133,7 @@ function pool(maxAgeMs?: number): { keepAliveTimeout: number; keepAliveMaxTimeou
 }
 
 export interface HttpRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: URL;
   headers?: Record<string, string>;
   body?: string | Uint8Array | AsyncIterable<Uint8Array> | Readable;

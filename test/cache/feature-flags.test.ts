@@ -125,4 +125,24 @@ describe.skipIf(skipS3)('FF_HASH_CACHE_KEYS in S3', () => {
     expect(text(reader)).toMatch(/^Checking cache for deps\.\.\.\nSelecting alternate cache URL: primary not available\nDownloaded cache from/m);
     expect(await readFile(join(reader.projectDir, 'vendor/a'), 'utf8')).toBe('hashed');
   });
+
+  it('with a cache under both names, takes the newer object, whichever name the flag gives (GitLab Runner 19)', async () => {
+    const spec = { key: 'both', paths: ['vendor/'] };
+    const older = await job({ 'vendor/a': 'older, hashed' }, spec, 902);
+    await archiveCache(older, cacheOptions(await tempDir(), older.build, { config: config(), variables: HASHED }));
+    // Last-Modified counts whole seconds.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const newer = await job({ 'vendor/a': 'newer, plain' }, spec, 902);
+    await archiveCache(newer, cacheOptions(await tempDir(), newer.build, { config: config() }));
+
+    const flagOn = await job({}, spec, 902);
+    await restoreCache(flagOn, cacheOptions(await tempDir(), flagOn.build, { config: config(), variables: HASHED }));
+    expect(text(flagOn)).toMatch(/^Checking cache for both\.\.\.\nSelecting alternate cache URL: newer timestamp\nDownloaded cache from/m);
+    expect(await readFile(join(flagOn.projectDir, 'vendor/a'), 'utf8')).toBe('newer, plain');
+
+    const flagOff = await job({}, spec, 902);
+    await restoreCache(flagOff, cacheOptions(await tempDir(), flagOff.build, { config: config() }));
+    expect(text(flagOff)).not.toContain('Selecting alternate');
+    expect(await readFile(join(flagOff.projectDir, 'vendor/a'), 'utf8')).toBe('newer, plain');
+  });
 });

@@ -14,7 +14,7 @@ import { createArchive } from '../../artifacts/create.js';
 import { extractArchive } from '../../artifacts/extract.js';
 import { megabytes } from '../../artifacts/naming.js';
 import { excludeEntries, selectFiles } from '../../artifacts/select.js';
-import { cleanUrl, downloadCacheFile, uploadCacheFile, writeCacheMetadata, cacheTransport, type TransferOptions } from '../../cache/index.js';
+import { cleanUrl, downloadCacheFile, selectCacheSource, uploadCacheFile, writeCacheMetadata, cacheTransport, type SignedRequest, type TransferOptions } from '../../cache/index.js';
 import { DEFAULT_REQUEST_TIMEOUT_MINUTES } from '../../cache/plan.js';
 import { parseDurationMs } from '../../util/duration.js';
 import { fatal, helperSignal, say, warn } from './context.js';
@@ -30,6 +30,8 @@ interface CacheValues {
 
 export interface ExtractorValues extends CacheValues {
   'alternate-url'?: string;
+  'head-url'?: string;
+  'alternate-head-url'?: string;
   'alternate-gocloud-url'?: string;
 }
 
@@ -66,6 +68,23 @@ function missing(message: string): never {
   throw fatal(message);
 }
 
+/** Signed requests as the flags give them: no headers (a pre-signed URL carries its signature). */
+const signed = (url: string): SignedRequest => ({ url: new URL(url), headers: {} });
+
+/**
+ * `--url`, or `--alternate-url` (the key under the other FF_HASH_CACHE_KEYS naming) when only it has an
+ * object or its object is newer, as GitLab Runner 19's extractor chooses: dated by `--head-url` and
+ * `--alternate-head-url` when given, else by a one-byte GET of the URL itself.
+ */
+async function chooseSource(url: string, values: ExtractorValues, options: TransferOptions): Promise<SignedRequest> {
+  const primary = { get: signed(url), ...(values['head-url'] ? { head: signed(values['head-url']) } : {}) };
+  if (!values['alternate-url']) return primary.get;
+  const alternate = { get: signed(values['alternate-url']), ...(values['alternate-head-url'] ? { head: signed(values['alternate-head-url']) } : {}) };
+  const chosen = await selectCacheSource(primary, alternate, options);
+  if (chosen.line) say(chosen.line);
+  return chosen.source.get;
+}
+
 export async function cacheExtractor(values: ExtractorValues): Promise<void> {
   if (values['gocloud-url'] || values['alternate-gocloud-url']) throw fatal(NO_GOCLOUD);
   if (!values.file) missing('Missing cache file');
@@ -73,12 +92,11 @@ export async function cacheExtractor(values: ExtractorValues): Promise<void> {
   const signal = helperSignal();
   if (values.url) {
     const options = transfer(values, signal);
-    let outcome = await downloadCacheFile({ url: new URL(values.url), headers: {} }, file, options).catch((error: unknown) => missing((error as Error).message));
-    // The key's object under the other naming scheme, when the primary has none (GitLab Runner's FF_HASH_CACHE_KEYS transition).
-    if (outcome.kind === 'missing' && values['alternate-url']) outcome = await downloadCacheFile({ url: new URL(values['alternate-url']), headers: {} }, file, options).catch((error: unknown) => missing((error as Error).message));
+    const source = await chooseSource(values.url, values, options);
+    const outcome = await downloadCacheFile(source, file, options).catch((error: unknown) => missing((error as Error).message));
     if (outcome.kind === 'missing') missing('file does not exist');
     if (outcome.kind === 'up-to-date') say(`${file.split('/').pop() ?? ''} is up to date`);
-    else say(`Downloaded cache from ${cleanUrl(new URL(values.url))}${outcome.etag ? `  ETag=${outcome.etag}` : ''} (${megabytes(outcome.bytes)})`);
+    else say(`Downloaded cache from ${cleanUrl(source.url)}${outcome.etag ? `  ETag=${outcome.etag}` : ''} (${megabytes(outcome.bytes)})`);
   } else {
     say('No URL provided, cache will not be downloaded from shared cache server. Instead a local version of cache will be extracted.');
   }
