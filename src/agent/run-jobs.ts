@@ -43,6 +43,8 @@ export interface RunJobsOptions {
   onJobFinished?: (buildId: number, outcome: JobOutcome) => void;
   /** How the runner's TLS files were given, for messages (default: their config.toml keys). */
   tlsLabels?: TlsLabels;
+  /** This host's id, sent over v4 and shown in each trace's header. */
+  systemId?: string;
 }
 
 export interface JobResult {
@@ -66,7 +68,7 @@ export interface RunJobsResult {
 /** Takes and runs jobs until one of the stop conditions holds, then waits for the running ones. */
 export async function runJobs(options: RunJobsOptions): Promise<RunJobsResult> {
   const { runner } = options;
-  const client = createRunnerApi({ url: runner.url, api: runner.api, executor: runner.executor, shell: runner.shell, tls: runnerTls(runner, options.tlsLabels) });
+  const client = createRunnerApi({ url: runner.url, api: runner.api, executor: runner.executor, shell: runner.shell, tls: runnerTls(runner, options.tlsLabels), systemId: options.systemId });
   const loop = new JobLoop(options, client);
   try {
     return await loop.run();

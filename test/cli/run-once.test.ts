@@ -49,6 +49,8 @@ ok:
     expect(t.server.getJob(jobId)?.status).toBe('success');
     const text = await trace(jobId);
     expect(text).toContain('Running with ci-runner');
+    // No config file: a system id for the process, as GitLab Runner's run-single makes.
+    expect(text).toMatch(new RegExp(`\\n  on run-once ${shortToken(token)}, system ID: [sr]_[0-9a-zA-Z]{12}\\n`));
     expect(text).toMatch(/Checking out [0-9a-f]{8} as detached HEAD \(ref is main\)\.\.\./);
     expect(text).toContain('$ sh hello.sh');
     expect(text).toContain('hello from the repo');

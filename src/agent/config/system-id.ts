@@ -1,8 +1,10 @@
 /**
  * This host's `system_id` (docs/protocol-v4.md §3), as GitLab Runner keeps it: in
  * `.runner_system_id` beside config.toml, made once and read back ever after. `s_` + 12 hex digits
- * derived from the machine id (`/etc/machine-id`), so the same host keeps its id even when the file
- * is lost; `r_` + 12 random letters and digits where no machine id can be read. When the file cannot
+ * derived from the machine id (`/etc/machine-id`) as GitLab Runner derives them, so the same host keeps
+ * its id even when the file is lost, and has the id GitLab Runner would give it; `r_` + 12 random
+ * letters and digits where no machine id can be read. `run-once` without a config file makes one for
+ * the process (`uniqueSystemId`), as GitLab Runner's run-single does. When the file cannot
  * be written the id still serves this process (a warning says so), and the next start makes another.
  * A v4 server tells the managers of one runner token apart by it (`glrt-` runners shared by hosts).
  */
@@ -30,7 +32,7 @@ export async function loadSystemId(configPath: string, machineIdFiles: readonly 
   const path = join(dirname(configPath), SYSTEM_ID_FILE);
   const kept = (await readFile(path, 'utf8').catch(() => '')).trim();
   if (VALID.test(kept)) return { id: kept, path };
-  const id = (await fromMachineId(machineIdFiles)) ?? randomId();
+  const id = await uniqueSystemId(machineIdFiles);
   try {
     await writeAtomic(path, `${id}\n`);
     return { id, path };
@@ -39,11 +41,19 @@ export async function loadSystemId(configPath: string, machineIdFiles: readonly 
   }
 }
 
-/** `s_` + the first 12 hex digits of an HMAC of the machine id (never the machine id itself). */
+/** A system id not kept anywhere: derived from the machine id, else random. */
+export async function uniqueSystemId(machineIdFiles: readonly string[] = MACHINE_ID_FILES): Promise<string> {
+  return (await fromMachineId(machineIdFiles)) ?? randomId();
+}
+
+/**
+ * `s_` + the first 12 hex digits of the HMAC-SHA256 keyed with the machine id of the text
+ * `gitlab-runner` (GitLab Runner's derivation; never the machine id itself).
+ */
 async function fromMachineId(files: readonly string[]): Promise<string | undefined> {
   for (const file of files) {
     const machineId = (await readFile(file, 'utf8').catch(() => '')).trim();
-    if (machineId !== '') return `s_${createHmac('sha256', machineId).update('ci-runner system id').digest('hex').slice(0, 12)}`;
+    if (machineId !== '') return `s_${createHmac('sha256', machineId).update('gitlab-runner').digest('hex').slice(0, 12)}`;
   }
   return undefined;
 }

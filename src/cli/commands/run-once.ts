@@ -65,14 +65,19 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
       const check = await checkExecutor(runner);
       if (!check.ok) throw new CommandError(EXIT.usage, `cannot run ${runner.executor} jobs: ${check.reason}`);
     }
-    const [{ JobInterrupted }, { runJobs }, { defaultServices }, { createLogger }, { JobLogTee, jobLogLocation }] = await Promise.all([
+    const [{ JobInterrupted }, { runJobs }, { defaultServices }, { createLogger }, { JobLogTee, jobLogLocation }, { loadSystemId, uniqueSystemId }] = await Promise.all([
       import('../../agent/job/job-signal.js'),
       import('../../agent/run-jobs.js'),
       import('../../agent/services.js'),
       import('../../log/index.js'),
       import('../job-output.js'),
+      import('../../agent/config/system-id.js'),
     ]);
     const logger = createLogger({ level: requestedLogLevel(argv) ?? 'warn' });
+    // A runner of a config file has that file's system id; one from flags gets one for this process (GitLab Runner's run-single).
+    const kept = values.runner === undefined ? undefined : await loadSystemId(resolveConfigPath(values.config));
+    if (kept?.unsaved) logger.warn(`system id: ${kept.unsaved}`);
+    const systemId = kept?.id ?? (await uniqueSystemId());
     keepRunningOnUnhandledRejection(logger);
     const limit = Math.max(1, values.limit);
     const tee = values['show-log'] ? new JobLogTee(process.stdout, runner.token, limit > 1 && maxBuilds !== 1) : undefined;
@@ -100,6 +105,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
         stopWaiting: signals.first,
         stopJob: stopJob.signal,
         tlsLabels: tls.labels,
+        systemId,
         onJobStarted: (build) => process.stderr.write(`Job ${build.id} (${build.name}) received; its log: ${jobLogLocation(build, runner.url)}\n`),
         onJobFinished: (buildId, outcome) => {
           tee?.end(buildId);
