@@ -14,7 +14,13 @@ import { workDirs } from './helpers.js';
 
 let silent: Server;
 let url: string;
+let mute: Server;
+let muteUrl: string;
 beforeAll(async () => {
+  // Answers nothing at all, the API probe included.
+  mute = createServer((req) => void req.resume());
+  await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+  muteUrl = `http://127.0.0.1:${(mute.address() as AddressInfo).port}`;
   // Answers the API probe (v4 is there), reads each upload whole, then never answers it.
   silent = createServer((req, res) => {
     req.resume();
@@ -24,6 +30,8 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  mute.closeAllConnections();
+  await new Promise((resolve) => mute.close(resolve));
   silent.closeAllConnections();
   await new Promise((resolve) => silent.close(resolve));
 });
@@ -38,6 +46,14 @@ describe('GitLab Runner flags of our commands', () => {
     expect(result.stderr).not.toContain('is ignored');
     // Three attempts of 1 s each and their pauses, far below the 10 minutes of --timeout.
     expect(Date.now() - started).toBeLessThan(120_000);
+  }, 150_000);
+
+  it('artifacts-uploader waits no longer than --response-header-timeout for the API probe either', async () => {
+    const { root } = await workDirs();
+    await writeFile(join(root, 'a.txt'), 'artifact');
+    const result = await cli(['artifacts-uploader', '--url', muteUrl, '--token', 'job-token', '--id', '1', '--path', 'a.txt', '--response-header-timeout', '1s'], { cwd: root });
+    expect(result.exitCode, result.all).not.toBe(0);
+    expect(result.all).toMatch(/within 1 s/);
   }, 150_000);
 
   it('--cpuprofile (CPU_PROFILE) is accepted before the command, with one warning', async () => {

@@ -51,7 +51,7 @@ export async function artifactsUploader(values: UploaderValues): Promise<void> {
   const headerMs = durationFlag(values['response-header-timeout'], 'response-header-timeout');
   // As GitLab Runner's uploader: the whole upload within --timeout, the answer's headers within --response-header-timeout.
   const timeouts = timeoutMs === undefined || headerMs === undefined ? {} : { timeouts: { uploadMs: timeoutMs, responseHeaderMs: headerMs } };
-  const { client, id, token } = jobClient(values);
+  const { client, id, token } = jobClient(values, headerMs);
   const signal = timeoutMs === undefined ? helperSignal() : AbortSignal.any([helperSignal(), AbortSignal.timeout(timeoutMs)]);
   const spec = {
     paths: values.path ?? [],

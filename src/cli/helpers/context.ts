@@ -52,7 +52,8 @@ export interface JobCredentials {
 }
 
 /** The client for the job's coordinator (v4 or v1, asked on the first call); the credentials must be complete. */
-export function jobClient(values: JobCredentials): { client: RunnerApi; id: number; token: string } {
+/** The job's API client; `responseHeaderTimeoutMs` bounds every answer's headers, the API probe's too. */
+export function jobClient(values: JobCredentials, responseHeaderTimeoutMs?: number): { client: RunnerApi; id: number; token: string } {
   if (!values.url) warn('Missing URL (--url)');
   if (!values.token) warn('Missing runner credentials (--token)');
   if (values.id === undefined || values.id <= 0) warn('Missing build ID (--id)');
@@ -67,5 +68,5 @@ export function jobClient(values: JobCredentials): { client: RunnerApi; id: numb
   } catch (error) {
     throw fatal((error as Error).message);
   }
-  return { client: createRunnerApi({ url: values.url, tls }), id: values.id, token: values.token };
+  return { client: createRunnerApi({ url: values.url, tls, ...(responseHeaderTimeoutMs === undefined ? {} : { requestTimeoutMs: responseHeaderTimeoutMs }) }), id: values.id, token: values.token };
 }
