@@ -5,7 +5,7 @@
  * `--cpuprofile` is accepted with a warning.
  */
 import type { Argv } from 'yargs';
-import { LOG_FORMATS } from '../log/index.js';
+import { LOG_FORMATS } from '../log/format-choice.js';
 import { warned } from '../util/compat.js';
 import { addEnvOptions, checkFlagSupport, resolveEnvOptions, type EnvFlag } from './env-options.js';
 

@@ -10,7 +10,7 @@
 import { COMMAND_NAMES, loadCommands } from './commands/index.js';
 import { buildProgram } from './program.js';
 import { commandWord, unknownArgumentsMessage, unknownCommandMessage } from './unknown-command.js';
-import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log/index.js';
+import { isLogFormat, LOG_FORMATS, setLogFormatOverride } from '../log/format-choice.js';
 
 /** `--log-format`, else LOG_FORMAT (GitLab Runner's flag and variable), for every logger made from now on. */
 function applyLogFormat(argv: Record<string, unknown>): void {

@@ -11,10 +11,11 @@ import type { LogFormat } from './format.js';
 import { REDACT } from './redact.js';
 import { formattingStream } from './stream.js';
 import { countLogLine } from './level-counts.js';
+import { logFormatOverride } from './format-choice.js';
 
 export type { LevelWithSilent, Logger } from 'pino';
 export type { LogFormat, LogLevel } from './format.js';
-export const LOG_FORMATS: readonly LogFormat[] = ['runner', 'text', 'json'];
+export { isLogFormat, LOG_FORMATS, setLogFormatOverride } from './format-choice.js';
 
 export interface LoggerOptions {
   level?: LevelWithSilent;
@@ -30,21 +31,6 @@ export interface LoggerOptions {
    * journal's stream (systemd sets JOURNAL_STREAM to its device and inode).
    */
   journald?: boolean;
-}
-
-let formatOverride: LogFormat | undefined;
-
-/**
- * `--log-format` / LOG_FORMAT: used by every logger created afterwards instead of the config's
- * `log_format` (as in GitLab Runner, the command line wins over config.toml).
- */
-export function setLogFormatOverride(format: LogFormat | undefined): void {
-  formatOverride = format;
-}
-
-/** Whether `value` names a format. */
-export function isLogFormat(value: unknown): value is LogFormat {
-  return typeof value === 'string' && (LOG_FORMATS as readonly string[]).includes(value);
 }
 
 /** Whether standard error is connected to the journal. */
@@ -65,7 +51,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = toStderr ? pino.destination({ dest: 2, sync: true }) : (options.destination as NodeJS.WritableStream & { write(text: string): boolean });
   const isTTY = toStderr ? process.stderr.isTTY === true : (options.destination as { isTTY?: boolean }).isTTY === true;
   const stream = formattingStream(destination, {
-    format: formatOverride ?? options.format ?? 'runner',
+    format: logFormatOverride() ?? options.format ?? 'runner',
     colour: options.colour ?? isTTY,
     journald: options.journald ?? (toStderr && stderrIsJournal()),
   });
