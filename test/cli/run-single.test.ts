@@ -1,5 +1,5 @@
 import { logText } from '../helpers/log-text.js';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -85,7 +85,8 @@ later:
       expect(t.server.getJob(job.id)?.status).toBe('success');
       const text = await trace(job.id);
       // GitLab Runner's header: the name, then the 9-character short token.
-      expect(text).toContain(`  on env-runner ${token.replace(/^glrt-/, '').slice(0, 9)}\n`);
+      // No config file: a system id for the process, as GitLab Runner's run-single makes.
+      expect(text).toMatch(new RegExp(`  on env-runner ${token.replace(/^glrt-/, '').slice(0, 9)}, system ID: [sr]_[0-9a-zA-Z]{12}\\n`));
       expect(text).toContain('pre-clone-ran');
       expect(text).toContain('pre-build-ran');
       expect(text).toContain('bash=none name-var=yes, really');
@@ -145,7 +146,9 @@ later:
     const result = await cli(['run-single', '-c', config, '-r', 'from-config', '--max-builds', '1']);
     expect(result.exitCode, result.all).toBe(0);
     const text = await trace(p.jobs[0]!.id);
-    expect(text).toContain(`  on from-config ${token.replace(/^glrt-/, '').slice(0, 9)}\n`);
+    // The config file's system id (.runner_system_id beside it).
+    const kept = (await readFile(join(root, '.runner_system_id'), 'utf8')).trim();
+    expect(text).toContain(`  on from-config ${token.replace(/^glrt-/, '').slice(0, 9)}, system ID: ${kept}\n`);
     expect(text).toContain('config-pre-build');
     const missing = await cli(['run-single', '--max-builds', '1'], { env: { CONFIG_FILE: config, RUNNER_CONFIG_NAME: 'absent' } });
     expect(missing.exitCode).toBe(2);
