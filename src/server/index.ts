@@ -123,7 +123,7 @@ function listener(handle: RequestListener, tls: ServerTls | undefined): Server {
  * caller that knows both are coming (`exec`) and has other work to overlap them with.
  */
 export async function preloadPipelineModules(): Promise<void> {
-  await Promise.all([loadPipelineModules(), import('./git/http-backend.js')]);
+  await Promise.all([loadPipelineModules(), import('./git/http-backend.js').then((backend) => backend.warmGitHttpBackend())]);
 }
 
 /** Starts a reference server; it is listening when the promise resolves. */

@@ -39,6 +39,11 @@ function gitHttpBackend(): Promise<string> {
   return backendPath;
 }
 
+/** Looks the CGI program up now, off the first fetch's path (`exec` asks while it snapshots); a failure is the first fetch's to report. */
+export function warmGitHttpBackend(): void {
+  gitHttpBackend().catch(() => undefined);
+}
+
 /** Environment variables the CGI program may inherit from ours: enough to run, no GIT_* overrides. */
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'SYSTEMROOT'];
 
