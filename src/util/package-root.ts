@@ -8,24 +8,32 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CiRunnerError } from './errors.js';
 
-let found: string | undefined;
+type Manifest = { name?: string; version?: string; gitHead?: string };
+
+/** The root and its package.json, found once per process. */
+let found: { dir: string; manifest: Manifest } | undefined;
 
 export function packageRoot(): string {
+  return locate().dir;
+}
+
+/** The package's package.json, parsed (read once, when the root is found). */
+export function packageManifest(): Manifest {
+  return locate().manifest;
+}
+
+function locate(): { dir: string; manifest: Manifest } {
   if (found !== undefined) return found;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'ci-runner') {
-      found = dir;
-      return dir;
+    const path = join(dir, 'package.json');
+    const manifest = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Manifest) : undefined;
+    if (manifest?.name === 'ci-runner') {
+      found = { dir, manifest };
+      return found;
     }
     const parent = dirname(dir);
     if (parent === dir) throw new CiRunnerError('PACKAGE_ROOT_MISSING', 'cannot find the ci-runner package root (package.json) above this module');
     dir = parent;
   }
-}
-
-/** The package's package.json, parsed. */
-export function packageManifest(): { name?: string; version?: string; gitHead?: string } {
-  return JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { name?: string; version?: string; gitHead?: string };
 }

@@ -14,13 +14,22 @@ import { packageRoot } from '../../util/package-root.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
+/** Where each file was found, by its candidate list. */
+const holding = new Map<string, string>();
+
 /**
  * The first of `candidates` (beside this module in `dist/`, or under `src/` in tests) that holds `file`.
  * The bundled CLI runs this module from `dist/cli/chunks/`, so the package's own `dist/server/ui/` is
  * looked at too.
  */
 function firstHolding(file: string, candidates: string[]): string {
-  return candidates.find((dir) => existsSync(join(dir, file))) ?? candidates[0]!;
+  const key = candidates.join('\0');
+  const known = holding.get(key);
+  if (known !== undefined) return known;
+  const dir = candidates.find((candidate) => existsSync(join(candidate, file)));
+  // Kept once found; until then each request looks again (a test's server may start before the build).
+  if (dir !== undefined) holding.set(key, dir);
+  return dir ?? candidates[0]!;
 }
 
 /** The compiled browser modules; when the server runs from `src/` (tests under vitest), the build's copy. */
