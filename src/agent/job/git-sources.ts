@@ -15,7 +15,7 @@ import { redactUrl } from './build-dir.js';
 import { HOST_GIT_SETTINGS, type GitSetting } from '../../git/host-config.js';
 import { AT_SHA, fetchLines, notice } from './git-fetch.js';
 import { gitTlsConfig, gitTlsEnvLines, type GitTls } from './git-tls.js';
-import { submoduleLines } from './git-submodules.js';
+import { HAS_LFS_FILES, submoduleLines } from './git-submodules.js';
 
 export type GitStrategy = 'clone' | 'fetch' | 'none' | 'empty';
 export type SubmoduleStrategy = 'none' | 'normal' | 'recursive';
@@ -93,7 +93,7 @@ export function gitSourcesCommands(options: GitSourcesOptions): string[] {
       ...(cleanFlags.length > 0 ? [`git clean ${cleanFlags.map(shellQuote).join(' ')}`] : []),
     );
     // lfs.url on the command line: the project's own LFS endpoint, whatever `.lfsconfig` says.
-    if (options.lfs ?? true) lines.push('if command -v git-lfs >/dev/null 2>&1; then', `git -c lfs.url=${shellQuote(lfsUrl(remote))} lfs pull`, 'fi');
+    if (options.lfs ?? true) lines.push(`if command -v git-lfs >/dev/null 2>&1 && ${HAS_LFS_FILES}; then`, `git -c lfs.url=${shellQuote(lfsUrl(remote))} lfs pull`, 'fi');
   } else lines.push(notice('Skipping Git checkout'));
   if (options.submodules === 'none') lines.push(notice('Skipping Git submodules setup'));
   else {

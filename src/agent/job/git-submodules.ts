@@ -43,6 +43,14 @@ export interface SubmoduleOptions {
 }
 
 /**
+ * True (as a shell test) when the checkout has a file git-lfs tracks: one whose `filter` attribute is
+ * `lfs`, from whichever attributes file says so. git-lfs pulls those files and no others, so where there
+ * are none `git lfs pull` would do nothing, at the cost of two Go processes (~50 ms). The whole list is
+ * read, not its first line alone: under `pipefail` an early reader could fail the test on SIGPIPE.
+ */
+export const HAS_LFS_FILES = `[ -n "$(git ls-files -- ':(attr:filter=lfs)')" ]`;
+
+/**
  * `git lfs pull` in a submodule, from its own remote's LFS endpoint only: `lfs.url` on the command
  * line beats any `.lfsconfig` the repository carries (which could name a `file://` store on the runner).
  */
@@ -50,6 +58,7 @@ const SUBMODULE_LFS_PULL = [
   'u=$(git remote get-url origin 2>/dev/null) || exit 0',
   'case "$u" in http://*|https://*) ;; *) exit 0 ;; esac',
   'case "$u" in *.git) u="$u/info/lfs" ;; *) u="$u.git/info/lfs" ;; esac',
+  `${HAS_LFS_FILES} || exit 0`,
   'git -c lfs.url="$u" lfs pull',
 ].join('; ');
 
