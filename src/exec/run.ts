@@ -107,7 +107,8 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
       snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
       loadParts(options.logLevel),
     ]);
-    const [{ createExecPipeline, startServer }, { registerExecRunner }, , logger] = parts;
+    const [{ createExecPipeline, startServer }, { registerExecRunner, warmUpFirstJob }, , logger] = parts;
+    if (!options.list) warmUpFirstJob(options.runner, logger);
     const pipelineFile = await readPipelineFile(snapshot, options.file);
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);

@@ -6,6 +6,7 @@ import { Agent } from '../agent/agent.js';
 import { configSchema, runnerSchema, type RunnerConfig } from '../agent/config/schema.js';
 import { defaultServices } from '../agent/services.js';
 import { RunnerApiV4Client } from '../client/v4/client.js';
+import { processContainment } from '../executors/cgroup/containment.js';
 import { CiRunnerError } from '../util/errors.js';
 import type { Logger } from '../log/index.js';
 import type { ReferenceServer } from '../server/index.js';
@@ -37,6 +38,17 @@ export function execRunnerConfig(settings: ExecRunnerSettings, url: string, toke
     throw new CiRunnerError('EXEC_RUNNER_INVALID', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n'));
   }
   return parsed.data;
+}
+
+/**
+ * Starts what the first job would otherwise wait for, while the server starts and the pipeline is
+ * read: the containment probe (a shell moved into a cgroup, once per process) and the modules of the
+ * executor and the trace. Failures are left for the job to meet and report.
+ */
+export function warmUpFirstJob(settings: ExecRunnerSettings, logger: Logger): void {
+  void processContainment(logger).catch(() => undefined);
+  const executor = settings.executor === 'docker' ? import('../executors/docker/index.js') : import('../executors/shell/marker-sweeper.js');
+  void Promise.all([import('../executors/shell/index.js'), executor, import('../trace/index.js')]).catch(() => undefined);
 }
 
 /** Registers a runner for every job on `server` (over v4); its token. */
