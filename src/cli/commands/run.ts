@@ -9,7 +9,7 @@ import { CommandError, EXIT } from '../support.js';
 import { handleStopSignals } from '../stop-signals.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
-import { keepRunningOnUnhandledRejection } from '../last-resort.js';
+import { keepRunningOnStrayConnectionErrors, keepRunningOnUnhandledRejection } from '../last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../executors/run-as.js';
 import { parseListenAddress } from '../../agent/config/listen-address.js';
 import { addEnvOptions, resolveEnvOptions, type EnvFlag } from '../env-options.js';
@@ -67,6 +67,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const logger = daemon.log;
     if (systemId.unsaved) logger.warn(`system id: ${systemId.unsaved}`);
     keepRunningOnUnhandledRejection(logger);
+    keepRunningOnStrayConnectionErrors(logger);
     const signals = handleStopSignals(
       logger,
       { graceful: (signal) => daemon.stop('graceful', signal), forceful: (signal) => daemon.stop('forceful', signal) },
