@@ -42,7 +42,7 @@ export const CONTROL_VARIABLES: readonly ControlVariable[] = [
   { name: 'GIT_SUBMODULE_DEPTH', support: honoured(), default: 'GIT_DEPTH', accepts: 'a non-negative integer, 0 = full history' },
   { name: 'GIT_SUBMODULE_UPDATE_FLAGS', support: honoured(), default: 'none', accepts: `${FLAGS}; git submodule update's --remote, --merge, --rebase, --jobs, …` },
   { name: 'GIT_SUBMODULE_FORCE_HTTPS', support: honoured(), default: '`false`', accepts: BOOL },
-  { name: 'GIT_LFS_SKIP_SMUDGE', support: honoured(), default: '`false` (`git lfs pull` after the checkout when git-lfs is installed)', accepts: BOOL },
+  { name: 'GIT_LFS_SKIP_SMUDGE', support: honoured(), default: '`false` (`git lfs pull` after the checkout when git-lfs is installed and a file of the checkout is tracked by it)', accepts: BOOL },
   // Attempts.
   { name: 'GET_SOURCES_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },
   { name: 'ARTIFACT_DOWNLOAD_ATTEMPTS', support: honoured(), default: '1', accepts: ATTEMPTS },

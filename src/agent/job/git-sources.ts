@@ -39,7 +39,7 @@ export interface GitSourcesOptions {
   /** GIT_SUBMODULE_DEPTH (default: `depth`). */
   submoduleDepth?: number;
   submoduleUpdateFlags?: readonly string[];
-  /** `git lfs pull` after the checkout when git-lfs is installed (default true; GIT_LFS_SKIP_SMUDGE turns it off). */
+  /** `git lfs pull` after the checkout when git-lfs is installed and a file is tracked by it (default true; GIT_LFS_SKIP_SMUDGE turns it off). */
   lfs?: boolean;
   /** Where to fetch from instead of `build.repo_url` (`clone_url`), without credentials. */
   remoteUrl?: string;
