@@ -12,7 +12,8 @@
 import { CiRunnerError } from '../util/errors.js';
 import type { PipelineView, ReferenceServer } from '../server/index.js';
 
-const TICK_MS = 25;
+/** The longest wait between two looks at the pipelines; the server's changes wake the loop at once. */
+const TICK_MS = 250;
 /** Jobs that move on by themselves (a delayed job waits for its timer as `scheduled`). */
 const MOVING = new Set(['created', 'pending', 'running', 'scheduled', 'preparing', 'waiting_for_resource']);
 const FINAL = new Set(['success', 'failed', 'canceled', 'skipped']);
@@ -106,7 +107,36 @@ export async function waitForPipeline(server: ReferenceServer, pipelineId: numbe
     if (agentStopped && tree.some((pipeline) => pipeline.view.jobs.some((job) => job.status === 'pending'))) {
       throw new CiRunnerError('EXEC_RUNNER_STOPPED', "exec's runner stopped while jobs were still waiting for it; see the messages above (--log-level debug shows more)");
     }
-    await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+    await nextChange(server, options.agentDone, options.signal);
+  }
+}
+
+/** Until the server's state next changes (a job started, finished, was played…), the agent stops or `signal` aborts; at most TICK_MS. */
+async function nextChange(server: ReferenceServer, agentDone: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  let stopListening = (): void => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => stopListening();
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        const unlisten = server.onChange(resolve);
+        stopListening = () => {
+          unlisten();
+          resolve();
+        };
+        timer = setTimeout(resolve, TICK_MS);
+        signal.addEventListener('abort', onAbort, { once: true });
+        if (signal.aborted) resolve();
+      }),
+      agentDone.then(
+        () => undefined,
+        () => undefined,
+      ),
+    ]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    stopListening();
+    clearTimeout(timer);
   }
 }
 

@@ -86,6 +86,8 @@ export interface ReferenceServer {
   unrunnableJobs(): Array<{ job: JobView; pipelineId: number; tags: string[]; reason: string }>;
   /** Fails a pending job that no runner can take, its log saying `reason` (what the stuck-job sweep does after its timeout). */
   failStuckJob(id: number, reason: string): Promise<void>;
+  /** Calls `listener` after each change of runners, pipelines or jobs (several of one turn at once) until the returned function is called. */
+  onChange(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -276,6 +278,7 @@ export async function createReferenceServer(options: ReferenceServerOptions = {}
       const build = store.buildById(id);
       if (build) await failStuck(ctx, build, reason);
     },
+    onChange: (listener) => changes.listen(listener),
     close: () => {
       closed ??= (async () => {
         stopSweeper();
