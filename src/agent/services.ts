@@ -70,6 +70,20 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
   });
 }
 
+/**
+ * Loads what `createExecutor` loads for `executor` and the trace the first job starts, ahead of it
+ * (exec, while its server starts). Failures are left for the job to meet and report.
+ */
+export async function preloadJobModules(executor: RunnerConfig['executor']): Promise<void> {
+  const modules: Array<Promise<unknown>> = [import('../trace/index.js')];
+  if (executor === 'custom') modules.push(import('../executors/custom/index.js'));
+  else modules.push(import('../executors/shell/index.js'));
+  if (executor === 'docker') modules.push(import('../executors/docker/index.js'), import('../executors/docker/defaults.js'), import('../executors/docker/image-cache.js'));
+  else if (executor === 'kubernetes') modules.push(import('../executors/kubernetes/index.js'), import('../executors/kubernetes/namespace-record.js'));
+  else if (executor === 'shell') modules.push(import('../executors/shell/marker-sweeper.js'));
+  await Promise.all(modules).catch(() => undefined);
+}
+
 /** The production services; with `runAs`, shell jobs run as that user. */
 export function defaultServices(logger: Logger, runAs?: RunAs): SharedServices {
   // One per daemon (these services are made once per process and kept across reloads).

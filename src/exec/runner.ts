@@ -4,7 +4,7 @@
  */
 import { Agent } from '../agent/agent.js';
 import { configSchema, runnerSchema, type RunnerConfig } from '../agent/config/schema.js';
-import { defaultServices } from '../agent/services.js';
+import { defaultServices, preloadJobModules } from '../agent/services.js';
 import { RunnerApiV4Client } from '../client/v4/client.js';
 import { processContainment } from '../executors/cgroup/containment.js';
 import { CiRunnerError } from '../util/errors.js';
@@ -47,8 +47,7 @@ export function execRunnerConfig(settings: ExecRunnerSettings, url: string, toke
  */
 export function warmUpFirstJob(settings: ExecRunnerSettings, logger: Logger): void {
   void processContainment(logger).catch(() => undefined);
-  const executor = settings.executor === 'docker' ? import('../executors/docker/index.js') : import('../executors/shell/marker-sweeper.js');
-  void Promise.all([import('../executors/shell/index.js'), executor, import('../trace/index.js')]).catch(() => undefined);
+  void preloadJobModules(settings.executor);
 }
 
 /** Registers a runner for every job on `server` (over v4); its token. */
