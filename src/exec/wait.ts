@@ -107,36 +107,26 @@ export async function waitForPipeline(server: ReferenceServer, pipelineId: numbe
     if (agentStopped && tree.some((pipeline) => pipeline.view.jobs.some((job) => job.status === 'pending'))) {
       throw new CiRunnerError('EXEC_RUNNER_STOPPED', "exec's runner stopped while jobs were still waiting for it; see the messages above (--log-level debug shows more)");
     }
-    await nextChange(server, options.agentDone, options.signal);
+    await nextChange(server, options.signal);
   }
 }
 
-/** Until the server's state next changes (a job started, finished, was played…), the agent stops or `signal` aborts; at most TICK_MS. */
-async function nextChange(server: ReferenceServer, agentDone: Promise<unknown>, signal: AbortSignal): Promise<void> {
-  let stopListening = (): void => undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const onAbort = (): void => stopListening();
+/**
+ * Until the server's state next changes (a job started, finished, was played…) or `signal` aborts;
+ * at most TICK_MS, for what the server does not announce (the agent stopping on an error).
+ */
+async function nextChange(server: ReferenceServer, signal: AbortSignal): Promise<void> {
+  let wake = (): void => undefined;
+  const woken = new Promise<void>((resolve) => (wake = resolve));
+  const unlisten = server.onChange(wake);
+  const timer = setTimeout(wake, TICK_MS);
+  signal.addEventListener('abort', wake, { once: true });
   try {
-    await Promise.race([
-      new Promise<void>((resolve) => {
-        const unlisten = server.onChange(resolve);
-        stopListening = () => {
-          unlisten();
-          resolve();
-        };
-        timer = setTimeout(resolve, TICK_MS);
-        signal.addEventListener('abort', onAbort, { once: true });
-        if (signal.aborted) resolve();
-      }),
-      agentDone.then(
-        () => undefined,
-        () => undefined,
-      ),
-    ]);
+    if (!signal.aborted) await woken;
   } finally {
-    signal.removeEventListener('abort', onAbort);
-    stopListening();
+    unlisten();
     clearTimeout(timer);
+    signal.removeEventListener('abort', wake);
   }
 }
 
