@@ -151,11 +151,11 @@ describe('an archive bomb against the real agent', () => {
 });
 
 describe('a full disk under the daemon', () => {
-  it('fails the job with a clear line, leaves nothing on the disk, and the daemon runs the next job', async (test) => {
+  it('fails the job with a clear line, leaves nothing on the disk, and the daemon runs the next job', async (ctx) => {
     const disk = await mountTmpfs(8);
     if ('skip' in disk) {
-      console.log(`skipped "${test.task.name}": ${disk.skip}`);
-      test.skip();
+      console.log(`skipped "${ctx.task.name}": ${disk.skip}`);
+      ctx.skip();
       return;
     }
     const { token } = await t.registerRunner();
