@@ -22,18 +22,27 @@ export interface DaemonShared {
   markerSweeper?: MarkerSweeper;
 }
 
+/** The modules each executor is made of, loaded on its first job (one list for `createExecutor` and `preloadJobModules`). */
+const EXECUTOR_MODULES = {
+  docker: () =>
+    Promise.all([
+      import('../executors/docker/index.js'),
+      import('../executors/docker/defaults.js'),
+      import('../executors/docker/image-cache.js'),
+      import('../executors/shell/index.js'),
+    ]),
+  kubernetes: () => Promise.all([import('../executors/kubernetes/index.js'), import('../executors/shell/index.js'), import('../executors/kubernetes/namespace-record.js')]),
+  custom: () => import('../executors/custom/index.js'),
+  shell: () => Promise.all([import('../executors/shell/index.js'), import('../executors/shell/marker-sweeper.js')]),
+};
+
 /**
  * Creates the executor a runner entry asks for. The executor and trace modules are loaded on the
  * first job, so an idle daemon does not carry them (process and stream libraries cost ~15 MB).
  */
 export async function createExecutor(runner: RunnerConfig, logger?: Logger, runAs?: RunAs, shared: DaemonShared = {}): Promise<Executor> {
   if (runner.executor === 'docker') {
-    const [{ DockerExecutor }, { dockerOptionsOf }, { ImageCache }, { ShellExecutor }] = await Promise.all([
-      import('../executors/docker/index.js'),
-      import('../executors/docker/defaults.js'),
-      import('../executors/docker/image-cache.js'),
-      import('../executors/shell/index.js'),
-    ]);
+    const [{ DockerExecutor }, { dockerOptionsOf }, { ImageCache }, { ShellExecutor }] = await EXECUTOR_MODULES.docker();
     shared.dockerImages ??= new ImageCache();
     const killGraceMs = runner.kill_grace_period * 1000;
     // get_sources runs on the runner (process group + marker sweep, as for kubernetes).
@@ -41,11 +50,7 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
     return new DockerExecutor({ images: shared.dockerImages, docker: dockerOptionsOf(runner), runnerToken: runner.token, killGraceMs, host, ...(logger ? { logger } : {}) });
   }
   if (runner.executor === 'kubernetes') {
-    const [{ KubernetesExecutor }, { ShellExecutor }, { NamespaceRecord, namespaceRecordFile }] = await Promise.all([
-      import('../executors/kubernetes/index.js'),
-      import('../executors/shell/index.js'),
-      import('../executors/kubernetes/namespace-record.js'),
-    ]);
+    const [{ KubernetesExecutor }, { ShellExecutor }, { NamespaceRecord, namespaceRecordFile }] = await EXECUTOR_MODULES.kubernetes();
     const killGraceMs = runner.kill_grace_period * 1000;
     // get_sources runs on the runner, as for docker.
     const host = new ShellExecutor({ shell: runner.shell, killGraceMs, ...(logger ? { logger } : {}) });
@@ -53,13 +58,13 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
     return new KubernetesExecutor({ kubernetes: runner.kubernetes, runnerToken: runner.token, runnerName: runner.name, killGraceMs, host, extractLimitBytes: runner.artifacts_extract_limit, namespaceRecord, ...(logger ? { logger } : {}) });
   }
   if (runner.executor === 'custom') {
-    const { CustomExecutor } = await import('../executors/custom/index.js');
+    const { CustomExecutor } = await EXECUTOR_MODULES.custom();
     return new CustomExecutor({ custom: runner.custom, buildsDir: runner.builds_dir, cacheDir: runner.cache_dir, shell: runner.shell, ...(logger ? { logger } : {}) });
   }
   if (runner.executor !== 'shell') {
     throw new CiRunnerError('EXECUTOR_UNAVAILABLE', `the ${String(runner.executor)} executor is not available in this version`);
   }
-  const [{ ShellExecutor }, { MarkerSweeper }] = await Promise.all([import('../executors/shell/index.js'), import('../executors/shell/marker-sweeper.js')]);
+  const [{ ShellExecutor }, { MarkerSweeper }] = await EXECUTOR_MODULES.shell();
   shared.markerSweeper ??= new MarkerSweeper();
   return ShellExecutor.create({
     shell: runner.shell,
@@ -75,13 +80,8 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
  * (exec, while its server starts). Failures are left for the job to meet and report.
  */
 export async function preloadJobModules(executor: RunnerConfig['executor']): Promise<void> {
-  const modules: Array<Promise<unknown>> = [import('../trace/index.js')];
-  if (executor === 'custom') modules.push(import('../executors/custom/index.js'));
-  else modules.push(import('../executors/shell/index.js'));
-  if (executor === 'docker') modules.push(import('../executors/docker/index.js'), import('../executors/docker/defaults.js'), import('../executors/docker/image-cache.js'));
-  else if (executor === 'kubernetes') modules.push(import('../executors/kubernetes/index.js'), import('../executors/kubernetes/namespace-record.js'));
-  else if (executor === 'shell') modules.push(import('../executors/shell/marker-sweeper.js'));
-  await Promise.all(modules).catch(() => undefined);
+  const modules = Object.hasOwn(EXECUTOR_MODULES, executor) ? EXECUTOR_MODULES[executor as keyof typeof EXECUTOR_MODULES]() : undefined;
+  await Promise.all([import('../trace/index.js'), modules]).catch(() => undefined);
 }
 
 /** The production services; with `runAs`, shell jobs run as that user. */

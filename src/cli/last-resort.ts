@@ -12,7 +12,8 @@
  * - Any other uncaught exception is left to Node: after a synchronous throw escaped, the process's
  *   state is unknown, and ending it (for systemd to restart) is the safer answer.
  *
- * Installed by `run` and `run-once` only: library users and the reference server keep Node's default.
+ * Installed by `run` and `run-once` only (`keepDaemonRunning`): library users and the reference server
+ * keep Node's default.
  */
 import type { Logger } from '../log/index.js';
 
@@ -55,4 +56,10 @@ export function keepRunningOnStrayConnectionErrors(logger: Logger): () => void {
   };
   process.on('uncaughtException', onException);
   return () => process.off('uncaughtException', onException);
+}
+
+/** Both of the above, for a daemon that runs jobs (`run`, `run-once`). */
+export function keepDaemonRunning(logger: Logger): void {
+  keepRunningOnUnhandledRejection(logger);
+  keepRunningOnStrayConnectionErrors(logger);
 }

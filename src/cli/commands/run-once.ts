@@ -13,7 +13,7 @@ import { runnerSchema, type RunnerConfig } from '../../agent/config/schema.js';
 import { addDockerFlags, dockerTableFromFlags, flagOfKey } from '../docker-flags.js';
 import { addKubernetesFlags, kubernetesFlagOfPath, kubernetesTableFromFlags } from '../kubernetes-flags.js';
 import { addCustomFlags, customFlagOfKey, customTableFromFlags } from '../custom-flags.js';
-import { keepRunningOnStrayConnectionErrors, keepRunningOnUnhandledRejection } from '../last-resort.js';
+import { keepDaemonRunning } from '../last-resort.js';
 import { addTlsFlags, checkTlsFlags, tlsFromFlags } from '../tls-flags.js';
 import type { RunJobsResult } from '../../agent/run-jobs.js';
 import { parseDurationMs } from '../../util/duration.js';
@@ -78,8 +78,7 @@ export const runOnceCommand: CommandModule<object, RunOnceArgs> = {
     const kept = values.runner === undefined ? undefined : await loadSystemId(resolveConfigPath(values.config));
     if (kept?.unsaved) logger.warn(`system id: ${kept.unsaved}`);
     const systemId = kept?.id ?? (await uniqueSystemId());
-    keepRunningOnUnhandledRejection(logger);
-    keepRunningOnStrayConnectionErrors(logger);
+    keepDaemonRunning(logger);
     const limit = Math.max(1, values.limit);
     const tee = values['show-log'] ? new JobLogTee(process.stdout, runner.token, limit > 1 && maxBuilds !== 1) : undefined;
     const stopJob = new AbortController();

@@ -9,7 +9,7 @@ import { CommandError, EXIT } from '../support.js';
 import { handleStopSignals } from '../stop-signals.js';
 import { loadConfigWithWarnings } from '../../agent/config-read.js';
 import { resolveConfigPath } from '../../agent/config/index.js';
-import { keepRunningOnStrayConnectionErrors, keepRunningOnUnhandledRejection } from '../last-resort.js';
+import { keepDaemonRunning } from '../last-resort.js';
 import { checkCanSwitchTo, lookupUser, type RunAs } from '../../executors/run-as.js';
 import { parseListenAddress } from '../../agent/config/listen-address.js';
 import { addEnvOptions, resolveEnvOptions, type EnvFlag } from '../env-options.js';
@@ -66,8 +66,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const daemon = new Daemon({ configPath, config: loaded.config, systemId: systemId.id, ...(logLevel ? { logLevel } : {}), ...(listenAddress !== undefined ? { listenAddress } : {}), ...(runAs ? { runAs } : {}) });
     const logger = daemon.log;
     if (systemId.unsaved) logger.warn(`system id: ${systemId.unsaved}`);
-    keepRunningOnUnhandledRejection(logger);
-    keepRunningOnStrayConnectionErrors(logger);
+    keepDaemonRunning(logger);
     const signals = handleStopSignals(
       logger,
       { graceful: (signal) => daemon.stop('graceful', signal), forceful: (signal) => daemon.stop('forceful', signal) },

@@ -51,8 +51,10 @@ export interface JobCredentials {
   'tls-key-file'?: string;
 }
 
-/** The client for the job's coordinator (v4 or v1, asked on the first call); the credentials must be complete. */
-/** The job's API client; `responseHeaderTimeoutMs` bounds every answer's headers, the API probe's too. */
+/**
+ * The client for the job's coordinator (v4 or v1, asked on the first call); the credentials must be
+ * complete. `responseHeaderTimeoutMs` bounds every answer's headers, the API probe's too.
+ */
 export function jobClient(values: JobCredentials, responseHeaderTimeoutMs?: number): { client: RunnerApi; id: number; token: string } {
   if (!values.url) warn('Missing URL (--url)');
   if (!values.token) warn('Missing runner credentials (--token)');
