@@ -14,9 +14,9 @@
  */
 import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { runCommand } from '../util/command.js';
-import { CiRunnerError } from '../util/errors.js';
-import { gitSettingsEnv, HOST_GIT_SETTINGS } from '../git/host-config.js';
+import { gitBatch, required, SnapshotError, succeeded, type BatchResult } from './snapshot-git.js';
+
+export { SnapshotError } from './snapshot-git.js';
 
 export interface Snapshot {
   /** The bare repository to serve (objects of the snapshot, the user's objects as alternates). */
@@ -51,29 +51,7 @@ export interface SnapshotOptions {
   signal?: AbortSignal;
 }
 
-/** A directory that is not a git working tree, or a git step that failed: exit 2 (usage). */
-export class SnapshotError extends CiRunnerError {
-  readonly exitCode = 2;
-
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('EXEC_SNAPSHOT_FAILED', message, options);
-  }
-}
-
-/** A git command that failed; `stderr` is what git said. */
-class GitCommandError extends SnapshotError {
-  constructor(
-    message: string,
-    readonly stderr: string,
-  ) {
-    super(message);
-  }
-}
-
 const ZERO_SHA = '0'.repeat(40);
-
-/** Settings that keep git from writing anywhere but the temp dir, whatever the user's config says. */
-const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'commit.gpgsign=false'];
 
 /**
  * The repository's own settings the snapshot repository keeps: what `git add` needs to read the working
@@ -81,27 +59,6 @@ const QUIET_CONFIG = ['-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', '
  * format). None of them names a program.
  */
 const ADD_SETTINGS = /^(core\.(autocrlf|eol|safecrlf|filemode|symlinks|ignorecase|precomposeunicode|checkroundtripencoding|excludesfile|attributesfile|bigfilethreshold)|extensions\.objectformat)$/;
-
-/** `git` output and exit status; rejects when git cannot be started or `signal` aborted it. */
-async function runGit(cwd: string, args: string[], env: Record<string, string>, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
-  const result = await runCommand('git', args, { cwd, env, ...(signal ? { signal } : {}) });
-  if (signal?.aborted) throw signal.reason;
-  if (result.exitCode === undefined) {
-    throw new SnapshotError(`cannot run git: ${result.originalMessage ?? result.shortMessage}; is git installed?`, { cause: result });
-  }
-  return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
-}
-
-async function git(cwd: string, args: string[], options: { env?: Record<string, string>; signal?: AbortSignal; allowFail?: boolean } = {}): Promise<string | undefined> {
-  // GIT_OPTIONAL_LOCKS=0: no opportunistic index refresh in the user's repository.
-  const env = { ...gitSettingsEnv(HOST_GIT_SETTINGS), GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...options.env };
-  const result = await runGit(cwd, [...QUIET_CONFIG, ...args], env, options.signal);
-  options.signal?.throwIfAborted();
-  if (result.code === 0) return result.stdout.trim();
-  if (options.allowFail) return undefined;
-  const said = result.stderr.trim();
-  throw new GitCommandError(`git ${args.join(' ')} failed in ${cwd}: ${said || `exit ${String(result.code)}`}`, said);
-}
 
 /** Where things are, as absolute paths: the working tree's top level and the parts of its git dir the snapshot reads. */
 interface Located {
@@ -113,48 +70,53 @@ interface Located {
   attributes: string;
 }
 
-async function locate(cwd: string, signal?: AbortSignal): Promise<Located> {
-  let out: string | undefined;
-  try {
-    const paths = ['objects', 'index', 'info/exclude', 'info/attributes'].flatMap((path) => ['--git-path', path]);
-    out = await git(cwd, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', ...paths], { signal });
-  } catch (error) {
-    // A git that cannot start, or an abort, says so itself.
-    if (!(error instanceof GitCommandError)) throw error;
+/** What the snapshot asks the user's repository, in one batch (in this order; `check-ref-format` only for `--ref`). */
+function questions(ref: string | undefined): string[][] {
+  const paths = ['objects', 'index', 'info/exclude', 'info/attributes'].flatMap((path) => ['--git-path', path]);
+  return [
+    ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', ...paths],
+    // The current branch; fails when HEAD is detached.
+    ['symbolic-ref', '--quiet', 'HEAD'],
+    // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
+    ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'],
+    // The remote's default branch, as `clone` (or `remote set-head`) recorded it.
+    ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'],
+    // HEAD's parents and message: the pipeline's CI_COMMIT_BEFORE_SHA and CI_COMMIT_MESSAGE when the tree is clean.
+    ['log', '-1', '--format=%P%x00%B', 'HEAD', '--'],
+    // The author and committer of a snapshot commit, and git's `init.defaultBranch`.
+    ['config', '--get-regexp', '^(user\\.(name|email)|init\\.defaultbranch)$'],
+    // --local reads .git/config alone, without following its includes.
+    ['config', '--local', '--null', '--get-regexp', ADD_SETTINGS.source],
+    ...(ref === undefined ? [] : [['check-ref-format', ref.startsWith('refs/tags/') ? ref : `refs/heads/${ref}`]]),
+  ];
+}
+
+function located(batch: BatchResult, cwd: string): Located {
+  const out = succeeded(batch.outcomes[0]);
+  if (out === undefined) {
     // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
-    const said = error.stderr.split('\n')[0] ?? '';
-    throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`, { cause: error });
+    const said = batch.stderr.trim().split('\n')[0] ?? '';
+    throw new SnapshotError(`${cwd} is not in a git working tree${said ? ` (git: ${said})` : ''}; run exec inside a clone of your project (or pass --cwd DIR)`);
   }
-  const [topLevel, gitDir, objects, index, exclude, attributes] = out?.split('\n') ?? [];
+  const [topLevel, gitDir, objects, index, exclude, attributes] = out.split('\n');
   if (!topLevel || !gitDir || !objects || !index || !exclude || !attributes) throw new SnapshotError(`git rev-parse gave no working tree for ${cwd} (a bare repository?); run exec inside a working tree`);
   return { topLevel, gitDir, objects, index, exclude, attributes };
 }
 
-/** The repository's own ADD_SETTINGS, as config file lines. */
-async function addSettings(cwd: string, signal?: AbortSignal): Promise<string[]> {
-  // --local reads .git/config alone, without following its includes.
-  const out = (await git(cwd, ['config', '--local', '--null', '--get-regexp', ADD_SETTINGS.source], { signal, allowFail: true })) ?? '';
-  return out.split('\0').flatMap((record) => {
-    const [key = '', value = ''] = record.split('\n');
-    const [section, name] = [key.slice(0, key.lastIndexOf('.')), key.slice(key.lastIndexOf('.') + 1)];
-    return ADD_SETTINGS.test(key) && !/[\n\r"\\]/.test(value) ? [`[${section}]`, `\t${name} = "${value}"`] : [];
-  });
+interface HeadState {
+  /** Undefined when HEAD is detached. */
+  branch?: string;
+  /** HEAD's commit and tree; undefined before the first commit. */
+  commit?: string;
+  tree?: string;
+  originHead?: string;
+  parent?: string;
+  message?: string;
 }
 
-/**
- * The current branch (undefined when detached) and HEAD's commit and tree (undefined before the first
- * commit). Asked from anywhere in the working tree, so it runs alongside `locate`.
- */
-async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: string; commit?: string; tree?: string; originHead?: string; parent?: string; message?: string }> {
-  const [symbolic, revs, origin, log] = await Promise.all([
-    git(cwd, ['symbolic-ref', '--quiet', 'HEAD'], { signal, allowFail: true }),
-    // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
-    git(cwd, ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'], { signal, allowFail: true }),
-    // The remote's default branch, as `clone` (or `remote set-head`) recorded it.
-    git(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], { signal, allowFail: true }),
-    // HEAD's parents and message: the pipeline's CI_COMMIT_BEFORE_SHA and CI_COMMIT_MESSAGE when the tree is clean.
-    git(cwd, ['log', '-1', '--format=%P%x00%B', 'HEAD', '--'], { signal, allowFail: true }),
-  ]);
+function headState(batch: BatchResult): HeadState {
+  const [, symbolicOf, revsOf, originOf, logOf] = batch.outcomes;
+  const [symbolic, revs, origin, log] = [succeeded(symbolicOf), succeeded(revsOf), succeeded(originOf), succeeded(logOf)];
   const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
   return {
     ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
@@ -164,12 +126,9 @@ async function headState(cwd: string, signal?: AbortSignal): Promise<{ branch?: 
   };
 }
 
-/**
- * The author and committer of a snapshot commit (the user's git identity, else ci-runner's), and
- * git's `init.defaultBranch`, read with the same git.
- */
-async function identity(topLevel: string, signal?: AbortSignal): Promise<{ env: Record<string, string>; initBranch?: string }> {
-  const out = (await git(topLevel, ['config', '--get-regexp', '^(user\\.(name|email)|init\\.defaultbranch)$'], { signal, allowFail: true })) ?? '';
+/** The author and committer of a snapshot commit (the user's git identity, else ci-runner's), and git's `init.defaultBranch`. */
+function identity(batch: BatchResult): { env: Record<string, string>; initBranch?: string } {
+  const out = succeeded(batch.outcomes[5]) ?? '';
   const value = (key: string): string | undefined => out.split('\n').find((line) => line.startsWith(`${key} `))?.slice(key.length + 1);
   const name = value('user.name') || 'ci-runner exec';
   const email = value('user.email') || 'exec@ci-runner.invalid';
@@ -177,9 +136,19 @@ async function identity(topLevel: string, signal?: AbortSignal): Promise<{ env: 
   return { env: { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email }, ...(initBranch ? { initBranch } : {}) };
 }
 
-async function checkRefName(topLevel: string, ref: string, signal?: AbortSignal): Promise<void> {
-  const name = ref.startsWith('refs/tags/') ? ref : `refs/heads/${ref}`;
-  if (ref.startsWith('refs/heads/') || (await git(topLevel, ['check-ref-format', name], { signal, allowFail: true })) === undefined) {
+/** The repository's own ADD_SETTINGS, as config file lines. */
+function addSettings(batch: BatchResult): string[] {
+  const out = succeeded(batch.outcomes[6]) ?? '';
+  return out.split('\0').flatMap((record) => {
+    const [key = '', value = ''] = record.split('\n');
+    const [section, name] = [key.slice(0, key.lastIndexOf('.')), key.slice(key.lastIndexOf('.') + 1)];
+    return ADD_SETTINGS.test(key) && !/[\n\r"\\]/.test(value) ? [`[${section}]`, `\t${name} = "${value}"`] : [];
+  });
+}
+
+function checkRefName(batch: BatchResult, ref: string | undefined): void {
+  if (ref === undefined) return;
+  if (ref.startsWith('refs/heads/') || succeeded(batch.outcomes[7]) === undefined) {
     throw new SnapshotError(`--ref ${ref}: not a valid branch name (or refs/tags/NAME for a tag)`);
   }
 }
@@ -210,14 +179,10 @@ async function initSnapshotRepo(path: string, at: Located, settings: string[]): 
  */
 export async function snapshotWorkingTree(cwd: string, dir: string, options: SnapshotOptions = {}): Promise<Snapshot> {
   const { signal } = options;
-  // Independent questions, asked at once: each git process costs start-up time.
-  const [at, head, who, settings] = await Promise.all([
-    locate(cwd, signal),
-    headState(cwd, signal),
-    identity(cwd, signal),
-    addSettings(cwd, signal),
-    options.ref === undefined ? undefined : checkRefName(cwd, options.ref, signal),
-  ]);
+  const asked = await gitBatch(cwd, questions(options.ref), signal ? { signal } : {});
+  const at = located(asked, cwd);
+  checkRefName(asked, options.ref);
+  const [head, who, settings] = [headState(asked), identity(asked), addSettings(asked)];
   const { topLevel } = at;
   const repoPath = join(dir, 'repo.git');
   await initSnapshotRepo(repoPath, at, settings);
@@ -230,17 +195,18 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   };
   // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
   await copyFile(at.index, env.GIT_INDEX_FILE).catch(() => undefined);
-  await git(topLevel, ['add', '--all', '--', '.'], { env, signal });
-  const tree = await git(topLevel, ['write-tree'], { env, signal });
-  if (!tree) throw new SnapshotError('git write-tree printed no tree');
+  const writing = [['add', '--all', '--', '.'], ['write-tree']];
+  const written = await gitBatch(topLevel, writing, { env, stopAtFailure: true, ...(signal ? { signal } : {}) });
+  required(written, writing, 0, topLevel);
+  const tree = required(written, writing, 1, topLevel);
   const dirty = tree !== head.tree;
   let sha = head.commit;
   let beforeSha = head.parent || ZERO_SHA;
   let message = head.message ?? '';
   if (dirty || sha === undefined) {
     message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
-    sha = await git(topLevel, ['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message], { env, signal });
-    if (!sha) throw new SnapshotError('git commit-tree printed no commit');
+    const committing = [['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message]];
+    sha = required(await gitBatch(topLevel, committing, { env, ...(signal ? { signal } : {}) }), committing, 0, topLevel);
     beforeSha = head.commit ?? ZERO_SHA;
   }
 

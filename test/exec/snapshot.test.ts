@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { snapshotWorkingTree } from '../../src/exec/snapshot.js';
+import { gitBatch } from '../../src/exec/snapshot-git.js';
 import { createGitRepo, git } from '../helpers/git.js';
 import { makeTrap } from '../helpers/planted-git.js';
 
@@ -50,7 +51,78 @@ describe('exec snapshot', () => {
     expect(snapshot).toMatchObject({ dirty: false, sha: signed, message: 'signed' });
     expect(await trap.ran()).toEqual([]);
   });
+
+  it('takes a clean tree as HEAD itself, with its message and first parent', async () => {
+    const { repo, out } = await scratch({ 'a.txt': 'one\n' });
+    const first = await git(repo, ['rev-parse', 'HEAD']);
+    await writeFile(join(repo, 'a.txt'), 'two\n');
+    await git(repo, ['commit', '-q', '-am', 'second\n\nwith a body']);
+    const snapshot = await snapshotWorkingTree(repo, out);
+    expect(snapshot).toMatchObject({ dirty: false, sha: await git(repo, ['rev-parse', 'HEAD']), beforeSha: first, message: 'second\n\nwith a body', ref: 'main', tag: false });
+    expect(snapshot.detachedAs).toBeUndefined();
+  });
+
+  it('commits a repository without commits as a root commit, before it 40 zeros', async () => {
+    const { repo, out } = await scratch({});
+    await git(repo, ['update-ref', '-d', 'HEAD']);
+    await writeFile(join(repo, 'new.txt'), 'untracked\n');
+    const snapshot = await snapshotWorkingTree(repo, out);
+    expect(snapshot).toMatchObject({ dirty: true, head: undefined, beforeSha: '0'.repeat(40), message: 'ci-runner exec: working tree' });
+    expect(await git(snapshot.repoPath, ['show', `${snapshot.sha}:new.txt`])).toBe('untracked');
+  });
+
+  it('runs a detached HEAD as branch main, saying so', async () => {
+    const { repo, out } = await scratch({ 'a.txt': 'one\n' });
+    await git(repo, ['checkout', '-q', '--detach']);
+    const snapshot = await snapshotWorkingTree(repo, out);
+    expect(snapshot).toMatchObject({ dirty: false, ref: 'main', detachedAs: 'main' });
+    expect(await git(snapshot.repoPath, ['rev-parse', 'refs/heads/main'])).toBe(snapshot.sha);
+  });
+
+  it('refuses a --ref that is not a branch name, and takes refs/tags/NAME as a tag', async () => {
+    const { repo, out } = await scratch({ 'a.txt': 'one\n' });
+    await expect(snapshotWorkingTree(repo, out, { ref: 'bad..name' })).rejects.toThrow('--ref bad..name: not a valid branch name');
+    const tagged = await snapshotWorkingTree(repo, join(out, 'tag'), { ref: 'refs/tags/v1.0' });
+    expect(tagged).toMatchObject({ ref: 'v1.0', tag: true });
+    expect(await git(tagged.repoPath, ['rev-parse', 'refs/tags/v1.0'])).toBe(tagged.sha);
+  });
+
+  it("says a directory is not a git working tree in git's own words", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ci-runner-not-git-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await expect(snapshotWorkingTree(dir, join(dir, 'out'))).rejects.toThrow(/is not in a git working tree \(git: fatal: not a git repository/);
+  });
 });
+
+describe('git batch', () => {
+  it("keeps each command's output apart, byte for byte (NULs, no final newline), with its status", async () => {
+    const repo = await createGitRepo({ 'a.txt': 'one\n' });
+    onTestFinished(() => rm(repo, { recursive: true, force: true }));
+    await git(repo, ['config', 'core.autocrlf', 'input']);
+    const batch = await gitBatch(repo, [['config', '--local', '--null', '--get-regexp', '^core\\.autocrlf$'], ['rev-parse', '--verify', '--quiet', 'no-such-ref'], ['rev-parse', '--abbrev-ref', 'HEAD']]);
+    expect(batch.outcomes).toEqual([
+      { code: 0, stdout: 'core.autocrlf\ninput\0' },
+      { code: 1, stdout: '' },
+      { code: 0, stdout: 'main\n' },
+    ]);
+  });
+
+  it('stops at the first command that fails when later ones depend on it', async () => {
+    const repo = await createGitRepo({ 'a.txt': 'one\n' });
+    onTestFinished(() => rm(repo, { recursive: true, force: true }));
+    const batch = await gitBatch(repo, [['rev-parse', '--verify', 'no-such-ref'], ['rev-parse', 'HEAD']], { stopAtFailure: true });
+    expect(batch.outcomes).toEqual([{ code: 128, stdout: '' }]);
+    expect(batch.stderr).toContain('fatal: Needed a single revision');
+  });
+});
+
+/** A repository with one commit of `files` on main, and an empty directory for the snapshot; both removed after the test. */
+async function scratch(files: Record<string, string>): Promise<{ repo: string; out: string }> {
+  const repo = await createGitRepo(files);
+  const out = await mkdtemp(join(tmpdir(), 'ci-runner-snapshot-'));
+  onTestFinished(() => Promise.all([rm(repo, { recursive: true, force: true }), rm(out, { recursive: true, force: true })]).then(() => undefined));
+  return { repo, out };
+}
 
 /** A commit of `tree` with a (bogus) OpenPGP signature header, written straight into the object store. */
 async function signedCommit(repo: string, tree: string): Promise<string> {
