@@ -5,6 +5,7 @@
  * Both run the same pipelines in fresh repositories, interleaved, so a busy machine slows both alike:
  * a one-job pipeline several times, and every case of the exec corpus (`../shared/exec-corpus`, or
  * EXEC_CORPUS) once per round (BENCH_CORPUS_RUNS rounds, default 1; 0 leaves the corpus out).
+ * BENCH_EXEC_CASES=1 also prints each case's times, slowest ratio first, to find where exec loses.
  *
  * Besides wall time each run's CPU time is printed: user + system of the tool and every process it
  * waited for (this process's children's times, from /proc/self/stat). On a loaded machine wall time
@@ -128,6 +129,7 @@ async function compareCorpus(root: string, ours: Tool, theirs: Tool, rounds: num
   }
   const cases = await loadCases(dir);
   const runs = { ours: [] as Timed[], theirs: [] as Timed[], ratios: [] as number[] };
+  const perCase: Array<{ name: string; ours: Timed; theirs: Timed }> = [];
   const timeCase = async (who: Tool, testCase: CorpusCase, variableFlag: string, round: number): Promise<Timed> => {
     const repo = await setUpCase(testCase, join(root, `${who.name}-${round}`));
     return who.time(repo, caseArguments(testCase, variableFlag), { PATH: casePath(testCase, repo) });
@@ -139,6 +141,12 @@ async function compareCorpus(root: string, ours: Tool, theirs: Tool, rounds: num
       runs.ours.push(mine);
       runs.theirs.push(other);
       runs.ratios.push(mine.wall / other.wall);
+      perCase.push({ name: testCase.name, ours: mine, theirs: other });
+    }
+  }
+  if (process.env.BENCH_EXEC_CASES === '1') {
+    for (const { name, ours: mine, theirs: other } of perCase.sort((a, b) => b.ours.wall / b.theirs.wall - a.ours.wall / a.theirs.wall)) {
+      process.stdout.write(`  ${name}: exec ${seconds(mine.wall)} (exit ${String(mine.exitCode)}), gitlab-ci-local ${seconds(other.wall)} (exit ${String(other.exitCode)}), ratio ${(mine.wall / other.wall).toFixed(2)}\n`);
     }
   }
   const load = (await execa('cat', ['/proc/loadavg'], { reject: false })).stdout.split(' ').slice(0, 3).join(' ');

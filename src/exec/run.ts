@@ -24,21 +24,28 @@ import { snapshotWorkingTree, type Snapshot } from './snapshot.js';
 import { pipelineVariables } from './variables.js';
 
 /**
- * The server and agent modules, loaded while git makes the snapshot: loading them is most of exec's
- * own start-up time, and git runs in other processes meanwhile.
+ * The server's modules, loaded while git makes the snapshot: loading them is most of exec's own
+ * start-up time, and git runs in other processes meanwhile. The runner's modules wait until the
+ * pipeline is known to have jobs to run (loadRunner), so a file with errors is reported without them.
  */
-async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import('./pipeline.js'), typeof import('./runner.js'), typeof import('./wait.js'), Logger]> {
-  const [pipeline, runner, wait, { createLogger }] = await Promise.all([
+async function loadParts(level: ExecOptions['logLevel']): Promise<[typeof import('./pipeline.js'), typeof import('./wait.js'), Logger]> {
+  const [pipeline, wait, { createLogger }] = await Promise.all([
     import('./pipeline.js').then(async (loaded) => {
       // What the server would load when the pipeline is created and the first job clones.
       await loaded.preloadServerModules();
       return loaded;
     }),
-    import('./runner.js'),
     import('./wait.js'),
     import('../log/index.js'),
   ]);
-  return [pipeline, runner, wait, createLogger({ level: level ?? 'silent' })];
+  return [pipeline, wait, createLogger({ level: level ?? 'silent' })];
+}
+
+/** The runner's modules, and what its first job would otherwise wait for, started at once (warmUpFirstJob). */
+async function loadRunner(settings: ExecRunnerSettings, logger: Logger): Promise<typeof import('./runner.js')> {
+  const runner = await import('./runner.js');
+  runner.warmUpFirstJob(settings, logger);
+  return runner;
 }
 
 type Parts = Awaited<ReturnType<typeof loadParts>>;
@@ -100,23 +107,17 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
   const temp = await mkdtemp(join(tmpdir(), 'ci-runner-exec-'));
   let server: ReferenceServer | undefined;
   let agent: Agent | undefined;
-  let parts: Parts | undefined;
+  let runner: typeof import('./runner.js') | undefined;
   try {
-    let snapshot: Snapshot;
-    [snapshot, parts] = await Promise.all([
+    const [snapshot, parts] = await Promise.all([
       snapshotWorkingTree(cwd, join(temp, 'snapshot'), { ...(options.ref !== undefined ? { ref: options.ref } : {}), signal: options.signal }),
       loadParts(options.logLevel),
     ]);
-    const [{ createExecPipeline, startServer }, { registerExecRunner, warmUpFirstJob }, , logger] = parts;
-    if (!options.list) warmUpFirstJob(options.runner, logger);
+    const [{ createExecPipeline, startServer }, , logger] = parts;
     const pipelineFile = await readPipelineFile(snapshot, options.file);
     const variables = await pipelineVariables(options.envFiles, options.variables);
     const started = await startServer(snapshot, logger);
     server = started.server;
-    // The runner registers while the pipeline is read; its agent starts once the jobs, and so the
-    // tags it must take, are known.
-    const registered = options.list ? undefined : registerExecRunner(server);
-    registered?.catch(() => undefined); // awaited below; a failure is thrown there
     let created;
     try {
       created = await createExecPipeline({ ...started, snapshot, file: pipelineFile.shown, config: pipelineFile.text, variables, selection: options.selection });
@@ -130,10 +131,14 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     for (const warning of spec.warnings ?? []) printer.print(`${printer.paint('33', 'warning')}: ${warning}\n`);
     for (const line of notAppliedLines(spec.notApplied ?? [], spec.jobs)) printer.print(`${printer.paint('33', 'not applied locally')}: ${line}\n`);
     checkManual(spec, options.manual);
-    if (options.list || !registered) {
+    if (options.list) {
       printer.print(`${listTable(spec.jobs, spec.stages, printer.paint)}\n`);
       return { status: 'listed', exitCode: 0 };
     }
+    runner = await loadRunner(options.runner, logger);
+    // The runner registers while the header is printed; its agent starts once it has a token.
+    const registered = runner.registerExecRunner(server);
+    registered.catch(() => undefined); // awaited below; a failure is thrown there
     const named = pipeline.name === undefined ? '' : ` (${pipeline.name})`;
     printer.print(`${printer.paint('1', 'ci-runner exec')}: ${describeSnapshot(snapshot)}; pipeline #${pipeline.id}${named}: ${pipeline.jobs.map((j) => j.name).join(', ')}\n`);
     hintManual(spec, options, printer);
@@ -142,20 +147,19 @@ export async function runExec(options: ExecOptions): Promise<ExecResult> {
     // exec is the machine the jobs run on: its runner takes every job, whatever tags it names.
     const tags = new Set(spec.jobs.flatMap((job) => job.tags));
     server.setRunnerTags(token, [...tags]);
-    agent = startRunner(parts, server, token, { builds: join(temp, 'builds'), cache: dirs.cache }, options, printer, logger, spec.jobs.length > 1);
+    agent = startRunner(runner, server, token, { builds: join(temp, 'builds'), cache: dirs.cache }, options, printer, logger, spec.jobs.length > 1);
     return await finishPipeline(parts, server, pipeline.id, { token, tags }, agent, dirs.root, options, printer);
   } finally {
-    if (agent && parts) await parts[1].stopAgent(agent);
+    if (agent && runner) await runner.stopAgent(agent);
     await server?.close().catch(() => undefined);
     await rm(temp, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
-function startRunner(parts: Parts, server: ReferenceServer, token: string, dirs: { builds: string; cache: string }, options: ExecOptions, printer: Printer, logger: Logger, severalJobs: boolean): Agent {
-  const [, { execRunnerConfig, startAgent }] = parts;
-  const runner = execRunnerConfig(options.runner, server.url, token, dirs);
+function startRunner(runner: typeof import('./runner.js'), server: ReferenceServer, token: string, dirs: { builds: string; cache: string }, options: ExecOptions, printer: Printer, logger: Logger, severalJobs: boolean): Agent {
+  const entry = runner.execRunnerConfig(options.runner, server.url, token, dirs);
   // Lines are prefixed with their job's name when jobs can run side by side.
-  return startAgent(runner, options.concurrent, new LiveLog(printer, options.concurrent > 1 && severalJobs), logger);
+  return runner.startAgent(entry, options.concurrent, new LiveLog(printer, options.concurrent > 1 && severalJobs), logger);
 }
 
 function describeSnapshot(snapshot: Snapshot): string {
@@ -200,7 +204,7 @@ async function finishPipeline(
   options: ExecOptions,
   printer: Printer,
 ): Promise<ExecResult> {
-  const [, , { waitForPipeline }] = parts;
+  const [, { waitForPipeline }] = parts;
   const note = (text: string): void => printer.print(`${printer.paint('33', 'note')}: ${text}\n`);
   const tree = await waitForPipeline(server, pipelineId, { manual: options.manual, runner, agentDone: agent.done(), note, signal: options.signal });
   await printTriggerNotes(server, tree, printer);

@@ -268,6 +268,15 @@ describe('exec with the pipeline engine', () => {
     expect(result.stderr).toMatch(/- jobs:b when/);
   });
 
+  it("reports an invalid file before any of the runner starts (no containment probe, no runner)", async () => {
+    const repo = await makeRepo({ '.gitlab-ci.yml': 'a:\n  stage: nope\n  script: echo\n' });
+    const result = await exec(repo, ['--log-level', 'info']);
+    expect(result.exitCode, result.all).toBe(2);
+    expect(result.stderr).toContain("stage 'nope' is not one of the pipeline's stages");
+    expect(result.stderr).toContain('reference server listening');
+    expect(result.stderr).not.toContain('process containment');
+  });
+
   it('reads an uncommitted include and applies rules for the current branch', async () => {
     const repo = await makeRepo({ '.gitlab-ci.yml': 'include:\n  - local: ci/jobs.yml\nalways-here:\n  script: echo here\n' });
     await writeFiles(repo, {
