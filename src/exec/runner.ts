@@ -41,9 +41,9 @@ export function execRunnerConfig(settings: ExecRunnerSettings, url: string, toke
 }
 
 /**
- * Starts what the first job would otherwise wait for, while the server starts and the pipeline is
- * read: the containment probe (a shell moved into a cgroup, once per process) and the modules of the
- * executor and the trace. Failures are left for the job to meet and report.
+ * Starts what the first job would otherwise wait for, while the runner registers and its agent
+ * starts: the containment probe (a shell moved into a cgroup, once per process) and the modules of
+ * the executor and the trace. Failures are left for the job to meet and report.
  */
 export function warmUpFirstJob(settings: ExecRunnerSettings, logger: Logger): void {
   void processContainment(logger).catch(() => undefined);
