@@ -77,7 +77,7 @@ export async function createExecutor(runner: RunnerConfig, logger?: Logger, runA
 
 /**
  * Loads what `createExecutor` loads for `executor` and the trace the first job starts, ahead of it
- * (exec, while its server starts). Failures are left for the job to meet and report.
+ * (exec, while its runner registers). Failures are left for the job to meet and report.
  */
 export async function preloadJobModules(executor: RunnerConfig['executor']): Promise<void> {
   const modules = Object.hasOwn(EXECUTOR_MODULES, executor) ? EXECUTOR_MODULES[executor as keyof typeof EXECUTOR_MODULES]() : undefined;
