@@ -38,9 +38,13 @@ export interface BatchOptions {
   stopAtFailure?: boolean;
 }
 
-export interface BatchResult {
-  /** One per command run, in order. */
-  outcomes: GitOutcome[];
+/** Named git commands (the arguments after `git`), run in the order they are written; an undefined one is left out. */
+export type GitCommands<K extends string> = { readonly [P in K]?: readonly string[] };
+
+export interface BatchResult<K extends string> {
+  commands: GitCommands<K>;
+  /** Each command's outcome; missing for those a `stopAtFailure` batch did not run. */
+  outcomes: Partial<Record<K, GitOutcome>>;
   /** What the commands said on standard error, together. */
   stderr: string;
 }
@@ -49,10 +53,12 @@ export interface BatchResult {
  * Runs `git QUIET_CONFIG args` for each of `commands`, one after another in one `sh` in `cwd`. Rejects
  * when the shell cannot run or `signal` aborted it; a command that fails is an outcome.
  */
-export async function gitBatch(cwd: string, commands: readonly (readonly string[])[], options: BatchOptions = {}): Promise<BatchResult> {
+export async function gitBatch<K extends string>(cwd: string, commands: GitCommands<K>, options: BatchOptions = {}): Promise<BatchResult<K>> {
+  const names = (Object.keys(commands) as K[]).filter((name) => commands[name] !== undefined);
   // A line no git output holds: each command's output ends with it and the command's exit status.
   const boundary = `ci-runner-${randomBytes(12).toString('hex')}`;
-  const script = commands
+  const script = names
+    .map((name) => commands[name] ?? [])
     .map((args) => {
       const run = `git ${[...QUIET_CONFIG, ...args].map(shellQuote).join(' ')}; s=$?; printf '\\n%s %s\\n' ${boundary} "$s"`;
       return options.stopAtFailure ? `${run}; [ "$s" = 0 ] || exit 0` : run;
@@ -66,28 +72,29 @@ export async function gitBatch(cwd: string, commands: readonly (readonly string[
     throw new SnapshotError(`cannot run git: ${result.originalMessage ?? result.shortMessage}`, { cause: result });
   }
   const parts = result.stdout.split(`\n${boundary} `);
-  const outcomes: GitOutcome[] = [];
+  const outcomes: Partial<Record<K, GitOutcome>> = {};
   for (let i = 1; i < parts.length; i += 1) {
     const previous = parts[i - 1] ?? '';
-    const stdout = i === 1 ? previous : previous.slice(previous.indexOf('\n') + 1);
-    outcomes.push({ code: Number.parseInt(parts[i] ?? '', 10), stdout });
+    const name = names[i - 1];
+    if (name !== undefined) outcomes[name] = { code: Number.parseInt(parts[i] ?? '', 10), stdout: i === 1 ? previous : previous.slice(previous.indexOf('\n') + 1) };
   }
-  if (outcomes.some((outcome) => outcome.code === 127)) {
+  if (Object.values<GitOutcome | undefined>(outcomes).some((outcome) => outcome?.code === 127)) {
     throw new SnapshotError(`cannot run git: ${result.stderr.trim().split('\n')[0] ?? 'not found'}; is git installed?`);
   }
-  return { outcomes, stderr: result.stderr };
+  return { commands, outcomes, stderr: result.stderr };
 }
 
-/** The output of a command that succeeded, trimmed; undefined when it failed or did not run. */
-export function succeeded(outcome: GitOutcome | undefined): string | undefined {
+/** The output of command `name` when it succeeded, trimmed; undefined when it failed or did not run. */
+export function succeeded<K extends string>(batch: BatchResult<K>, name: K): string | undefined {
+  const outcome = batch.outcomes[name];
   return outcome?.code === 0 ? outcome.stdout.trim() : undefined;
 }
 
-/** The output of `commands[index]`, which must succeed: else a `SnapshotError` with what git said. */
-export function required(batch: BatchResult, commands: readonly (readonly string[])[], index: number, cwd: string): string {
-  const output = succeeded(batch.outcomes[index]);
+/** The output of command `name`, which must succeed: else a `SnapshotError` with what git said. */
+export function required<K extends string>(batch: BatchResult<K>, name: K, cwd: string): string {
+  const output = succeeded(batch, name);
   if (output !== undefined) return output;
   const said = batch.stderr.trim();
-  const code = batch.outcomes[index]?.code;
-  throw new SnapshotError(`git ${(commands[index] ?? []).join(' ')} failed in ${cwd}: ${said || (code === undefined ? 'it did not run' : `exit ${String(code)}`)}`);
+  const code = batch.outcomes[name]?.code;
+  throw new SnapshotError(`git ${(batch.commands[name] ?? []).join(' ')} failed in ${cwd}: ${said || (code === undefined ? 'it did not run' : `exit ${String(code)}`)}`);
 }

@@ -70,29 +70,31 @@ interface Located {
   attributes: string;
 }
 
-/** What the snapshot asks the user's repository, in one batch (in this order; `check-ref-format` only for `--ref`). */
-function questions(ref: string | undefined): string[][] {
+/** What the snapshot asks the user's repository, in one batch (`refName` only for `--ref`). */
+function questions(ref: string | undefined) {
   const paths = ['objects', 'index', 'info/exclude', 'info/attributes'].flatMap((path) => ['--git-path', path]);
-  return [
-    ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', ...paths],
+  return {
+    where: ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', ...paths],
     // The current branch; fails when HEAD is detached.
-    ['symbolic-ref', '--quiet', 'HEAD'],
+    branch: ['symbolic-ref', '--quiet', 'HEAD'],
     // `--` ends the revisions; without it git would also try them as paths. Fails before the first commit.
-    ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'],
+    head: ['rev-parse', '--quiet', 'HEAD^{commit}', 'HEAD^{tree}', '--'],
     // The remote's default branch, as `clone` (or `remote set-head`) recorded it.
-    ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'],
+    originHead: ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'],
     // HEAD's parents and message: the pipeline's CI_COMMIT_BEFORE_SHA and CI_COMMIT_MESSAGE when the tree is clean.
-    ['log', '-1', '--format=%P%x00%B', 'HEAD', '--'],
+    log: ['log', '-1', '--format=%P%x00%B', 'HEAD', '--'],
     // The author and committer of a snapshot commit, and git's `init.defaultBranch`.
-    ['config', '--get-regexp', '^(user\\.(name|email)|init\\.defaultbranch)$'],
+    identity: ['config', '--get-regexp', '^(user\\.(name|email)|init\\.defaultbranch)$'],
     // --local reads .git/config alone, without following its includes.
-    ['config', '--local', '--null', '--get-regexp', ADD_SETTINGS.source],
-    ...(ref === undefined ? [] : [['check-ref-format', ref.startsWith('refs/tags/') ? ref : `refs/heads/${ref}`]]),
-  ];
+    addSettings: ['config', '--local', '--null', '--get-regexp', ADD_SETTINGS.source],
+    refName: ref === undefined ? undefined : ['check-ref-format', ref.startsWith('refs/tags/') ? ref : `refs/heads/${ref}`],
+  };
 }
 
-function located(batch: BatchResult, cwd: string): Located {
-  const out = succeeded(batch.outcomes[0]);
+type Answers = BatchResult<keyof ReturnType<typeof questions>>;
+
+function located(batch: Answers, cwd: string): Located {
+  const out = succeeded(batch, 'where');
   if (out === undefined) {
     // git's own words matter here: "dubious ownership" needs safe.directory, not another directory.
     const said = batch.stderr.trim().split('\n')[0] ?? '';
@@ -114,9 +116,8 @@ interface HeadState {
   message?: string;
 }
 
-function headState(batch: BatchResult): HeadState {
-  const [, symbolicOf, revsOf, originOf, logOf] = batch.outcomes;
-  const [symbolic, revs, origin, log] = [succeeded(symbolicOf), succeeded(revsOf), succeeded(originOf), succeeded(logOf)];
+function headState(batch: Answers): HeadState {
+  const [symbolic, revs, origin, log] = [succeeded(batch, 'branch'), succeeded(batch, 'head'), succeeded(batch, 'originHead'), succeeded(batch, 'log')];
   const [commit, tree] = (revs?.split('\n') ?? []).filter((line) => /^[0-9a-f]{40,64}$/.test(line));
   return {
     ...(symbolic?.startsWith('refs/heads/') ? { branch: symbolic.slice('refs/heads/'.length) } : {}),
@@ -127,8 +128,8 @@ function headState(batch: BatchResult): HeadState {
 }
 
 /** The author and committer of a snapshot commit (the user's git identity, else ci-runner's), and git's `init.defaultBranch`. */
-function identity(batch: BatchResult): { env: Record<string, string>; initBranch?: string } {
-  const out = succeeded(batch.outcomes[5]) ?? '';
+function identity(batch: Answers): { env: Record<string, string>; initBranch?: string } {
+  const out = succeeded(batch, 'identity') ?? '';
   const value = (key: string): string | undefined => out.split('\n').find((line) => line.startsWith(`${key} `))?.slice(key.length + 1);
   const name = value('user.name') || 'ci-runner exec';
   const email = value('user.email') || 'exec@ci-runner.invalid';
@@ -137,8 +138,8 @@ function identity(batch: BatchResult): { env: Record<string, string>; initBranch
 }
 
 /** The repository's own ADD_SETTINGS, as config file lines. */
-function addSettings(batch: BatchResult): string[] {
-  const out = succeeded(batch.outcomes[6]) ?? '';
+function addSettings(batch: Answers): string[] {
+  const out = succeeded(batch, 'addSettings') ?? '';
   return out.split('\0').flatMap((record) => {
     const [key = '', value = ''] = record.split('\n');
     const [section, name] = [key.slice(0, key.lastIndexOf('.')), key.slice(key.lastIndexOf('.') + 1)];
@@ -146,9 +147,9 @@ function addSettings(batch: BatchResult): string[] {
   });
 }
 
-function checkRefName(batch: BatchResult, ref: string | undefined): void {
+function checkRefName(batch: Answers, ref: string | undefined): void {
   if (ref === undefined) return;
-  if (ref.startsWith('refs/heads/') || succeeded(batch.outcomes[7]) === undefined) {
+  if (ref.startsWith('refs/heads/') || succeeded(batch, 'refName') === undefined) {
     throw new SnapshotError(`--ref ${ref}: not a valid branch name (or refs/tags/NAME for a tag)`);
   }
 }
@@ -195,18 +196,17 @@ export async function snapshotWorkingTree(cwd: string, dir: string, options: Sna
   };
   // A copy of the user's index carries the files' stat data: `add -A` only hashes what changed.
   await copyFile(at.index, env.GIT_INDEX_FILE).catch(() => undefined);
-  const writing = [['add', '--all', '--', '.'], ['write-tree']];
-  const written = await gitBatch(topLevel, writing, { env, stopAtFailure: true, ...(signal ? { signal } : {}) });
-  required(written, writing, 0, topLevel);
-  const tree = required(written, writing, 1, topLevel);
+  const written = await gitBatch(topLevel, { add: ['add', '--all', '--', '.'], tree: ['write-tree'] }, { env, stopAtFailure: true, ...(signal ? { signal } : {}) });
+  required(written, 'add', topLevel);
+  const tree = required(written, 'tree', topLevel);
   const dirty = tree !== head.tree;
   let sha = head.commit;
   let beforeSha = head.parent || ZERO_SHA;
   let message = head.message ?? '';
   if (dirty || sha === undefined) {
     message = head.commit === undefined ? 'ci-runner exec: working tree' : 'ci-runner exec: working tree with uncommitted changes';
-    const committing = [['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message]];
-    sha = required(await gitBatch(topLevel, committing, { env, ...(signal ? { signal } : {}) }), committing, 0, topLevel);
+    const committed = await gitBatch(topLevel, { commit: ['commit-tree', tree, ...(head.commit ? ['-p', head.commit] : []), '-m', message] }, { env, ...(signal ? { signal } : {}) });
+    sha = required(committed, 'commit', topLevel);
     beforeSha = head.commit ?? ZERO_SHA;
   }
 

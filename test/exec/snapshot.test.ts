@@ -99,19 +99,19 @@ describe('git batch', () => {
     const repo = await createGitRepo({ 'a.txt': 'one\n' });
     onTestFinished(() => rm(repo, { recursive: true, force: true }));
     await git(repo, ['config', 'core.autocrlf', 'input']);
-    const batch = await gitBatch(repo, [['config', '--local', '--null', '--get-regexp', '^core\\.autocrlf$'], ['rev-parse', '--verify', '--quiet', 'no-such-ref'], ['rev-parse', '--abbrev-ref', 'HEAD']]);
-    expect(batch.outcomes).toEqual([
-      { code: 0, stdout: 'core.autocrlf\ninput\0' },
-      { code: 1, stdout: '' },
-      { code: 0, stdout: 'main\n' },
-    ]);
+    const batch = await gitBatch(repo, { setting: ['config', '--local', '--null', '--get-regexp', '^core\\.autocrlf$'], missing: ['rev-parse', '--verify', '--quiet', 'no-such-ref'], skipped: undefined, branch: ['rev-parse', '--abbrev-ref', 'HEAD'] });
+    expect(batch.outcomes).toEqual({
+      setting: { code: 0, stdout: 'core.autocrlf\ninput\0' },
+      missing: { code: 1, stdout: '' },
+      branch: { code: 0, stdout: 'main\n' },
+    });
   });
 
   it('stops at the first command that fails when later ones depend on it', async () => {
     const repo = await createGitRepo({ 'a.txt': 'one\n' });
     onTestFinished(() => rm(repo, { recursive: true, force: true }));
-    const batch = await gitBatch(repo, [['rev-parse', '--verify', 'no-such-ref'], ['rev-parse', 'HEAD']], { stopAtFailure: true });
-    expect(batch.outcomes).toEqual([{ code: 128, stdout: '' }]);
+    const batch = await gitBatch(repo, { first: ['rev-parse', '--verify', 'no-such-ref'], second: ['rev-parse', 'HEAD'] }, { stopAtFailure: true });
+    expect(batch.outcomes).toEqual({ first: { code: 128, stdout: '' } });
     expect(batch.stderr).toContain('fatal: Needed a single revision');
   });
 });
