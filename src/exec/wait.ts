@@ -2,8 +2,8 @@
  * Waiting for `exec`'s pipeline and the child pipelines its trigger jobs create, playing the manual
  * jobs asked for (`--manual`) as they come up. A job is played through the admin API's
  * `POST /admin/api/jobs/:id/play`, exactly as a person at the server would. The server is in this
- * process, so its state is read directly and often (every 25 ms: a lookup in memory), which keeps
- * the time between a pipeline ending and `exec` returning short.
+ * process, so its state is read directly, at each of its changes (`onChange`) and at least every
+ * TICK_MS, which keeps the time between a pipeline ending and `exec` returning short.
  *
  * `exec` never waits for nothing: it is the machine, so its runner takes every job whatever its tags
  * (a child pipeline's tags are added as they appear); a pending job that still no runner can take is
